@@ -1,0 +1,31 @@
+/* A single gzip member streamed to a file descriptor.
+ *
+ * Data written with gp_gz_write() is compressed into an internal buffer and
+ * written out as the buffer fills. gp_gz_flush() ends the current deflate block
+ * with Z_SYNC_FLUSH and writes everything, so the bytes on disk decompress to
+ * everything written so far even if the process dies before gp_gz_close()
+ * (the gzip trailer is then missing: gpuprof recover repairs that).
+ * Not thread-safe: one writer thread owns a sink. */
+#ifndef GPUPROF_GZ_SINK_H
+#define GPUPROF_GZ_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gp_gz_sink;
+
+/* Takes ownership of fd (closed by gp_gz_close). level: zlib 1..9.
+ * Returns 0 or -errno (-ENOMEM, -EINVAL). */
+int gp_gz_open_fd(struct gp_gz_sink **out, int fd, int level);
+/* 0 or -errno. After an error every later call returns the same error. */
+int gp_gz_write(struct gp_gz_sink *s, const void *data, size_t len);
+int gp_gz_flush(struct gp_gz_sink *s);
+/* Finishes the member (trailer), fsyncs best-effort, closes fd, frees s.
+ * Safe on NULL. Returns the first error seen over the sink's life, or 0. */
+int gp_gz_close(struct gp_gz_sink *s);
+/* Closes fd and frees without writing a trailer (forked child, fatal error). */
+void gp_gz_abandon(struct gp_gz_sink *s);
+uint64_t gp_gz_bytes_in(const struct gp_gz_sink *s);  /* uncompressed so far */
+uint64_t gp_gz_bytes_out(const struct gp_gz_sink *s); /* written to fd so far */
+
+#endif

@@ -1,0 +1,76 @@
+/* Chrome trace JSON ("JSON Array Format") writer, gzip-compressed.
+ *
+ * The file is a bare JSON array with one event per line:
+ *   [\n
+ *   {event},\n      <- every event ends with ",\n"
+ *   ...
+ *   {final event}\n  <- written by gp_tw_close(): no comma
+ *   ]\n
+ * A stream cut anywhere after a flush therefore holds whole lines up to the
+ * flush; recovery keeps the complete lines and closes the array.
+ *
+ * Usage, one event at a time (not thread-safe; the writer thread owns it):
+ *   gp_tw_begin(tw, 'X', "name", "cat", pid, tid, ts_ns);
+ *   gp_tw_dur(tw, dur_ns);                  optional, X events
+ *   gp_tw_field_*(tw, "key", v);            optional extra top-level fields
+ *   gp_tw_args_begin(tw); gp_tw_arg_*(...)  optional args object
+ *   gp_tw_end(tw);                          appends the line to the stream
+ * ts_ns is relative to the trace's time base (already subtracted by caller);
+ * it is written in microseconds with 3 decimals. */
+#ifndef GPUPROF_TRACE_WRITER_H
+#define GPUPROF_TRACE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gp_trace_writer;
+
+struct gp_tw_stats {
+	uint64_t events;
+	uint64_t bytes_in;   /* JSON bytes before compression */
+	uint64_t bytes_out;  /* compressed bytes written */
+	uint64_t flushes;
+};
+
+/* Takes ownership of fd. Writes "[\n". Returns 0 or -errno. */
+int gp_tw_open_fd(struct gp_trace_writer **out, int fd, int gz_level);
+
+void gp_tw_begin(struct gp_trace_writer *tw, char ph, const char *name,
+		 const char *cat, int64_t pid, int64_t tid, int64_t ts_ns);
+/* Same, with a name that is not NUL-terminated (n bytes). */
+void gp_tw_begin_n(struct gp_trace_writer *tw, char ph, const char *name, size_t n,
+		   const char *cat, int64_t pid, int64_t tid, int64_t ts_ns);
+void gp_tw_dur(struct gp_trace_writer *tw, int64_t dur_ns);
+void gp_tw_field_str(struct gp_trace_writer *tw, const char *key, const char *v);
+void gp_tw_field_u64(struct gp_trace_writer *tw, const char *key, uint64_t v);
+void gp_tw_field_hex(struct gp_trace_writer *tw, const char *key, uint64_t v);
+void gp_tw_args_begin(struct gp_trace_writer *tw);
+void gp_tw_arg_str(struct gp_trace_writer *tw, const char *key, const char *v);
+void gp_tw_arg_str_n(struct gp_trace_writer *tw, const char *key, const char *v, size_t n);
+void gp_tw_arg_u64(struct gp_trace_writer *tw, const char *key, uint64_t v);
+void gp_tw_arg_i64(struct gp_trace_writer *tw, const char *key, int64_t v);
+void gp_tw_arg_hex(struct gp_trace_writer *tw, const char *key, uint64_t v);
+void gp_tw_arg_bool(struct gp_trace_writer *tw, const char *key, int v);
+void gp_tw_arg_double(struct gp_trace_writer *tw, const char *key, double v);
+/* Raw JSON value (caller guarantees validity), e.g. an array built with gp_buf. */
+void gp_tw_arg_raw(struct gp_trace_writer *tw, const char *key, const char *json, size_t n);
+/* Closes args if open, closes the event, queues the line. 0 or -errno. */
+int gp_tw_end(struct gp_trace_writer *tw);
+/* Drops the event under construction (nothing is written). */
+void gp_tw_cancel(struct gp_trace_writer *tw);
+
+/* Makes everything written so far durable in the file (gzip sync flush). */
+int gp_tw_flush(struct gp_trace_writer *tw);
+/* The next event built is the final one: gp_tw_close() writes it without a
+ * trailing comma, then "]\n", finishes the gzip member and closes the fd.
+ * Call as: gp_tw_begin(...); ...args...; gp_tw_close(tw, stats).
+ * If no event is under construction, close just writes "]" after removing
+ * nothing (the array then ends with "...},\n]" which is NOT valid JSON), so
+ * always build a final event. Frees tw. Returns the first error seen, or 0. */
+int gp_tw_close(struct gp_trace_writer *tw, struct gp_tw_stats *stats);
+/* Forked child or fatal error: release without writing anything more. */
+void gp_tw_abandon(struct gp_trace_writer *tw);
+void gp_tw_get_stats(const struct gp_trace_writer *tw, struct gp_tw_stats *stats);
+int gp_tw_error(const struct gp_trace_writer *tw); /* first error or 0 */
+
+#endif
