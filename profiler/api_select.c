@@ -1,0 +1,110 @@
+/* Which CUDA API calls become trace events, and their names.
+ *
+ * Recording every API call costs too much (PyTorch makes tens of thousands a
+ * second), so only the calls that matter for attribution are enabled:
+ * launches, allocations and frees, copies and sets, pool operations and
+ * synchronization. They are chosen by name from CUPTI's own table so that
+ * every version of an API (_v2, _ptsz, Ex...) is covered. */
+#include "recorder.h"
+
+#include <cupti.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const runtime_prefixes[] = {
+	"cudaLaunch", "cudaGraphLaunch", "cudaMalloc", "cudaFree", "cudaHostAlloc",
+	"cudaHostRegister", "cudaHostUnregister", "cudaMemcpy", "cudaMemset",
+	"cudaMemPoolCreate", "cudaMemPoolDestroy", "cudaMemPoolTrimTo", "cudaMemPrefetch",
+	"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+	"cudaDeviceReset", NULL,
+};
+static const char *const driver_prefixes[] = {
+	"cuLaunch", "cuGraphLaunch", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",
+	"cuMemHostRegister", "cuMemHostUnregister", "cuMemcpy", "cuMemset",
+	"cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemPoolCreate",
+	"cuMemPoolDestroy", "cuMemPoolTrimTo", "cuMemPrefetch", "cuCtxSynchronize",
+	"cuStreamSynchronize", "cuEventSynchronize", NULL,
+};
+static const char *const launch_prefixes[] = {
+	"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch",
+	"cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset", NULL,
+};
+
+#define MAX_CBID 2048
+struct api_info {
+	char *name;      /* owned; version suffix removed */
+	uint8_t traced;
+	uint8_t launch;
+};
+static struct api_info apis[2][MAX_CBID];
+
+static int has_prefix(const char *s, const char *const *prefixes)
+{
+	for (; *prefixes; prefixes++)
+		if (strncmp(s, *prefixes, strlen(*prefixes)) == 0)
+			return 1;
+	return 0;
+}
+
+/* "cudaMalloc_v3020" -> "cudaMalloc"; "cuMemAlloc_v2" keeps "_v2" (a real API name). */
+static char *trace_name(const char *cupti_name)
+{
+	char *n = strdup(cupti_name);
+	if (!n)
+		return NULL;
+	char *v = strrchr(n, '_');
+	if (v && v[1] == 'v' && strlen(v + 2) >= 4 && strspn(v + 2, "0123456789") == strlen(v + 2))
+		*v = '\0';
+	return n;
+}
+
+static void load_domain(int driver)
+{
+	CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+	unsigned max = driver ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
+	const char *const *prefixes = driver ? driver_prefixes : runtime_prefixes;
+
+	if (max > MAX_CBID)
+		max = MAX_CBID;
+	for (unsigned cbid = 1; cbid < max; cbid++) {
+		const char *name = NULL;
+		if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		struct api_info *a = &apis[driver][cbid];
+		a->name = trace_name(name);
+		if (!a->name)
+			continue;
+		a->traced = has_prefix(a->name, prefixes) && !strstr(a->name, "Attribute") &&
+			    !strstr(a->name, "Access");
+		a->launch = has_prefix(a->name, launch_prefixes);
+	}
+}
+
+int gp_api_select_enable(void)
+{
+	int enabled = 0;
+	for (int driver = 0; driver < 2; driver++) {
+		load_domain(driver);
+		for (unsigned cbid = 1; cbid < MAX_CBID; cbid++) {
+			if (!apis[driver][cbid].traced)
+				continue;
+			CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, 1)
+					       : cuptiActivityEnableRuntimeApi(cbid, 1);
+			if (r == CUPTI_SUCCESS)
+				enabled++;
+		}
+	}
+	return enabled;
+}
+
+const char *gp_api_name(int driver, unsigned cbid)
+{
+	if (cbid >= MAX_CBID)
+		return NULL;
+	return apis[!!driver][cbid].name;
+}
+
+int gp_api_is_launch(int driver, unsigned cbid)
+{
+	return cbid < MAX_CBID && apis[!!driver][cbid].launch;
+}

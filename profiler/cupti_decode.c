@@ -1,0 +1,422 @@
+/* CUPTI activity records -> trace events (see exporters/TRACE_FORMAT.md).
+ * Runs on the writer thread only. Records are checked before use: a record
+ * with an impossible time range is counted and skipped, never trusted. */
+#include "writer_ctx.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *memory_kind_name(CUpti_ActivityMemoryKind k)
+{
+	switch (k) {
+	case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "pageable";
+	case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "pinned_host";
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "device";
+	case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return "array";
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "managed";
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "device_static";
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "managed_static";
+	default: return "unknown";
+	}
+}
+
+static uint8_t memory_kind_counter(CUpti_ActivityMemoryKind k)
+{
+	switch (k) {
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+	case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return GP_MC_DEVICE;
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return GP_MC_DEVICE_STATIC;
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return GP_MC_MANAGED;
+	case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return GP_MC_PINNED_HOST;
+	default: return GP_MC_NONE;
+	}
+}
+
+static const char *memcpy_name(uint8_t kind)
+{
+	static const char *const names[] = {
+		"memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy HtoA", "memcpy AtoH",
+		"memcpy AtoA", "memcpy AtoD", "memcpy DtoA", "memcpy DtoD", "memcpy HtoH",
+		"memcpy PtoP",
+	};
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "memcpy";
+}
+
+static int64_t stream_tid(uint32_t stream)
+{
+	return stream == CUPTI_INVALID_STREAM_ID ? 0 : (int64_t)stream;
+}
+
+/* ---- names ---- */
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+static demangle_fn demangle;
+static int demangle_looked_up;
+
+/* The kernel's readable name; CUPTI's name pointer is shared by all records
+ * of one function, so the demangled form is cached by pointer. */
+static const char *kernel_name(struct gp_writer_ctx *w, const char *mangled)
+{
+	if (!mangled)
+		return "kernel";
+	const char *cached = gp_strmap_get(&w->kernels, (uint64_t)(uintptr_t)mangled);
+	if (cached)
+		return cached;
+	if (!demangle_looked_up) {
+		demangle_looked_up = 1;
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+		demangle = (demangle_fn)dlsym(h ? h : RTLD_DEFAULT, "__cxa_demangle");
+	}
+	char *d = NULL;
+	int status = -1;
+	if (demangle && mangled[0] == '_' && mangled[1] == 'Z')
+		d = demangle(mangled, NULL, NULL, &status);
+	if (!d || status != 0) {
+		free(d);
+		d = strdup(mangled);
+	}
+	if (!d || w->kernels.len > 100000) {
+		free(d);
+		return mangled; /* bounded cache: past it, mangled names */
+	}
+	if (gp_strmap_put(&w->kernels, (uint64_t)(uintptr_t)mangled, d) != 0)
+		return mangled;
+	return d;
+}
+
+void gp_note_device(struct gp_writer_ctx *w, uint32_t device)
+{
+	if (device >= GP_MAX_DEVICES || (w->dev_counted >> device) & 1)
+		return;
+	w->dev_counted |= 1ULL << device;
+	/* The GPU's process needs a name even before its device record comes. */
+	char name[200];
+	const struct gp_device_info *d = &w->dev[device];
+	snprintf(name, sizeof(name), "GPU %u: %s (pid %lld)", device,
+		 d->seen ? d->name : "CUDA device", (long long)w->host_pid);
+	int64_t gpid = gp_gpu_pid(w->host_pid, device);
+	gp_tw_begin(w->tw, 'M', "process_name", NULL, gpid, 0, 0);
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_str(w->tw, "name", name);
+	gp_tw_end(w->tw);
+	gp_tw_begin(w->tw, 'M', "process_sort_index", NULL, gpid, 0, 0);
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "sort_index", 100 + device);
+	gp_tw_end(w->tw);
+	gp_tw_begin(w->tw, 'M', "thread_name", NULL, gpid, 0, 0);
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_str(w->tw, "name", "memory (no stream)");
+	gp_tw_end(w->tw);
+}
+
+void gp_name_stream(struct gp_writer_ctx *w, uint32_t device, uint32_t stream)
+{
+	if (stream == CUPTI_INVALID_STREAM_ID)
+		return;
+	uint64_t key = ((uint64_t)(device + 1) << 32) | stream;
+	if (gp_u64set_add(&w->streams, key) != 1)
+		return;
+	char name[48];
+	snprintf(name, sizeof(name), "stream %u", stream);
+	gp_tw_begin(w->tw, 'M', "thread_name", NULL, gp_gpu_pid(w->host_pid, device), stream, 0);
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_str(w->tw, "name", name);
+	gp_tw_end(w->tw);
+}
+
+void gp_name_host_thread(struct gp_writer_ctx *w, uint32_t tid)
+{
+	if (!tid || gp_u64set_add(&w->threads, tid) != 1)
+		return;
+	char path[64], comm[64] = "";
+	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+	}
+	char name[96];
+	if (tid == (uint32_t)w->host_pid)
+		snprintf(name, sizeof(name), "%s (main thread %u)", comm[0] ? comm : "thread", tid);
+	else
+		snprintf(name, sizeof(name), "%s (thread %u)", comm[0] ? comm : "thread", tid);
+	gp_tw_begin(w->tw, 'M', "thread_name", NULL, w->host_pid, tid, 0);
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_str(w->tw, "name", name);
+	gp_tw_end(w->tw);
+}
+
+/* ---- records ---- */
+
+static void flow_end(struct gp_writer_ctx *w, int64_t pid, int64_t tid, uint64_t ts, uint32_t corr)
+{
+	if (!corr)
+		return;
+	gp_tw_begin(w->tw, 'f', "launch", "flow", pid, tid, gp_rel_ts(ts));
+	gp_tw_field_str(w->tw, "bp", "e");
+	gp_tw_field_u64(w->tw, "id", corr);
+	gp_tw_end(w->tw);
+}
+
+static int bad_range(struct gp_writer_ctx *w, uint64_t start, uint64_t end)
+{
+	if (start == 0 || end < start) {
+		w->bad_records++;
+		return 1;
+	}
+	return 0;
+}
+
+static void on_kernel(struct gp_writer_ctx *w, const CUpti_ActivityKernel10 *k)
+{
+	if (bad_range(w, k->start, k->end))
+		return;
+	int64_t gpid = gp_gpu_pid(w->host_pid, k->deviceId);
+	gp_note_device(w, k->deviceId);
+	gp_name_stream(w, k->deviceId, k->streamId);
+	gp_tw_begin(w->tw, 'X', kernel_name(w, k->name), "kernel", gpid, stream_tid(k->streamId),
+		    gp_rel_ts(k->start));
+	gp_tw_dur(w->tw, (int64_t)(k->end - k->start));
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "corr", k->correlationId);
+	char dims[96];
+	snprintf(dims, sizeof(dims), "[%d,%d,%d]", k->gridX, k->gridY, k->gridZ);
+	gp_tw_arg_raw(w->tw, "grid", dims, strlen(dims));
+	snprintf(dims, sizeof(dims), "[%d,%d,%d]", k->blockX, k->blockY, k->blockZ);
+	gp_tw_arg_raw(w->tw, "block", dims, strlen(dims));
+	gp_tw_arg_i64(w->tw, "smem_static", k->staticSharedMemory);
+	gp_tw_arg_i64(w->tw, "smem_dynamic", k->dynamicSharedMemory);
+	gp_tw_arg_u64(w->tw, "regs", k->registersPerThread);
+	gp_tw_end(w->tw);
+	flow_end(w, gpid, stream_tid(k->streamId), k->start, k->correlationId);
+}
+
+static void on_memcpy(struct gp_writer_ctx *w, const CUpti_ActivityMemcpy6 *m)
+{
+	if (bad_range(w, m->start, m->end))
+		return;
+	int64_t gpid = gp_gpu_pid(w->host_pid, m->deviceId);
+	gp_note_device(w, m->deviceId);
+	gp_name_stream(w, m->deviceId, m->streamId);
+	gp_tw_begin(w->tw, 'X', memcpy_name(m->copyKind), "memcpy", gpid, stream_tid(m->streamId),
+		    gp_rel_ts(m->start));
+	gp_tw_dur(w->tw, (int64_t)(m->end - m->start));
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "corr", m->correlationId);
+	gp_tw_arg_u64(w->tw, "bytes", m->bytes);
+	gp_tw_arg_u64(w->tw, "kind", m->copyKind);
+	gp_tw_arg_str(w->tw, "src_kind", memory_kind_name(m->srcKind));
+	gp_tw_arg_str(w->tw, "dst_kind", memory_kind_name(m->dstKind));
+	gp_tw_arg_bool(w->tw, "async", (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);
+	gp_tw_end(w->tw);
+	flow_end(w, gpid, stream_tid(m->streamId), m->start, m->correlationId);
+}
+
+static void on_memset(struct gp_writer_ctx *w, const CUpti_ActivityMemset4 *m)
+{
+	if (bad_range(w, m->start, m->end))
+		return;
+	int64_t gpid = gp_gpu_pid(w->host_pid, m->deviceId);
+	gp_note_device(w, m->deviceId);
+	gp_name_stream(w, m->deviceId, m->streamId);
+	gp_tw_begin(w->tw, 'X', "memset", "memset", gpid, stream_tid(m->streamId),
+		    gp_rel_ts(m->start));
+	gp_tw_dur(w->tw, (int64_t)(m->end - m->start));
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "corr", m->correlationId);
+	gp_tw_arg_u64(w->tw, "bytes", m->bytes);
+	gp_tw_arg_u64(w->tw, "value", m->value);
+	gp_tw_arg_str(w->tw, "kind", memory_kind_name((CUpti_ActivityMemoryKind)m->memoryKind));
+	gp_tw_end(w->tw);
+	flow_end(w, gpid, stream_tid(m->streamId), m->start, m->correlationId);
+}
+
+static void on_memory(struct gp_writer_ctx *w, const CUpti_ActivityMemory4 *m)
+{
+	int alloc = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	if (!alloc && m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+		w->bad_records++;
+		return;
+	}
+	int64_t gpid = gp_gpu_pid(w->host_pid, m->deviceId);
+	int64_t tid = stream_tid(m->streamId);
+	int pooled = m->isAsync &&
+		     m->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
+	gp_note_device(w, m->deviceId);
+	gp_name_stream(w, m->deviceId, m->streamId);
+	gp_tw_begin(w->tw, 'i', alloc ? "alloc" : "free", "memory", gpid, tid, gp_rel_ts(m->timestamp));
+	gp_tw_field_str(w->tw, "s", "t");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_hex(w->tw, "addr", m->address);
+	gp_tw_arg_u64(w->tw, "bytes", m->bytes);
+	gp_tw_arg_str(w->tw, "kind", memory_kind_name(m->memoryKind));
+	gp_tw_arg_u64(w->tw, "device", m->deviceId);
+	gp_tw_arg_i64(w->tw, "stream", m->streamId == CUPTI_INVALID_STREAM_ID ? -1 : (int64_t)m->streamId);
+	gp_tw_arg_u64(w->tw, "corr", m->correlationId);
+	gp_tw_arg_bool(w->tw, "async", m->isAsync != 0);
+	if (pooled) {
+		int local = m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+		gp_tw_arg_hex(w->tw, "pool", m->memoryPoolConfig.address);
+		gp_tw_arg_str(w->tw, "pool_type", local ? "local" : "imported");
+		if (local) {
+			gp_tw_arg_u64(w->tw, "pool_size", m->memoryPoolConfig.pool.size);
+			gp_tw_arg_u64(w->tw, "pool_used", m->memoryPoolConfig.utilizedSize);
+		}
+	}
+	gp_tw_end(w->tw);
+
+	struct gp_mem_op op = {
+		.ts = m->timestamp, .addr = m->address, .bytes = m->bytes, .device = m->deviceId,
+		.type = alloc ? GP_MEMOP_ALLOC : GP_MEMOP_FREE,
+		.counter = memory_kind_counter(m->memoryKind),
+	};
+	if (gp_memc_push(w->mc, &op, gp_emit_counter, w) != 0)
+		atomic_fetch_add(&gp_rec.dropped_host, 1);
+	if (pooled && m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
+		struct gp_mem_op pool = {
+			.ts = m->timestamp, .addr = m->memoryPoolConfig.address,
+			.bytes = m->memoryPoolConfig.pool.size, .device = m->deviceId,
+			.type = GP_MEMOP_POOL_SIZE, .counter = GP_MC_POOL_RESERVED,
+		};
+		if (gp_memc_push(w->mc, &pool, gp_emit_counter, w) != 0)
+			atomic_fetch_add(&gp_rec.dropped_host, 1);
+	}
+}
+
+static void on_memory_pool(struct gp_writer_ctx *w, const CUpti_ActivityMemoryPool3 *p)
+{
+	const char *name;
+	uint64_t size = p->size;
+	switch (p->memoryPoolOperationType) {
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED: name = "pool_create"; break;
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED: name = "pool_destroy"; size = 0; break;
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED: name = "pool_trim"; break;
+	default: w->bad_records++; return;
+	}
+	int local = p->memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+	gp_note_device(w, p->deviceId);
+	gp_tw_begin(w->tw, 'i', name, "memory", gp_gpu_pid(w->host_pid, p->deviceId), 0,
+		    gp_rel_ts(p->timestamp));
+	gp_tw_field_str(w->tw, "s", "t");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_hex(w->tw, "pool", p->address);
+	gp_tw_arg_str(w->tw, "pool_type", local ? "local" : "imported");
+	gp_tw_arg_u64(w->tw, "device", p->deviceId);
+	gp_tw_arg_u64(w->tw, "corr", p->correlationId);
+	if (local) {
+		gp_tw_arg_u64(w->tw, "size", p->size);
+		gp_tw_arg_u64(w->tw, "used", p->utilizedSize);
+		gp_tw_arg_u64(w->tw, "release_threshold", p->releaseThreshold);
+	}
+	if (p->memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED)
+		gp_tw_arg_u64(w->tw, "min_bytes_to_keep", p->minBytesToKeep);
+	gp_tw_end(w->tw);
+	if (!local)
+		return;
+	struct gp_mem_op op = {
+		.ts = p->timestamp, .addr = p->address, .bytes = size, .device = p->deviceId,
+		.type = GP_MEMOP_POOL_SIZE, .counter = GP_MC_POOL_RESERVED,
+	};
+	if (gp_memc_push(w->mc, &op, gp_emit_counter, w) != 0)
+		atomic_fetch_add(&gp_rec.dropped_host, 1);
+}
+
+static void on_api(struct gp_writer_ctx *w, const CUpti_ActivityAPI *a, int driver)
+{
+	if (bad_range(w, a->start, a->end))
+		return;
+	const char *name = gp_api_name(driver, a->cbid);
+	gp_name_host_thread(w, a->threadId);
+	gp_tw_begin(w->tw, 'X', name ? name : "cuda api", driver ? "cuda_driver" : "cuda_runtime",
+		    w->host_pid, a->threadId, gp_rel_ts(a->start));
+	gp_tw_dur(w->tw, (int64_t)(a->end - a->start));
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "corr", a->correlationId);
+	if (a->returnValue)
+		gp_tw_arg_u64(w->tw, "result", a->returnValue);
+	gp_tw_end(w->tw);
+	if (gp_api_is_launch(driver, a->cbid) && a->correlationId) {
+		gp_tw_begin(w->tw, 's', "launch", "flow", w->host_pid, a->threadId, gp_rel_ts(a->start));
+		gp_tw_field_u64(w->tw, "id", a->correlationId);
+		gp_tw_end(w->tw);
+	}
+}
+
+static void on_device(struct gp_writer_ctx *w, const CUpti_ActivityDevice5 *d)
+{
+	if (d->id >= GP_MAX_DEVICES)
+		return;
+	struct gp_device_info *info = &w->dev[d->id];
+	if (info->seen)
+		return;
+	info->seen = 1;
+	snprintf(info->name, sizeof(info->name), "%s", d->name ? d->name : "CUDA device");
+	info->total_memory = d->globalMemorySize;
+	info->cc_major = d->computeCapabilityMajor;
+	info->cc_minor = d->computeCapabilityMinor;
+	const unsigned char *u = (const unsigned char *)d->uuid.bytes;
+	snprintf(info->uuid, sizeof(info->uuid),
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+		 u[12], u[13], u[14], u[15]);
+	/* The process name may have been written before the device was known;
+	 * a later process_name for the same pid wins in Perfetto. */
+	w->dev_counted &= ~(1ULL << d->id);
+	gp_note_device(w, d->id);
+	int64_t gpid = gp_gpu_pid(w->host_pid, d->id);
+	gp_tw_begin(w->tw, 'i', "gpuprof.device", "gpuprof", gpid, 0, 0);
+	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "device", d->id);
+	gp_tw_arg_str(w->tw, "name", info->name);
+	gp_tw_arg_u64(w->tw, "total_memory", info->total_memory);
+	gp_tw_arg_str(w->tw, "uuid", info->uuid);
+	char cc[24];
+	snprintf(cc, sizeof(cc), "%u.%u", info->cc_major, info->cc_minor);
+	gp_tw_arg_str(w->tw, "cc", cc);
+	gp_tw_arg_i64(w->tw, "gpu_pid", gpid);
+	gp_tw_end(w->tw);
+}
+
+void gp_decode_cupti_buffer(struct gp_writer_ctx *w, uint8_t *data, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	while (cuptiActivityGetNextRecord(data, valid, &rec) == CUPTI_SUCCESS) {
+		w->records++;
+		switch (rec->kind) {
+		case CUPTI_ACTIVITY_KIND_KERNEL:
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+			on_kernel(w, (const CUpti_ActivityKernel10 *)rec);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY:
+			on_memcpy(w, (const CUpti_ActivityMemcpy6 *)rec);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMSET:
+			on_memset(w, (const CUpti_ActivityMemset4 *)rec);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMORY2:
+			on_memory(w, (const CUpti_ActivityMemory4 *)rec);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
+			on_memory_pool(w, (const CUpti_ActivityMemoryPool3 *)rec);
+			break;
+		case CUPTI_ACTIVITY_KIND_RUNTIME:
+			on_api(w, (const CUpti_ActivityAPI *)rec, 0);
+			break;
+		case CUPTI_ACTIVITY_KIND_DRIVER:
+			on_api(w, (const CUpti_ActivityAPI *)rec, 1);
+			break;
+		case CUPTI_ACTIVITY_KIND_DEVICE:
+			on_device(w, (const CUpti_ActivityDevice5 *)rec);
+			break;
+		default:
+			break;
+		}
+	}
+}

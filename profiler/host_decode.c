@@ -1,0 +1,131 @@
+/* Host-side events (NVTX ranges, failed allocations) -> trace events.
+ * Writer thread only. */
+#include "writer_ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *domain_name(uint64_t handle)
+{
+	if (!handle)
+		return "default";
+	const struct gp_nvtx_domain *d = (const void *)(uintptr_t)handle;
+	return d->name ? d->name : "";
+}
+
+static void nvtx_args(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
+{
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_str(w->tw, "domain", domain_name(ev->domain));
+	if (ev->flags & GP_HEVF_HAS_CATEGORY)
+		gp_tw_arg_u64(w->tw, "category", ev->category);
+	if (ev->flags & GP_HEVF_HAS_COLOR)
+		gp_tw_arg_hex(w->tw, "color", ev->color);
+	if (ev->flags & GP_HEVF_HAS_PAYLOAD) {
+		if (ev->flags & GP_HEVF_PAYLOAD_DOUBLE) {
+			double d;
+			memcpy(&d, &ev->a, sizeof(d));
+			gp_tw_arg_double(w->tw, "payload", d);
+		} else if (ev->flags & GP_HEVF_PAYLOAD_SIGNED) {
+			gp_tw_arg_i64(w->tw, "payload", (int64_t)ev->a);
+		} else {
+			gp_tw_arg_u64(w->tw, "payload", ev->a);
+		}
+	}
+}
+
+static const char *cuda_error_name(int driver_api, int64_t r)
+{
+	if (r == 2)
+		return driver_api ? "CUDA_ERROR_OUT_OF_MEMORY" : "cudaErrorMemoryAllocation";
+	return NULL;
+}
+
+static void on_oom(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
+{
+	const char *api = gp_oom_api_names[ev->api];
+	gp_name_host_thread(w, ev->tid);
+	gp_tw_begin(w->tw, 'i', "oom", "memory", w->host_pid, ev->tid, gp_rel_ts(ev->ts));
+	gp_tw_field_str(w->tw, "s", "p");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_str(w->tw, "api", api);
+	gp_tw_arg_u64(w->tw, "bytes", ev->a);
+	gp_tw_arg_u64(w->tw, "device", ev->device);
+	if (ev->flags & GP_HEVF_HAS_MEMINFO) {
+		gp_tw_arg_u64(w->tw, "free", ev->b);
+		gp_tw_arg_u64(w->tw, "total", ev->c);
+	}
+	gp_tw_arg_i64(w->tw, "result", ev->result);
+	const char *err = cuda_error_name(api[0] == 'c' && api[1] == 'u' && api[2] != 'd', ev->result);
+	if (err)
+		gp_tw_arg_str(w->tw, "error", err);
+	gp_tw_end(w->tw);
+}
+
+void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_host_ev *ev = &evs[i];
+		size_t len;
+		const char *name = gp_hev_name(ev, &len);
+		int64_t ts = gp_rel_ts(ev->ts);
+
+		switch (ev->type) {
+		case GP_HEV_PUSH:
+			gp_name_host_thread(w, ev->tid);
+			gp_tw_begin_n(w->tw, 'B', name, len, "nvtx", w->host_pid, ev->tid, ts);
+			nvtx_args(w, ev);
+			gp_tw_end(w->tw);
+			break;
+		case GP_HEV_POP:
+			gp_tw_begin(w->tw, 'E', "", "nvtx", w->host_pid, ev->tid, ts);
+			gp_tw_end(w->tw);
+			break;
+		case GP_HEV_START: {
+			gp_name_host_thread(w, ev->tid);
+			gp_tw_begin_n(w->tw, 'b', name, len, "nvtx", w->host_pid, ev->tid, ts);
+			gp_tw_field_u64(w->tw, "id", ev->id);
+			nvtx_args(w, ev);
+			gp_tw_end(w->tw);
+			/* Kept so the end event can carry the same name; bounded. */
+			if (w->ranges.len < 65536) {
+				char *copy = malloc(len + 1);
+				if (copy) {
+					memcpy(copy, name, len);
+					copy[len] = '\0';
+					gp_strmap_put(&w->ranges, ev->id, copy);
+				}
+			}
+			break;
+		}
+		case GP_HEV_END: {
+			const char *started = gp_strmap_get(&w->ranges, ev->id);
+			gp_name_host_thread(w, ev->tid);
+			gp_tw_begin(w->tw, 'e', started ? started : "", "nvtx", w->host_pid, ev->tid, ts);
+			gp_tw_field_u64(w->tw, "id", ev->id);
+			gp_tw_end(w->tw);
+			gp_strmap_del(&w->ranges, ev->id);
+			break;
+		}
+		case GP_HEV_MARK:
+			gp_name_host_thread(w, ev->tid);
+			gp_tw_begin_n(w->tw, 'i', name, len, "nvtx", w->host_pid, ev->tid, ts);
+			gp_tw_field_str(w->tw, "s", "t");
+			nvtx_args(w, ev);
+			gp_tw_end(w->tw);
+			break;
+		case GP_HEV_THREAD_NAME:
+			gp_u64set_add(&w->threads, ev->tid); /* the program's name wins */
+			gp_tw_begin(w->tw, 'M', "thread_name", NULL, w->host_pid, ev->tid, 0);
+			gp_tw_args_begin(w->tw);
+			gp_tw_arg_str_n(w->tw, "name", name, len);
+			gp_tw_end(w->tw);
+			break;
+		case GP_HEV_OOM:
+			on_oom(w, ev);
+			break;
+		default:
+			break;
+		}
+	}
+}

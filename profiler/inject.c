@@ -1,0 +1,228 @@
+/* Entry point of the injected recorder. CUDA calls InitializeInjection from
+ * inside cuInit when CUDA_INJECTION64_PATH names this library. We open the
+ * trace, subscribe to CUPTI, start the writer thread and return; at process
+ * exit the trace is finished. Any failure says one "gpuprof:" line on stderr
+ * and leaves the program running without us. */
+#include "recorder.h"
+#include "trace_writer.h"
+
+#include <cupti.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct gp_rec_globals gp_rec;
+
+static CUpti_SubscriberHandle subscriber;
+
+void gp_rec_say(const char *fmt, ...)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "gpuprof: ");
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		return;
+	size_t len = strlen(line);
+	line[len++] = '\n';
+	/* One write(2): no stdio buffering inside someone else's process. */
+	ssize_t w = write(STDERR_FILENO, line, len);
+	(void)w;
+}
+
+static void fail(const char *what, CUptiResult r)
+{
+	const char *msg = NULL;
+	if (cuptiGetResultString(r, &msg) != CUPTI_SUCCESS || !msg)
+		msg = "unknown CUPTI error";
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		gp_rec_say("another CUDA profiler holds CUPTI in this process (nsys, ncu, "
+			   "torch.profiler?); gpuprof records nothing, the program runs on");
+	else
+		gp_rec_say("%s failed (%s); gpuprof records nothing, the program runs on", what, msg);
+}
+
+/* Same rule as viewer/cli.h gp_cli_child_trace_path (kept in both places so the
+ * injected library links nothing of the command's): the launched process writes
+ * GPUPROF_OUTPUT itself; every other process writes <stem>.<pid>.json.gz. */
+static int trace_path(char *out, size_t cap)
+{
+	const char *base = getenv("GPUPROF_OUTPUT");
+	const char *root = getenv("GPUPROF_ROOT_PID");
+	pid_t pid = getpid();
+	int n;
+
+	if (!base || !*base)
+		n = snprintf(out, cap, "gpuprof-%d.json.gz", (int)pid);
+	else if (root && atol(root) == (long)pid)
+		n = snprintf(out, cap, "%s", base);
+	else {
+		size_t len = strlen(base);
+		const char *suffix = ".json.gz";
+		size_t sl = strlen(suffix);
+		if (len > sl && strcmp(base + len - sl, suffix) == 0)
+			n = snprintf(out, cap, "%.*s.%d%s", (int)(len - sl), base, (int)pid, suffix);
+		else
+			n = snprintf(out, cap, "%s.%d", base, (int)pid);
+	}
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static size_t env_size(const char *name, size_t dflt, size_t min, size_t max)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || *end || x < min || x > max) {
+		gp_rec_say("ignoring %s=%s (expected %zu..%zu)", name, v, min, max);
+		return dflt;
+	}
+	return (size_t)x;
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const void *cbdata)
+{
+	gp_callbacks_handler(userdata, (int)domain, cbid, cbdata);
+}
+
+static void on_exit_handler(void)
+{
+	if (getpid() != gp_rec.pid)
+		return; /* a fork()ed child calling exit(): the trace is not its own */
+	int expected = GP_REC_RUNNING;
+	if (!atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_REC_STOPPING))
+		return;
+	gp_writer_stop(1, 10000);
+}
+
+static void on_fork_child(void)
+{
+	/* The trace file, the writer thread and the locks belong to the parent. */
+	atomic_store(&gp_rec.state, GP_REC_FORKED);
+}
+
+static const CUpti_ActivityKind kinds[] = {
+	CUPTI_ACTIVITY_KIND_DEVICE,
+	CUPTI_ACTIVITY_KIND_MEMORY2,
+	CUPTI_ACTIVITY_KIND_MEMORY_POOL,
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+	CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,
+};
+
+static int start(void)
+{
+	char path[4096];
+	struct gp_trace_writer *tw = NULL;
+	CUptiResult r;
+	int fd = -1, err;
+
+	gp_rec.pid = getpid();
+	err = trace_path(path, sizeof(path));
+	if (err) {
+		gp_rec_say("trace path too long; not recording");
+		return err;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		gp_rec_say("cannot create %s: %s; not recording", path, strerror(errno));
+		return err;
+	}
+	if (gp_hev_init(env_size("GPUPROF_HOST_EVENTS", 1u << 16, 1024, 1u << 24)) != 0 ||
+	    gp_bufs_init(2u << 20, env_size("GPUPROF_BUFFER_MB", 128, 8, 65536) << 20) != 0) {
+		err = -ENOMEM;
+		gp_rec_say("out of memory; not recording");
+		goto fail_file;
+	}
+
+	r = cuptiSubscribe(&subscriber, on_callback, NULL);
+	if (r != CUPTI_SUCCESS) {
+		fail("cuptiSubscribe", r);
+		err = -EBUSY;
+		goto fail_file;
+	}
+	r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	if (r == CUPTI_SUCCESS)
+		r = (CUptiResult)gp_bufs_register();
+	if (r != CUPTI_SUCCESS) {
+		fail("registering CUPTI buffers", r);
+		err = -EIO;
+		goto fail_subscribed;
+	}
+	cuptiGetTimestamp(&gp_rec.ts_base);
+
+	err = gp_tw_open_fd(&tw, fd, 1);
+	fd = -1; /* handed over to tw, closed with it even on failure */
+	if (err) {
+		gp_rec_say("cannot start the trace: %s", strerror(-err));
+		goto fail_subscribed;
+	}
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		r = cuptiActivityEnable(kinds[i]);
+		if (r != CUPTI_SUCCESS) {
+			fail("enabling CUPTI activity", r);
+			err = -EIO;
+			goto fail_activity;
+		}
+	}
+	gp_api_select_enable();
+	r = (CUptiResult)gp_callbacks_enable(subscriber);
+	if (r != CUPTI_SUCCESS) {
+		fail("enabling CUPTI callbacks", r);
+		err = -EIO;
+		goto fail_activity;
+	}
+	/* CUPTI's own worker also flushes full buffers; the writer forces the rest. */
+	cuptiActivityFlushPeriod(500);
+
+	atomic_store(&gp_rec.state, GP_REC_RUNNING);
+	err = gp_writer_start(tw);
+	if (err) {
+		gp_rec_say("cannot start the writer thread: %s", strerror(-err));
+		atomic_store(&gp_rec.state, GP_REC_FAILED);
+		goto fail_activity;
+	}
+	atexit(on_exit_handler);
+	pthread_atfork(NULL, NULL, on_fork_child);
+	return 0;
+
+fail_activity:
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		cuptiActivityDisable(kinds[i]);
+	gp_tw_abandon(tw);
+	unlink(path);
+fail_subscribed:
+	cuptiUnsubscribe(subscriber);
+fail_file:
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	return err;
+}
+
+GP_EXPORT int InitializeInjection(void)
+{
+	static atomic_flag once = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set(&once))
+		return 1;
+	int s = atomic_load(&gp_rec.state);
+	if (s == GP_REC_FORKED)
+		return 1;
+	if (start() != 0)
+		atomic_store(&gp_rec.state, GP_REC_FAILED);
+	/* Returning success either way: a failed recorder must not fail cuInit. */
+	return 1;
+}

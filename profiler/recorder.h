@@ -1,0 +1,128 @@
+/* Internal interfaces of the injected recorder (libgpuprof_inject.so).
+ *
+ * Threads: the host program's threads only run CUPTI/NVTX callbacks, which
+ * copy what they must and hand it over (cupti_buffers.c, host_events.c).
+ * One writer thread (writer_thread.c) decodes, encodes and compresses.
+ * Nothing here exits, aborts or writes to stdout: failures print one
+ * "gpuprof:" line on stderr (gp_rec_fail) and turn the recorder off. */
+#ifndef GPUPROF_RECORDER_H
+#define GPUPROF_RECORDER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GP_EXPORT __attribute__((visibility("default")))
+
+enum gp_rec_state {
+	GP_REC_OFF = 0,      /* never started, or failed: callbacks do nothing */
+	GP_REC_RUNNING = 1,
+	GP_REC_STOPPING = 2, /* process exit in progress */
+	GP_REC_FORKED = 3,   /* we are a fork()ed child: the trace is the parent's */
+	GP_REC_FAILED = 4,   /* gave up after an error: said so once on stderr */
+};
+
+struct gp_rec_globals {
+	_Atomic int state;
+	pid_t pid;
+	uint64_t ts_base;          /* CUPTI ns at start; trace ts are relative to it */
+	_Atomic uint64_t dropped_cupti;   /* records CUPTI reported lost */
+	_Atomic uint64_t dropped_buffers; /* buffer requests refused: memory bound hit */
+	_Atomic uint64_t dropped_host;    /* host events lost: queue full */
+};
+extern struct gp_rec_globals gp_rec;
+
+static inline int gp_rec_running(void)
+{
+	return atomic_load_explicit(&gp_rec.state, memory_order_acquire) == GP_REC_RUNNING;
+}
+
+/* One line "gpuprof: <msg>" on stderr (write(2), no stdio buffers). */
+void gp_rec_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- CUPTI activity buffers (cupti_buffers.c) ---- */
+struct gp_cupti_buf {
+	uint8_t *data;      /* owned by the pool */
+	size_t valid;       /* bytes of records */
+	struct gp_cupti_buf *next;
+};
+int gp_bufs_init(size_t buf_size, size_t max_bytes);
+/* Registers the CUPTI buffer callbacks. 0 or a CUptiResult (positive). */
+int gp_bufs_register(void);
+/* Writer: takes every completed buffer (a list, oldest first). */
+struct gp_cupti_buf *gp_bufs_take_completed(void);
+void gp_bufs_release(struct gp_cupti_buf *b);
+/* Writer waits up to ms for work; returns early when a buffer completes or
+ * gp_bufs_wake() is called. */
+void gp_bufs_wait(int ms);
+void gp_bufs_wake(void);
+
+/* ---- Host-side events: NVTX, OOM (host_events.c) ---- */
+enum gp_host_ev_type {
+	GP_HEV_PUSH, GP_HEV_POP, GP_HEV_START, GP_HEV_END, GP_HEV_MARK,
+	GP_HEV_THREAD_NAME, GP_HEV_OOM, GP_HEV_DOMAIN_NAME,
+};
+#define GP_HEV_INLINE_NAME 96
+struct gp_host_ev {
+	uint64_t ts;
+	uint64_t id;        /* start/end range id; domain handle for DOMAIN_NAME */
+	uint64_t domain;    /* NVTX domain handle (0 = default domain) */
+	uint64_t a, b, c;   /* OOM: requested bytes, free, total. NVTX: payload */
+	int64_t result;     /* OOM: CUDA error code */
+	uint32_t tid;
+	uint32_t device;
+	uint32_t category;
+	uint32_t color;
+	uint16_t api;       /* OOM: index into gp_oom_api_names */
+	uint8_t type;
+	uint8_t flags;      /* GP_HEVF_* */
+	uint16_t name_len;
+	char name[GP_HEV_INLINE_NAME]; /* not NUL-terminated; long names use heap_name */
+	char *heap_name;    /* owned by the event: freed by gp_hev_free_names */
+};
+#define GP_HEVF_HAS_COLOR 1
+#define GP_HEVF_HAS_CATEGORY 2
+#define GP_HEVF_HAS_PAYLOAD 4
+#define GP_HEVF_PAYLOAD_DOUBLE 8
+#define GP_HEVF_PAYLOAD_SIGNED 16
+#define GP_HEVF_HAS_MEMINFO 32
+
+int gp_hev_init(size_t max_events);
+/* Copies name (n bytes, may be NULL) into ev and queues it. Never blocks for
+ * long: a short mutex. Returns 0, or -ENOSPC when full (counted as dropped). */
+int gp_hev_push(struct gp_host_ev *ev, const char *name, size_t n);
+/* Writer: swaps out everything queued so far. *out stays owned by the queue
+ * until the next call. */
+size_t gp_hev_take(struct gp_host_ev **out);
+const char *gp_hev_name(const struct gp_host_ev *ev, size_t *len);
+uint32_t gp_gettid(void);
+uint64_t gp_now(void); /* CUPTI clock, ns */
+
+/* ---- NVTX (nvtx_inject.c) ---- */
+/* A domain handle given to the program points to one of these; domains and
+ * registered strings are never freed (the program may use a handle after
+ * destroying its domain), so the writer may read them at any time. */
+struct gp_nvtx_domain {
+	char *name; /* UTF-8, NUL-terminated */
+};
+
+/* ---- API callbacks: failed allocations (api_callbacks.c) ---- */
+extern const char *const gp_oom_api_names[];
+int gp_callbacks_enable(void *subscriber);
+void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata);
+
+/* ---- Which API calls become activity records (api_select.c) ---- */
+int gp_api_select_enable(void);
+/* The trace name of a runtime/driver cbid; NULL if unknown. */
+const char *gp_api_name(int driver, unsigned cbid);
+int gp_api_is_launch(int driver, unsigned cbid);
+
+/* ---- Writer thread (writer_thread.c) ---- */
+struct gp_trace_writer;
+int gp_writer_start(struct gp_trace_writer *tw);
+/* Flushes CUPTI, drains everything, writes the end event, closes the trace.
+ * Waits at most timeout_ms for the writer, then abandons it. */
+void gp_writer_stop(int clean, int timeout_ms);
+
+#endif

@@ -1,0 +1,150 @@
+/* The writer thread's small maps (see writer_ctx.h). Open addressing with
+ * linear probing; 0 is the empty key, so callers never store key 0. */
+#include "writer_ctx.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	key ^= key >> 31;
+	key *= 0x9E3779B97F4A7C15ULL;
+	return (size_t)(key >> 17) & (cap - 1);
+}
+
+int gp_u64set_add(struct gp_u64set *s, uint64_t key)
+{
+	if ((s->len + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		uint64_t *n = calloc(ncap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->keys[i])
+				continue;
+			size_t j = slot_of(s->keys[i], ncap);
+			while (n[j])
+				j = (j + 1) & (ncap - 1);
+			n[j] = s->keys[i];
+		}
+		free(s->keys);
+		s->keys = n;
+		s->cap = ncap;
+	}
+	size_t j = slot_of(key, s->cap);
+	while (s->keys[j]) {
+		if (s->keys[j] == key)
+			return 0;
+		j = (j + 1) & (s->cap - 1);
+	}
+	s->keys[j] = key;
+	s->len++;
+	return 1;
+}
+
+void gp_u64set_free(struct gp_u64set *s)
+{
+	free(s->keys);
+	s->keys = NULL;
+	s->cap = s->len = 0;
+}
+
+/* Deletion uses backward-shift so no tombstones accumulate. */
+static size_t find(const struct gp_strmap *m, uint64_t key, int *found)
+{
+	size_t j = slot_of(key, m->cap);
+	while (m->keys[j]) {
+		if (m->keys[j] == key) {
+			*found = 1;
+			return j;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	*found = 0;
+	return j;
+}
+
+const char *gp_strmap_get(const struct gp_strmap *m, uint64_t key)
+{
+	int found;
+	if (!m->cap)
+		return NULL;
+	size_t j = find(m, key, &found);
+	return found ? m->vals[j] : NULL;
+}
+
+int gp_strmap_put(struct gp_strmap *m, uint64_t key, char *val)
+{
+	int found;
+	if ((m->len + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		uint64_t *nk = calloc(ncap, sizeof(*nk));
+		char **nv = calloc(ncap, sizeof(*nv));
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			free(val);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->keys[i])
+				continue;
+			size_t j = slot_of(m->keys[i], ncap);
+			while (nk[j])
+				j = (j + 1) & (ncap - 1);
+			nk[j] = m->keys[i];
+			nv[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = ncap;
+	}
+	size_t j = find(m, key, &found);
+	if (found) {
+		free(m->vals[j]);
+	} else {
+		m->keys[j] = key;
+		m->len++;
+	}
+	m->vals[j] = val;
+	return 0;
+}
+
+void gp_strmap_del(struct gp_strmap *m, uint64_t key)
+{
+	int found;
+	if (!m->cap)
+		return;
+	size_t i = find(m, key, &found);
+	if (!found)
+		return;
+	free(m->vals[i]);
+	m->keys[i] = 0;
+	m->vals[i] = NULL;
+	m->len--;
+	for (size_t j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
+		size_t home = slot_of(m->keys[j], m->cap);
+		/* Move j back to i if its home is not in the cyclic range (i, j]. */
+		int move = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
+		if (move) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			m->keys[j] = 0;
+			m->vals[j] = NULL;
+			i = j;
+		}
+	}
+}
+
+void gp_strmap_free(struct gp_strmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	m->keys = NULL;
+	m->vals = NULL;
+	m->cap = m->len = 0;
+}

@@ -1,0 +1,75 @@
+/* State owned by the writer thread, shared by its decoders
+ * (cupti_decode.c, host_decode.c, writer_thread.c). Only the writer thread
+ * touches it, so nothing here is locked. */
+#ifndef GPUPROF_WRITER_CTX_H
+#define GPUPROF_WRITER_CTX_H
+
+#include "mem_counters.h"
+#include "recorder.h"
+#include "trace_writer.h"
+
+#include <stdint.h>
+
+/* A small open-addressing set of 64-bit keys (0 is never a key). */
+struct gp_u64set {
+	uint64_t *keys;
+	size_t cap, len;
+};
+/* 1 if key was added, 0 if present, -ENOMEM. */
+int gp_u64set_add(struct gp_u64set *s, uint64_t key);
+void gp_u64set_free(struct gp_u64set *s);
+
+/* key -> owned string map, for names of open NVTX start/end ranges and of
+ * demangled kernels. Bounded by the caller. */
+struct gp_strmap {
+	uint64_t *keys;
+	char **vals;
+	size_t cap, len;
+};
+const char *gp_strmap_get(const struct gp_strmap *m, uint64_t key);
+int gp_strmap_put(struct gp_strmap *m, uint64_t key, char *val); /* takes val */
+void gp_strmap_del(struct gp_strmap *m, uint64_t key);
+void gp_strmap_free(struct gp_strmap *m);
+
+#define GP_MAX_DEVICES 64
+
+struct gp_device_info {
+	int seen;
+	char name[128];
+	uint64_t total_memory;
+	char uuid[48];
+	uint32_t cc_major, cc_minor;
+};
+
+struct gp_writer_ctx {
+	struct gp_trace_writer *tw;  /* owned */
+	struct gp_mem_counters *mc;  /* owned */
+	int64_t host_pid;
+	uint64_t records;            /* CUPTI records decoded */
+	uint64_t bad_records;        /* records with impossible fields, skipped */
+	struct gp_u64set streams;    /* (device << 32 | stream) named so far */
+	struct gp_u64set threads;    /* host tids named so far */
+	struct gp_strmap ranges;     /* open NVTX start/end ranges: id -> name */
+	struct gp_strmap kernels;    /* CUPTI name pointer -> demangled name */
+	struct gp_device_info dev[GP_MAX_DEVICES];
+	uint64_t dev_counted;        /* bit per device: a zero counter was written */
+};
+
+static inline int64_t gp_rel_ts(uint64_t ts)
+{
+	return (int64_t)(ts - gp_rec.ts_base);
+}
+
+static inline int64_t gp_gpu_pid(int64_t host_pid, uint32_t device)
+{
+	return 1000000000LL + host_pid * 100 + (device % 100);
+}
+
+void gp_decode_cupti_buffer(struct gp_writer_ctx *w, uint8_t *data, size_t valid);
+void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size_t n);
+void gp_emit_counter(void *ctx, uint32_t device, uint64_t ts, const uint64_t totals[GP_MC_COUNT]);
+void gp_name_host_thread(struct gp_writer_ctx *w, uint32_t tid);
+void gp_name_stream(struct gp_writer_ctx *w, uint32_t device, uint32_t stream);
+void gp_note_device(struct gp_writer_ctx *w, uint32_t device);
+
+#endif

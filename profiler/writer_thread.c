@@ -1,0 +1,292 @@
+/* The writer thread: every CUPTI buffer and host event is decoded, encoded
+ * and compressed here, off the program's threads.
+ *
+ * Every tick (GPUPROF_FLUSH_MS, at most 1 s) it forces CUPTI to hand over
+ * every buffer, so a record whose timestamp is older than the previous tick
+ * has arrived by now; counters are advanced up to that previous tick (the
+ * watermark) and the trace is flushed to disk. */
+#include "json_buf.h"
+#include "writer_ctx.h"
+
+#include <cupti.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct gp_writer_ctx ctx;
+static pthread_t thread;
+static int thread_started;
+static _Atomic int stop_requested;
+static _Atomic int finished;
+static int flush_ms = 500;
+static int clean_exit;
+
+void gp_emit_counter(void *p, uint32_t device, uint64_t ts, const uint64_t totals[GP_MC_COUNT])
+{
+	struct gp_writer_ctx *w = p;
+	gp_tw_begin(w->tw, 'C', "GPU memory", "memory", gp_gpu_pid(w->host_pid, device), 0,
+		    gp_rel_ts(ts));
+	gp_tw_args_begin(w->tw);
+	for (int i = 0; i < GP_MC_COUNT; i++)
+		gp_tw_arg_u64(w->tw, gp_mc_names[i], totals[i]);
+	gp_tw_end(w->tw);
+}
+
+static void drain(struct gp_writer_ctx *w)
+{
+	struct gp_cupti_buf *b = gp_bufs_take_completed();
+	while (b) {
+		struct gp_cupti_buf *next = b->next;
+		gp_decode_cupti_buffer(w, b->data, b->valid);
+		gp_bufs_release(b);
+		b = next;
+	}
+	struct gp_host_ev *evs;
+	size_t n = gp_hev_take(&evs);
+	gp_decode_host_events(w, evs, n);
+}
+
+static void note_drops(struct gp_writer_ctx *w, uint64_t *seen, uint64_t now)
+{
+	static const char *const what[] = { "cupti_records", "cupti_buffers", "host_events" };
+	uint64_t cur[3] = {
+		atomic_load(&gp_rec.dropped_cupti),
+		atomic_load(&gp_rec.dropped_buffers),
+		atomic_load(&gp_rec.dropped_host),
+	};
+	for (int i = 0; i < 3; i++) {
+		if (cur[i] == seen[i])
+			continue;
+		gp_tw_begin(w->tw, 'i', "gpuprof.dropped", "gpuprof", w->host_pid, 0, gp_rel_ts(now));
+		gp_tw_field_str(w->tw, "s", "g");
+		gp_tw_args_begin(w->tw);
+		gp_tw_arg_str(w->tw, "what", what[i]);
+		gp_tw_arg_u64(w->tw, "count", cur[i] - seen[i]);
+		gp_tw_end(w->tw);
+		seen[i] = cur[i];
+	}
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void write_end(struct gp_writer_ctx *w)
+{
+	struct gp_memc_stats ms;
+	gp_memc_get_stats(w->mc, &ms);
+	gp_tw_begin(w->tw, 'i', "gpuprof.end", "gpuprof", w->host_pid, 0, gp_rel_ts(gp_now()));
+	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_bool(w->tw, "clean", clean_exit);
+	gp_tw_arg_bool(w->tw, "recovered", 0);
+	gp_tw_arg_u64(w->tw, "dropped_cupti",
+		      atomic_load(&gp_rec.dropped_cupti) + atomic_load(&gp_rec.dropped_buffers));
+	gp_tw_arg_u64(w->tw, "dropped_host", atomic_load(&gp_rec.dropped_host));
+	gp_tw_arg_u64(w->tw, "late_memory_records", ms.late);
+	gp_tw_arg_u64(w->tw, "forced_memory_records", ms.forced);
+	gp_tw_arg_u64(w->tw, "unmatched_frees", ms.unmatched_frees);
+	gp_tw_arg_u64(w->tw, "live_allocations", ms.live_allocs);
+	gp_tw_arg_u64(w->tw, "records", w->records);
+	gp_tw_arg_u64(w->tw, "bad_records", w->bad_records);
+	struct gp_tw_stats st;
+	gp_tw_get_stats(w->tw, &st);
+	gp_tw_arg_u64(w->tw, "events", st.events + 1);
+	struct gp_buf devs;
+	gp_buf_init(&devs, 0);
+	gp_buf_putc(&devs, '[');
+	int first = 1;
+	for (uint32_t d = 0; d < GP_MAX_DEVICES; d++) {
+		if (!w->dev[d].seen)
+			continue;
+		gp_buf_puts(&devs, first ? "{\"device\":" : ",{\"device\":");
+		first = 0;
+		gp_buf_u64(&devs, d);
+		gp_buf_puts(&devs, ",\"name\":");
+		gp_buf_json_cstr(&devs, w->dev[d].name);
+		gp_buf_puts(&devs, ",\"total_memory\":");
+		gp_buf_u64(&devs, w->dev[d].total_memory);
+		gp_buf_putc(&devs, '}');
+	}
+	gp_buf_putc(&devs, ']');
+	if (!devs.failed)
+		gp_tw_arg_raw(w->tw, "devices", devs.data, devs.len);
+	gp_buf_free(&devs);
+}
+
+static void *writer_main(void *arg)
+{
+	struct gp_writer_ctx *w = arg;
+	uint64_t seen_drops[3] = { 0, 0, 0 };
+	uint64_t watermark = gp_now();
+	uint64_t next_tick = mono_ms() + (uint64_t)flush_ms;
+
+	while (!atomic_load(&stop_requested)) {
+		gp_bufs_wait(50);
+		drain(w);
+		if (mono_ms() < next_tick)
+			continue;
+		next_tick = mono_ms() + (uint64_t)flush_ms;
+		uint64_t now = gp_now();
+		/* Called here, never from a CUPTI callback; buffers it completes
+		 * land in the queue and are drained right away. */
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		drain(w);
+		gp_memc_advance(w->mc, watermark, gp_emit_counter, w);
+		watermark = now;
+		note_drops(w, seen_drops, now);
+		if (gp_tw_flush(w->tw) != 0)
+			break; /* disk full or gone: gp_writer_stop reports it */
+	}
+	if (gp_tw_error(w->tw) == 0) {
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		drain(w);
+		gp_memc_advance(w->mc, UINT64_MAX, gp_emit_counter, w);
+		note_drops(w, seen_drops, gp_now());
+	}
+	atomic_store(&finished, 1);
+	return NULL;
+}
+
+static void write_meta(struct gp_writer_ctx *w);
+
+int gp_writer_start(struct gp_trace_writer *tw)
+{
+	const char *env = getenv("GPUPROF_FLUSH_MS");
+	if (env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+		if (*end == '\0' && v >= 10 && v <= 1000)
+			flush_ms = (int)v;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.tw = tw;
+	ctx.host_pid = gp_rec.pid;
+	int err = gp_memc_create(&ctx.mc, 0);
+	if (err)
+		return err;
+	write_meta(&ctx);
+	int r = pthread_create(&thread, NULL, writer_main, &ctx);
+	if (r) {
+		gp_memc_destroy(ctx.mc);
+		ctx.mc = NULL;
+		return -r;
+	}
+	thread_started = 1;
+	return 0;
+}
+
+void gp_writer_stop(int clean, int timeout_ms)
+{
+	if (!thread_started)
+		return;
+	thread_started = 0;
+	clean_exit = clean;
+	atomic_store(&stop_requested, 1);
+	gp_bufs_wake();
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	if (pthread_timedjoin_np(thread, NULL, &deadline) != 0) {
+		/* Never hold the program's exit hostage: what was flushed stays
+		 * recoverable with gpuprof recover. */
+		gp_rec_say("the trace writer did not finish in %d ms; the trace is cut short "
+			   "(run gpuprof recover on it)", timeout_ms);
+		return;
+	}
+	int err = gp_tw_error(ctx.tw);
+	if (err) {
+		gp_rec_say("writing the trace failed: %s; the trace is cut short at the last flush",
+			   strerror(-err));
+		gp_tw_abandon(ctx.tw);
+	} else {
+		write_end(&ctx);
+		struct gp_tw_stats st;
+		err = gp_tw_close(ctx.tw, &st);
+		if (err)
+			gp_rec_say("finishing the trace failed: %s", strerror(-err));
+	}
+	ctx.tw = NULL;
+	gp_memc_destroy(ctx.mc);
+	ctx.mc = NULL;
+	gp_u64set_free(&ctx.streams);
+	gp_u64set_free(&ctx.threads);
+	gp_strmap_free(&ctx.ranges);
+	gp_strmap_free(&ctx.kernels);
+}
+
+/* ---- metadata ---- */
+
+static size_t read_cmdline(char *buf, size_t cap)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return (size_t)n;
+}
+
+static void write_meta(struct gp_writer_ctx *w)
+{
+	char cmdline[4096];
+	size_t n = read_cmdline(cmdline, sizeof(cmdline));
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+
+	gp_tw_begin(w->tw, 'i', "gpuprof.meta", "gpuprof", w->host_pid, 0, 0);
+	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "format", 1);
+	gp_tw_arg_str(w->tw, "version", GPUPROF_VERSION);
+	gp_tw_arg_i64(w->tw, "pid", w->host_pid);
+	gp_tw_arg_i64(w->tw, "ppid", getppid());
+	gp_tw_arg_str_n(w->tw, "cmdline", cmdline, n);
+	gp_tw_arg_str(w->tw, "hostname", host);
+	gp_tw_arg_u64(w->tw, "start_unix_ns", (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
+	gp_tw_arg_u64(w->tw, "ts_base_ns", gp_rec.ts_base);
+	gp_tw_arg_str(w->tw, "clock", "cupti");
+	gp_tw_arg_str(w->tw, "mode", "cuda");
+	gp_tw_arg_i64(w->tw, "gpu_pid_base", gp_gpu_pid(w->host_pid, 0));
+	const char *root = getenv("GPUPROF_ROOT_PID");
+	if (root)
+		gp_tw_arg_str(w->tw, "root_pid", root);
+	gp_tw_end(w->tw);
+
+	/* "python3 train.py (pid 1234)": the first two words say what it is. */
+	char pname[160];
+	size_t words = 0, k = 0;
+	for (; k < n && k < 100; k++) {
+		if (cmdline[k] == ' ' && ++words == 2)
+			break;
+	}
+	snprintf(pname, sizeof(pname), "%.*s (pid %lld)", (int)k, cmdline, (long long)w->host_pid);
+	gp_tw_begin(w->tw, 'M', "process_name", NULL, w->host_pid, 0, 0);
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_str(w->tw, "name", pname);
+	gp_tw_end(w->tw);
+	gp_tw_flush(w->tw);
+}
