@@ -1,0 +1,67 @@
+# After PROGRAM ends: the traces it left (its own and its children's) are
+# found, repaired when cut short, and listed. A program plays the recorder's
+# part here, writing traces where the recorder would (see trace_tool.py).
+. "$(dirname "$0")/lib.sh"
+need_python
+tool() { "$PYTHON" "$HERE/trace_tool.py" "$@"; }
+
+# one complete trace
+gp --trace -o one.json.gz -- "$PYTHON" "$HERE/trace_tool.py" write one.json.gz 3
+check_rc 0 "one trace"
+check_no_stdout "one trace"
+check_err "gpuprof: trace written to $TMP/one.json.gz (0.0 MiB)" "one trace"
+check_err "gpuprof: open it in https://ui.perfetto.dev (Open trace file), or run: gpuprof analyze $TMP/one.json.gz" "one trace"
+check_no_err "cut short" "one trace"
+check_no_err "nothing was recorded" "one trace"
+check_prefixed "one trace"
+tool check one.json.gz --recovered no --events 4 >/dev/null || fail "one trace: changed"
+
+# PROGRAM killed after writing part of its trace (a .py: run by --python)
+gp --trace --python "$PYTHON" -o run.json.gz "$HERE/trace_tool.py" program 4
+running=$(cat running.pid 2>/dev/null)
+check_rc 137 "killed program"
+check_no_stdout "killed program"
+check_prefixed "killed program"
+check_err "gpuprof: $HERE/trace_tool.py was killed by signal 9 (SIGKILL)" "killed program"
+check_err "gpuprof: trace cut short; recovered 5 events up to the last flush ($TMP/run.json.gz)" "killed program"
+tool check run.json.gz --recovered yes --events 5 >/dev/null || fail "killed program: root trace not repaired"
+check_err "gpuprof: 3 traces written, one per process that used CUDA:" "killed program"
+check_err "gpuprof:   $TMP/run.json.gz (0.0 MiB)" "killed program"
+done_trace=
+for f in run.[1-9]*.json.gz; do
+	case $f in run.1.json.gz | "run.$running.json.gz" | run.12x.json.gz) ;; *) done_trace=$f ;; esac
+done
+if [ -z "$done_trace" ]; then
+	fail "killed program: the ended child's trace is missing"
+else
+	check_err "gpuprof:   $TMP/$done_trace (0.0 MiB)" "ended child listed"
+	tool check "$done_trace" --recovered no --events 3 >/dev/null || fail "ended child's trace changed"
+fi
+# still being written: listed, not touched
+check_err "gpuprof:   $TMP/run.$running.json.gz (0.0 MiB)" "running child listed"
+check_err "gpuprof:   process $running is still running and writing it; once it ends: gpuprof recover $TMP/run.$running.json.gz" "running child"
+if gzip -t "run.$running.json.gz" 2>/dev/null; then fail "running child's trace was repaired"; fi
+# an earlier run's file and a look-alike: ignored
+check_no_err "run.1.json.gz" "stale child trace"
+check_no_err "run.12x.json.gz" "look-alike"
+if gzip -t run.1.json.gz 2>/dev/null; then fail "stale child trace was repaired"; fi
+check_err "gpuprof: open them in https://ui.perfetto.dev (Open trace file), or run: gpuprof analyze $TMP/run.json.gz" "killed program"
+[ -n "$running" ] && kill "$running" 2>/dev/null
+
+# not a trace: left as it is
+gp --trace -o junk.json.gz -- sh -c 'echo junk >"$GPUPROF_OUTPUT"'
+check_rc 0 "junk trace"
+check_err "gpuprof: $TMP/junk.json.gz is not a readable gpuprof trace; left as it is" "junk trace"
+[ "$(cat junk.json.gz)" = junk ] || fail "junk trace was changed"
+
+# an output name without .json.gz: children write NAME.PID
+gp --trace -o plain.trace -- sh -c '"$0" "$1" write "$GPUPROF_OUTPUT" 1 &&
+	sh -c "exec \"\$0\" \"\$1\" write \"\$GPUPROF_OUTPUT.\$\$\" 1" "$0" "$1"' \
+	"$PYTHON" "$HERE/trace_tool.py"
+check_rc 0 "NAME.PID"
+check_err "gpuprof: 2 traces written, one per process that used CUDA:" "NAME.PID"
+check_err "gpuprof:   $TMP/plain.trace (0.0 MiB)" "NAME.PID"
+grep -qE "^gpuprof:   $TMP/plain\.trace\.[0-9]+ \(0\.0 MiB\)\$" err ||
+	{ fail "NAME.PID: child trace not listed"; show err >&2; }
+
+finish

@@ -1,0 +1,142 @@
+"""Test helper: writes and checks gpuprof traces (exporters/TRACE_FORMAT.md).
+
+  trace_tool.py write PATH N [--pid P] [--cut flush|middle]
+      meta + N alloc events + gpuprof.end, one gzip member. --cut flush: the
+      end and the trailer are missing and the stream stops after a sync flush
+      in the middle of an event line (what a SIGKILL leaves); --cut middle:
+      the file is truncated halfway, anywhere in the deflate stream.
+  trace_tool.py check PATH [--recovered yes|no] [--events K]
+      the file is one complete gzip member holding a JSON array whose first
+      event is gpuprof.meta and last is gpuprof.end (with args.recovered as
+      given); K counts the events before gpuprof.end. Prints that count.
+  trace_tool.py program N
+      plays a traced program under `gpuprof --trace` with a recorder: see
+      test_trace_files.sh.
+"""
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zlib
+
+
+def meta(pid):
+    args = {"format": 1, "version": "0.1.0", "pid": pid, "ppid": os.getppid(),
+            "cmdline": "trace_tool.py", "hostname": "test", "start_unix_ns": time.time_ns(),
+            "ts_base_ns": 1000, "clock": "cupti", "mode": "cuda",
+            "gpu_pid_base": 1000000000 + pid * 100}
+    return ('{"ph":"i","s":"g","name":"gpuprof.meta","pid":%d,"tid":%d,"ts":0.000,"args":%s}'
+            % (pid, pid, json.dumps(args, separators=(",", ":"), ensure_ascii=False)))
+
+
+def alloc(pid, i):
+    gpu = 1000000000 + pid * 100
+    args = {"addr": "0x%x" % (0x7f0000000000 + i * 4096), "bytes": 4096 * (i + 1),
+            "kind": "device", "device": 0, "stream": -1, "corr": i + 1, "async": False,
+            "note": "é \u2603 \"quoted\""}
+    return ('{"ph":"i","s":"t","name":"alloc","cat":"memory","pid":%d,"tid":0,"ts":%.3f,"args":%s}'
+            % (gpu, 1.5 + i, json.dumps(args, separators=(",", ":"), ensure_ascii=False)))
+
+
+def end(pid, n):
+    args = {"clean": True, "recovered": False, "dropped_cupti": 0, "dropped_host": 0,
+            "late_memory_records": 0, "records": n, "events": n + 2,
+            "devices": [{"device": 0, "name": "Test GPU", "total_memory": 1 << 34}]}
+    return ('{"ph":"i","s":"g","name":"gpuprof.end","pid":%d,"tid":0,"ts":%.3f,"args":%s}'
+            % (pid, 2.0 + n, json.dumps(args, separators=(",", ":"), ensure_ascii=False)))
+
+
+def write(path, n, pid=None, cut=None):
+    pid = os.getpid() if pid is None else pid
+    events = [meta(pid)] + [alloc(pid, i) for i in range(n)]
+    z = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    data = z.compress(b"[\n" + "".join(e + ",\n" for e in events).encode())
+    if cut == "flush":
+        data += z.flush(zlib.Z_SYNC_FLUSH)
+        partial = alloc(pid, n).encode()
+        data += z.compress(partial[: len(partial) // 2]) + z.flush(zlib.Z_SYNC_FLUSH)
+    else:
+        data += z.compress((end(pid, n) + "\n]\n").encode()) + z.flush(zlib.Z_FINISH)
+        if cut == "middle":
+            data = data[: len(data) // 2]
+    # O_EXCL: like the recorder, never overwrite
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def check(path, recovered=None, events=None):
+    with gzip.open(path, "rb") as f:
+        text = f.read().decode()  # raises unless the member is complete
+    trace = json.loads(text)
+    assert isinstance(trace, list) and len(trace) >= 2, "not an array of events"
+    assert trace[0]["name"] == "gpuprof.meta", "first event is %r" % trace[0]["name"]
+    assert trace[-1]["name"] == "gpuprof.end", "last event is %r" % trace[-1]["name"]
+    if recovered is not None:
+        got = trace[-1]["args"].get("recovered")
+        assert got is recovered, "recovered is %r" % got
+    if events is not None:
+        assert len(trace) - 1 == events, "%d events before the end" % (len(trace) - 1)
+    print(len(trace) - 1)
+
+
+def child_name(output, pid):
+    """viewer/cli.h gp_child_trace_path()"""
+    if output.endswith(".json.gz") and len(output) > len(".json.gz"):
+        return "%s.%d.json.gz" % (output[: -len(".json.gz")], pid)
+    return "%s.%d" % (output, pid)
+
+
+def program(n):
+    """A traced program with children, as the recorder would leave it:
+    - its own trace, cut short (it ends killed by SIGKILL);
+    - a complete trace of a child that has ended;
+    - a trace cut short of a child that still runs (its pid in running.pid);
+    - an old file with a child's name (an earlier run), and a look-alike."""
+    out = os.environ["GPUPROF_OUTPUT"]
+    assert os.environ["GPUPROF_ROOT_PID"] == str(os.getpid())
+    write(out, n, cut="flush")
+    done_pid = subprocess.Popen(["true"])
+    done_pid.wait()
+    write(child_name(out, done_pid.pid), 2, pid=done_pid.pid)
+    running = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    write(child_name(out, running.pid), 1, pid=running.pid, cut="flush")
+    with open("running.pid", "w") as f:
+        f.write("%d\n" % running.pid)
+    stale = child_name(out, 1)
+    write(stale, 1, pid=1, cut="flush")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    write(out[: -len(".json.gz")] + ".12x.json.gz", 1, cut="flush")
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def main():
+    import argparse
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("path")
+    w.add_argument("n", type=int)
+    w.add_argument("--pid", type=int)
+    w.add_argument("--cut", choices=["flush", "middle"])
+    c = sub.add_parser("check")
+    c.add_argument("path")
+    c.add_argument("--recovered", choices=["yes", "no"])
+    c.add_argument("--events", type=int)
+    p = sub.add_parser("program")
+    p.add_argument("n", type=int)
+    a = ap.parse_args()
+    if a.cmd == "write":
+        write(a.path, a.n, pid=a.pid, cut=a.cut)
+    elif a.cmd == "check":
+        check(a.path, None if a.recovered is None else a.recovered == "yes", a.events)
+    else:
+        program(a.n)
+
+
+if __name__ == "__main__":
+    main()

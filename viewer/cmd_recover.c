@@ -1,0 +1,120 @@
+/* gpuprof recover: turns a trace cut short (the recorded process was killed,
+ * the machine went down) into a valid one; see exporters/trace_recover.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "exporters/trace_recover.h"
+
+struct recover_settings {
+	const char *trace;
+	const char *output; /* NULL: repair in place */
+};
+
+static const struct option long_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void report(const struct recover_settings *s, const struct gp_recover_result *res)
+{
+	if (res->already_complete) {
+		if (s->output)
+			gp_msg("%s is already complete; copied it to %s", s->trace, s->output);
+		else
+			gp_msg("%s is already complete; nothing to do", s->trace);
+		return;
+	}
+	gp_msg("recovered %" PRIu64 " events from %s (dropped %" PRIu64
+	       " bytes after the last complete event%s)",
+	       res->events_kept, s->trace, res->bytes_dropped,
+	       res->gzip_truncated ? "; the gzip stream was cut short" : "");
+	if (s->output)
+		gp_msg("repaired trace written to %s", s->output);
+	else
+		gp_msg("%s repaired in place", s->trace);
+}
+
+static int recover_main(int argc, char **argv)
+{
+	struct recover_settings s = { 0 };
+	struct gp_recover_result res = { 0 };
+	char *real = NULL;
+	struct stat st;
+	int c, prev, err, status = GP_EXIT_USAGE;
+
+	/* '-': TRACE may come before or after -o, whatever POSIXLY_CORRECT says */
+	while ((prev = optind, c = getopt_long(argc, argv, "-:o:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (s.trace)
+				return gp_usage_error("unexpected argument '%s' (one TRACE at a time)",
+						      optarg);
+			s.trace = optarg;
+			break;
+		case 'o':
+			s.output = optarg;
+			break;
+		case 'h':
+			gp_print_help();
+			return GP_EXIT_OK;
+		default:
+			return gp_option_error(c, argv[prev]);
+		}
+	}
+	if (!s.trace)
+		return gp_usage_error("missing TRACE to recover");
+	if (s.output && !*s.output)
+		return gp_usage_error("option '-o' needs a file name");
+
+	if (stat(s.trace, &st) != 0) {
+		gp_msg("%s: %s", s.trace, strerror(errno));
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		gp_msg("%s: not a gpuprof trace (not a regular file)", s.trace);
+		goto cleanup;
+	}
+	if (s.output) {
+		err = gp_trace_recover(s.trace, s.output, &res);
+	} else {
+		/* The repair is renamed over the path: through a symbolic link
+		 * that would replace the link, not the trace it names. */
+		real = realpath(s.trace, NULL);
+		err = real ? gp_trace_recover_in_place(real, &res) : -errno;
+	}
+	if (err == 0) {
+		report(&s, &res);
+		status = GP_EXIT_OK;
+	} else if (err == -EINVAL) {
+		gp_msg("%s: not a gpuprof trace", s.trace);
+	} else if (err == -EEXIST && s.output) {
+		gp_msg("%s already exists; choose another -o", s.output);
+	} else {
+		gp_msg("cannot recover %s: %s", s.trace, strerror(-err));
+		status = GP_EXIT_FAIL;
+	}
+cleanup:
+	free(real);
+	return status;
+}
+
+const struct gp_command gp_cmd_recover = {
+	.name = "recover",
+	.summary = "repair a trace cut short (killed process, crashed machine)",
+	.usage = "  gpuprof recover TRACE [-o OUT]\n",
+	.options =
+		"  recover:\n"
+		"  -o, --output OUT       write the repaired trace to OUT (default: repair\n"
+		"                         TRACE in place)\n",
+	.examples =
+		"  gpuprof recover run.json.gz\n"
+		"      repair run.json.gz after a crash, keeping every event up to the\n"
+		"      last flush (the recorder flushes at least once a second)\n",
+	.run = recover_main,
+};
