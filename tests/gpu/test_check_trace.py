@@ -1,0 +1,615 @@
+#!/usr/bin/env python3
+"""CPU self-test of check_trace.py: small synthetic traces written in the
+documented format (exporters/TRACE_FORMAT.md), one that passes and many that
+must fail. Run: python3 tests/gpu/test_check_trace.py"""
+
+import copy
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKER = os.path.join(HERE, "check_trace.py")
+
+PID = 4242
+TID2 = 4243
+GPU = 1000000000 + PID * 100
+HOSTILE = b'a"b\\c\nd\te\xff f\xc3( \x01 \xe2\x9c\x93'
+HOSTILE_DECODED = HOSTILE.decode("utf-8", "replace")
+DOM = 'dom "x" \\'
+TOTAL = 80 * 2**30
+HUGE = TOTAL + 2**30
+
+
+def fmt_us(ns):
+    return "%d.%03d" % (ns // 1000, ns % 1000)
+
+
+class Trace:
+    """Events as (dict, ts_ns, dur_ns); written with exactly-3-decimal ts."""
+
+    def __init__(self):
+        self.ev = []
+        self.corr = 100
+
+    def add(self, ph, name, pid, tid, ts, cat=None, dur=None, args=None, **top):
+        e = {"ph": ph, "name": name, "pid": pid, "tid": tid}
+        if cat:
+            e["cat"] = cat
+        e.update(top)
+        if args is not None:
+            e["args"] = args
+        self.ev.append([e, ts, dur])
+        return e
+
+    def api(self, name, tid, ts, dur=500):
+        self.corr += 1
+        self.add("X", name, PID, tid, ts, cat="cuda_runtime", dur=dur,
+                 args={"corr": self.corr})
+        return self.corr
+
+    def mem(self, op, addr, nbytes, kind, ts, corr, stream=-1, is_async=False, pool=None):
+        a = {"addr": hex(addr), "bytes": nbytes, "kind": kind, "device": 0, "stream": stream,
+             "corr": corr, "async": is_async}
+        if pool is not None:
+            a.update(pool=hex(pool), pool_type="local", pool_size=2**21, pool_used=nbytes)
+        return self.add("i", op, GPU, stream if is_async else 0, ts, cat="memory", s="t", args=a)
+
+    def lines(self):
+        out = []
+        for e, ts, dur in self.ev:
+            d = dict(e)
+            d["ts"] = "@TS@"
+            if dur is not None:
+                d["dur"] = "@DUR@"
+            s = json.dumps(d, ensure_ascii=False)
+            s = s.replace('"@TS@"', fmt_us(ts))
+            if dur is not None:
+                s = s.replace('"@DUR@"', fmt_us(dur))
+            out.append(s)
+        return out
+
+    def text(self):
+        ls = self.lines()
+        return "[\n" + "".join(l + ",\n" for l in ls[:-1]) + ls[-1] + "\n]\n"
+
+
+def base_case():
+    """Returns (Trace, sample stdout lines) that must PASS."""
+    t = Trace()
+    s = ["GPUPROF_BEGIN sample=synthetic pid=%d format=1" % PID, "some human text"]
+    t.add("i", "gpuprof.meta", PID, PID, 0, s="g", args={
+        "format": 1, "version": "0.1.0", "pid": PID, "ppid": 1, "cmdline": "synthetic",
+        "hostname": "h", "start_unix_ns": 1, "ts_base_ns": 123456789, "clock": "cupti",
+        "mode": "cuda", "gpu_pid_base": GPU})
+    t.add("M", "process_name", PID, 0, 0, args={"name": "synthetic (pid %d)" % PID})
+    t.add("i", "gpuprof.device", GPU, 0, 1, s="g", args={
+        "device": 0, "name": "NVIDIA H100", "total_memory": TOTAL, "uuid": "GPU-x",
+        "cc": "9.0", "gpu_pid": GPU})
+    seq = [0]
+
+    def sline(tag, ts, tid, kind, api, addr, n, extra=""):
+        seq[0] += 1
+        s.append("%s seq=%d t_ms=%d tid=%d device=0 kind=%s api=%s addr=0x%x bytes=%d%s" % (
+            tag, seq[0], ts // 1000000, tid, kind, api, addr, n, extra))
+
+    # NVTX on thread PID: outer > hostile; the cudaMalloc of 0x2000 inside
+    t.add("B", "outer", PID, PID, 900, cat="nvtx", args={"domain": "default"})
+    s_nv0 = ["op=push name_hex=%s" % b"outer".hex()]
+    t.add("B", HOSTILE_DECODED, PID, PID, 950, cat="nvtx",
+          args={"domain": "default", "color": "0xff3366cc", "payload": 1000})
+    s_nv0.append("op=push name_hex=%s color=0xFF3366CC payload=1000" % HOSTILE.hex())
+
+    c = t.api("cudaMalloc", PID, 1000)
+    t.mem("alloc", 0x1000, 100, "device", 1100, c)
+    sline("GPUPROF_ALLOC", 1000, PID, "device", "cudaMalloc", 0x1000, 100)
+    c = t.api("cudaMalloc", PID, 2000)
+    t.mem("alloc", 0x2000, 50, "device", 2100, c)
+    sline("GPUPROF_ALLOC", 2000, PID, "device", "cudaMalloc", 0x2000, 50)
+    s_nv0.append("op=alloc addr=0x2000 bytes=50")
+    t.add("b", "span", PID, PID, 2500, cat="nvtx", id=77, args={"domain": "default"})
+    s_nv0.append("op=start key=k1 name_hex=%s id=77" % b"span".hex())
+    t.add("E", "", PID, PID, 2600, cat="nvtx")
+    s_nv0.append("op=pop")
+    c = t.api("cudaFree", PID, 3000)
+    sline("GPUPROF_FREE", 3000, PID, "device", "cudaFree", 0x1000, 100)
+    t.mem("free", 0x1000, 100, "device", 3100, c)
+    c = t.api("cudaMalloc", PID, 4000)
+    t.mem("alloc", 0x1000, 30, "device", 4100, c)           # address reuse
+    sline("GPUPROF_ALLOC", 4000, PID, "device", "cudaMalloc", 0x1000, 30)
+    # stream-ordered on stream 13
+    c = t.api("cudaMallocAsync", PID, 5000)
+    t.mem("alloc", 0x3000, 512, "device", 5100, c, stream=13, is_async=True, pool=0x300000)
+    ex = " async=1 pool=default stream=s1 stream_id=13"
+    sline("GPUPROF_ALLOC", 5000, PID, "device", "cudaMallocAsync", 0x3000, 512, ex)
+    c = t.api("cudaFreeAsync", PID, 6000)
+    sline("GPUPROF_FREE", 6000, PID, "device", "cudaFreeAsync", 0x3000, 512, ex)
+    t.mem("free", 0x3000, 512, "device", 6100, c, stream=13, is_async=True)
+    # pinned on the second thread
+    c = t.api("cudaMallocHost", TID2, 6500)
+    t.mem("alloc", 0x7f0000001000, 4096, "pinned_host", 6600, c)
+    sline("GPUPROF_ALLOC", 6500, TID2, "pinned_host", "cudaMallocHost", 0x7f0000001000, 4096)
+    # a module global: tolerated extra
+    t.mem("alloc", 0x9000, 256, "device_static", 700, t.api("cudaLaunchKernel", PID, 650))
+    t.add("E", "", PID, PID, 6800, cat="nvtx")
+    s_nv0.append("op=pop")
+
+    # OOM
+    t.add("i", "oom", PID, PID, 7000, cat="memory", s="p", args={
+        "api": "cudaMalloc", "bytes": HUGE, "device": 0, "free": TOTAL - 2**30,
+        "total": TOTAL, "result": 2, "error": "cudaErrorMemoryAllocation"})
+    s.append("GPUPROF_OOM t_ms=0 tid=%d api=cudaMalloc bytes=%d device=0 result=2 "
+             "error=cudaErrorMemoryAllocation free=%d total=%d" % (PID, HUGE, TOTAL - 2**30,
+                                                                   TOTAL))
+    # ops
+    c = t.api("cudaMemcpy", PID, 8000)
+    t.add("X", "memcpy HtoD", GPU, 7, 8100, cat="memcpy", dur=50, args={
+        "corr": c, "bytes": 4096, "kind": "HtoD", "src_kind": "pageable",
+        "dst_kind": "device", "async": False})
+    s.append("GPUPROF_OP t_ms=0 tid=%d op=memcpy dir=HtoD bytes=4096 async=0 stream=legacy" % PID)
+    c = t.api("cudaMemsetAsync", PID, 8200)
+    t.add("X", "memset", GPU, 13, 8300, cat="memset", dur=5, args={
+        "corr": c, "bytes": 64, "value": 0, "kind": "device"})
+    s.append("GPUPROF_OP t_ms=0 tid=%d op=memset bytes=64 value=0 async=1 stream=s1" % PID)
+    c = t.api("cudaLaunchKernel", PID, 8400)
+    t.add("X", "gp_k", GPU, 13, 8500, cat="kernel", dur=10, args={
+        "corr": c, "grid": [2, 1, 1], "block": [128, 1, 1], "smem_static": 0,
+        "smem_dynamic": 0, "regs": 16})
+    t.add("s", "launch", PID, PID, 8400, cat="flow", id=c)
+    t.add("f", "launch", GPU, 13, 8500, cat="flow", id=c, bp="e")
+    s.append("GPUPROF_OP t_ms=0 tid=%d op=kernel name=gp_k grid=2,1,1 block=128,1,1 "
+             "stream=s1" % PID)
+
+    # NVTX on thread TID2: domain push with category and color, end of span, mark
+    t.add("B", "reg", PID, TID2, 9000, cat="nvtx",
+          args={"domain": DOM, "category": 7, "color": "0xff00ff00"})
+    s_nv1 = ["op=push name_hex=%s domain_hex=%s category=7 category_name_hex=%s "
+             "color=0xFF00FF00" % (b"reg".hex(), DOM.encode().hex(), b"io".hex())]
+    t.add("e", "span", PID, TID2, 9100, cat="nvtx", id=77)
+    s_nv1.append("op=end key=k1 id=77")
+    t.add("E", "", PID, TID2, 9200, cat="nvtx")
+    s_nv1.append("op=pop domain_hex=%s" % DOM.encode().hex())
+    t.add("i", "m\u00e9", PID, TID2, 9300, cat="nvtx", s="t", args={"domain": "default"})
+    s_nv1.append("op=mark name_hex=%s" % "m\u00e9".encode().hex())
+
+    # counters (device: 100, 150, 50, 80, 592, 80; pinned 4096)
+    live = [(1100, 100, 0), (2100, 150, 0), (3100, 50, 0), (4100, 80, 0), (5100, 592, 0),
+            (6100, 80, 0), (6600, 80, 4096)]
+    for ts, dev, pin in live:
+        t.add("C", "GPU memory", GPU, 0, ts, cat="memory", args={
+            "device": dev, "device_static": 256, "managed": 0, "pinned_host": pin,
+            "pool_reserved": 2**21})
+
+    for i, l in enumerate(s_nv0):
+        s.append("GPUPROF_NVTX thread=0 tid=%d n=%d %s" % (PID, i, l))
+    for i, l in enumerate(s_nv1):
+        s.append("GPUPROF_NVTX thread=1 tid=%d n=%d %s" % (TID2, i, l))
+    s += ["GPUPROF_EXPECT kind=device allocs=4 frees=2 alloc_bytes=692 free_bytes=612 "
+          "live_end=80 t_ms=9",
+          "GPUPROF_EXPECT kind=pinned_host allocs=1 frees=0 alloc_bytes=4096 free_bytes=0 "
+          "live_end=4096 t_ms=9",
+          "GPUPROF_EXPECT ops memcpy=1 memcpy_bytes=4096 memset=1 memset_bytes=64 kernels=1",
+          "GPUPROF_EXPECT oom count=1",
+          "GPUPROF_EXPECT nvtx threads=2",
+          "GPUPROF_EXPECT exit=normal",
+          "GPUPROF_END sample=synthetic"]
+    t.add("i", "gpuprof.end", PID, PID, 20000, s="g", args={
+        "clean": True, "recovered": False, "dropped_cupti": 0, "dropped_host": 0,
+        "late_memory_records": 0, "records": 20, "events": len(t.ev) + 1,
+        "devices": [{"device": 0, "name": "NVIDIA H100", "total_memory": TOTAL}]})
+    return t, s
+
+
+def find(t, pred):
+    return [x for x in t.ev if pred(x[0])]
+
+
+def drop(t, pred):
+    n = len(t.ev)
+    t.ev = [x for x in t.ev if not pred(x[0])]
+    assert len(t.ev) < n, "nothing dropped"
+
+
+def end_args(t):
+    return t.ev[-1][0]["args"]
+
+
+class CheckerTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="gp_check_")
+
+    def run_checker(self, t, s, extra=(), raw=None):
+        tp = os.path.join(self.dir, "t.json.gz")
+        sp = os.path.join(self.dir, "s.stdout")
+        data = gzip.compress((raw if raw is not None else t.text()).encode("utf-8"))
+        with open(tp, "wb") as f:
+            f.write(data)
+        with open(sp, "w") as f:
+            f.write("\n".join(s) + "\n")
+        p = subprocess.run([sys.executable, CHECKER, tp, sp] + list(extra),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.last_output = p.stdout
+        return p.returncode, p.stdout
+
+    def assertPass(self, t, s, extra=()):
+        rc, out = self.run_checker(t, s, extra)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("RESULT synthetic PASS", out)
+        return out
+
+    def assertFail(self, t, s, check, extra=(), raw=None):
+        rc, out = self.run_checker(t, s, extra, raw)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("RESULT synthetic FAIL", out)
+        self.assertIn("CHECK %s FAIL" % check, out)
+        return out
+
+    # -- passing -----------------------------------------------------------
+    def test_pass(self):
+        t, s = base_case()
+        out = self.assertPass(t, s)
+        self.assertIn("expected_allocs=5 traced_allocs=5 expected_frees=2 traced_frees=2 "
+                      "expected_bytes=4788 traced_bytes=4788 dropped=0", out)
+        self.assertIn("kind=device_static allocs=1", out)   # the listed extra
+
+    def test_pass_out_of_order_file(self):
+        t, s = base_case()
+        mid = t.ev[3:-1]
+        mid.reverse()   # events are not written in time order
+        t.ev = t.ev[:3] + mid + t.ev[-1:]
+        # B/E ts are distinct, so the reversal is harmless after sorting
+        self.assertPass(t, s)
+
+    def test_pass_color_int(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "reg")[0][0]["args"]["color"] = 0xFF00FF00
+        self.assertPass(t, s)
+
+    # -- memory ------------------------------------------------------------
+    def test_missing_free(self):
+        t, s = base_case()
+        drop(t, lambda e: e.get("name") == "free" and e["args"]["addr"] == "0x3000")
+        self.assertFail(t, s, "addresses")
+
+    def test_wrong_bytes(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x2000")[0][0][
+            "args"]["bytes"] = 512
+        self.assertFail(t, s, "addresses")
+
+    def test_wrong_kind(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x2000")[0][0][
+            "args"]["kind"] = "managed"
+        self.assertFail(t, s, "addresses")
+
+    def test_free_before_alloc(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "free" and e["args"]["addr"] == "0x1000")[0][1] = 50
+        out = self.assertFail(t, s, "addresses")
+        self.assertIn("CHECK running_sum FAIL", out)
+
+    def test_extra_device_alloc_fails(self):
+        t, s = base_case()
+        t.ev.insert(5, [{"ph": "i", "name": "alloc", "pid": GPU, "tid": 0, "cat": "memory",
+                         "s": "t", "args": {"addr": "0xabc000", "bytes": 1, "kind": "device",
+                                            "device": 0, "stream": -1, "corr": 1,
+                                            "async": False}}, 10, None])
+        self.assertFail(t, s, "extras")
+
+    def test_extra_unused_kind_tolerated(self):
+        t, s = base_case()
+        t.ev.insert(5, [{"ph": "i", "name": "alloc", "pid": GPU, "tid": 0, "cat": "memory",
+                         "s": "t", "args": {"addr": "0xabc000", "bytes": 1, "kind": "managed",
+                                            "device": 0, "stream": -1, "corr": 1,
+                                            "async": False}}, 10, None])
+        self.assertPass(t, s)
+
+    def test_teardown_free_fails(self):
+        t, s = base_case()
+        t.mem("free", 0x2000, 50, "device", 19000, t.api("cudaFree", PID, 18900))
+        t.ev.append(t.ev.pop(len(t.ev) - 3))   # gpuprof.end stays last
+        self.assertFail(t, s, "addresses")
+
+    def test_counter_final_wrong(self):
+        t, s = base_case()
+        cs = find(t, lambda e: e.get("name") == "GPU memory")
+        cs[-1][0]["args"]["device"] = 0
+        self.assertFail(t, s, "counter")
+
+    def test_counter_sorted_by_ts(self):
+        t, s = base_case()
+        cs = find(t, lambda e: e.get("name") == "GPU memory")
+        cs[0][1], cs[-1][1] = cs[-1][1], cs[0][1]   # last event in file is not the last in time
+        self.assertFail(t, s, "counter")
+
+    def test_wrong_stream_tid(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x3000")[0][0][
+            "tid"] = 0
+        self.assertFail(t, s, "attribution")
+
+    def test_api_on_wrong_thread(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "cudaMallocHost")[0][0]["tid"] = PID
+        self.assertFail(t, s, "attribution")
+
+    def test_sample_summary_inconsistent(self):
+        t, s = base_case()
+        s = [l.replace("live_end=80 ", "live_end=81 ") for l in s]
+        self.assertFail(t, s, "sample_summary")
+
+    # -- nvtx --------------------------------------------------------------
+    def test_bad_nesting(self):
+        t, s = base_case()
+        # the inner range ends after the outer one: swap the two E events' times
+        es = find(t, lambda e: e.get("ph") == "E" and e.get("tid") == PID)
+        es[0][1], es[1][1] = 6800, 7100
+        bs = find(t, lambda e: e.get("name") == "outer")
+        bs[0][1] = 960   # and outer starts after the hostile one
+        self.assertFail(t, s, "nvtx_nesting")
+
+    def test_wrong_name(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == HOSTILE_DECODED)[0][0]["name"] = \
+            HOSTILE.decode("latin-1")
+        self.assertFail(t, s, "nvtx_nesting")
+
+    def test_missing_pop(self):
+        t, s = base_case()
+        drop(t, lambda e: e.get("ph") == "E" and e.get("tid") == TID2)
+        self.assertFail(t, s, "nvtx_nesting")
+
+    def test_wrong_domain(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "reg")[0][0]["args"]["domain"] = "default"
+        self.assertFail(t, s, "nvtx_nesting")
+
+    def test_wrong_color(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "reg")[0][0]["args"]["color"] = "0xff00ff01"
+        self.assertFail(t, s, "nvtx_nesting")
+
+    def test_end_on_wrong_thread(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("ph") == "e")[0][0]["tid"] = PID
+        self.assertFail(t, s, "nvtx_start_end")
+
+    def test_end_unpaired(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("ph") == "e")[0][0]["id"] = 78
+        self.assertFail(t, s, "nvtx_start_end")
+
+    def test_alloc_outside_range(self):
+        t, s = base_case()
+        c = find(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x2000")[0][0][
+            "args"]["corr"]
+        find(t, lambda e: e.get("ph") == "X" and e.get("args", {}).get("corr") == c)[0][1] = 7000
+        self.assertFail(t, s, "nvtx_allocs")
+
+    def test_missing_mark(self):
+        t, s = base_case()
+        drop(t, lambda e: e.get("ph") == "i" and e.get("cat") == "nvtx")
+        self.assertFail(t, s, "nvtx_marks")
+
+    # -- dropped, end, framing -----------------------------------------------
+    def test_dropped_cupti(self):
+        t, s = base_case()
+        end_args(t)["dropped_cupti"] = 3
+        self.assertFail(t, s, "dropped")
+
+    def test_dropped_host(self):
+        t, s = base_case()
+        end_args(t)["dropped_host"] = 1
+        self.assertFail(t, s, "dropped")
+
+    def test_dropped_event(self):
+        t, s = base_case()
+        t.ev.insert(4, [{"ph": "i", "s": "g", "name": "gpuprof.dropped", "pid": PID, "tid": PID,
+                         "args": {"what": "cupti", "count": 5}}, 5000, None])
+        self.assertFail(t, s, "dropped")
+
+    def test_truncated_gzip(self):
+        t, s = base_case()
+        tp = os.path.join(self.dir, "t.json.gz")
+        sp = os.path.join(self.dir, "s.stdout")
+        data = gzip.compress(t.text().encode())
+        with open(tp, "wb") as f:
+            f.write(data[:len(data) // 2])
+        with open(sp, "w") as f:
+            f.write("\n".join(s) + "\n")
+        p = subprocess.run([sys.executable, CHECKER, tp, sp, "--allow-recovered"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("TRUNCATED", p.stdout)
+        self.assertIn("CHECK gzip FAIL", p.stdout)
+        self.assertIn("RESULT synthetic FAIL", p.stdout)
+
+    def test_missing_trailer_only(self):
+        # all the data is there, only the 8-byte gzip trailer is missing
+        t, s = base_case()
+        tp = os.path.join(self.dir, "t.json.gz")
+        sp = os.path.join(self.dir, "s.stdout")
+        with open(tp, "wb") as f:
+            f.write(gzip.compress(t.text().encode())[:-8])
+        with open(sp, "w") as f:
+            f.write("\n".join(s) + "\n")
+        p = subprocess.run([sys.executable, CHECKER, tp, sp],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("TRUNCATED", p.stdout)
+
+    def test_no_end_event(self):
+        t, s = base_case()
+        t.ev.pop()
+        self.assertFail(t, s, "end")
+
+    def test_meta_not_first(self):
+        t, s = base_case()
+        t.ev[0], t.ev[1] = t.ev[1], t.ev[0]
+        self.assertFail(t, s, "meta")
+
+    def test_wrong_pid(self):
+        t, s = base_case()
+        s[0] = "GPUPROF_BEGIN sample=synthetic pid=999 format=1"
+        self.assertFail(t, s, "meta")
+
+    def test_ts_not_three_decimals(self):
+        t, s = base_case()
+        raw = t.text().replace('"ts": 0.950', '"ts": 0.95', 1)
+        self.assertNotEqual(raw, t.text())
+        self.assertFail(t, s, "events", raw=raw)
+
+    def test_not_one_event_per_line(self):
+        t, s = base_case()
+        raw = t.text().replace('{"ph": "M"', '{\n"ph": "M"', 1)
+        self.assertFail(t, s, "lines", raw=raw)
+
+    def test_invalid_utf8_in_trace(self):
+        t, s = base_case()
+        tp = os.path.join(self.dir, "t.json.gz")
+        sp = os.path.join(self.dir, "s.stdout")
+        raw = t.text().encode("utf-8").replace(b'"reg"', b'"r\xffg"', 1)
+        with open(tp, "wb") as f:
+            f.write(gzip.compress(raw))
+        with open(sp, "w") as f:
+            f.write("\n".join(s) + "\n")
+        p = subprocess.run([sys.executable, CHECKER, tp, sp],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("CHECK utf8 FAIL", p.stdout)
+
+    def test_duplicate_key(self):
+        t, s = base_case()
+        raw = t.text().replace('"name": "outer"', '"name": "outer", "name": "x"', 1)
+        self.assertFail(t, s, "lines", raw=raw)
+
+    def test_recovered_needs_flag(self):
+        t, s = base_case()
+        end_args(t).update(clean=False, recovered=True)
+        self.assertFail(t, s, "end")
+        self.assertPass(t, s, ["--allow-recovered"])
+
+    def test_unclean(self):
+        t, s = base_case()
+        end_args(t).update(clean=False)
+        self.assertFail(t, s, "end")
+
+    def test_sample_did_not_finish(self):
+        t, s = base_case()
+        s = [l for l in s if not l.startswith("GPUPROF_END")]
+        self.assertFail(t, s, "sample")
+
+    # -- oom / ops ---------------------------------------------------------
+    def test_oom_wrong_bytes(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "oom")[0][0]["args"]["bytes"] = TOTAL
+        self.assertFail(t, s, "oom")
+
+    def test_oom_missing_free_total(self):
+        t, s = base_case()
+        del find(t, lambda e: e.get("name") == "oom")[0][0]["args"]["free"]
+        self.assertFail(t, s, "oom")
+
+    def test_oom_driver_api_name_accepted(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("name") == "oom")[0][0]["args"]["api"] = "cuMemAlloc_v2"
+        out = self.assertPass(t, s)
+        self.assertIn("NOTE cudaMalloc(", out)
+
+    def test_memcpy_missing(self):
+        t, s = base_case()
+        drop(t, lambda e: e.get("cat") == "memcpy")
+        self.assertFail(t, s, "ops")
+
+    def test_memset_wrong_bytes(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("cat") == "memset")[0][0]["args"]["bytes"] = 65
+        self.assertFail(t, s, "ops")
+
+    def test_kernel_flow_missing(self):
+        t, s = base_case()
+        drop(t, lambda e: e.get("ph") == "f")
+        self.assertFail(t, s, "ops_attribution")
+
+    def test_memcpy_async_flag(self):
+        t, s = base_case()
+        find(t, lambda e: e.get("cat") == "memcpy")[0][0]["args"]["async"] = True
+        self.assertFail(t, s, "ops_attribution")
+
+    # -- killed ------------------------------------------------------------
+    def killed_case(self):
+        t = Trace()
+        s = ["GPUPROF_BEGIN sample=synthetic pid=%d format=1" % PID,
+             "GPUPROF_EXPECT exit=killed"]
+        t.add("i", "gpuprof.meta", PID, PID, 0, s="g", args={
+            "format": 1, "version": "0.1.0", "pid": PID, "ppid": 1, "cmdline": "k",
+            "hostname": "h", "start_unix_ns": 1, "ts_base_ns": 1, "clock": "cupti",
+            "mode": "cuda", "gpu_pid_base": GPU})
+        t.add("i", "gpuprof.device", GPU, 0, 1, s="g", args={
+            "device": 0, "name": "H100", "total_memory": TOTAL, "uuid": "u", "cc": "9.0",
+            "gpu_pid": GPU})
+        live = 0
+        for i in range(5):
+            addr = 0x10000 * (i + 1)
+            c = t.api("cudaMalloc", PID, 1000 + i * 10**8)
+            t.mem("alloc", addr, 100 + i, "device", 1100 + i * 10**8, c)
+            live += 100 + i
+            t.add("C", "GPU memory", GPU, 0, 1100 + i * 10**8, cat="memory", args={
+                "device": live, "device_static": 0, "managed": 0, "pinned_host": 0,
+                "pool_reserved": 0})
+            s.append("GPUPROF_ALLOC seq=%d t_ms=%d tid=%d device=0 kind=device api=cudaMalloc "
+                     "addr=0x%x bytes=%d" % (i + 1, i * 100, PID, addr, 100 + i))
+        s.append("GPUPROF_EXPECT kind=device allocs=5 frees=0 alloc_bytes=510 free_bytes=0 "
+                 "live_end=510 t_ms=400")
+        s.append("GPUPROF_KILL t_ms=2500 signal=9")
+        t.add("i", "gpuprof.end", PID, PID, 10**9, s="g", args={
+            "clean": False, "recovered": True, "dropped_cupti": 0, "dropped_host": 0})
+        return t, s
+
+    def test_killed_pass(self):
+        t, s = self.killed_case()
+        self.assertPass(t, s, ["--allow-recovered"])
+
+    def test_killed_needs_flag(self):
+        t, s = self.killed_case()
+        self.assertFail(t, s, "end")
+
+    def test_killed_not_recovered(self):
+        t, s = self.killed_case()
+        end_args(t).update(recovered=False)
+        self.assertFail(t, s, "end", ["--allow-recovered"])
+
+    def test_killed_late_op_may_be_missing(self):
+        t, s = self.killed_case()
+        s[-1] = "GPUPROF_KILL t_ms=1800 signal=9"   # ops at t_ms 400 are within 1.5 s
+        drop(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x50000")
+        drop(t, lambda e: e.get("name") == "GPU memory" and e["args"]["device"] == 510)
+        out = self.assertPass(t, s, ["--allow-recovered"])
+        self.assertIn("NOTE 1 operations done less than", out)
+
+    def test_killed_early_op_missing(self):
+        t, s = self.killed_case()
+        drop(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x10000")
+        self.assertFail(t, s, "addresses", ["--allow-recovered"])
+
+
+class ParseTest(unittest.TestCase):
+    def test_hex_names_decode_with_replacement(self):
+        sys.path.insert(0, HERE)
+        import check_trace
+        p = os.path.join(tempfile.mkdtemp(), "s")
+        with open(p, "w") as f:
+            f.write("GPUPROF_NVTX thread=0 tid=1 n=0 op=push name_hex=%s\n" % HOSTILE.hex())
+        s = check_trace.parse_sample(p)
+        self.assertEqual(s.nvtx[0][0]["name"], HOSTILE_DECODED)
+        self.assertEqual(HOSTILE_DECODED.count("\ufffd"), 2)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
