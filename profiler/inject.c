@@ -112,13 +112,19 @@ static void on_fork_child(void)
 	atomic_store(&gp_rec.state, GP_REC_FORKED);
 }
 
-static const CUpti_ActivityKind kinds[] = {
-	CUPTI_ACTIVITY_KIND_DEVICE,
-	CUPTI_ACTIVITY_KIND_MEMORY2,
-	CUPTI_ACTIVITY_KIND_MEMORY_POOL,
-	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-	CUPTI_ACTIVITY_KIND_MEMCPY,
-	CUPTI_ACTIVITY_KIND_MEMSET,
+/* Memory records are the reason gpuprof exists; without the others the
+ * trace is poorer but still worth having. */
+static const struct {
+	CUpti_ActivityKind kind;
+	int required;
+	const char *what;
+} kinds[] = {
+	{ CUPTI_ACTIVITY_KIND_MEMORY2, 1, "memory allocations" },
+	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, "device properties" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0, "memory pools" },
+	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0, "kernels" },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY, 0, "copies" },
+	{ CUPTI_ACTIVITY_KIND_MEMSET, 0, "sets" },
 };
 
 static int start(void)
@@ -170,12 +176,18 @@ static int start(void)
 		goto fail_subscribed;
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		r = cuptiActivityEnable(kinds[i]);
-		if (r != CUPTI_SUCCESS) {
-			fail("enabling CUPTI activity", r);
+		r = cuptiActivityEnable(kinds[i].kind);
+		if (r == CUPTI_SUCCESS)
+			continue;
+		if (kinds[i].required) {
+			fail("enabling CUPTI memory activity", r);
 			err = -EIO;
 			goto fail_activity;
 		}
+		const char *msg = NULL;
+		cuptiGetResultString(r, &msg);
+		gp_rec_say("CUPTI cannot record %s here (%s); the trace will lack them",
+			   kinds[i].what, msg ? msg : "error");
 	}
 	gp_api_select_enable();
 	r = (CUptiResult)gp_callbacks_enable(subscriber);
@@ -200,7 +212,7 @@ static int start(void)
 
 fail_activity:
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		cuptiActivityDisable(kinds[i]);
+		cuptiActivityDisable(kinds[i].kind);
 	gp_tw_abandon(tw);
 	unlink(path);
 fail_subscribed:
