@@ -15,7 +15,7 @@
 struct gp_gz_sink;
 
 /* Takes ownership of fd (closed by gp_gz_close). level: zlib 1..9.
- * Returns 0 or -errno (-ENOMEM, -EINVAL). */
+ * Returns 0 or -errno (-ENOMEM, -EINVAL); on failure fd has been closed too. */
 int gp_gz_open_fd(struct gp_gz_sink **out, int fd, int level);
 /* 0 or -errno. After an error every later call returns the same error. */
 int gp_gz_write(struct gp_gz_sink *s, const void *data, size_t len);
@@ -23,6 +23,10 @@ int gp_gz_flush(struct gp_gz_sink *s);
 /* Finishes the member (trailer), fsyncs best-effort, closes fd, frees s.
  * Safe on NULL. Returns the first error seen over the sink's life, or 0. */
 int gp_gz_close(struct gp_gz_sink *s);
+/* Ends the member (trailer) and writes it all out but keeps the sink, so its
+ * byte counts are final; later writes fail with -EINVAL. Then gp_gz_close().
+ * 0 or -errno. */
+int gp_gz_finish(struct gp_gz_sink *s);
 /* Closes fd and frees without writing a trailer (forked child, fatal error). */
 void gp_gz_abandon(struct gp_gz_sink *s);
 uint64_t gp_gz_bytes_in(const struct gp_gz_sink *s);  /* uncompressed so far */

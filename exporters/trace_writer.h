@@ -16,7 +16,9 @@
  *   gp_tw_args_begin(tw); gp_tw_arg_*(...)  optional args object
  *   gp_tw_end(tw);                          appends the line to the stream
  * ts_ns is relative to the trace's time base (already subtracted by caller);
- * it is written in microseconds with 3 decimals. */
+ * it is written in microseconds with 3 decimals. gp_tw_arg_* opens args
+ * itself if needed; gp_tw_dur/gp_tw_field_* after args make gp_tw_end() drop
+ * the event with -EINVAL (they would land inside args). */
 #ifndef GPUPROF_TRACE_WRITER_H
 #define GPUPROF_TRACE_WRITER_H
 
@@ -32,7 +34,11 @@ struct gp_tw_stats {
 	uint64_t flushes;
 };
 
-/* Takes ownership of fd. Writes "[\n". Returns 0 or -errno. */
+/* Longest event line the writer produces, ",\n" included; gp_tw_end() fails
+ * with -ENOMEM beyond it. gp_trace_recover() treats longer lines as corrupt. */
+#define GP_TW_MAX_LINE ((size_t)64 << 20)
+
+/* Takes ownership of fd, even on failure. Writes "[\n". Returns 0 or -errno. */
 int gp_tw_open_fd(struct gp_trace_writer **out, int fd, int gz_level);
 
 void gp_tw_begin(struct gp_trace_writer *tw, char ph, const char *name,
@@ -64,9 +70,13 @@ int gp_tw_flush(struct gp_trace_writer *tw);
 /* The next event built is the final one: gp_tw_close() writes it without a
  * trailing comma, then "]\n", finishes the gzip member and closes the fd.
  * Call as: gp_tw_begin(...); ...args...; gp_tw_close(tw, stats).
- * If no event is under construction, close just writes "]" after removing
- * nothing (the array then ends with "...},\n]" which is NOT valid JSON), so
- * always build a final event. Frees tw. Returns the first error seen, or 0. */
+ * If no event is under construction (or it cannot be written: misuse, out of
+ * memory), close writes a minimal final event instead,
+ *   {"ph":"i","s":"g","name":"gpuprof.end","cat":"gpuprof","pid":0,"tid":0,
+ *    "ts":0.000,"args":{}}
+ * so the file is always valid JSON. Frees tw. Returns the first error seen
+ * (not building a final event is not an error), or 0. stats (may be NULL)
+ * gets the final counts, the final event and gzip trailer included. */
 int gp_tw_close(struct gp_trace_writer *tw, struct gp_tw_stats *stats);
 /* Forked child or fatal error: release without writing anything more. */
 void gp_tw_abandon(struct gp_trace_writer *tw);

@@ -1,0 +1,495 @@
+/* Repair of truncated traces (see trace_recover.h).
+ *
+ * One streaming pass: inflate in chunks, cut the output into lines, keep each
+ * line that is a whole, valid event and copy it to a new gzip member at once.
+ * Memory stays bounded: at most one partial line (capped at GP_TW_MAX_LINE)
+ * and the last "final-looking" line are held.
+ *
+ * Nothing is created until the stream has shown it is a gpuprof trace ("["
+ * then a gpuprof.meta event), so rejected input leaves no output behind. */
+#include "trace_recover.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "gz_sink.h"
+#include "json_buf.h"
+#include "json_check.h"
+#include "trace_writer.h"
+
+#define IN_CHUNK (64u * 1024u)
+#define OUT_CHUNK (256u * 1024u)
+#define OUT_GZ_LEVEL 6
+
+enum rstate {
+	R_HEADER,      /* expecting the "[" line */
+	R_META,        /* expecting the gpuprof.meta event */
+	R_EVENTS,      /* copying "{...}," lines */
+	R_AFTER_FINAL, /* saw "{...}" without comma: only "]" may follow */
+	R_CLOSED,      /* saw "]": only the end of the stream may follow */
+	R_DROP,        /* damage seen: everything from here on is dropped */
+};
+
+struct rec {
+	enum rstate st;
+	const char *out_path;  /* borrowed from the caller */
+	mode_t mode;
+	int out_created;       /* out_path is ours to unlink on failure */
+	struct gp_gz_sink *gz; /* owned once created */
+	struct gp_buf carry;   /* a line spanning inflate chunks */
+	struct gp_buf pending; /* final-looking line, until we see what follows */
+	char pid[24];          /* from the meta event, validated integer text */
+	char ts[40];           /* of the last kept line, validated number text */
+	uint64_t total;        /* decompressed bytes seen */
+	uint64_t kept_bytes;   /* of those, copied unchanged */
+	uint64_t kept;         /* event lines copied */
+};
+
+/* Copies the raw value of top-level `key` into dst if it is a JSON number
+ * (integer_only: no fraction or exponent) that fits; 1 if copied. */
+static int copy_number(const char *obj, size_t n, const char *key, int integer_only,
+		       char *dst, size_t dst_size)
+{
+	const char *v;
+	size_t vn;
+
+	if (!gp_json_top_member(obj, n, key, &v, &vn) || vn == 0 || vn >= dst_size)
+		return 0;
+	/* The object passed validation, so a value starting like a number is
+	 * a well-formed number. */
+	if (v[0] != '-' && (v[0] < '0' || v[0] > '9'))
+		return 0;
+	if (integer_only && (memchr(v, '.', vn) || memchr(v, 'e', vn) || memchr(v, 'E', vn)))
+		return 0;
+	memcpy(dst, v, vn);
+	dst[vn] = '\0';
+	return 1;
+}
+
+static int name_is(const char *obj, size_t n, const char *quoted)
+{
+	const char *v;
+	size_t vn;
+
+	return gp_json_top_member(obj, n, "name", &v, &vn) && vn == strlen(quoted) &&
+	       memcmp(v, quoted, vn) == 0;
+}
+
+/* An event line is a valid object starting and ending at the line's edges,
+ * followed by "," except for the final one. Returns the object's length, or
+ * 0 if the line is not an event line. */
+static size_t event_obj(const char *s, size_t len, int *comma)
+{
+	size_t n = len;
+
+	*comma = n > 0 && s[n - 1] == ',';
+	if (*comma)
+		n--;
+	if (n < 2 || s[0] != '{' || s[n - 1] != '}' || !gp_json_is_object(s, n))
+		return 0;
+	return n;
+}
+
+static int out_write(struct rec *r, const void *p, size_t n)
+{
+	return gp_gz_write(r->gz, p, n);
+}
+
+static int create_output(struct rec *r)
+{
+	/* O_EXCL: never overwrite; O_NOFOLLOW: with O_EXCL a symlink already
+	 * fails, this states it. */
+	int fd = open(r->out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      r->mode);
+
+	if (fd < 0)
+		return -errno;
+	r->out_created = 1;
+	return gp_gz_open_fd(&r->gz, fd, OUT_GZ_LEVEL); /* fd handed over */
+}
+
+/* Copies a "{...}," line. obj_len is the object without the comma. */
+static int keep_line(struct rec *r, const char *s, size_t len, size_t obj_len)
+{
+	int rc = out_write(r, s, len);
+
+	if (!rc)
+		rc = out_write(r, "\n", 1);
+	if (rc)
+		return rc;
+	r->kept++;
+	r->kept_bytes += len + 1;
+	if (!copy_number(s, obj_len, "ts", 0, r->ts, sizeof(r->ts)))
+		strcpy(r->ts, "0");
+	return 0;
+}
+
+static int set_pending(struct rec *r, const char *s, size_t len)
+{
+	gp_buf_reset(&r->pending);
+	gp_buf_append(&r->pending, s, len);
+	if (r->pending.failed)
+		return r->pending.failed;
+	r->st = R_AFTER_FINAL;
+	return 0;
+}
+
+/* The final-looking line turned out not to end the trace: it is an ordinary
+ * event, so it gets its comma. */
+static int keep_pending(struct rec *r)
+{
+	struct gp_buf *p = &r->pending;
+	int rc;
+
+	if (p->len == 0)
+		return 0;
+	rc = out_write(r, p->data, p->len);
+	if (!rc)
+		rc = out_write(r, ",\n", 2);
+	if (rc)
+		return rc;
+	r->kept++;
+	r->kept_bytes += p->len + 1;
+	if (!copy_number(p->data, p->len, "ts", 0, r->ts, sizeof(r->ts)))
+		strcpy(r->ts, "0");
+	gp_buf_reset(p);
+	return 0;
+}
+
+static int drop_rest(struct rec *r)
+{
+	int rc = keep_pending(r);
+
+	r->st = R_DROP;
+	return rc;
+}
+
+static int line(struct rec *r, const char *s, size_t len)
+{
+	size_t n;
+	int comma, rc;
+
+	switch (r->st) {
+	case R_HEADER:
+		if (len != 1 || s[0] != '[')
+			return -EINVAL;
+		r->st = R_META;
+		return 0;
+	case R_META:
+		n = event_obj(s, len, &comma);
+		if (!n || !name_is(s, n, "\"gpuprof.meta\""))
+			return -EINVAL;
+		if (!copy_number(s, n, "pid", 1, r->pid, sizeof(r->pid)))
+			strcpy(r->pid, "0");
+		rc = create_output(r);
+		if (!rc)
+			rc = out_write(r, "[\n", 2);
+		if (rc)
+			return rc;
+		r->kept_bytes += 2;
+		r->st = R_EVENTS;
+		return comma ? keep_line(r, s, len, n) : set_pending(r, s, len);
+	case R_EVENTS:
+		n = event_obj(s, len, &comma);
+		if (!n)
+			return drop_rest(r);
+		return comma ? keep_line(r, s, len, n) : set_pending(r, s, len);
+	case R_AFTER_FINAL:
+		if (len == 1 && s[0] == ']') {
+			r->st = R_CLOSED;
+			return 0;
+		}
+		return drop_rest(r);
+	case R_CLOSED:
+		return drop_rest(r);
+	case R_DROP:
+		break;
+	}
+	return 0;
+}
+
+/* A line longer than the writer can produce is damage, or not our file. */
+static int too_long(struct rec *r)
+{
+	gp_buf_free(&r->carry);
+	if (r->st == R_HEADER || r->st == R_META)
+		return -EINVAL;
+	return drop_rest(r);
+}
+
+/* Splits decompressed data into lines; a line cut by the chunk boundary
+ * waits in carry. */
+static int feed(struct rec *r, const char *data, size_t n)
+{
+	r->total += n;
+	while (n > 0 && r->st != R_DROP) {
+		const char *nl = memchr(data, '\n', n);
+		size_t seg = nl ? (size_t)(nl - data) : n;
+		int rc;
+
+		/* Reject non-traces at once instead of buffering a long line. */
+		if (r->st == R_HEADER && r->carry.len + seg > 1)
+			return -EINVAL;
+		if (r->carry.len + seg >= GP_TW_MAX_LINE)
+			return too_long(r);
+		if (!nl) {
+			gp_buf_append(&r->carry, data, seg);
+			return r->carry.failed;
+		}
+		if (r->carry.len) {
+			gp_buf_append(&r->carry, data, seg);
+			if (r->carry.failed)
+				return r->carry.failed;
+			rc = line(r, r->carry.data, r->carry.len);
+			gp_buf_reset(&r->carry);
+		} else {
+			rc = line(r, data, seg);
+		}
+		if (rc)
+			return rc;
+		data += seg + 1;
+		n -= seg + 1;
+	}
+	return 0;
+}
+
+static int write_end(struct rec *r, struct gp_recover_result *res)
+{
+	struct gp_buf b;
+	int rc;
+
+	gp_buf_init(&b, 0);
+	gp_buf_puts(&b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"gpuprof.end\",\"cat\":\"gpuprof\",\"pid\":");
+	gp_buf_puts(&b, r->pid);
+	gp_buf_puts(&b, ",\"tid\":0,\"ts\":");
+	gp_buf_puts(&b, r->ts);
+	gp_buf_puts(&b, ",\"args\":{\"clean\":false,\"recovered\":true,\"events_kept\":");
+	gp_buf_u64(&b, res->events_kept);
+	gp_buf_puts(&b, ",\"bytes_dropped\":");
+	gp_buf_u64(&b, res->bytes_dropped);
+	gp_buf_puts(&b, "}}\n]\n");
+	rc = b.failed ? b.failed : out_write(r, b.data, b.len);
+	gp_buf_free(&b);
+	return rc;
+}
+
+/* End of the decompressed stream: close the array, either as the original
+ * did (already complete) or with our own gpuprof.end marker. */
+static int finish(struct rec *r, struct gp_recover_result *res)
+{
+	int rc;
+
+	if (r->carry.len) {
+		/* "]" cut before its newline still closes the array. */
+		if (r->st == R_AFTER_FINAL && r->carry.len == 1 && r->carry.data[0] == ']')
+			r->st = R_CLOSED;
+		else if (r->st == R_CLOSED)
+			r->st = R_DROP; /* trailing junk after the array */
+		/* otherwise a partial line: dropped */
+	}
+	if (r->st == R_HEADER || r->st == R_META)
+		return -EINVAL;
+	if (r->st == R_CLOSED && name_is(r->pending.data, r->pending.len, "\"gpuprof.end\"")) {
+		rc = out_write(r, r->pending.data, r->pending.len);
+		if (!rc)
+			rc = out_write(r, "\n]\n", 3);
+		if (rc)
+			return rc;
+		res->events_kept = r->kept + 1;
+		res->bytes_dropped = 0;
+		res->already_complete = 1;
+		return 0;
+	}
+	rc = keep_pending(r);
+	if (rc)
+		return rc;
+	res->events_kept = r->kept;
+	res->bytes_dropped = r->total - r->kept_bytes;
+	return write_end(r, res);
+}
+
+static ssize_t read_some(int fd, void *buf, size_t n)
+{
+	for (;;) {
+		ssize_t got = read(fd, buf, n);
+
+		if (got >= 0 || errno != EINTR)
+			return got < 0 ? -errno : got;
+	}
+}
+
+static int recover(const char *in_path, const char *out_path, mode_t mode,
+		   struct gp_recover_result *res)
+{
+	struct rec r = { .out_path = out_path, .mode = mode };
+	unsigned char *inbuf = NULL, *obuf = NULL;
+	z_stream zs = { 0 };
+	int in_eof = 0, stream_end = 0;
+	int fd, rc, zr;
+
+	memset(res, 0, sizeof(*res));
+	strcpy(r.pid, "0");
+	strcpy(r.ts, "0");
+	gp_buf_init(&r.carry, 0);   /* capped by feed() */
+	gp_buf_init(&r.pending, 0); /* a line that passed feed()'s cap */
+	fd = open(in_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	inbuf = malloc(IN_CHUNK);
+	obuf = malloc(OUT_CHUNK);
+	if (!inbuf || !obuf) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	/* 16 + MAX_WBITS: gzip only; a zlib or raw stream is not a trace. */
+	zr = inflateInit2(&zs, 16 + MAX_WBITS);
+	if (zr != Z_OK) {
+		rc = zr == Z_MEM_ERROR ? -ENOMEM : -EIO;
+		goto out_free;
+	}
+	for (;;) {
+		size_t got;
+
+		if (zs.avail_in == 0 && !in_eof) {
+			ssize_t n = read_some(fd, inbuf, IN_CHUNK);
+
+			if (n < 0) {
+				rc = (int)n;
+				goto out_inflate;
+			}
+			in_eof = n == 0;
+			zs.next_in = inbuf;
+			zs.avail_in = (uInt)n;
+		}
+		zs.next_out = obuf;
+		zs.avail_out = OUT_CHUNK;
+		zr = inflate(&zs, Z_NO_FLUSH);
+		got = OUT_CHUNK - zs.avail_out;
+		if (got) {
+			rc = feed(&r, (const char *)obuf, got);
+			if (rc)
+				goto out_inflate;
+		}
+		if (zr == Z_STREAM_END) {
+			stream_end = 1;
+			break;
+		}
+		if (zr == Z_OK)
+			continue;
+		if (zr == Z_BUF_ERROR && !in_eof && zs.avail_in == 0)
+			continue; /* needs more input */
+		if (zr == Z_MEM_ERROR) {
+			rc = -ENOMEM;
+			goto out_inflate;
+		}
+		/* Input ended mid-member (Z_BUF_ERROR), or damage/bad trailer
+		 * (Z_DATA_ERROR): keep what decoded so far. Data after the
+		 * first member is ignored, as a trace is one member. */
+		break;
+	}
+	res->gzip_truncated = !stream_end;
+	rc = finish(&r, res);
+
+out_inflate:
+	inflateEnd(&zs);
+out_free:
+	free(inbuf);
+	free(obuf);
+	close(fd);
+	gp_buf_free(&r.carry);
+	gp_buf_free(&r.pending);
+	if (!rc && r.gz) {
+		rc = gp_gz_close(r.gz); /* trailer, fsync, close */
+		r.gz = NULL;
+	}
+	if (rc) {
+		gp_gz_abandon(r.gz);
+		if (r.out_created)
+			unlink(out_path);
+		memset(res, 0, sizeof(*res));
+	}
+	return rc;
+}
+
+int gp_trace_recover(const char *in_path, const char *out_path,
+		     struct gp_recover_result *res)
+{
+	struct gp_recover_result local;
+
+	return recover(in_path, out_path, 0644, res ? res : &local);
+}
+
+static void fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		fsync(fd); /* best effort: the rename is durable once this returns */
+		close(fd);
+	}
+}
+
+int gp_trace_recover_in_place(const char *path, struct gp_recover_result *res)
+{
+	struct gp_recover_result local;
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+	size_t tmp_size = strlen(path) + 64;
+	struct timespec now;
+	struct stat st;
+	char *tmp, *dir;
+	int rc = -EEXIST;
+
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof(*res));
+	/* Renaming over a symlink would replace the link, not the trace. */
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	tmp = malloc(tmp_size);
+	dir = malloc(dlen + 2);
+	if (!tmp || !dir) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Same directory, so rename() is atomic; hidden so nobody picks it up
+	 * as a trace meanwhile. The name only needs to be unlikely: O_EXCL
+	 * settles collisions. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (unsigned i = 0; i < 100 && rc == -EEXIST; i++) {
+		snprintf(tmp, tmp_size, "%.*s.%s.recover-%ld-%lx", (int)dlen, path,
+			 path + dlen, (long)getpid(),
+			 (unsigned long)now.tv_nsec * 2654435761u + i);
+		rc = recover(path, tmp, st.st_mode & 0666, res);
+	}
+	if (rc)
+		goto out;
+	if (res->already_complete && !res->gzip_truncated) {
+		unlink(tmp); /* nothing to repair: leave the original alone */
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		rc = -errno;
+		unlink(tmp);
+		memset(res, 0, sizeof(*res));
+		goto out;
+	}
+	if (dlen)
+		snprintf(dir, dlen + 2, "%.*s", (int)dlen, path);
+	else
+		strcpy(dir, ".");
+	fsync_dir(dir);
+out:
+	free(tmp);
+	free(dir);
+	return rc;
+}
