@@ -6,6 +6,7 @@ Model: transformers GPT2LMHeadModel with random weights (12 layers, 768 wide,
 Run it plain and under `gpuprof --trace` in the same session to compare.
 """
 import argparse
+import resource
 import statistics
 import time
 
@@ -50,7 +51,8 @@ def main():
     print(
         f"GPUPROF_BENCH label={args.label} steps={args.steps} "
         f"median_ms={statistics.median(times):.3f} p10_ms={q(0.1):.3f} p90_ms={q(0.9):.3f} "
-        f"peak_alloc={torch.cuda.max_memory_allocated()}",
+        f"peak_alloc={torch.cuda.max_memory_allocated()} "
+        f"maxrss_mb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}",
         flush=True,
     )
 

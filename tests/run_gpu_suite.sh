@@ -7,11 +7,12 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-out=${OUT:-$root/build/gpu-out}
+final=${OUT:-$root/build/gpu-out}
+out=$final/logs
 mkdir -p "$out"
 bench=1
 [ "${1:-}" = "--no-bench" ] && bench=0
-table=$out/table.txt
+table=$final/table.txt
 : >"$table"
 row() { printf '%s\n' "$*" | tee -a "$table" >/dev/null; }
 
@@ -55,6 +56,18 @@ gp=$b/viewer/gpuprof
 python3 tests/torch/check_torch_nvtx.py "$out/torch_nvtx.json.gz" "$out/torch_nvtx.out" >"$out/torch_nvtx.check" 2>&1
 cat "$out/torch_nvtx.check" >>"$table"
 
+# torch.profiler in a traced program: it must run on, and our trace stay valid.
+"$gp" --trace --force -o "$out/clash.json.gz" tests/torch/profiler_clash.py >"$out/clash.out" 2>"$out/clash.err"
+echo "clash rc=$?" >>"$out/clash.out"
+python3 - "$out/clash.json.gz" >>"$out/clash.out" 2>&1 <<'PY'
+import gzip, json, sys
+ev = json.load(gzip.open(sys.argv[1], "rt"))
+end = ev[-1]
+print("clash trace: valid json, events=%d end=%s kernels=%d allocs=%d" % (len(ev), end.get("name"),
+      sum(1 for e in ev if e.get("cat") == "kernel"), sum(1 for e in ev if e.get("name") == "alloc")))
+PY
+{ grep -h -E "GPUPROF_CLASH|clash" "$out/clash.out"; grep -h "gpuprof:" "$out/clash.err" | head -5; } | sed 's/^/torch.profiler clash: /' >>"$table"
+
 if [ $bench = 1 ]; then
 	# Same session, alternating, so that clocks and thermal state are shared.
 	for i in 1 2; do
@@ -75,5 +88,9 @@ print("gpt2 trace: events=%d kernels=%d allocs=%d api=%d dropped_cupti=%s droppe
          end["dropped_host"], end["late_memory_records"]))
 PY
 fi
+# What comes back: the table, one sample trace for samples/traces/, all logs.
+cp "$b/tests/gpu/work/alloc_sizes.json.gz" "$final/alloc_sizes.h100.json.gz" 2>/dev/null
+cp -r "$b/tests/gpu/work" "$out/gpu_work" 2>/dev/null
+tar czf "$final/logs.tar.gz" --exclude='gpt2.json.gz' -C "$final" logs && rm -rf "$out"
 echo "===== gpuprof GPU suite ====="
 cat "$table"
