@@ -26,7 +26,7 @@ if ! pkg-config --exists json-c 2>/dev/null; then
 	mkdir -p "$dst"
 	for d in "$root"/.deps/debs/*.deb; do dpkg -x "$d" "$dst"; done
 	pc=$dst/usr/lib/x86_64-linux-gnu/pkgconfig
-	sed -i "s|^prefix=.*|prefix=$dst/usr|" "$pc/json-c.pc"
+	sed -i "s|=/usr|=$dst/usr|" "$pc/json-c.pc"
 	export PKG_CONFIG_PATH=$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 	export LD_LIBRARY_PATH=$dst/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
@@ -35,6 +35,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 row "device: $(head -1 "$out/gpu.txt") | $(date -u +%Y-%m-%dT%H:%MZ)"
 
 b=$root/build/gpu
+rm -rf "$b"
 if ! { cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPROF_WERROR=ON \
 	-DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build "$b" -j"$(nproc)"; } >"$out/build.log" 2>&1; then
 	tail -40 "$out/build.log"
