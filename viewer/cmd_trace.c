@@ -730,6 +730,23 @@ static void repair_trace(struct trace_file *f, bool several)
 		f->size = st.st_size;
 }
 
+/* Binary units, as the rest of gpuprof prints them: 512 B, 7.1 KiB, 3.3 MiB. */
+static void human_size(char *buf, size_t cap, uint64_t bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, cap, "%.1f %s", v, units[u]);
+}
+
 static void report_traces(const struct run *r)
 {
 	struct trace_file *files = NULL;
@@ -760,18 +777,19 @@ static void report_traces(const struct run *r)
 		gp_msg("%zu traces written, one per process that used CUDA:", count);
 	for (i = 0; i < count; i++) {
 		const struct trace_file *f = &files[i];
-		double mib = (double)f->size / (1024.0 * 1024.0);
+		char size[32];
 
+		human_size(size, sizeof(size), (uint64_t)f->size);
 		if (count == 1)
-			gp_msg("trace written to %s (%.1f MiB)", f->path, mib);
+			gp_msg("trace written to %s (%s)", f->path, size);
 		else
-			gp_msg("  %s (%.1f MiB)", f->path, mib);
+			gp_msg("  %s (%s)", f->path, size);
 		if (f->running)
 			gp_msg("  process %ld is still running and writing it; once it ends: "
 			       "gpuprof recover %s", (long)f->pid, f->path);
 	}
-	gp_msg("open %s in https://ui.perfetto.dev (Open trace file), or run: gpuprof analyze %s",
-	       count > 1 ? "them" : "it", files[0].path);
+	/* TODO(analyze issue): name `gpuprof analyze` here once that command exists. */
+	gp_msg("open %s in https://ui.perfetto.dev (Open trace file)", count > 1 ? "them" : "it");
 cleanup:
 	for (i = 0; i < count; i++)
 		free(files[i].path);

@@ -4,13 +4,19 @@
 . "$(dirname "$0")/lib.sh"
 need_python
 tool() { "$PYTHON" "$HERE/trace_tool.py" "$@"; }
+# the size as gpuprof prints it: "N B" below 1 KiB, else "X.Y KiB"/"MiB"
+hsize() {
+	stat -c %s "$1" | awk '{ if ($1 < 1024) printf "%d B", $1;
+		else if ($1 < 1048576) printf "%.1f KiB", $1 / 1024;
+		else printf "%.1f MiB", $1 / 1048576 }'
+}
 
 # one complete trace
 gp --trace -o one.json.gz -- "$PYTHON" "$HERE/trace_tool.py" write one.json.gz 3
 check_rc 0 "one trace"
 check_no_stdout "one trace"
-check_err "gpuprof: trace written to $TMP/one.json.gz (0.0 MiB)" "one trace"
-check_err "gpuprof: open it in https://ui.perfetto.dev (Open trace file), or run: gpuprof analyze $TMP/one.json.gz" "one trace"
+check_err "gpuprof: trace written to $TMP/one.json.gz ($(hsize one.json.gz))" "one trace"
+check_err "gpuprof: open it in https://ui.perfetto.dev (Open trace file)" "one trace"
 check_no_err "cut short" "one trace"
 check_no_err "nothing was recorded" "one trace"
 check_prefixed "one trace"
@@ -26,7 +32,7 @@ check_err "gpuprof: $HERE/trace_tool.py was killed by signal 9 (SIGKILL)" "kille
 check_err "gpuprof: trace cut short; recovered 5 events up to the last flush ($TMP/run.json.gz)" "killed program"
 tool check run.json.gz --recovered yes --events 5 >/dev/null || fail "killed program: root trace not repaired"
 check_err "gpuprof: 3 traces written, one per process that used CUDA:" "killed program"
-check_err "gpuprof:   $TMP/run.json.gz (0.0 MiB)" "killed program"
+check_err "gpuprof:   $TMP/run.json.gz ($(hsize run.json.gz))" "killed program"
 done_trace=
 for f in run.[1-9]*.json.gz; do
 	case $f in run.1.json.gz | "run.$running.json.gz" | run.12x.json.gz) ;; *) done_trace=$f ;; esac
@@ -34,18 +40,19 @@ done
 if [ -z "$done_trace" ]; then
 	fail "killed program: the ended child's trace is missing"
 else
-	check_err "gpuprof:   $TMP/$done_trace (0.0 MiB)" "ended child listed"
+	check_err "gpuprof:   $TMP/$done_trace ($(hsize "$done_trace"))" "ended child listed"
 	tool check "$done_trace" --recovered no --events 3 >/dev/null || fail "ended child's trace changed"
 fi
 # still being written: listed, not touched
-check_err "gpuprof:   $TMP/run.$running.json.gz (0.0 MiB)" "running child listed"
+grep -qE "^gpuprof:   $TMP/run\.$running\.json\.gz \([0-9.]+ (B|KiB)\)\$" err ||
+	{ fail "running child listed"; show err >&2; }
 check_err "gpuprof:   process $running is still running and writing it; once it ends: gpuprof recover $TMP/run.$running.json.gz" "running child"
 if gzip -t "run.$running.json.gz" 2>/dev/null; then fail "running child's trace was repaired"; fi
 # an earlier run's file and a look-alike: ignored
 check_no_err "run.1.json.gz" "stale child trace"
 check_no_err "run.12x.json.gz" "look-alike"
 if gzip -t run.1.json.gz 2>/dev/null; then fail "stale child trace was repaired"; fi
-check_err "gpuprof: open them in https://ui.perfetto.dev (Open trace file), or run: gpuprof analyze $TMP/run.json.gz" "killed program"
+check_err "gpuprof: open them in https://ui.perfetto.dev (Open trace file)" "killed program"
 [ -n "$running" ] && kill "$running" 2>/dev/null
 
 # not a trace: left as it is
@@ -60,8 +67,8 @@ gp --trace -o plain.trace -- sh -c '"$0" "$1" write "$GPUPROF_OUTPUT" 1 &&
 	"$PYTHON" "$HERE/trace_tool.py"
 check_rc 0 "NAME.PID"
 check_err "gpuprof: 2 traces written, one per process that used CUDA:" "NAME.PID"
-check_err "gpuprof:   $TMP/plain.trace (0.0 MiB)" "NAME.PID"
-grep -qE "^gpuprof:   $TMP/plain\.trace\.[0-9]+ \(0\.0 MiB\)\$" err ||
+check_err "gpuprof:   $TMP/plain.trace ($(hsize plain.trace))" "NAME.PID"
+grep -qE "^gpuprof:   $TMP/plain\.trace\.[0-9]+ \([0-9.]+ (B|KiB)\)\$" err ||
 	{ fail "NAME.PID: child trace not listed"; show err >&2; }
 
 finish
