@@ -72,6 +72,15 @@ static void note_drops(struct gp_writer_ctx *w, uint64_t *seen, uint64_t now)
 	}
 }
 
+/* Tells readers that every record older than ts is already in the file, so
+ * they can sort with a bounded window instead of reading everything first. */
+static void write_watermark(struct gp_writer_ctx *w, uint64_t ts)
+{
+	gp_tw_begin(w->tw, 'i', "gpuprof.watermark", "gpuprof", w->host_pid, 0, gp_rel_ts(ts));
+	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_end(w->tw);
+}
+
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -141,6 +150,7 @@ static void *writer_main(void *arg)
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		drain(w);
 		gp_memc_advance(w->mc, watermark, gp_emit_counter, w);
+		write_watermark(w, watermark);
 		watermark = now;
 		note_drops(w, seen_drops, now);
 		if (gp_tw_flush(w->tw) != 0)
@@ -269,7 +279,8 @@ static void write_meta(struct gp_writer_ctx *w)
 	gp_tw_arg_u64(w->tw, "start_unix_ns", (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
 	gp_tw_arg_u64(w->tw, "ts_base_ns", gp_rec.ts_base);
 	gp_tw_arg_str(w->tw, "clock", "cupti");
-	gp_tw_arg_str(w->tw, "mode", "cuda");
+	const char *mode = getenv("GPUPROF_MODE");
+	gp_tw_arg_str(w->tw, "mode", mode && *mode ? mode : "cuda");
 	gp_tw_arg_i64(w->tw, "gpu_pid_base", gp_gpu_pid(w->host_pid, 0));
 	const char *root = getenv("GPUPROF_ROOT_PID");
 	if (root)
