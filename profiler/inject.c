@@ -225,6 +225,22 @@ fail_file:
 	return err;
 }
 
+/* Called by gpuprof's PyTorch hooks (ctypes) after torch.profiler stops:
+ * it registered its own buffer callbacks and disabled the activity kinds it
+ * used, some of them ours. 0 or a CUptiResult. */
+GP_EXPORT int gpuprof_reclaim_cupti(void)
+{
+	if (!gp_rec_running())
+		return 0;
+	CUptiResult r = (CUptiResult)gp_bufs_register();
+	if (r != CUPTI_SUCCESS)
+		return (int)r;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		cuptiActivityEnable(kinds[i].kind);
+	gp_api_select_enable();
+	return 0;
+}
+
 GP_EXPORT int InitializeInjection(void)
 {
 	static atomic_flag once = ATOMIC_FLAG_INIT;

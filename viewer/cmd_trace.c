@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "torch_env.h"
 #include "exporters/trace_recover.h"
 
 /* Both come from viewer/CMakeLists.txt; empty when the recorder is not built. */
@@ -41,6 +42,8 @@ struct trace_settings {
 	const char *output; /* -o as given; NULL: named after PROGRAM */
 	bool force;
 	const char *python; /* NULL: $GPUPROF_PYTHON, else python3 */
+	enum gp_mode mode;  /* AUTO: tensor for Python programs, else cuda */
+	bool ops;           /* --ops: PyTorch op ranges too */
 	char **program;     /* PROGRAM ARGS..., NULL-terminated, inside argv */
 };
 
@@ -68,12 +71,14 @@ struct trace_file {
 	off_t size;
 };
 
-enum { OPT_PYTHON = 0x100 };
+enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS };
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, 'f' },
 	{ "python", required_argument, NULL, OPT_PYTHON },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "ops", no_argument, NULL, OPT_OPS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -471,6 +476,42 @@ no_recording:
 	return 0;
 }
 
+/* Python programs are traced in tensor mode unless told otherwise: the
+ * hooks next to the recorder name layers and phases (torch_env.h). */
+static int setup_mode(const struct trace_settings *s, struct run *r)
+{
+	enum gp_mode mode = s->mode;
+	char *dir = NULL, *slash;
+	struct stat st;
+	int err;
+
+	if (mode == GP_MODE_AUTO)
+		mode = gp_runs_python(s->program[0]) ? GP_MODE_TENSOR : GP_MODE_CUDA;
+	if (s->ops && mode == GP_MODE_CUDA)
+		gp_msg("--ops needs a PyTorch program (--mode tensor or native); ignored");
+	if (mode != GP_MODE_CUDA) {
+		dir = malloc(strlen(r->recorder) + sizeof("/python"));
+		if (!dir)
+			return -ENOMEM;
+		strcpy(dir, r->recorder);
+		slash = strrchr(dir, '/');
+		strcpy(slash ? slash : dir, "/python");
+		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+			gp_msg("the PyTorch hooks are missing (%s): layers and steps will not be "
+			       "named", dir);
+	}
+	err = gp_torch_env_export(mode, s->ops, dir);
+	if (err)
+		gp_msg("cannot set the environment: %s", strerror(-err));
+	else if (mode != GP_MODE_CUDA)
+		gp_msg("%s mode: %s", gp_mode_name(mode),
+		       mode == GP_MODE_TENSOR
+			       ? "every tensor is recorded (PyTorch allocator backend cudaMallocAsync)"
+			       : "PyTorch's own allocator, recorded as its segments");
+	free(dir);
+	return err;
+}
+
 static void forward_signal(int sig)
 {
 	int saved = errno;
@@ -815,6 +856,14 @@ static int trace_main(int argc, char **argv)
 		case OPT_PYTHON:
 			s.python = optarg;
 			break;
+		case OPT_MODE:
+			if (gp_mode_parse(optarg, &s.mode) != 0)
+				return gp_usage_error("--mode must be tensor, native or cuda, not '%s'",
+						      optarg);
+			break;
+		case OPT_OPS:
+			s.ops = true;
+			break;
 		case 'h':
 			gp_print_help();
 			return GP_EXIT_OK;
@@ -842,6 +891,11 @@ static int trace_main(int argc, char **argv)
 	err = setup_recorder(&r);
 	if (err)
 		goto cleanup;
+	if (r.recorder) {
+		err = setup_mode(&s, &r);
+		if (err)
+			goto cleanup;
+	}
 	/* unlink() removes a symbolic link itself, never its target; without a
 	 * recorder the old trace stays, as nothing would replace it */
 	if (r.recorder && r.replace_output && unlink(r.output) != 0 && errno != ENOENT) {
@@ -879,7 +933,7 @@ cleanup:
 const struct gp_command gp_cmd_trace = {
 	.name = "trace",
 	.summary = "run PROGRAM and record its GPU memory activity to a trace",
-	.usage = "  gpuprof --trace [-o PATH] [--force] [--python PYTHON] [--] PROGRAM [ARGS...]\n",
+	.usage = "  gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--python PYTHON] [--] PROGRAM [ARGS...]\n",
 	.options =
 		"  trace (options go before PROGRAM; what follows PROGRAM is passed to it):\n"
 		"  -o, --output PATH      write the trace to PATH (default: in the current\n"
@@ -888,6 +942,12 @@ const struct gp_command gp_cmd_trace = {
 		"                         for a PATH of STEM.json.gz\n"
 		"  -f, --force            replace PATH if it exists (a symbolic link is\n"
 		"                         replaced itself; what it points to is left alone)\n"
+		"      --mode MODE        tensor: every PyTorch tensor allocation (PyTorch's\n"
+		"                         allocator switched to cudaMallocAsync; the default\n"
+		"                         for Python programs); native: the program's own\n"
+		"                         allocator, as its segments; cuda: no Python hooks\n"
+		"                         (the default for other programs)\n"
+		"      --ops              also record PyTorch ops (aten::...) as ranges\n"
 		"      --python PYTHON    run PROGRAM.py with PYTHON (default: $GPUPROF_PYTHON,\n"
 		"                         else python3)\n"
 		"      --                 end of gpuprof's options\n",

@@ -1,0 +1,306 @@
+"""PyTorch hooks of gpuprof: name every module's forward and backward, the
+phases (backward, optimizer.step, zero_grad) and the step boundaries as NVTX
+ranges, which the recorder (gpuprof's NVTX tool) writes into the trace. The
+names are documented in exporters/TRACE_FORMAT.md ("PyTorch programs").
+
+Installed lazily: an import hook waits for the program to import torch. The
+hooks only push and pop NVTX ranges; they never change what the program
+computes. Any failure turns them off with one "gpuprof:" line on stderr."""
+import importlib.abc
+import json
+import os
+import sys
+import threading
+import weakref
+
+_MODE = os.environ.get("GPUPROF_MODE", "")
+_OPS = os.environ.get("GPUPROF_OPS") == "1"
+_installed = False
+
+
+def _say(msg):
+    try:
+        os.write(2, ("gpuprof: %s\n" % msg).encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+class _Names:
+    """Qualified module paths, as named_modules() gives them from the root.
+
+    A module first seen with no forward running is a root: it is named
+    <ClassName> and its submodules get their paths from it. A module created
+    after its root was named is found by walking the running root again."""
+
+    def __init__(self):
+        self.names = weakref.WeakKeyDictionary()
+
+    def name_tree(self, root, root_name):
+        for path, sub in root.named_modules(remove_duplicate=False):
+            if sub not in self.names:
+                self.names[sub] = path if path else root_name
+        self.names[root] = root_name
+
+    def get(self, module, running_root):
+        try:
+            return self.names[module]
+        except KeyError:
+            pass
+        except TypeError:  # not weak-referenceable
+            return "<%s>" % type(module).__name__
+        if running_root is not None:
+            self.name_tree(running_root, self.names.get(running_root, "<root>"))
+            if module in self.names:
+                return self.names[module]
+        self.name_tree(module, "<%s>" % type(module).__name__)
+        return self.names[module]
+
+
+class _Hooks:
+    def __init__(self, torch):
+        self.torch = torch
+        nv = torch.cuda.nvtx
+        self.push = nv.range_push
+        self.pop = nv.range_pop
+        self.mark = nv.mark
+        self.start = nv.range_start
+        self.end = nv.range_end
+        self.names = _Names()
+        self.tls = threading.local()
+        self.step = 0
+        self.step_clock = None  # the optimizer whose steps number the steps
+        self.open_bwd = {}  # thread id -> (range id, name); ended at the end of backward
+        self.lock = threading.Lock()
+        self.handles = []
+
+    # ---- forward ----
+    def _stack(self):
+        s = getattr(self.tls, "stack", None)
+        if s is None:
+            s = self.tls.stack = []
+        return s
+
+    def fwd_pre(self, module, args):
+        stack = self._stack()
+        name = self.names.get(module, stack[0] if stack else None)
+        stack.append(module)
+        self.push("fwd:" + name)
+
+    def fwd_post(self, module, args, output):
+        stack = self._stack()
+        if stack and stack[-1] is module:
+            stack.pop()
+            self.pop()
+        if self.torch.is_grad_enabled():
+            self._watch_backward(module, output)
+
+    # ---- backward ----
+    # A module's backward begins when the gradient of its output arrives: a
+    # prehook on the output's grad_fn. The ranges are NVTX start/end ranges,
+    # one open at a time per autograd thread (they can be ended from any
+    # thread, and backward gives no reliable "module done" point).
+    def _watch_backward(self, module, output):
+        torch = self.torch
+        t = output
+        if isinstance(output, (tuple, list)) and output:
+            t = output[0]
+        elif isinstance(output, dict) and output:
+            t = next(iter(output.values()))
+        elif not isinstance(output, torch.Tensor):
+            t = getattr(output, "logits", None)
+            if t is None:
+                t = getattr(output, "last_hidden_state", None)
+        if not isinstance(t, torch.Tensor) or t.grad_fn is None:
+            return
+        name = self.names.names.get(module)
+        if name is None:
+            return
+        t.grad_fn.register_prehook(lambda grad_outputs, _n=name: self._bwd_enter(_n))
+
+    def _bwd_enter(self, name):
+        tid = threading.get_ident()
+        with self.lock:
+            cur = self.open_bwd.get(tid)
+            # Several modules share an output (a block's last layer): the
+            # innermost, deepest path wins.
+            if cur is not None and (cur[1] == name or cur[1].startswith(name + ".")):
+                return None
+            if cur is not None:
+                self.end(cur[0])
+            self.open_bwd[tid] = (self.start("bwd:" + name), name)
+        return None
+
+    def _end_all_bwd(self):
+        with self.lock:
+            for rid, _ in self.open_bwd.values():
+                self.end(rid)
+            self.open_bwd.clear()
+
+    def wrap_backward(self, fn):
+        hooks = self
+
+        def backward(*args, **kwargs):
+            depth = getattr(hooks.tls, "bwd_depth", 0)
+            hooks.tls.bwd_depth = depth + 1
+            if depth == 0:
+                hooks.push("phase:backward")
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                hooks.tls.bwd_depth = depth
+                if depth == 0:
+                    hooks._end_all_bwd()
+                    hooks.pop()
+
+        backward.__wrapped__ = fn
+        backward.__name__ = getattr(fn, "__name__", "backward")
+        backward.__doc__ = getattr(fn, "__doc__", None)
+        return backward
+
+    # ---- optimizer ----
+    def opt_pre(self, opt, args, kwargs):
+        self.push("phase:optimizer.step")
+
+    def opt_post(self, opt, args, kwargs):
+        self.pop()
+        if self.step_clock is None:
+            self.step_clock = weakref.ref(opt)
+        if self.step_clock() is opt:
+            self.step += 1
+            self.mark("step:%d" % self.step)
+
+    def wrap_zero_grad(self, fn):
+        hooks = self
+
+        def zero_grad(*args, **kwargs):
+            hooks.push("phase:zero_grad")
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                hooks.pop()
+
+        zero_grad.__wrapped__ = fn
+        zero_grad.__doc__ = getattr(fn, "__doc__", None)
+        return zero_grad
+
+    # ---- torch.profiler shares CUPTI with gpuprof ----
+    def wrap_profiler(self, cls):
+        orig_start, orig_stop = cls.start, cls.stop
+        hooks = self
+
+        def start(prof, *a, **k):
+            if not getattr(hooks, "warned_profiler", False):
+                hooks.warned_profiler = True
+                _say("torch.profiler started inside a gpuprof trace: both use CUPTI, and "
+                     "while it runs CUDA records go to torch.profiler, not to gpuprof; "
+                     "the program is not affected (gpuprof resumes when it stops)")
+            hooks.mark("gpuprof:torch.profiler start")
+            return orig_start(prof, *a, **k)
+
+        def stop(prof, *a, **k):
+            try:
+                return orig_stop(prof, *a, **k)
+            finally:
+                hooks.mark("gpuprof:torch.profiler stop")
+                _reclaim_cupti()
+
+        cls.start, cls.stop = start, stop
+
+    def install(self):
+        torch = self.torch
+        mm = torch.nn.modules.module
+        self.handles.append(mm.register_module_forward_pre_hook(self.fwd_pre))
+        try:
+            # always_call: the range is closed even when forward raises
+            h = mm.register_module_forward_hook(self.fwd_post, always_call=True)
+        except TypeError:
+            h = mm.register_module_forward_hook(self.fwd_post)
+        self.handles.append(h)
+        torch.Tensor.backward = self.wrap_backward(torch.Tensor.backward)
+        torch.autograd.backward = self.wrap_backward(torch.autograd.backward)
+        opt = torch.optim.optimizer
+        self.handles.append(opt.register_optimizer_step_pre_hook(self.opt_pre))
+        self.handles.append(opt.register_optimizer_step_post_hook(self.opt_post))
+        torch.optim.Optimizer.zero_grad = self.wrap_zero_grad(torch.optim.Optimizer.zero_grad)
+        torch.nn.Module.zero_grad = self.wrap_zero_grad(torch.nn.Module.zero_grad)
+        try:
+            self.wrap_profiler(torch.profiler.profile)
+        except Exception as e:
+            _say("torch.profiler clash detection not installed: %r" % (e,))
+        if _OPS:
+            # aten op ranges through PyTorch's own NVTX mode; never exited.
+            self.ops_ctx = torch.autograd.profiler.emit_nvtx(record_shapes=False)
+            self.ops_ctx.__enter__()
+        backend = "unknown"
+        try:
+            backend = torch.cuda.memory.get_allocator_backend()
+        except Exception:
+            pass
+        conf = os.environ.get("PYTORCH_ALLOC_CONF") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+        info = {"torch": torch.__version__, "mode": _MODE, "alloc_conf": conf,
+                "backend": backend, "pid": os.getpid(), "ops": _OPS}
+        self.mark("gpuprof:torch " + json.dumps(info, sort_keys=True))
+        if _MODE == "tensor" and backend not in ("cudaMallocAsync", "unknown"):
+            _say("tensor mode asked PyTorch for backend:cudaMallocAsync but it uses %s: "
+                 "single tensors are not visible, the trace shows its segments "
+                 "(as in --mode native)" % backend)
+
+
+def _reclaim_cupti():
+    """After torch.profiler stops, CUPTI's buffer callbacks and activity kinds
+    are torch's; ask the recorder to take them back."""
+    lib = os.environ.get("CUDA_INJECTION64_PATH")
+    if not lib:
+        return
+    try:
+        import ctypes
+        rc = ctypes.CDLL(lib).gpuprof_reclaim_cupti()
+        if rc != 0:
+            _say("could not resume recording after torch.profiler (error %d)" % rc)
+    except Exception as e:
+        _say("could not resume recording after torch.profiler: %r" % (e,))
+
+
+def _on_torch_imported(torch):
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    try:
+        _Hooks(torch).install()
+    except Exception as e:
+        _say("PyTorch hooks not installed (%r); allocations are still recorded, "
+             "without layer names" % (e,))
+
+
+class _TorchLoader(importlib.abc.Loader):
+    def __init__(self, inner):
+        self.inner = inner
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module):
+        self.inner.exec_module(module)
+        _on_torch_imported(module)
+
+
+class _TorchFinder(importlib.abc.MetaPathFinder):
+    """Waits for `import torch`, lets it finish, then installs the hooks."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _TorchLoader(spec.loader)
+        return spec
+
+
+if "torch" in sys.modules:
+    _on_torch_imported(sys.modules["torch"])
+else:
+    sys.meta_path.insert(0, _TorchFinder())
