@@ -10,8 +10,11 @@ cd "$root"
 final=${OUT:-$root/build/gpu-out}
 out=$final/logs
 mkdir -p "$out"
-bench=1
-[ "${1:-}" = "--no-bench" ] && bench=0
+# sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models),
+# bench (overhead); all by default, or --only a,b
+only=all
+[ "${1:-}" = "--only" ] && only=${2:-all}
+want() { [ "$only" = all ] || case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 table=$final/table.txt
 : >"$table"
 row() { printf '%s\n' "$*" | tee -a "$table" >/dev/null; }
@@ -35,9 +38,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 row "device: $(head -1 "$out/gpu.txt") | $(date -u +%Y-%m-%dT%H:%MZ)"
 
 b=$root/build/gpu
-rm -rf "$b"
-if ! { cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPROF_WERROR=ON \
-	-DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build "$b" -j"$(nproc)"; } >"$out/build.log" 2>&1; then
+configure() {
+	cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPROF_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90
+}
+# a warm machine keeps the last build; a stale cache is thrown away once
+if ! { { configure || { rm -rf "$b" && configure; }; } && cmake --build "$b" -j"$(nproc)"; } >"$out/build.log" 2>&1; then
 	tail -40 "$out/build.log"
 	row "build: FAILED (see build.log)"
 	cat "$table"
@@ -45,18 +50,23 @@ if ! { cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPROF_WERROR=ON 
 fi
 row "build: ok"
 
+if want tests; then
 ctest --test-dir "$b" -LE gpu -j8 --output-on-failure >"$out/cpu_tests.log" 2>&1
 row "cpu tests: $(grep -E 'tests passed|tests failed' "$out/cpu_tests.log" | tail -1)"
 GPUPROF_RESULTS=$out/gpu_results.txt ctest --test-dir "$b" -L gpu -V >"$out/gpu_tests.log" 2>&1
 row "gpu tests: $(grep -E 'tests passed|tests failed' "$out/gpu_tests.log" | tail -1)"
 grep -h "RESULT " "$out/gpu_tests.log" | sed 's/^[0-9]*: //' | tee -a "$table" >/dev/null
 
+fi
 gp=$b/viewer/gpuprof
+if want torch_nvtx; then
 # PyTorch's own NVTX (two NVTX copies in one process) must reach gpuprof.
 "$gp" --trace --force -o "$out/torch_nvtx.json.gz" tests/torch/nvtx_torch.py >"$out/torch_nvtx.out" 2>"$out/torch_nvtx.err"
 python3 tests/torch/check_torch_nvtx.py "$out/torch_nvtx.json.gz" "$out/torch_nvtx.out" >"$out/torch_nvtx.check" 2>&1
 cat "$out/torch_nvtx.check" >>"$table"
+fi
 
+if want clash; then
 # torch.profiler in a traced program: it must run on, and our trace stay valid.
 "$gp" --trace --force -o "$out/clash.json.gz" tests/torch/profiler_clash.py >"$out/clash.out" 2>"$out/clash.err"
 echo "clash rc=$?" >>"$out/clash.out"
@@ -69,29 +79,70 @@ print("clash trace: valid json, events=%d end=%s kernels=%d allocs=%d" % (len(ev
 PY
 { grep -h -E "GPUPROF_CLASH|clash" "$out/clash.out"; grep -h "gpuprof:" "$out/clash.err" | head -5; } | sed 's/^/torch.profiler clash: /' >>"$table"
 
-if [ $bench = 1 ]; then
-	# Same session, alternating, so that clocks and thermal state are shared.
-	for i in 1 2; do
-		python3 bench/gpt2_step.py --label plain >>"$out/bench.txt" 2>>"$out/bench.err"
-		"$gp" --trace --force -o "$out/gpt2.json.gz" bench/gpt2_step.py --label gpuprof \
-			>>"$out/bench.txt" 2>>"$out/bench.err"
-	done
-	grep GPUPROF_BENCH "$out/bench.txt" >>"$table"
-	ls -l "$out/gpt2.json.gz" | awk '{print "gpt2 trace bytes: " $5}' >>"$table"
-	python3 - "$out/gpt2.json.gz" >>"$table" 2>&1 <<'PY'
-import gzip, json, sys, collections
-ev = json.load(gzip.open(sys.argv[1], "rt"))
-c = collections.Counter((e.get("cat"), e["ph"]) for e in ev)
-end = [e for e in ev if e.get("name") == "gpuprof.end"][-1]["args"]
-print("gpt2 trace: events=%d kernels=%d allocs=%d api=%d dropped_cupti=%s dropped_host=%s late=%s"
-      % (len(ev), c[("kernel", "X")], sum(1 for e in ev if e.get("name") == "alloc"),
-         c[("cuda_runtime", "X")] + c[("cuda_driver", "X")], end["dropped_cupti"],
-         end["dropped_host"], end["late_memory_records"]))
-PY
 fi
+
+if want torch; then
+	# Real models, traced in each mode and checked against PyTorch's own
+	# numbers from the same run; kernels against torch.profiler's count.
+	tm=tests/torch/train_models.py
+	for m in gpt2 resnet50; do
+		python3 $tm --model $m --steps 4 --count-kernels >"$out/$m.kref.out" 2>"$out/$m.kref.err"
+		for mode in tensor native; do
+			"$gp" --trace --force --mode $mode -o "$out/$m.$mode.json.gz" $tm --model $m --steps 4 \
+				>"$out/$m.$mode.out" 2>"$out/$m.$mode.err"
+			python3 tests/torch/check_torch_trace.py "$out/$m.$mode.json.gz" "$out/$m.$mode.out" \
+				--mode $mode --kernels "$out/$m.kref.out" --label "$m.$mode" >>"$table" 2>&1
+			grep -h "gpuprof:" "$out/$m.$mode.err" | grep -v "trace written\|open it" | sed "s/^/$m.$mode: /" >>"$table"
+		done
+	done
+fi
+
+if want bench; then
+	# GPT-2 step, gpuprof vs unprofiled with the same allocator, alternating in
+	# one session: cuda mode (no hooks), native, tensor (cudaMallocAsync).
+	tm=tests/torch/train_models.py
+	for i in 1 2; do
+		for mode in cuda native tensor; do
+			conf=""
+			[ $mode = tensor ] && conf=backend:cudaMallocAsync
+			PYTORCH_CUDA_ALLOC_CONF=$conf python3 $tm --model gpt2 --steps 25 \
+				| sed "s/GPUPROF_TORCH /GPUPROF_BENCH run=plain-$mode /" >>"$out/bench.txt" 2>>"$out/bench.err"
+			"$gp" --trace --force --mode $mode -o "$out/gpt2.bench.$mode.json.gz" $tm --model gpt2 --steps 25 \
+				2>>"$out/bench.err" | sed "s/GPUPROF_TORCH /GPUPROF_BENCH run=gpuprof-$mode /" >>"$out/bench.txt"
+		done
+	done
+	grep GPUPROF_BENCH "$out/bench.txt" | awk '{print $1, $2, $5, $6, $7, $8}' >>"$table"
+	python3 - "$out/bench.txt" >>"$table" <<'PY'
+import sys, statistics, collections
+runs = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    if l.startswith("GPUPROF_BENCH"):
+        d = dict(w.split("=", 1) for w in l.split()[1:])
+        runs[d["run"]].append(float(d["median_ms"]))
+for mode in ("cuda", "native", "tensor"):
+    p, g = runs.get("plain-" + mode), runs.get("gpuprof-" + mode)
+    if p and g:
+        mp, mg = statistics.median(p), statistics.median(g)
+        print("bench %s: plain %.2f ms, gpuprof %.2f ms, overhead %+.2f%%" % (mode, mp, mg, (mg / mp - 1) * 100))
+PY
+	for mode in cuda native tensor; do
+		f=$out/gpt2.bench.$mode.json.gz
+		[ -f "$f" ] && python3 - "$f" "$mode" >>"$table" 2>&1 <<'PY'
+import gzip, json, sys, os
+ev = json.load(gzip.open(sys.argv[1], "rt"))
+end = ev[-1]["args"]
+c = lambda f: sum(1 for e in ev if f(e))
+print("bench trace %s: %.1f MiB, events=%d kernels=%d allocs=%d nvtx=%d dropped=%s/%s late=%s" % (
+    sys.argv[2], os.path.getsize(sys.argv[1]) / 2**20, len(ev), c(lambda e: e.get("cat") == "kernel"),
+    c(lambda e: e.get("name") == "alloc"), c(lambda e: e.get("cat") == "nvtx"),
+    end.get("dropped_cupti"), end.get("dropped_host"), end.get("late_memory_records")))
+PY
+	done
+fi
+
 # What comes back: the table, one sample trace for samples/traces/, all logs.
 cp "$b/tests/gpu/work/alloc_sizes.json.gz" "$final/alloc_sizes.h100.json.gz" 2>/dev/null
 cp -r "$b/tests/gpu/work" "$out/gpu_work" 2>/dev/null
-tar czf "$final/logs.tar.gz" --exclude='gpt2.json.gz' -C "$final" logs && rm -rf "$out"
+tar czf "$final/logs.tar.gz" --exclude='gpt2*.json.gz' --exclude='resnet50*.json.gz' -C "$final" logs && rm -rf "$out"
 echo "===== gpuprof GPU suite ====="
 cat "$table"

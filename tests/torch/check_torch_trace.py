@@ -1,0 +1,242 @@
+"""Checks a gpuprof trace of tests/torch/train_models.py against what PyTorch
+itself measured in the same run.
+
+  check_torch_trace.py TRACE STDOUT --mode tensor|native [--kernels REF_STDOUT]
+
+tensor: the peak of live tensor bytes (async device allocations, in ts
+order) equals torch.cuda.max_memory_allocated() within 0.5%.
+native: the peak of live 2 MiB-multiple device segments (PyTorch's caching
+allocator rounds every segment to 2 MiB) equals max_memory_reserved() within
+0.5%; the other allocations live at that peak are named by API.
+Both: >= 99% of the bytes live at the peak are inside a module range (fwd:/
+bwd:), a phase, or were allocated before the first forward; module, phase and
+step ranges are present; nothing was dropped; with --kernels, the kernels
+launched in each timed step equal torch.profiler's count for that step.
+Prints RESULT lines; exit 0/1."""
+import argparse
+import bisect
+import gzip
+import json
+import sys
+from collections import defaultdict
+
+TOL = 0.005
+
+
+def kv(line):
+    return dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("stdout")
+    ap.add_argument("--mode", required=True, choices=["tensor", "native"])
+    ap.add_argument("--kernels")
+    ap.add_argument("--label", default="")
+    a = ap.parse_args()
+    torch_line = [l for l in open(a.stdout) if l.startswith("GPUPROF_TORCH ")]
+    if not torch_line:
+        print("RESULT %s FAIL no GPUPROF_TORCH line" % a.label)
+        return 1
+    t = kv(torch_line[-1])
+    ev = json.load(gzip.open(a.trace, "rt", encoding="utf-8"))
+    ok = True
+    notes = []
+    meta = ev[0]["args"]
+    end = ev[-1]
+    host = meta["pid"]
+    if meta.get("mode") != a.mode:
+        notes.append("meta mode %s" % meta.get("mode"))
+        ok = False
+    if end.get("name") != "gpuprof.end" or end["args"].get("dropped_cupti") or end["args"].get("dropped_host"):
+        notes.append("end/dropped: %s" % end.get("args"))
+        ok = False
+
+    order = sorted(range(len(ev)), key=lambda i: (ev[i].get("ts", 0), i))
+    api = {}  # corr -> (tid, ts)
+    for e in ev:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and e["ph"] == "X":
+            api[e["args"]["corr"]] = (e["tid"], e["ts"], e["name"])
+
+    # ranges per thread, in ts order
+    fwd_first = None
+    steps = []
+    phase_open = 0
+    names = defaultdict(int)
+    # interval lists for attribution
+    thread_events = defaultdict(list)  # tid -> [(ts, kind, name)]
+    phase_events = []
+    for i in order:
+        e = ev[i]
+        if e.get("cat") != "nvtx":
+            continue
+        n = e.get("name", "")
+        if e["ph"] == "B":
+            names[n.split(":")[0]] += 1
+            if n.startswith("fwd:") and fwd_first is None:
+                fwd_first = e["ts"]
+            thread_events[e["tid"]].append((e["ts"], "B", n))
+            if n.startswith("phase:"):
+                phase_events.append((e["ts"], +1))
+        elif e["ph"] == "E":
+            thread_events[e["tid"]].append((e["ts"], "E", ""))
+        elif e["ph"] == "b" and n.startswith("bwd:"):
+            names["bwd"] += 1
+            thread_events[e["tid"]].append((e["ts"], "b", n, e["id"]))
+        elif e["ph"] == "e":
+            thread_events[e["tid"]].append((e["ts"], "e", n, e["id"]))
+        elif e["ph"] == "i" and n.startswith("step:"):
+            steps.append(e["ts"])
+    # phase intervals (across threads): pair B/E of phase ranges per thread
+    phase_iv = []
+    for tid, lst in thread_events.items():
+        stack = []
+        for item in lst:
+            if item[1] == "B":
+                stack.append((item[0], item[2]))
+            elif item[1] == "E" and stack:
+                s, n = stack.pop()
+                if n.startswith("phase:"):
+                    phase_iv.append((s, item[0]))
+    phase_iv.sort()
+    bwd_end = {}
+    for lst in thread_events.values():
+        for item in lst:
+            if item[1] == "e":
+                bwd_end[item[3]] = item[0]
+
+    def in_phase(ts):
+        return any(s <= ts <= e for s, e in phase_iv)
+
+    def module_at(tid, ts):
+        stack, bwd = [], {}
+        for item in thread_events.get(tid, ()):
+            if item[0] > ts:
+                break
+            if item[1] == "B":
+                stack.append(item[2])
+            elif item[1] == "E" and stack:
+                stack.pop()
+            elif item[1] == "b":
+                bwd[item[3]] = item[2]
+        # b/e ends can be on other threads: close by id
+        bwd = {k: v for k, v in bwd.items() if bwd_end.get(k, float("inf")) > ts}
+        mods = [n for n in stack if n.startswith("fwd:")]
+        if mods:
+            return mods[-1]
+        if bwd:
+            return list(bwd.values())[-1]
+        return None
+
+    # live memory in ts order
+    want_async = a.mode == "tensor"
+    live = {}
+    cur = peak = 0
+    peak_ts = None
+    peak_live = {}
+    for i in order:
+        e = ev[i]
+        if e.get("cat") != "memory" or e["ph"] != "i" or e["name"] not in ("alloc", "free"):
+            continue
+        ar = e["args"]
+        if ar.get("kind") != "device":
+            continue
+        if bool(ar.get("async")) != want_async:
+            continue
+        if a.mode == "native" and ar["bytes"] % (2 << 20):
+            continue
+        if e["name"] == "alloc":
+            live[ar["addr"]] = (ar["bytes"], e["ts"], ar.get("corr"))
+            cur += ar["bytes"]
+            if cur > peak:
+                peak, peak_ts = cur, e["ts"]
+                peak_live = None  # materialised lazily below
+        else:
+            b = live.pop(ar["addr"], None)
+            if b:
+                cur -= b[0]
+    # second pass to get the live set at the peak
+    live = {}
+    for i in order:
+        e = ev[i]
+        if e.get("cat") != "memory" or e["ph"] != "i" or e["name"] not in ("alloc", "free"):
+            continue
+        ar = e["args"]
+        if ar.get("kind") != "device" or bool(ar.get("async")) != want_async:
+            continue
+        if a.mode == "native" and ar["bytes"] % (2 << 20):
+            continue
+        if e["ts"] > peak_ts:
+            break
+        if e["name"] == "alloc":
+            live[ar["addr"]] = (ar["bytes"], e["ts"], ar.get("corr"))
+        else:
+            live.pop(ar["addr"], None)
+    peak_live = live
+    ref = int(t["max_allocated"] if a.mode == "tensor" else t["max_reserved"])
+    rel = abs(peak - ref) / ref if ref else 1.0
+    if rel > TOL:
+        ok = False
+    # attribution of the bytes live at the peak
+    attributed = 0
+    by_layer = defaultdict(int)
+    for addr, (b, ts, corr) in peak_live.items():
+        who = None
+        if fwd_first is not None and ts < fwd_first:
+            who = "before first forward"
+        else:
+            tid_ts = api.get(corr)
+            if tid_ts:
+                who = module_at(tid_ts[0], ts)
+            if who is None and in_phase(ts):
+                who = "phase"
+        if who:
+            attributed += b
+            by_layer[who] += b
+    share = attributed / peak if peak else 0.0
+    if share < 0.99:
+        ok = False
+    if names.get("fwd", 0) == 0 or names.get("bwd", 0) == 0 or names.get("phase", 0) == 0 or not steps:
+        notes.append("ranges: %s steps=%d" % (dict(names), len(steps)))
+        ok = False
+    kern_msg = ""
+    if a.kernels:
+        rl = [l for l in open(a.kernels) if l.startswith("GPUPROF_TORCH ")]
+        refk = [int(x) for x in kv(rl[-1])["kernels_per_step"].split(",")]
+        launches = []
+        for e in ev:
+            if e.get("cat") == "kernel":
+                c = e["args"].get("corr")
+                launches.append(api[c][1] if c in api else e["ts"])
+        launches.sort()
+        n = len(refk)
+        # the timed steps are the last n: between marks[-n-1] and marks[-1]
+        if len(steps) < n + 1:
+            ok = False
+            kern_msg = " kernels=too few step marks"
+        else:
+            ours = []
+            for k in range(len(steps) - n, len(steps)):
+                lo, hi = steps[k - 1], steps[k]
+                ours.append(bisect.bisect_right(launches, hi) - bisect.bisect_right(launches, lo))
+            same = ours == refk
+            ok &= same
+            kern_msg = " kernels_traced=%s kernels_torch_profiler=%s" % (
+                ",".join(map(str, ours[:4])) + ("..." if n > 4 else ""),
+                ",".join(map(str, refk[:4])) + ("..." if n > 4 else ""))
+            if not same:
+                kern_msg += " MISMATCH ours=%s ref=%s" % (ours, refk)
+    top = sorted(by_layer.items(), key=lambda x: -x[1])[:3]
+    print("RESULT %s %s mode=%s peak_trace=%d torch_%s=%d diff=%.3f%% attributed=%.2f%% "
+          "steps=%d fwd=%d bwd=%d phase=%d%s top=%s %s" % (
+              a.label, "PASS" if ok else "FAIL", a.mode, peak,
+              "max_allocated" if a.mode == "tensor" else "max_reserved", ref, rel * 100,
+              share * 100, len(steps), names.get("fwd", 0), names.get("bwd", 0),
+              names.get("phase", 0), kern_msg,
+              ";".join("%s=%.0fMiB" % (k, v / 2**20) for k, v in top), " ".join(notes)))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

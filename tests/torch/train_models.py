@@ -1,0 +1,98 @@
+"""Real models no one here wrote, with random weights, for the PyTorch GPU
+tests and the overhead benchmark.
+
+  train_models.py --model gpt2|resnet50 [--steps N] [--warmup W] [--count-kernels]
+
+gpt2: transformers GPT2LMHeadModel, 12 layers x 768, batch 8 x 1024, bf16
+autocast, AdamW. resnet50: torchvision, batch 64 x 3 x 224 x 224, SGD.
+Prints one line:
+  GPUPROF_TORCH model=.. steps=.. median_ms=.. max_allocated=.. max_reserved=..
+    backend=.. [kernels_per_step=a,b,c]
+--count-kernels runs torch.profiler over the timed steps to count the GPU
+kernels of each (it cannot run under gpuprof: one CUPTI user per process).
+"""
+import argparse
+import statistics
+import time
+
+import torch
+
+
+def build(name):
+    if name == "gpt2":
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024, vocab_size=50257)
+        model = GPT2LMHeadModel(cfg).cuda()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        x = torch.randint(0, cfg.vocab_size, (8, 1024), device="cuda")
+
+        def step():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(input_ids=x, labels=x).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        return step
+    if name == "resnet50":
+        import torchvision
+
+        model = torchvision.models.resnet50().cuda()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x = torch.randn(64, 3, 224, 224, device="cuda")
+        y = torch.randint(0, 1000, (64,), device="cuda")
+        loss_fn = torch.nn.CrossEntropyLoss()
+
+        def step():
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        return step
+    raise SystemExit("unknown model " + name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="gpt2")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--count-kernels", action="store_true")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    step = build(args.model)
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize()
+    kernels = []
+    times = []
+    if args.count_kernels:
+        from torch.autograd import DeviceType
+
+        for _ in range(args.steps):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                step()
+                torch.cuda.synchronize()
+            n = sum(1 for e in prof.events() if e.device_type == DeviceType.CUDA
+                    and not e.name.startswith(("Memcpy", "Memset")))
+            kernels.append(n)
+    else:
+        for _ in range(args.steps):
+            t0 = time.perf_counter()
+            step()
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - t0) * 1000.0)
+    backend = torch.cuda.memory.get_allocator_backend()
+    line = (f"GPUPROF_TORCH model={args.model} steps={args.steps} "
+            f"median_ms={statistics.median(times) if times else 0:.3f} "
+            f"max_allocated={torch.cuda.max_memory_allocated()} "
+            f"max_reserved={torch.cuda.max_memory_reserved()} backend={backend}")
+    if kernels:
+        line += " kernels_per_step=" + ",".join(map(str, kernels))
+    print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
