@@ -167,7 +167,7 @@ static int start(void)
 		err = -EIO;
 		goto fail_subscribed;
 	}
-	cuptiGetTimestamp(&gp_rec.ts_base);
+	gp_rec.ts_base = gp_now();
 
 	err = gp_tw_open_fd(&tw, fd, 1);
 	fd = -1; /* handed over to tw, closed with it even on failure */

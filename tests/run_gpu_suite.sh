@@ -11,7 +11,7 @@ final=${OUT:-$root/build/gpu-out}
 out=$final/logs
 mkdir -p "$out"
 # sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models),
-# bench (overhead); all by default, or --only a,b
+# cost (per-event costs), bench (overhead); all by default, or --only a,b
 only=all
 [ "${1:-}" = "--only" ] && only=${2:-all}
 want() { [ "$only" = all ] || case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
@@ -97,11 +97,20 @@ if want torch; then
 	done
 fi
 
+if want cost; then
+	# per-event costs, CPU-bound: plain, then each gpuprof mode
+	python3 tests/torch/hook_cost.py 2>&1 | grep GPUPROF_COST | sed 's/^/cost plain: /' >>"$table"
+	for mode in cuda native tensor; do
+		"$gp" --trace --force --mode $mode -o "$out/cost.$mode.json.gz" tests/torch/hook_cost.py 2>/dev/null |
+			grep GPUPROF_COST | sed "s/^/cost gpuprof-$mode: /" >>"$table"
+	done
+fi
+
 if want bench; then
 	# GPT-2 step, gpuprof vs unprofiled with the same allocator, alternating in
 	# one session: cuda mode (no hooks), native, tensor (cudaMallocAsync).
 	tm=tests/torch/train_models.py
-	for i in 1 2; do
+	for i in $(seq "${GPUPROF_BENCH_ROUNDS:-2}"); do
 		for mode in cuda native tensor; do
 			conf=""
 			[ $mode = tensor ] && conf=backend:cudaMallocAsync

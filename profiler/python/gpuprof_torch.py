@@ -60,11 +60,14 @@ class _Hooks:
     def __init__(self, torch):
         self.torch = torch
         nv = torch.cuda.nvtx
-        self.push = nv.range_push
-        self.pop = nv.range_pop
         self.mark = nv.mark
         self.start = nv.range_start
         self.end = nv.range_end
+        # the C entry points: the Python wrappers cost a call layer each on
+        # every module call
+        raw = getattr(torch._C, "_nvtx", None)
+        self.push = getattr(raw, "rangePushA", None) or nv.range_push
+        self.pop = getattr(raw, "rangePop", None) or nv.range_pop
         self.names = _Names()
         self.tls = threading.local()
         self.step = 0
@@ -72,6 +75,7 @@ class _Hooks:
         self.open_bwd = {}  # thread id -> (range id, name); ended at the end of backward
         self.lock = threading.Lock()
         self.handles = []
+        self.announced = False
 
     # ---- forward ----
     def _stack(self):
@@ -81,6 +85,11 @@ class _Hooks:
         return s
 
     def fwd_pre(self, module, args):
+        if not self.announced:
+            try:
+                self._announce()
+            except Exception as e:
+                _say("PyTorch hooks: %r" % (e,))
         stack = self._stack()
         name = self.names.get(module, stack[0] if stack else None)
         stack.append(module)
@@ -115,7 +124,19 @@ class _Hooks:
         name = self.names.names.get(module)
         if name is None:
             return
-        t.grad_fn.register_prehook(lambda grad_outputs, _n=name: self._bwd_enter(_n))
+        g = t.grad_fn
+        # A block's output is often its last layer's: the inner module was
+        # hooked first and wins anyway, so one hook per node is enough.
+        watched = getattr(self.tls, "watched", None)
+        if watched is None:
+            watched = self.tls.watched = weakref.WeakSet()
+        try:
+            if g in watched:
+                return
+            watched.add(g)
+        except TypeError:
+            pass
+        g.register_prehook(lambda grad_outputs, _n=name: self._bwd_enter(_n))
 
     def _bwd_enter(self, name):
         tid = threading.get_ident()
@@ -183,6 +204,18 @@ class _Hooks:
         zero_grad.__doc__ = getattr(fn, "__doc__", None)
         return zero_grad
 
+    def _mark_segments(self):
+        """At exit, name PyTorch's own segments (address, size), so that the
+        device memory the trace holds but PyTorch never reserved (cuBLAS
+        handles' workspaces, other libraries) can be told apart."""
+        try:
+            if not self.torch.cuda.is_initialized():
+                return
+            for seg in self.torch.cuda.memory_snapshot():
+                self.mark("gpuprof:torch.segment 0x%x %d" % (seg["address"], seg["total_size"]))
+        except Exception as e:
+            _say("PyTorch segments not named (%r)" % (e,))
+
     # ---- torch.profiler shares CUPTI with gpuprof ----
     def wrap_profiler(self, cls):
         orig_start, orig_stop = cls.start, cls.stop
@@ -208,7 +241,29 @@ class _Hooks:
 
     def install(self):
         torch = self.torch
-        mm = torch.nn.modules.module
+        import importlib
+        parts = [("module forward", self._install_forward),
+                 ("backward", self._install_backward),
+                 ("optimizer", lambda: self._install_optimizer(importlib)),
+                 ("torch.profiler",
+                  lambda: self.wrap_profiler(importlib.import_module("torch.profiler").profile))]
+        for what, fn in parts:
+            # torch imports some submodules lazily: import what we hook, and
+            # keep going without a part that fails.
+            try:
+                fn()
+            except Exception as e:
+                _say("PyTorch hooks: %s not hooked (%r)" % (what, e))
+        if _OPS:
+            # aten op ranges through PyTorch's own NVTX mode; never exited.
+            try:
+                self.ops_ctx = torch.autograd.profiler.emit_nvtx(record_shapes=False)
+                self.ops_ctx.__enter__()
+            except Exception as e:
+                _say("--ops: PyTorch's op ranges not enabled (%r)" % (e,))
+
+    def _install_forward(self):
+        mm = self.torch.nn.modules.module
         self.handles.append(mm.register_module_forward_pre_hook(self.fwd_pre))
         try:
             # always_call: the range is closed even when forward raises
@@ -216,21 +271,24 @@ class _Hooks:
         except TypeError:
             h = mm.register_module_forward_hook(self.fwd_post)
         self.handles.append(h)
+        self.torch.nn.Module.zero_grad = self.wrap_zero_grad(self.torch.nn.Module.zero_grad)
+
+    def _install_backward(self):
+        torch = self.torch
         torch.Tensor.backward = self.wrap_backward(torch.Tensor.backward)
         torch.autograd.backward = self.wrap_backward(torch.autograd.backward)
-        opt = torch.optim.optimizer
+
+    def _install_optimizer(self, importlib):
+        opt = importlib.import_module("torch.optim.optimizer")
         self.handles.append(opt.register_optimizer_step_pre_hook(self.opt_pre))
         self.handles.append(opt.register_optimizer_step_post_hook(self.opt_post))
-        torch.optim.Optimizer.zero_grad = self.wrap_zero_grad(torch.optim.Optimizer.zero_grad)
-        torch.nn.Module.zero_grad = self.wrap_zero_grad(torch.nn.Module.zero_grad)
-        try:
-            self.wrap_profiler(torch.profiler.profile)
-        except Exception as e:
-            _say("torch.profiler clash detection not installed: %r" % (e,))
-        if _OPS:
-            # aten op ranges through PyTorch's own NVTX mode; never exited.
-            self.ops_ctx = torch.autograd.profiler.emit_nvtx(record_shapes=False)
-            self.ops_ctx.__enter__()
+        opt.Optimizer.zero_grad = self.wrap_zero_grad(opt.Optimizer.zero_grad)
+
+    def _announce(self):
+        """Once, at the first forward: by then the program has set up CUDA
+        as it wanted (asking at import could initialise it too early)."""
+        self.announced = True
+        torch = self.torch
         backend = "unknown"
         try:
             backend = torch.cuda.memory.get_allocator_backend()
@@ -240,6 +298,9 @@ class _Hooks:
         info = {"torch": torch.__version__, "mode": _MODE, "alloc_conf": conf,
                 "backend": backend, "pid": os.getpid(), "ops": _OPS}
         self.mark("gpuprof:torch " + json.dumps(info, sort_keys=True))
+        if _MODE == "native":
+            import atexit
+            atexit.register(self._mark_segments)
         if _MODE == "tensor" and backend not in ("cudaMallocAsync", "unknown"):
             _say("tensor mode asked PyTorch for backend:cudaMallocAsync but it uses %s: "
                  "single tensors are not visible, the trace shows its segments "

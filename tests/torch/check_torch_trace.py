@@ -129,6 +129,21 @@ def main():
             return list(bwd.values())[-1]
         return None
 
+    # native mode: PyTorch's segments are those it named at exit, and any
+    # device allocation freed before the end (PyTorch's empty_cache); what
+    # stays to the end unnamed belongs to someone else (cuBLAS, libraries)
+    named_segs = set()
+    for e in ev:
+        if e.get("cat") == "nvtx" and e.get("name", "").startswith("gpuprof:torch.segment "):
+            named_segs.add(int(e["name"].split()[1], 16))
+    freed = set(e["args"]["addr"] for e in ev if e.get("name") == "free" and e.get("cat") == "memory")
+
+    def torch_seg(addr):
+        return not named_segs or int(addr, 16) in named_segs or addr in freed
+
+    if a.mode == "native" and not named_segs:
+        notes.append("no gpuprof:torch.segment marks")
+        ok = False
     # live memory in ts order
     want_async = a.mode == "tensor"
     live = {}
@@ -144,7 +159,7 @@ def main():
             continue
         if bool(ar.get("async")) != want_async:
             continue
-        if a.mode == "native" and ar["bytes"] % (2 << 20):
+        if a.mode == "native" and not torch_seg(ar["addr"]):
             continue
         if e["name"] == "alloc":
             live[ar["addr"]] = (ar["bytes"], e["ts"], ar.get("corr"))
@@ -165,7 +180,7 @@ def main():
         ar = e["args"]
         if ar.get("kind") != "device" or bool(ar.get("async")) != want_async:
             continue
-        if a.mode == "native" and ar["bytes"] % (2 << 20):
+        if a.mode == "native" and not torch_seg(ar["addr"]):
             continue
         if e["ts"] > peak_ts:
             break
@@ -227,13 +242,33 @@ def main():
                 ",".join(map(str, refk[:4])) + ("..." if n > 4 else ""))
             if not same:
                 kern_msg += " MISMATCH ours=%s ref=%s" % (ours, refk)
+    # what else (not counted above) was live at the peak, by API and size
+    others = defaultdict(int)
+    lv = {}
+    for i in order:
+        e = ev[i]
+        if e.get("cat") != "memory" or e["ph"] != "i" or e["name"] not in ("alloc", "free"):
+            continue
+        if e["ts"] > peak_ts:
+            break
+        ar = e["args"]
+        if e["name"] == "alloc":
+            lv[ar["addr"]] = (ar["bytes"], ar.get("kind"), ar.get("async"), ar.get("corr"))
+        else:
+            lv.pop(ar["addr"], None)
+    for addr, (b, kind, asy, corr) in lv.items():
+        if addr in peak_live:
+            continue
+        apin = api.get(corr, (0, 0, "no-api"))[2]
+        others["%s/%s%s/%d" % (apin, kind, "/async" if asy else "", b)] += 1
+    other_msg = " others=" + ",".join("%sx%d" % (k, n) for k, n in sorted(others.items())[:8])
     top = sorted(by_layer.items(), key=lambda x: -x[1])[:3]
     print("RESULT %s %s mode=%s peak_trace=%d torch_%s=%d diff=%.3f%% attributed=%.2f%% "
           "steps=%d fwd=%d bwd=%d phase=%d%s top=%s %s" % (
               a.label, "PASS" if ok else "FAIL", a.mode, peak,
               "max_allocated" if a.mode == "tensor" else "max_reserved", ref, rel * 100,
               share * 100, len(steps), names.get("fwd", 0), names.get("bwd", 0),
-              names.get("phase", 0), kern_msg,
+              names.get("phase", 0), kern_msg + other_msg,
               ";".join("%s=%.0fMiB" % (k, v / 2**20) for k, v in top), " ".join(notes)))
     return 0 if ok else 1
 
