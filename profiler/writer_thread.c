@@ -29,11 +29,12 @@ static int clean_exit;
  * buffers), forced (also records of kernels still running: measured to lose
  * 387-517 of 21051 GPT-2 kernels, which come with no end time), none (CUPTI's
  * own periodic flush only: every memory record then arrives late for the
- * counters). Measured on GPT-2 (bench/RESULTS.md), a default flush every
- * 500 ms cost the step about 8%, so it runs every GPUPROF_CUPTI_FLUSH_MS
- * (1 s: what a killed program loses stays under a second). */
+ * counters). Measured on GPT-2 (bench/RESULTS.md): a default flush every
+ * 500 ms costs the step about 8%, a forced one about 2%. It runs every
+ * GPUPROF_CUPTI_FLUSH_MS (500 ms, the setting the GPU suite passed with;
+ * a longer period is cheaper and not yet measured). */
 static int flush_flag = 0;
-static int cupti_flush_ms = 1000;
+static int cupti_flush_ms = 500;
 
 void gp_emit_counter(void *p, uint32_t device, uint64_t ts, const uint64_t totals[GP_MC_COUNT])
 {
