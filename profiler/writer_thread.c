@@ -1,10 +1,10 @@
 /* The writer thread: every CUPTI buffer and host event is decoded, encoded
  * and compressed here, off the program's threads.
  *
- * Every tick (GPUPROF_FLUSH_MS, at most 1 s) it forces CUPTI to hand over
- * every buffer, so a record whose timestamp is older than the previous tick
- * has arrived by now; counters are advanced up to that previous tick (the
- * watermark) and the trace is flushed to disk. */
+ * Every tick (GPUPROF_FLUSH_MS, at most 1 s) the trace file is flushed.
+ * Every GPUPROF_CUPTI_FLUSH_MS CUPTI is asked for its completed buffers, so
+ * a memory record older than the flush before last has arrived; counters are
+ * advanced up to there (the watermark). */
 #include "json_buf.h"
 #include "writer_ctx.h"
 
