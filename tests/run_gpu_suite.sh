@@ -104,6 +104,11 @@ if want cost; then
 		"$gp" --trace --force --mode $mode -o "$out/cost.$mode.json.gz" tests/torch/hook_cost.py 2>/dev/null |
 			grep GPUPROF_COST | sed "s/^/cost gpuprof-$mode: /" >>"$table"
 	done
+	# what each kind of hook costs, native mode
+	for parts in fwd bwd phase none; do
+		GPUPROF_TORCH_HOOKS=$parts "$gp" --trace --force --mode native -o "$out/cost.$parts.json.gz" \
+			tests/torch/hook_cost.py 2>/dev/null | grep GPUPROF_COST | sed "s/^/cost native hooks=$parts: /" >>"$table"
+	done
 fi
 
 if want bench; then

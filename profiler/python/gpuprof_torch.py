@@ -15,6 +15,10 @@ import weakref
 
 _MODE = os.environ.get("GPUPROF_MODE", "")
 _OPS = os.environ.get("GPUPROF_OPS") == "1"
+# Which hooks to install (for measuring what each costs): fwd, bwd, phase.
+_PARTS = set(os.environ.get("GPUPROF_TORCH_HOOKS", "fwd,bwd,phase").split(","))
+_FWD = "fwd" in _PARTS
+_BWD = "bwd" in _PARTS
 _installed = False
 
 
@@ -85,6 +89,8 @@ class _Hooks:
         return s
 
     def fwd_pre(self, module, args):
+        if not _FWD:
+            return self._fwd_pre_quiet(module)
         if not self.announced:
             try:
                 self._announce()
@@ -95,12 +101,19 @@ class _Hooks:
         stack.append(module)
         self.push("fwd:" + name)
 
+    def _fwd_pre_quiet(self, module):
+        # backward names only: the module is still named, no range is pushed
+        stack = self._stack()
+        self.names.get(module, stack[0] if stack else None)
+        stack.append(module)
+
     def fwd_post(self, module, args, output):
         stack = self._stack()
         if stack and stack[-1] is module:
             stack.pop()
-            self.pop()
-        if self.torch.is_grad_enabled():
+            if _FWD:
+                self.pop()
+        if _BWD and self.torch.is_grad_enabled():
             self._watch_backward(module, output)
 
     # ---- backward ----
@@ -242,9 +255,13 @@ class _Hooks:
     def install(self):
         torch = self.torch
         import importlib
-        parts = [("module forward", self._install_forward),
-                 ("backward", self._install_backward),
-                 ("optimizer", lambda: self._install_optimizer(importlib)),
+        parts = []
+        if "fwd" in _PARTS or _BWD:
+            parts.append(("module forward", self._install_forward))
+        if "phase" in _PARTS:
+            parts += [("backward", self._install_backward),
+                      ("optimizer", lambda: self._install_optimizer(importlib))]
+        parts += [
                  ("torch.profiler",
                   lambda: self.wrap_profiler(importlib.import_module("torch.profiler").profile))]
         for what, fn in parts:
