@@ -19,6 +19,7 @@ _OPS = os.environ.get("GPUPROF_OPS") == "1"
 _PARTS = set(os.environ.get("GPUPROF_TORCH_HOOKS", "fwd,bwd,phase").split(","))
 _FWD = "fwd" in _PARTS
 _BWD = "bwd" in _PARTS
+_PHASE = "phase" in _PARTS
 _installed = False
 
 
@@ -176,7 +177,7 @@ class _Hooks:
         def backward(*args, **kwargs):
             depth = getattr(hooks.tls, "bwd_depth", 0)
             hooks.tls.bwd_depth = depth + 1
-            if depth == 0:
+            if depth == 0 and _PHASE:
                 hooks.push("phase:backward")
             try:
                 return fn(*args, **kwargs)
@@ -184,7 +185,8 @@ class _Hooks:
                 hooks.tls.bwd_depth = depth
                 if depth == 0:
                     hooks._end_all_bwd()
-                    hooks.pop()
+                    if _PHASE:
+                        hooks.pop()
 
         backward.__wrapped__ = fn
         backward.__name__ = getattr(fn, "__name__", "backward")
@@ -258,9 +260,10 @@ class _Hooks:
         parts = []
         if "fwd" in _PARTS or _BWD:
             parts.append(("module forward", self._install_forward))
+        if "phase" in _PARTS or _BWD:
+            parts.append(("backward", self._install_backward))
         if "phase" in _PARTS:
-            parts += [("backward", self._install_backward),
-                      ("optimizer", lambda: self._install_optimizer(importlib))]
+            parts.append(("optimizer", lambda: self._install_optimizer(importlib)))
         parts += [
                  ("torch.profiler",
                   lambda: self.wrap_profiler(importlib.import_module("torch.profiler").profile))]
