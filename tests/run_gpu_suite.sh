@@ -11,7 +11,8 @@ final=${OUT:-$root/build/gpu-out}
 out=$final/logs
 mkdir -p "$out"
 # sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models),
-# cost (per-event costs), bench (overhead); all by default, or --only a,b
+# features (workers, AMP, checkpointing, compile, torchrun, -m), cost
+# (per-event costs), bench (overhead); all by default, or --only a,b
 only=all
 [ "${1:-}" = "--only" ] && only=${2:-all}
 want() { [ "$only" = all ] || case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
@@ -95,6 +96,23 @@ if want torch; then
 			grep -h "gpuprof:" "$out/$m.$mode.err" | grep -v "trace written\|open it" | sed "s/^/$m.$mode: /" >>"$table"
 		done
 	done
+fi
+
+if want features; then
+	# DataLoader workers (fork, spawn), AMP, checkpointing, torch.compile,
+	# torchrun and python -m: naming and steps survive, one trace per CUDA process
+	f=tests/torch/features.py
+	for args in "--start fork" "--start spawn" "--compile --workers 0"; do
+		tag=$(echo "$args" | tr -d ' -')
+		"$gp" --trace --force -o "$out/feat.$tag.json.gz" $f $args >"$out/feat.$tag.out" 2>"$out/feat.$tag.err"
+		python3 tests/torch/check_features.py "$out/feat.$tag.json.gz" "$out/feat.$tag.out" >>"$table" 2>&1
+	done
+	"$gp" --trace --force -o "$out/feat.torchrun.json.gz" -- torchrun --nproc-per-node 1 $f --workers 0 \
+		>"$out/feat.torchrun.out" 2>"$out/feat.torchrun.err"
+	echo "torchrun: $(grep -c GPUPROF_FEATURES "$out/feat.torchrun.out") run(s); $(grep -h 'gpuprof:' "$out/feat.torchrun.err" | tr '\n' ' ' | cut -c1-300)" >>"$table"
+	(cd tests/torch && "$gp" --trace --force -o "$out/feat.module.json.gz" -- python3 -m features --workers 0 \
+		>"$out/feat.module.out" 2>"$out/feat.module.err")
+	python3 tests/torch/check_features.py "$out/feat.module.json.gz" "$out/feat.module.out" | sed 's/^/python -m: /' >>"$table" 2>&1
 fi
 
 if want cost; then
