@@ -75,7 +75,7 @@ static int trace_path(char *out, size_t cap)
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 
-static size_t env_size(const char *name, size_t dflt, size_t min, size_t max)
+size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max)
 {
 	const char *v = getenv(name);
 	if (!v || !*v)
@@ -146,8 +146,8 @@ static int start(void)
 		gp_rec_say("cannot create %s: %s; not recording", path, strerror(errno));
 		return err;
 	}
-	if (gp_hev_init(env_size("GPUPROF_HOST_EVENTS", 1u << 16, 1024, 1u << 24)) != 0 ||
-	    gp_bufs_init(2u << 20, env_size("GPUPROF_BUFFER_MB", 128, 8, 65536) << 20) != 0) {
+	if (gp_hev_init(gp_env_size("GPUPROF_HOST_EVENTS", 1u << 16, 1024, 1u << 24)) != 0 ||
+	    gp_bufs_init(2u << 20, gp_env_size("GPUPROF_BUFFER_MB", 128, 8, 65536) << 20) != 0) {
 		err = -ENOMEM;
 		gp_rec_say("out of memory; not recording");
 		goto fail_file;

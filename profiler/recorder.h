@@ -38,6 +38,10 @@ static inline int gp_rec_running(void)
 	return atomic_load_explicit(&gp_rec.state, memory_order_acquire) == GP_REC_RUNNING;
 }
 
+/* A whole number from the environment, or dflt when it is unset; out of
+ * [min, max] or not a number: dflt, said once on stderr. */
+size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max);
+
 /* One line "gpuprof: <msg>" on stderr (write(2), no stdio buffers). */
 void gp_rec_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

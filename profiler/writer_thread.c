@@ -193,21 +193,9 @@ static void write_meta(struct gp_writer_ctx *w);
 
 int gp_writer_start(struct gp_trace_writer *tw)
 {
-	const char *env = getenv("GPUPROF_FLUSH_MS");
-	if (env) {
-		char *end;
-		long v = strtol(env, &end, 10);
-		if (*end == '\0' && v >= 10 && v <= 1000)
-			flush_ms = (int)v;
-	}
-	env = getenv("GPUPROF_CUPTI_FLUSH_MS");
-	if (env) {
-		char *end;
-		long v = strtol(env, &end, 10);
-		if (*end == '\0' && v >= 100 && v <= 60000)
-			cupti_flush_ms = (int)v;
-	}
-	env = getenv("GPUPROF_FLUSH");
+	flush_ms = (int)gp_env_size("GPUPROF_FLUSH_MS", (size_t)flush_ms, 10, 1000);
+	cupti_flush_ms = (int)gp_env_size("GPUPROF_CUPTI_FLUSH_MS", (size_t)cupti_flush_ms, 100, 60000);
+	const char *env = getenv("GPUPROF_FLUSH");
 	if (env && strcmp(env, "forced") == 0)
 		flush_flag = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
 	else if (env && strcmp(env, "none") == 0)

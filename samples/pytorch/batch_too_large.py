@@ -58,19 +58,9 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch import nn
+from story import Block, MiB, report
 
-MiB = 1 << 20
 UNITS = {"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
-
-
-class Block(nn.Module):
-    def __init__(self, width):
-        super().__init__()
-        self.fc = nn.Linear(width, width)
-        self.act = nn.ReLU()
-
-    def forward(self, x):
-        return self.act(self.fc(x))
 
 
 class MLP(nn.Module):
@@ -85,29 +75,6 @@ class MLP(nn.Module):
             self.reached = i
             x = block(x)
         return self.head(x)
-
-
-def report(dev, script, variant, **fields):
-    """One machine-readable line with what torch itself measured."""
-    line = {
-        "script": script,
-        "variant": variant,
-        "backend": torch.cuda.get_allocator_backend(),
-        "max_allocated": torch.cuda.max_memory_allocated(dev),
-        "max_reserved": torch.cuda.max_memory_reserved(dev),
-        "end_allocated": torch.cuda.memory_allocated(dev),
-    }
-    line.update(fields)
-    parts = []
-    for k, v in line.items():
-        if isinstance(v, (list, tuple)):
-            v = ",".join(str(int(i)) for i in v)
-        elif isinstance(v, bool):
-            v = int(v)
-        elif isinstance(v, float):
-            v = repr(v)
-        parts.append("%s=%s" % (k, str(v).replace(" ", "_")))
-    print("GPUPROF_TORCH_EXPECT " + " ".join(parts), flush=True)
 
 
 def parse_request(msg):

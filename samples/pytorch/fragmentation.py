@@ -62,8 +62,6 @@ import argparse
 import os
 import sys
 
-MiB = 1 << 20
-
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -84,29 +82,7 @@ if args.variant == "expandable":
     os.environ[VAR] = (old + "," if old else "") + "expandable_segments:True"
 
 import torch  # noqa: E402  (after the environment is set)
-
-
-def report(dev, script, variant, **fields):
-    """One machine-readable line with what torch itself measured."""
-    line = {
-        "script": script,
-        "variant": variant,
-        "backend": torch.cuda.get_allocator_backend(),
-        "max_allocated": torch.cuda.max_memory_allocated(dev),
-        "max_reserved": torch.cuda.max_memory_reserved(dev),
-        "end_allocated": torch.cuda.memory_allocated(dev),
-    }
-    line.update(fields)
-    parts = []
-    for k, v in line.items():
-        if isinstance(v, (list, tuple)):
-            v = ",".join(str(int(i)) for i in v)
-        elif isinstance(v, bool):
-            v = int(v)
-        elif isinstance(v, float):
-            v = repr(v)
-        parts.append("%s=%s" % (k, str(v).replace(" ", "_")))
-    print("GPUPROF_TORCH_EXPECT " + " ".join(parts), flush=True)
+from story import MiB, report
 
 
 def expandable_in_use():

@@ -42,8 +42,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-MiB = 1 << 20
+from story import MiB, report
 
 
 class MLPBlock(nn.Module):
@@ -71,29 +70,6 @@ class TinyLM(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.lm_head(self.norm(x))
-
-
-def report(dev, script, variant, **fields):
-    """One machine-readable line with what torch itself measured."""
-    line = {
-        "script": script,
-        "variant": variant,
-        "backend": torch.cuda.get_allocator_backend(),
-        "max_allocated": torch.cuda.max_memory_allocated(dev),
-        "max_reserved": torch.cuda.max_memory_reserved(dev),
-        "end_allocated": torch.cuda.memory_allocated(dev),
-    }
-    line.update(fields)
-    parts = []
-    for k, v in line.items():
-        if isinstance(v, (list, tuple)):
-            v = ",".join(str(int(i)) for i in v)
-        elif isinstance(v, bool):
-            v = int(v)
-        elif isinstance(v, float):
-            v = repr(v)
-        parts.append("%s=%s" % (k, str(v).replace(" ", "_")))
-    print("GPUPROF_TORCH_EXPECT " + " ".join(parts), flush=True)
 
 
 def main():

@@ -146,41 +146,39 @@ def main():
         ok = False
     # live memory in ts order
     want_async = a.mode == "tensor"
+    def mem_events():
+        for i in order:
+            e = ev[i]
+            if e.get("cat") == "memory" and e["ph"] == "i" and e["name"] in ("alloc", "free"):
+                yield e
+
+    def counted(ar):
+        """PyTorch's memory: tensors in tensor mode, segments in native mode."""
+        if ar.get("kind") != "device" or bool(ar.get("async")) != want_async:
+            return False
+        return a.mode != "native" or torch_seg(ar["addr"])
+
     live = {}
     cur = peak = 0
     peak_ts = None
-    peak_live = {}
-    for i in order:
-        e = ev[i]
-        if e.get("cat") != "memory" or e["ph"] != "i" or e["name"] not in ("alloc", "free"):
-            continue
+    for e in mem_events():
         ar = e["args"]
-        if ar.get("kind") != "device":
-            continue
-        if bool(ar.get("async")) != want_async:
-            continue
-        if a.mode == "native" and not torch_seg(ar["addr"]):
+        if not counted(ar):
             continue
         if e["name"] == "alloc":
             live[ar["addr"]] = (ar["bytes"], e["ts"], ar.get("corr"))
             cur += ar["bytes"]
             if cur > peak:
                 peak, peak_ts = cur, e["ts"]
-                peak_live = None  # materialised lazily below
         else:
             b = live.pop(ar["addr"], None)
             if b:
                 cur -= b[0]
     # second pass to get the live set at the peak
     live = {}
-    for i in order:
-        e = ev[i]
-        if e.get("cat") != "memory" or e["ph"] != "i" or e["name"] not in ("alloc", "free"):
-            continue
+    for e in mem_events():
         ar = e["args"]
-        if ar.get("kind") != "device" or bool(ar.get("async")) != want_async:
-            continue
-        if a.mode == "native" and not torch_seg(ar["addr"]):
+        if not counted(ar):
             continue
         if e["ts"] > peak_ts:
             break
@@ -245,10 +243,7 @@ def main():
     # what else (not counted above) was live at the peak, by API and size
     others = defaultdict(int)
     lv = {}
-    for i in order:
-        e = ev[i]
-        if e.get("cat") != "memory" or e["ph"] != "i" or e["name"] not in ("alloc", "free"):
-            continue
+    for e in mem_events():
         if e["ts"] > peak_ts:
             break
         ar = e["args"]
