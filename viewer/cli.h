@@ -34,6 +34,7 @@ struct gp_command {
 
 extern const struct gp_command gp_cmd_trace;
 extern const struct gp_command gp_cmd_recover;
+extern const struct gp_command gp_cmd_analyze;
 
 /* "gpuprof: " + message + newline, on stderr. */
 void gp_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

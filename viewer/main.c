@@ -11,10 +11,11 @@
 
 #include "cli.h"
 
-/* Order is the order of --help. Later: analyze, compare, check, report. */
+/* Order is the order of --help. Later: compare, check, report. */
 static const struct gp_command *const commands[] = {
 	&gp_cmd_trace,
 	&gp_cmd_recover,
+	&gp_cmd_analyze,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -1,0 +1,327 @@
+/* Writes a synthetic tensor-mode trace for bench/analyze_speed.sh: a
+ * training loop of STEPS steps of a 48-module model, each module call a few
+ * kernels (with their launch API calls and flow events) and tensors
+ * (stream-ordered allocations and frees with their API calls and counter
+ * updates), NVTX forward/backward/phase ranges and step marks, in the mix
+ * and the disorder of the recorder: CUPTI records a flush late and shuffled
+ * within each 500 ms flush, a gpuprof.watermark after each flush, gzip
+ * level 1. What is alive at once does not depend on STEPS, so neither
+ * should the analyzer's memory.
+ *
+ *   analyze_gen OUT.json.gz EVENTS     (about EVENTS events; prints the count)
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define PID 31337
+#define GPU_PID (1000000000 + PID * 100)
+#define MAIN_TID 31337
+#define BWD_TID 31400
+#define FLUSH_NS 500000000ll
+#define MODULES 48
+#define PARAMS_PER_MODULE 2
+
+struct line {
+	int64_t ts;
+	int cupti; /* delivered a flush late */
+	char *text;
+};
+
+static struct line *lines;
+static size_t nlines, caplines;
+static int64_t now_ns = 1000000;
+static uint64_t corr, rng = 88172645463325252ull;
+static uint64_t events;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void emit(int64_t ts, int cupti, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void emit(int64_t ts, int cupti, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (nlines == caplines) {
+		caplines = caplines ? caplines * 2 : 65536;
+		lines = realloc(lines, caplines * sizeof(*lines));
+		if (!lines)
+			abort();
+	}
+	lines[nlines].ts = ts;
+	lines[nlines].cupti = cupti;
+	lines[nlines].text = malloc((size_t)n + 1);
+	if (!lines[nlines].text)
+		abort();
+	memcpy(lines[nlines].text, buf, (size_t)n + 1);
+	nlines++;
+}
+
+#define US(ns) (long long)((ns) / 1000), (int)((ns) % 1000)
+
+static const char *kernel_names[] = {
+	"void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
+	"BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> > >("
+	"at::TensorIteratorBase&, at::native::BinaryFunctor<float, float, float, at::native::"
+	"binary_internal::MulFunctor<float> > const&)::{lambda(int)#1}>(int, "
+	"at::native::gpu_kernel_impl_nocast<...>::{lambda(int)#1})",
+	"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+	"segment_k_off_kernel__5x_cublas",
+	"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
+	"at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
+	"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+	"std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
+};
+
+static void launch(int64_t tid)
+{
+	int64_t start = now_ns, k;
+	uint64_t c = ++corr;
+
+	/* about GPT-2's pace on an H100: a kernel every 50 us */
+	now_ns += 50000;
+	k = now_ns + 20000;
+	emit(start, 1, "{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":%d,"
+	     "\"tid\":%lld,\"ts\":%lld.%03d,\"dur\":4.000,\"args\":{\"corr\":%" PRIu64 "}}",
+	     PID, (long long)tid, US(start), c);
+	emit(start, 1, "{\"ph\":\"s\",\"name\":\"launch\",\"cat\":\"flow\",\"pid\":%d,\"tid\":%lld,"
+	     "\"ts\":%lld.%03d,\"id\":%" PRIu64 "}", PID, (long long)tid, US(start), c);
+	emit(k, 1, "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"kernel\",\"pid\":%d,\"tid\":7,"
+	     "\"ts\":%lld.%03d,\"dur\":18.250,\"args\":{\"corr\":%" PRIu64 ",\"grid\":[120,4,1],"
+	     "\"block\":[256,1,1],\"smem_static\":0,\"smem_dynamic\":49152,\"regs\":128}}",
+	     kernel_names[rnd() % 4], GPU_PID, US(k), c);
+	emit(k, 1, "{\"ph\":\"f\",\"name\":\"launch\",\"cat\":\"flow\",\"pid\":%d,\"tid\":7,"
+	     "\"ts\":%lld.%03d,\"bp\":\"e\",\"id\":%" PRIu64 "}", GPU_PID, US(k), c);
+	events += 4;
+}
+
+static uint64_t live_bytes, pool_size = 1ull << 30;
+
+static void counter(int64_t ts)
+{
+	emit(ts, 1, "{\"ph\":\"C\",\"name\":\"GPU memory\",\"cat\":\"memory\",\"pid\":%d,\"tid\":0,"
+	     "\"ts\":%lld.%03d,\"args\":{\"device\":%" PRIu64 ",\"device_static\":0,\"managed\":0,"
+	     "\"pinned_host\":0,\"pool_reserved\":%" PRIu64 "}}", GPU_PID, US(ts), live_bytes, pool_size);
+	events++;
+}
+
+static void mem(int alloc, uint64_t addr, uint64_t bytes, int64_t tid)
+{
+	int64_t start = now_ns, at;
+	uint64_t c = ++corr;
+
+	now_ns += 10000;
+	at = start + 1500;
+	if (alloc)
+		live_bytes += bytes;
+	else
+		live_bytes -= bytes;
+	while (live_bytes > pool_size)
+		pool_size += 32u << 20;
+	emit(at, 1, "{\"ph\":\"i\",\"name\":\"%s\",\"cat\":\"memory\",\"pid\":%d,\"tid\":7,"
+	     "\"ts\":%lld.%03d,\"s\":\"t\",\"args\":{\"addr\":\"0x%" PRIx64 "\",\"bytes\":%" PRIu64 ","
+	     "\"kind\":\"device\",\"device\":0,\"stream\":7,\"corr\":%" PRIu64 ",\"async\":true,"
+	     "\"pool\":\"0x5ab0\",\"pool_type\":\"local\",\"pool_size\":%" PRIu64 ",\"pool_used\":%" PRIu64
+	     "}}", alloc ? "alloc" : "free", GPU_PID, US(at), addr, bytes, c, pool_size, live_bytes);
+	emit(start, 1, "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"cuda_runtime\",\"pid\":%d,"
+	     "\"tid\":%lld,\"ts\":%lld.%03d,\"dur\":3.000,\"args\":{\"corr\":%" PRIu64 "}}",
+	     alloc ? "cudaMallocAsync" : "cudaFreeAsync", PID, (long long)tid, US(start), c);
+	counter(at);
+	events += 2;
+}
+
+static void nvtx(char ph, const char *name, int64_t tid, uint64_t id)
+{
+	now_ns += 2000;
+	if (ph == 'B')
+		emit(now_ns, 0, "{\"ph\":\"B\",\"name\":\"%s\",\"cat\":\"nvtx\",\"pid\":%d,\"tid\":%lld,"
+		     "\"ts\":%lld.%03d,\"args\":{\"domain\":\"default\"}}", name, PID, (long long)tid,
+		     US(now_ns));
+	else if (ph == 'E')
+		emit(now_ns, 0, "{\"ph\":\"E\",\"name\":\"\",\"cat\":\"nvtx\",\"pid\":%d,\"tid\":%lld,"
+		     "\"ts\":%lld.%03d}", PID, (long long)tid, US(now_ns));
+	else if (ph == 'b')
+		emit(now_ns, 0, "{\"ph\":\"b\",\"name\":\"%s\",\"cat\":\"nvtx\",\"pid\":%d,\"tid\":%lld,"
+		     "\"ts\":%lld.%03d,\"id\":%" PRIu64 ",\"args\":{\"domain\":\"default\"}}", name, PID,
+		     (long long)tid, US(now_ns), id);
+	else if (ph == 'e')
+		emit(now_ns, 0, "{\"ph\":\"e\",\"name\":\"%s\",\"cat\":\"nvtx\",\"pid\":%d,\"tid\":%lld,"
+		     "\"ts\":%lld.%03d,\"id\":%" PRIu64 "}", name, PID, (long long)tid, US(now_ns), id);
+	else
+		emit(now_ns, 0, "{\"ph\":\"i\",\"name\":\"%s\",\"cat\":\"nvtx\",\"pid\":%d,\"tid\":%lld,"
+		     "\"ts\":%lld.%03d,\"s\":\"t\",\"args\":{\"domain\":\"default\"}}", name, PID,
+		     (long long)tid, US(now_ns));
+	events++;
+}
+
+static gzFile out;
+static int64_t flushed_to; /* host events before this are written */
+static int64_t last_wm;
+
+static int by_ts(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Writes what the recorder would have by flush edge `edge`: host events
+ * before it, CUPTI records before the previous edge, shuffled; then the
+ * watermark, one flush behind. */
+static void flush_to(int64_t edge, int final)
+{
+	size_t keep = 0, n = 0;
+	struct line *batch = malloc(nlines * sizeof(*batch) + 1);
+
+	if (!batch)
+		abort();
+	for (size_t i = 0; i < nlines; i++) {
+		int go = final || (lines[i].cupti ? lines[i].ts < edge - FLUSH_NS : lines[i].ts < edge);
+
+		if (go)
+			batch[n++] = lines[i];
+		else
+			lines[keep++] = lines[i];
+	}
+	nlines = keep;
+	if (final)
+		qsort(batch, n, sizeof(*batch), by_ts);
+	for (size_t i = n; i > 1; i--) { /* Fisher-Yates */
+		size_t j = rnd() % i;
+		struct line t = batch[i - 1];
+
+		if (final)
+			break;
+		batch[i - 1] = batch[j];
+		batch[j] = t;
+	}
+	for (size_t i = 0; i < n; i++) {
+		gzputs(out, batch[i].text);
+		gzputs(out, ",\n");
+		free(batch[i].text);
+	}
+	free(batch);
+	if (!final) {
+		int64_t wm = edge - FLUSH_NS;
+
+		if (wm > last_wm) {
+			gzprintf(out, "{\"ph\":\"i\",\"name\":\"gpuprof.watermark\",\"cat\":\"gpuprof\","
+				 "\"pid\":%d,\"tid\":0,\"ts\":%lld.%03d,\"s\":\"g\"},\n", PID, US(wm));
+			events++;
+			last_wm = wm;
+		}
+	}
+	flushed_to = edge;
+}
+
+static void maybe_flush(void)
+{
+	while (now_ns > flushed_to + FLUSH_NS)
+		flush_to(flushed_to + FLUSH_NS, 0);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t target, params[MODULES * PARAMS_PER_MODULE], addr = 0x7f0000000000ull;
+	char name[64];
+	int step = 0;
+
+	if (argc != 3 || (target = strtoull(argv[2], NULL, 10)) == 0) {
+		fprintf(stderr, "usage: analyze_gen OUT.json.gz EVENTS\n");
+		return 2;
+	}
+	out = gzopen(argv[1], "wb1");
+	if (!out) {
+		perror(argv[1]);
+		return 1;
+	}
+	gzbuffer(out, 1 << 20);
+	gzprintf(out, "[\n{\"ph\":\"i\",\"name\":\"gpuprof.meta\",\"cat\":\"gpuprof\",\"pid\":%d,\"tid\":0,"
+		 "\"ts\":0.000,\"s\":\"g\",\"args\":{\"format\":1,\"version\":\"0.1.0\",\"pid\":%d,"
+		 "\"ppid\":1,\"cmdline\":\"python3 bench.py\",\"hostname\":\"bench\","
+		 "\"start_unix_ns\":1700000000000000000,\"ts_base_ns\":1700000000000000000,"
+		 "\"clock\":\"cupti\",\"mode\":\"tensor\",\"gpu_pid_base\":%d}},\n", PID, PID, GPU_PID);
+	gzprintf(out, "{\"ph\":\"i\",\"name\":\"gpuprof.device\",\"cat\":\"gpuprof\",\"pid\":%d,"
+		 "\"tid\":0,\"ts\":0.000,\"s\":\"g\",\"args\":{\"device\":0,\"name\":\"Bench GPU\","
+		 "\"total_memory\":85017493504,\"uuid\":\"GPU-bench\",\"cc\":\"9.0\",\"gpu_pid\":%d}},\n",
+		 GPU_PID, GPU_PID);
+	events = 2;
+	/* parameters, made before the first forward, alive throughout */
+	for (int i = 0; i < MODULES * PARAMS_PER_MODULE; i++) {
+		params[i] = addr;
+		mem(1, addr, 4u << 20, MAIN_TID);
+		addr += 4u << 20;
+	}
+	while (events < target) {
+		uint64_t acts[MODULES];
+
+		step++;
+		nvtx('B', "fwd:<GPT>", MAIN_TID, 0);
+		for (int m = 0; m < MODULES; m++) {
+			uint64_t tmp = addr + (uint64_t)m * (64u << 20);
+
+			snprintf(name, sizeof(name), "fwd:h.%d.mlp", m);
+			nvtx('B', name, MAIN_TID, 0);
+			mem(1, tmp, 8u << 20, MAIN_TID);
+			launch(MAIN_TID);
+			launch(MAIN_TID);
+			acts[m] = tmp + (32u << 20);
+			mem(1, acts[m], 16u << 20, MAIN_TID);
+			launch(MAIN_TID);
+			mem(0, tmp, 8u << 20, MAIN_TID);
+			nvtx('E', "", MAIN_TID, 0);
+			maybe_flush();
+		}
+		nvtx('E', "", MAIN_TID, 0);
+		nvtx('B', "phase:backward", MAIN_TID, 0);
+		for (int m = MODULES - 1; m >= 0; m--) {
+			uint64_t g = addr + (uint64_t)m * (64u << 20) + (8u << 20);
+
+			snprintf(name, sizeof(name), "bwd:h.%d.mlp", m);
+			nvtx('b', name, BWD_TID, (uint64_t)step * 1000 + (uint64_t)m);
+			mem(1, g, 8u << 20, BWD_TID);
+			launch(BWD_TID);
+			launch(BWD_TID);
+			mem(0, acts[m], 16u << 20, BWD_TID);
+			mem(0, g, 8u << 20, BWD_TID);
+			nvtx('e', name, MAIN_TID, (uint64_t)step * 1000 + (uint64_t)m);
+			maybe_flush();
+		}
+		nvtx('E', "", MAIN_TID, 0);
+		nvtx('B', "phase:optimizer.step", MAIN_TID, 0);
+		for (int i = 0; i < MODULES; i++)
+			launch(MAIN_TID);
+		nvtx('E', "", MAIN_TID, 0);
+		snprintf(name, sizeof(name), "step:%d", step);
+		nvtx('i', name, MAIN_TID, 0);
+		now_ns += 2000000;
+		maybe_flush();
+	}
+	(void)params;
+	flush_to(now_ns + 2 * FLUSH_NS, 1);
+	gzprintf(out, "{\"ph\":\"i\",\"name\":\"gpuprof.end\",\"cat\":\"gpuprof\",\"pid\":%d,\"tid\":0,"
+		 "\"ts\":%lld.%03d,\"s\":\"g\",\"args\":{\"clean\":true,\"recovered\":false,"
+		 "\"dropped_cupti\":0,\"dropped_host\":0,\"late_memory_records\":0}}\n]\n", PID, US(now_ns));
+	events++;
+	if (gzclose(out) != Z_OK) {
+		fprintf(stderr, "analyze_gen: write failed\n");
+		return 1;
+	}
+	printf("%" PRIu64 "\n", events);
+	free(lines);
+	return 0;
+}

@@ -1,0 +1,549 @@
+"""Synthetic gpuprof traces with known answers, for the tests of
+`gpuprof analyze` (exporters/TRACE_FORMAT.md is the format).
+
+A Sim plays a program: allocations and frees (each with its CUDA API call),
+NVTX ranges, marks, failed allocations. It keeps its own account of what is
+alive, by the category the scenario says each allocation is, so the tests
+compare the analyzer's answers with numbers computed independently of it.
+
+write() lays the events out the way the recorder does: host events (NVTX,
+oom) as they happen, CUPTI records (allocations, API calls) one flush later
+and shuffled within each flush, and after each flush a gpuprof.watermark
+lagging one flush behind.
+
+  synth.py SCENARIO OUTDIR     writes OUTDIR/SCENARIO*.json.gz and
+                               OUTDIR/SCENARIO.expected.json
+"""
+import gzip
+import json
+import os
+import random
+import sys
+import zlib
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+FLUSH_US = 500_000.0
+MAIN, AUTOGRAD = 100, 101
+
+
+class Sim:
+    def __init__(self, mode="tensor", pid=4242, device=0, total=16 * GiB,
+                 uuid="GPU-00000000-1111-2222-3333-444444444444", ts_base=1_700_000_000_000_000_000,
+                 cmdline="python3 train.py", start_us=1000.0):
+        self.mode, self.pid, self.device, self.total, self.uuid = mode, pid, device, total, uuid
+        self.ts_base, self.cmdline = ts_base, cmdline
+        self.gpu_pid = 1_000_000_000 + pid * 100 + device
+        self.t = start_us
+        self.host = []   # (ts, seq, line): written when they happen
+        self.cupti = []  # (ts, seq, line): written a flush later, shuffled
+        self.seq = 0
+        self.corr = 0
+        self.next_addr = 0x7F0000000000
+        self.live = {}   # addr -> dict(bytes, cat, fw, step, phase, layer, t)
+        self.fw = 0      # the framework's live device bytes (the analyzer's "main")
+        self.other = 0
+        self.pool = 0
+        self.pool_peak = 0
+        self.frag_worst = 0
+        self.peak = None
+        self.step = 0    # last step mark
+        self.stack = {}  # tid -> [names]
+        self.bwd = {}    # tid -> (id, name)
+        self.range_id = 0
+        self.phases = []
+        self.series = []  # (step, fw, total) at each mark
+        self.ooms = []
+        self.allocs = 0
+        self.other_allocs = 0
+        self.frees = 0
+        self.end_args = {"clean": True, "recovered": False, "dropped_cupti": 0, "dropped_host": 0,
+                         "late_memory_records": 0}
+        self.segments_named = []
+
+    # ---- time and output ----
+    def tick(self, us=10.0):
+        self.t += us
+
+    def _emit(self, where, ts, obj):
+        self.seq += 1
+        where.append((ts, self.seq, json.dumps(obj, separators=(",", ":"), ensure_ascii=False)))
+
+    def rel(self, us):
+        return round(us, 3)
+
+    # ---- attribution, as the analyzer should see it ----
+    def layer(self, tid):
+        fwd = [n for n in self.stack.get(tid, []) if n.startswith("fwd:")]
+        if fwd:
+            root, inner = fwd[0][4:], fwd[-1][4:]
+            if root != inner and root.startswith("<"):
+                return root + "." + inner
+            return inner
+        if tid in self.bwd:
+            path = self.bwd[tid][1][4:]
+            return self.root + "." + path if getattr(self, "root", None) else path
+        return None
+
+    def phase(self, tid):
+        if self.phases:
+            return self.phases[-1]
+        if any(n.startswith("fwd:") for n in self.stack.get(tid, [])):
+            return "forward"
+        return "none"
+
+    # ---- events ----
+    def api(self, name, tid, start, end, corr):
+        self._emit(self.cupti, start, {"ph": "X", "name": name, "cat": "cuda_runtime", "pid": self.pid,
+                                       "tid": tid, "ts": self.rel(start), "dur": self.rel(end - start),
+                                       "args": {"corr": corr}})
+
+    def is_fw(self, kind, async_):
+        if kind not in ("device", "array"):
+            return None
+        if self.mode == "tensor":
+            return async_
+        return True  # native: set apart later by the named segments; cuda: all
+
+    def alloc(self, nbytes, cat, tid=MAIN, async_=None, api=None, kind="device", addr=None, fw=None):
+        if async_ is None:
+            async_ = self.mode == "tensor"
+        if api is None:
+            api = "cudaMallocAsync" if async_ else "cudaMalloc"
+        self.corr += 1
+        corr = self.corr
+        start = self.t
+        self.t += 2.0
+        at = self.t
+        self.t += 3.0
+        if addr is None:
+            addr = self.next_addr
+            self.next_addr += (nbytes + 0xFFF) & ~0xFFF
+        args = {"addr": "0x%x" % addr, "bytes": nbytes, "kind": kind, "device": self.device,
+                "stream": 7 if async_ else -1, "corr": corr, "async": async_}
+        isfw = self.is_fw(kind, async_) if fw is None else fw
+        if isfw and async_:
+            # a pool that grows by 32 MiB and never shrinks
+            need = self.fw + nbytes
+            while self.pool < need:
+                self.pool += 32 * MiB
+            self.pool_peak = max(self.pool_peak, self.pool)
+            args.update({"pool": "0x5000", "pool_type": "local", "pool_size": self.pool,
+                         "pool_used": need})
+        self._emit(self.cupti, at, {"ph": "i", "name": "alloc", "cat": "memory", "pid": self.gpu_pid,
+                                    "tid": 7 if async_ else 0, "ts": self.rel(at), "s": "t", "args": args})
+        self.api(api, tid, start, self.t, corr)
+        rec = {"bytes": nbytes, "cat": cat, "fw": isfw, "step": self.step + 1, "phase": self.phase(tid),
+               "layer": self.layer(tid), "t": at, "kind": kind, "api": api}
+        self.live[addr] = rec
+        if isfw:
+            self.fw += nbytes
+            self.allocs += 1
+            if self.pool:
+                self.frag_worst = max(self.frag_worst, self.pool - self.fw)
+            if self.peak is None or self.fw > self.peak["bytes"]:
+                self.peak = {"bytes": self.fw, "t": at, "step": self.step + 1, "phase": self.phase(tid),
+                             "layer": self.layer(tid),
+                             "live": {a: dict(r) for a, r in self.live.items() if r["fw"] is not None},
+                             "other": self.other}
+        elif isfw is False:
+            self.other += nbytes
+            self.other_allocs += 1
+        return addr
+
+    def free(self, addr, tid=MAIN):
+        rec = self.live.pop(addr)
+        self.corr += 1
+        corr = self.corr
+        start = self.t
+        self.t += 2.0
+        at = self.t
+        self.t += 3.0
+        async_ = rec["api"] == "cudaMallocAsync"
+        args = {"addr": "0x%x" % addr, "bytes": rec["bytes"], "kind": rec["kind"], "device": self.device,
+                "stream": 7 if async_ else -1, "corr": corr, "async": async_}
+        if rec["fw"] and async_:
+            args.update({"pool": "0x5000", "pool_type": "local", "pool_size": self.pool,
+                         "pool_used": self.fw - rec["bytes"]})
+        self._emit(self.cupti, at, {"ph": "i", "name": "free", "cat": "memory", "pid": self.gpu_pid,
+                                    "tid": 7 if async_ else 0, "ts": self.rel(at), "s": "t", "args": args})
+        self.api("cudaFreeAsync" if async_ else "cudaFree", tid, start, self.t, corr)
+        if rec["fw"]:
+            self.fw -= rec["bytes"]
+            if self.pool:
+                self.frag_worst = max(self.frag_worst, self.pool - self.fw)
+        elif rec["fw"] is False:
+            self.other -= rec["bytes"]
+        self.frees += 1
+        return rec
+
+    def push(self, name, tid=MAIN):
+        self.tick(1)
+        self._emit(self.host, self.t, {"ph": "B", "name": name, "cat": "nvtx", "pid": self.pid, "tid": tid,
+                                       "ts": self.rel(self.t), "args": {"domain": "default"}})
+        self.stack.setdefault(tid, []).append(name)
+        if name.startswith("phase:"):
+            self.phases.append(name[6:])
+        if name.startswith("fwd:<"):
+            self.root = name[4:]
+
+    def pop(self, tid=MAIN):
+        self.tick(1)
+        self._emit(self.host, self.t, {"ph": "E", "name": "", "cat": "nvtx", "pid": self.pid, "tid": tid,
+                                       "ts": self.rel(self.t)})
+        name = self.stack[tid].pop()
+        if name.startswith("phase:"):
+            self.phases.remove(name[6:])
+
+    def bwd_start(self, path, tid=AUTOGRAD):
+        if tid in self.bwd:
+            self.bwd_end(tid)
+        self.tick(1)
+        self.range_id += 1
+        name = "bwd:" + path
+        self._emit(self.host, self.t, {"ph": "b", "name": name, "cat": "nvtx", "pid": self.pid, "tid": tid,
+                                       "ts": self.rel(self.t), "id": self.range_id,
+                                       "args": {"domain": "default"}})
+        self.bwd[tid] = (self.range_id, name)
+
+    def bwd_end(self, tid=AUTOGRAD, on=MAIN):
+        self.tick(1)
+        rid, name = self.bwd.pop(tid)
+        self._emit(self.host, self.t, {"ph": "e", "name": name, "cat": "nvtx", "pid": self.pid, "tid": on,
+                                       "ts": self.rel(self.t), "id": rid})
+
+    def mark(self, name, tid=MAIN):
+        self.tick(1)
+        self._emit(self.host, self.t, {"ph": "i", "name": name, "cat": "nvtx", "pid": self.pid, "tid": tid,
+                                       "ts": self.rel(self.t), "s": "t", "args": {"domain": "default"}})
+        if name.startswith("step:"):
+            self.step = int(name[5:])
+            self.series.append({"step": self.step, "live": self.fw, "total": self.fw + self.other,
+                                "t": self.t})
+
+    def oom(self, nbytes, tid=MAIN, api=None, free=None, context=512 * MiB):
+        api = api or ("cudaMallocAsync" if self.mode == "tensor" else "cudaMalloc")
+        self.tick(5)
+        held = self.fw + self.other
+        if free is None:
+            free = max(0, self.total - held - context)
+        self._emit(self.host, self.t, {"ph": "i", "name": "oom", "cat": "memory", "pid": self.pid, "tid": tid,
+                                       "ts": self.rel(self.t), "s": "p",
+                                       "args": {"api": api, "bytes": nbytes, "device": self.device,
+                                                "free": free, "total": self.total, "result": 2,
+                                                "error": "cudaErrorMemoryAllocation"}})
+        rec = {"t": self.t, "request": nbytes, "step": self.step + 1, "phase": self.phase(tid),
+               "layer": self.layer(tid), "free": free, "fw": self.fw, "other": self.other,
+               "live": {a: dict(r) for a, r in self.live.items() if r["fw"] is not None}}
+        self.ooms.append(rec)
+        return rec
+
+    def torch_info(self, alloc_conf=""):
+        self.mark("gpuprof:torch " + json.dumps({"torch": "2.11.0", "mode": self.mode,
+                                                 "alloc_conf": alloc_conf, "backend": "native"
+                                                 if self.mode != "tensor" else "cudaMallocAsync",
+                                                 "pid": self.pid, "ops": False}, sort_keys=True))
+
+    def name_segments(self):
+        for addr, r in sorted(self.live.items()):
+            if r["fw"] and r["cat"] != "other":
+                self.mark("gpuprof:torch.segment 0x%x %d" % (addr, r["bytes"]))
+
+    # ---- the file ----
+    def lines(self, shuffle=True, watermarks=True, seed=1, end=True, late=None):
+        meta = {"ph": "i", "name": "gpuprof.meta", "cat": "gpuprof", "pid": self.pid, "tid": 0, "ts": 0.0,
+                "s": "g", "args": {"format": 1, "version": "0.1.0", "pid": self.pid, "ppid": 1,
+                                   "cmdline": self.cmdline, "hostname": "synth",
+                                   "start_unix_ns": 1_700_000_000_000_000_000 + 1000,
+                                   "ts_base_ns": self.ts_base, "clock": "cupti", "mode": self.mode,
+                                   "gpu_pid_base": 1_000_000_000 + self.pid * 100}}
+        dev = {"ph": "i", "name": "gpuprof.device", "cat": "gpuprof", "pid": self.gpu_pid, "tid": 0,
+               "ts": 0.0, "s": "g", "args": {"device": self.device, "name": "Synthetic GPU",
+                                             "total_memory": self.total, "uuid": self.uuid, "cc": "9.0",
+                                             "gpu_pid": self.gpu_pid}}
+        out = [json.dumps(meta, separators=(",", ":")), json.dumps(dev, separators=(",", ":")),
+               json.dumps({"ph": "M", "name": "process_name", "pid": self.pid, "tid": 0, "ts": 0.0,
+                           "args": {"name": "%s (pid %d)" % (self.cmdline, self.pid)}},
+                          separators=(",", ":"))]
+        rng = random.Random(seed)
+        if not shuffle:
+            for _, _, line in sorted(self.host + self.cupti):
+                out.append(line)
+        else:
+            host = sorted(self.host)
+            cupti = sorted(self.cupti)
+            last = max([e[0] for e in host + cupti] + [0.0])
+            nflush = int(last // FLUSH_US) + 3
+            hi = ci = 0
+            for k in range(nflush):
+                edge = (k + 1) * FLUSH_US
+                batch = []
+                while hi < len(host) and host[hi][0] < edge:
+                    batch.append(host[hi])
+                    hi += 1
+                # CUPTI hands over the previous flush's records
+                while ci < len(cupti) and cupti[ci][0] < edge - FLUSH_US:
+                    batch.append(cupti[ci])
+                    ci += 1
+                rng.shuffle(batch)
+                out.extend(line for _, _, line in batch)
+                if watermarks and k >= 1:
+                    out.append(json.dumps({"ph": "i", "name": "gpuprof.watermark", "cat": "gpuprof",
+                                           "pid": self.pid, "tid": 0, "ts": round((k - 1) * FLUSH_US, 3),
+                                           "s": "g"}, separators=(",", ":")))
+            rest = host[hi:] + cupti[ci:]
+            out.extend(line for _, _, line in rest)
+        if late:
+            out.extend(late)
+        if end:
+            args = dict(self.end_args)
+            args["devices"] = [{"device": self.device, "name": "Synthetic GPU", "total_memory": self.total}]
+            out.append(json.dumps({"ph": "i", "name": "gpuprof.end", "cat": "gpuprof", "pid": self.pid,
+                                   "tid": 0, "ts": round(self.t + 10, 3), "s": "g", "args": args},
+                                  separators=(",", ":")))
+        return out
+
+    def write(self, path, gz=True, cut=None, **kw):
+        lines = self.lines(end=cut is None, **kw)
+        data = ("[\n" + ",\n".join(lines) + ("\n]\n" if cut is None else ",\n")).encode()
+        if not gz:
+            open(path, "wb").write(data)
+            return
+        z = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        if cut is None:
+            blob = z.compress(data) + z.flush()
+        else:
+            # what a killed recorder leaves: sync-flushed data, no trailer,
+            # the last line half written
+            blob = z.compress(data) + z.flush(zlib.Z_SYNC_FLUSH)
+            blob += z.compress(b'{"ph":"i","name":"alloc","cat":"mem') + z.flush(zlib.Z_SYNC_FLUSH)
+            if cut == "middle":
+                blob = blob[: len(blob) - 7]
+        open(path, "wb").write(blob)
+
+
+# ---- expected answers ----
+
+def cats_of(live, fw_only=True):
+    out = {}
+    for r in live.values():
+        if fw_only and r["fw"] is None:
+            continue
+        out[r["cat"]] = out.get(r["cat"], 0) + r["bytes"]
+    return out
+
+
+def expect_peak(sim):
+    p = sim.peak
+    live = {a: r for a, r in p["live"].items()}
+    top = sorted(live.values(), key=lambda r: (-r["bytes"], r["t"]))
+    return {"bytes": p["bytes"], "t_us": p["t"], "step": p["step"], "phase": p["phase"], "layer": p["layer"],
+            "other": p["other"], "categories": cats_of(live),
+            "top": [{"bytes": r["bytes"], "layer": r["layer"], "category": r["cat"], "step": r["step"]}
+                    for r in top[:5]]}
+
+
+# ---- a toy training loop ----
+
+PARAMS = {"fc1": 64 * MiB, "fc2": 32 * MiB}
+
+
+def train(sim, steps, leak=0, warmup_growth=0, grow_steps=3, oom_at=None, oom_request=0,
+          set_to_none=True, act=(96 * MiB, 48 * MiB), cublas=8 * MiB, step_gap=20000.0):
+    """Model <Net> with fc1, fc2; AdamW-like optimizer state made in step 1."""
+    sim.torch_info()
+    params = {}
+    for name, size in PARAMS.items():
+        params[name] = sim.alloc(size, "parameters")
+    grads = {}
+    state = []
+    x = None
+    kept = []
+    sim.tick(1000)
+    for step in range(1, steps + 1):
+        sim.tick(step_gap)
+        # next batch
+        if x is not None:
+            sim.free(x)
+        x = sim.alloc(16 * MiB, "inputs")
+        # zero_grad(set_to_none=True) frees last step's gradients
+        sim.push("phase:zero_grad")
+        if set_to_none:
+            for a in list(grads.values()):
+                sim.free(a)
+            grads = {}
+        sim.pop()
+        # forward
+        sim.push("fwd:<Net>")
+        sim.push("fwd:fc1")
+        if step == 1 and cublas:
+            sim.alloc(cublas, "other", async_=False, api="cudaMalloc", fw=(False if sim.mode == "tensor" else True))
+        tmp = sim.alloc(4 * MiB, "temporaries")
+        a1 = sim.alloc(act[0], "activations")
+        sim.free(tmp)
+        sim.pop()
+        sim.push("fwd:fc2")
+        if oom_at == step:
+            sim.oom(oom_request)
+            return {"x": x}
+        a2 = sim.alloc(act[1], "activations")
+        if leak:
+            kept.append(sim.alloc(leak, "activations"))
+        sim.pop()
+        sim.pop()
+        loss = sim.alloc(512, "activations")
+        # backward: the autograd thread, module ranges as start/end
+        sim.push("phase:backward")
+        sim.bwd_start("fc2")
+        g2 = sim.alloc(PARAMS["fc2"], "gradients", tid=AUTOGRAD) if "fc2" not in grads else None
+        tmpb = sim.alloc(24 * MiB, "temporaries", tid=AUTOGRAD)
+        sim.free(a2, tid=AUTOGRAD)
+        sim.free(tmpb, tid=AUTOGRAD)
+        sim.bwd_start("fc1")
+        g1 = sim.alloc(PARAMS["fc1"], "gradients", tid=AUTOGRAD) if "fc1" not in grads else None
+        sim.free(a1, tid=AUTOGRAD)
+        sim.bwd_end(AUTOGRAD)
+        sim.free(loss)
+        sim.pop()
+        if g2:
+            grads["fc2"] = g2
+        if g1:
+            grads["fc1"] = g1
+        # optimizer
+        sim.push("phase:optimizer.step")
+        if step == 1:
+            for name, size in PARAMS.items():
+                state.append(sim.alloc(size, "optimizer state"))
+                state.append(sim.alloc(size, "optimizer state"))
+        if warmup_growth and step <= grow_steps:
+            state.append(sim.alloc(warmup_growth, "optimizer state"))
+        t = sim.alloc(2 * MiB, "temporaries")
+        sim.free(t)
+        sim.pop()
+        sim.mark("step:%d" % step)
+    return {"x": x}
+
+
+def scenario(name, outdir):
+    exp = {"scenario": name}
+    if name == "train":
+        sim = Sim()
+        train(sim, 6)
+        sim.write(os.path.join(outdir, "train.json.gz"))
+        exp["peak"] = expect_peak(sim)
+    elif name == "leak":
+        sim = Sim(total=4 * GiB)
+        train(sim, 12, leak=3 * MiB)
+        sim.write(os.path.join(outdir, "leak.json.gz"))
+        last = sim.series[-1]
+        exp["leak"] = {"rate": 3 * MiB, "last_total": last["total"],
+                       "steps_until_full": (4 * GiB - last["total"]) // (3 * MiB),
+                       "layer": "<Net>.fc2", "phase": "forward"}
+        exp["peak"] = expect_peak(sim)
+    elif name == "warmup":
+        sim = Sim()
+        train(sim, 12, warmup_growth=10 * MiB, grow_steps=5)
+        sim.write(os.path.join(outdir, "warmup.json.gz"))
+        exp["series"] = [s["live"] for s in sim.series]
+    elif name == "oom":
+        # activations fill the device: the failed request is fc2's
+        sim = Sim(total=8 * GiB)
+        train(sim, 4, oom_at=3, oom_request=3584 * MiB, act=(4 * GiB, 48 * MiB))
+        sim.write(os.path.join(outdir, "oom.json.gz"), cut="flush")
+        o = sim.ooms[0]
+        exp["oom"] = {"request": o["request"], "step": o["step"], "phase": o["phase"], "layer": o["layer"],
+                      "free": o["free"], "allocated": o["fw"], "categories": cats_of(o["live"])}
+        exp["peak"] = expect_peak(sim)
+    elif name == "native":
+        # PyTorch's caching allocator: segments made in step 1, kept; a
+        # cuBLAS workspace (not PyTorch's) never freed nor named; one
+        # segment released by empty_cache() in step 2
+        sim = Sim(mode="native", total=8 * GiB)
+        sim.torch_info()
+        segs = [sim.alloc(20 * MiB, "parameters")]
+        sim.push("fwd:<Net>")
+        sim.push("fwd:fc1")
+        ws = sim.alloc(64 * MiB, "other", fw=True)
+        segs.append(sim.alloc(40 * MiB, "activations"))
+        spare = sim.alloc(2 * MiB, "activations")
+        sim.pop()
+        sim.pop()
+        sim.mark("step:1")
+        sim.free(spare)
+        sim.mark("step:2")
+        sim.name_segments()
+        sim.write(os.path.join(outdir, "native.json.gz"))
+        exp["reserved_peak"] = 20 * MiB + 40 * MiB + 2 * MiB
+        exp["reserved_end"] = 60 * MiB
+        exp["other"] = 64 * MiB
+        del ws
+    elif name == "native_oom":
+        # a failed cudaMalloc of PyTorch's allocator: it releases its cached
+        # segments, retries, fails again; the program dies (no gpuprof.end)
+        sim = Sim(mode="native", total=4 * GiB)
+        sim.torch_info()
+        sim.alloc(512 * MiB, "parameters")
+        sim.push("fwd:<Net>")
+        sim.push("fwd:fc1")
+        cached = [sim.alloc(256 * MiB, "activations") for _ in range(4)]
+        sim.oom(1536 * MiB)
+        sim.free(cached[0])
+        sim.free(cached[1])
+        sim.oom(1536 * MiB)
+        sim.write(os.path.join(outdir, "native_oom.json.gz"), cut="flush")
+        exp["oom"] = {"request": 1536 * MiB, "released": 512 * MiB, "retries": 1}
+    elif name == "multi":
+        # two processes on one GPU, clocks 0.5 s apart
+        a = Sim(pid=5001, ts_base=1_700_000_000_000_000_000, total=8 * GiB)
+        b = Sim(pid=5002, ts_base=1_700_000_000_500_000_000, total=8 * GiB)
+        a.t = 1_000_000.0
+        xa = a.alloc(1 * GiB, "inputs")
+        a.t = 3_000_000.0
+        a.free(xa)
+        b.t = 1_500_000.0  # = 2.0 s on a's clock
+        xb = b.alloc(2 * GiB, "inputs")
+        b.t = 3_500_000.0
+        b.free(xb)
+        a.write(os.path.join(outdir, "multi.json.gz"))
+        b.write(os.path.join(outdir, "multi.5002.json.gz"))
+        exp["together"] = 3 * GiB
+        exp["together_t"] = 2.000002
+    elif name == "cuda":
+        # a plain CUDA program: nested NVTX ranges as layers, a request
+        # larger than the device
+        sim = Sim(mode="cuda", total=1 * GiB, cmdline="./app")
+        sim.push("setup")
+        sim.alloc(100 * MiB, "other")
+        sim.pop()
+        sim.push("solver")
+        sim.push("iteration")
+        sim.alloc(300 * MiB, "other")
+        sim.pop()
+        sim.alloc(50 * MiB, "other")
+        sim.oom(2 * GiB)
+        sim.pop()
+        sim.write(os.path.join(outdir, "cuda.json.gz"))
+        exp["peak"] = 450 * MiB
+    elif name == "order":
+        # the same run written in order, shuffled with watermarks, shuffled
+        # without them (the fallback window), and with one record too late
+        sim = Sim()
+        train(sim, 10, step_gap=400000.0)
+        sim.write(os.path.join(outdir, "order.sorted.json"), gz=False, shuffle=False)
+        sim.write(os.path.join(outdir, "order.shuffled.json.gz"), seed=7)
+        sim.write(os.path.join(outdir, "order.nowm.json.gz"), seed=8, watermarks=False)
+        late = json.dumps({"ph": "i", "name": "alloc", "cat": "memory", "pid": sim.gpu_pid, "tid": 7,
+                           "ts": 1500.0, "s": "t",
+                           "args": {"addr": "0x1000", "bytes": 4096, "kind": "device", "device": 0,
+                                    "stream": 7, "corr": 999999, "async": True}}, separators=(",", ":"))
+        sim.write(os.path.join(outdir, "order.late.json.gz"), seed=9, late=[late])
+        exp["peak"] = expect_peak(sim)
+    else:
+        raise SystemExit("unknown scenario %s" % name)
+    with open(os.path.join(outdir, name + ".expected.json"), "w") as f:
+        json.dump(exp, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    scenario(sys.argv[1], sys.argv[2])

@@ -1,0 +1,444 @@
+"""Tests of `gpuprof analyze` on synthetic traces whose answers synth.py
+knows (it keeps its own account of what is alive and what each allocation
+is), on the real H100 trace in samples/traces/, on bad input, and against
+golden reports.
+
+  test_analyze.py GPUPROF TEST [--update]
+
+TEST is one of the functions named test_* below, without the prefix.
+--update rewrites the golden files (golden/) instead of comparing.
+Exit 0 when every check passed, 1 otherwise."""
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import synth  # noqa: E402
+
+MiB, GiB = synth.MiB, synth.GiB
+GP = None
+TMP = None
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: %s" % what, file=sys.stderr)
+    return cond
+
+
+def eq(got, want, what):
+    return check(got == want, "%s: got %r, expected %r" % (what, got, want))
+
+
+def run(*args, env=None):
+    e = dict(os.environ)
+    e.pop("NO_COLOR", None)
+    if env:
+        e.update(env)
+    p = subprocess.run([GP, "analyze"] + list(args), cwd=TMP, capture_output=True, env=e, timeout=120)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def analyze_json(*paths):
+    rc, out, err = run("--json", *paths)
+    if not check(rc == 0, "analyze --json %s: exit %d, stderr %s" % (" ".join(paths), rc, err.strip())):
+        raise SystemExit(report())
+    return json.loads(out), err
+
+
+def make(scenario):
+    synth.scenario(scenario, TMP)
+    return json.load(open(os.path.join(TMP, scenario + ".expected.json")))
+
+
+def dev(doc, i=0):
+    return doc["devices"][i]
+
+
+def cats(arr):
+    return {c["category"]: c["bytes"] for c in arr or []}
+
+
+def find_node(tree, path):
+    """The node of a layer tree at path (a list of names)."""
+    level = tree
+    node = None
+    for name in path:
+        node = next((n for n in level if n["name"] == name), None)
+        if node is None:
+            return None
+        level = node.get("children", [])
+    return node
+
+
+def report():
+    if failures:
+        print("%d check(s) failed" % len(failures), file=sys.stderr)
+        return 1
+    print("all checks passed")
+    return 0
+
+
+# ---- the tests ----
+
+def test_train():
+    exp = make("train")
+    doc, _ = analyze_json("train.json.gz")
+    eq(doc["schema"], "gpuprof.analyze/1", "schema")
+    d = dev(doc)
+    p, e = d["peak"], exp["peak"]
+    eq(p["what"], "allocated", "peak what")
+    eq(p["bytes"], e["bytes"], "peak bytes")
+    eq(p["t"], round(e["t_us"] / 1e6, 6), "peak time")
+    eq(p["step"], e["step"], "peak step")
+    eq(p["phase"], e["phase"], "peak phase")
+    eq(p["layer"], e["layer"], "peak layer")
+    eq(p["other"], e["other"], "other memory at the peak")
+    eq(cats(p["by_category"]), e["categories"], "categories at the peak")
+    eq(sum(c["bytes"] for c in p["by_category"]), p["live_bytes"], "categories add up")
+    got_top = [{"bytes": t["bytes"], "layer": t["layer"], "category": t["category"], "step": t["step"]}
+               for t in p["top"][:5]]
+    eq(got_top, e["top"], "top allocations")
+    eq(len(p["top"]), 10, "--top default")
+    net = find_node(p["by_layer"], ["<Net>"])
+    check(net is not None, "layer tree has <Net>")
+    if net:
+        fc1, fc2 = find_node(net["children"], ["fc1"]), find_node(net["children"], ["fc2"])
+        live = [r for r in exp["peak"]["top"]]  # noqa: F841 (kept for reading)
+        eq(net["bytes"], fc1["bytes"] + fc2["bytes"], "<Net> = fc1 + fc2 (nothing made in <Net> itself)")
+        eq(fc1["bytes"], 96 * MiB + 8 * MiB, "fc1: its activation and the cuBLAS workspace")
+        eq(fc2["bytes"], 48 * MiB + 32 * MiB + 24 * MiB, "fc2: activation, gradient, temporary")
+        eq(round(net["share"], 4), round(net["bytes"] / p["live_bytes"], 4), "<Net> share")
+    s = d["summary"]
+    eq(s["allocated"]["peak"], e["bytes"], "summary peak allocated")
+    eq(s["reserved"]["peak"], 512 * MiB, "reserved peak (the pool's size)")
+    eq(s["other"]["end"], 8 * MiB, "other at the end")
+    eq(s["allocated"]["end"], 400 * MiB, "allocated at the end")
+    eq(s["allocations"], 60, "allocations by PyTorch")
+    eq(s["frees"], 51, "frees")
+    eq(s["fragmentation"]["known"], True, "fragmentation known in tensor mode")
+    eq(s["fragmentation"]["worst"]["gap"], 208 * MiB, "worst fragmentation")
+    eq(d["leak"]["verdict"], "too few steps", "6 steps: too few after the warm-up")
+    eq([x["live"] for x in d["steps"]["series"]], [400 * MiB] * 6, "live at step boundaries")
+    rc, out, err = run("train.json.gz")
+    eq(rc, 0, "text exit status")
+    check("Peak: 504 MiB allocated at 0.042 s, step 2, backward" in out, "text peak line")
+    check("\033[" not in out, "no color when stdout is not a terminal")
+    eq(err, "", "nothing on stderr")
+    rc, out, _ = run("--top", "3", "--json", "train.json.gz")
+    eq(len(json.loads(out)["devices"][0]["peak"]["top"]), 3, "--top 3")
+
+
+def test_leak():
+    exp = make("leak")
+    doc, _ = analyze_json("leak.json.gz")
+    lk = dev(doc)["leak"]
+    eq(lk["verdict"], "leak", "verdict")
+    eq(round(lk["rate_per_step"]), exp["leak"]["rate"], "rate per step")
+    eq(lk["since_step"], 4, "since the end of the warm-up")
+    check(lk["r2"] > 0.999, "a straight line (r2 %r)" % lk["r2"])
+    eq(lk["steps_until_full"], exp["leak"]["steps_until_full"], "steps until the device is full")
+    sv = lk.get("survivors") or {}
+    eq(round(sv.get("per_step", 0)), 3 * MiB, "survivors per step")
+    tree = sv.get("by_layer") or []
+    node = find_node(tree, ["<Net>", "fc2"])
+    check(node is not None and node["share"] == 1.0, "the leak's layer is <Net>.fc2 (%r)" % tree)
+    eq([x["phase"] for x in sv.get("by_phase") or []], ["forward"], "made in forward")
+    rc, out, _ = run("leak.json.gz")
+    check("Leak: +3.00 MiB per step since step 4" in out, "text leak line")
+    check("<Net>.fc2" in out, "text names the leaking layer")
+
+
+def test_warmup():
+    exp = make("warmup")
+    doc, _ = analyze_json("warmup.json.gz")
+    d = dev(doc)
+    eq([x["live"] for x in d["steps"]["series"]], exp["series"], "series")
+    check(exp["series"][4] > exp["series"][0], "the scenario grows during its warm-up")
+    eq(d["leak"]["verdict"], "none", "growth in the first steps, then flat: no leak")
+
+
+def test_oom():
+    exp = make("oom")
+    doc, err = analyze_json("oom.json.gz")
+    t = doc["traces"][0]
+    eq(t["cut_short"], True, "the program died: trace cut short")
+    eq(t["complete"], False, "not complete")
+    check(any("cut short" in n for n in t["notes"]), "a note says so")
+    check("was cut short" in err, "and stderr says so")
+    d = dev(doc)
+    eq(d["oom_count"], 1, "one failed allocation")
+    o, e = d["ooms"][0], exp["oom"]
+    eq(o["request"], e["request"], "request")
+    eq(o["step"], e["step"], "step")
+    eq(o["phase"], e["phase"], "phase")
+    eq(o["layer"], e["layer"], "layer")
+    eq(o["free"], e["free"], "free")
+    eq(o["allocated"], e["allocated"], "allocated at the failure")
+    eq(cats(o["by_category"]), e["categories"], "who held it")
+    kinds = [a["kind"] for a in o["advice"]]
+    eq(kinds, ["activations"], "advice")
+    check("<Net>.fc1" in o["advice"][0]["text"], "advice names the largest layer")
+
+
+def test_native():
+    exp = make("native")
+    doc, _ = analyze_json("native.json.gz")
+    d = dev(doc)
+    s = d["summary"]
+    eq(s["reserved"]["peak"], exp["reserved_peak"], "reserved peak: PyTorch's segments only")
+    eq(s["reserved"]["end"], exp["reserved_end"], "reserved at the end")
+    eq(s["other"]["end"], exp["other"], "the unnamed workspace is not PyTorch's")
+    eq(s["allocated"]["known"], False, "allocated is not known in native mode")
+    eq(s["fragmentation"]["known"], False, "so neither is fragmentation")
+    eq(d["peak"]["what"], "reserved", "the peak is of reserved memory")
+    eq(d["peak"]["bytes"], exp["reserved_peak"], "peak")
+    other = [c for c in d["peak"]["by_category"] if c["category"] == "other"]
+    eq([(b["name"], b["bytes"]) for b in other[0]["by"]] if other else None, [("cudaMalloc", 64 * MiB)],
+       "other, by API")
+
+
+def test_native_oom():
+    exp = make("native_oom")
+    doc, _ = analyze_json("native_oom.json.gz")
+    d = dev(doc)
+    eq(d["oom_count"], 1, "a retry is the same failure")
+    o = d["ooms"][0]
+    eq(o["retries"], exp["oom"]["retries"], "retries")
+    eq(o["released_after"], exp["oom"]["released"], "cached segments released after the failure")
+    eq(o["recovered"], False, "not recovered")
+    kinds = [a["kind"] for a in o["advice"]]
+    check("fragmentation" in kinds, "fragmentation advice (%r)" % kinds)
+    check(any("expandable_segments:True" in a["text"] for a in o["advice"]), "names expandable_segments")
+    check(any("not name its segments" in n for n in doc["traces"][0]["notes"]),
+          "says PyTorch did not name its segments")
+
+
+def test_multi():
+    exp = make("multi")
+    doc, _ = analyze_json("multi.json.gz", "multi.5002.json.gz")
+    eq([t["pid"] for t in doc["traces"]], [5001, 5002], "both processes")
+    eq(len(doc["gpus"]), 1, "one shared GPU")
+    g = doc["gpus"][0]
+    eq(g["peak"], exp["together"], "peak of both together")
+    eq(g["peak_t"], exp["together_t"], "when, on one clock")
+    eq([x["bytes"] for x in g["by_process"]], [1 * GiB, 2 * GiB], "each process at that moment")
+    doc, _ = analyze_json("--process", "5002", "multi.json.gz", "multi.5002.json.gz")
+    eq([d["pid"] for d in doc["devices"]], [5002], "--process")
+    rc, out, err = run("--process", "999", "multi.json.gz")
+    eq(rc, 2, "--process that matches nothing")
+    eq(len(err.splitlines()), 1, "one line")
+    doc, _ = analyze_json("--device", "1", "multi.json.gz")
+    eq(doc["devices"], [], "--device 1: nothing on GPU 1")
+
+
+def test_cuda():
+    exp = make("cuda")
+    doc, _ = analyze_json("cuda.json.gz")
+    d = dev(doc)
+    eq(d["peak"]["bytes"], exp["peak"], "peak")
+    eq(d["peak"]["by_category"], None, "no categories without PyTorch")
+    solver = find_node(d["peak"]["by_layer"], ["solver"])
+    eq(solver and solver["bytes"], 350 * MiB, "NVTX range as a layer")
+    inner = find_node(d["peak"]["by_layer"], ["solver", "iteration"])
+    eq(inner and inner["bytes"], 300 * MiB, "nested NVTX range")
+    eq([a["kind"] for a in d["ooms"][0]["advice"]], ["request_too_large"], "advice")
+    eq(d["ooms"][0]["layer"], "solver", "the failed allocation's range")
+
+
+def strip_trace(doc):
+    for t in doc["traces"]:
+        for k in ("path", "max_events_held", "watermarks", "late_events", "notes", "events"):
+            t.pop(k, None)
+    return doc
+
+
+def test_order():
+    exp = make("order")
+    base, _ = analyze_json("order.sorted.json")
+    eq(dev(base)["peak"]["bytes"], exp["peak"]["bytes"], "peak in order")
+    for f in ("order.shuffled.json.gz", "order.nowm.json.gz"):
+        doc, _ = analyze_json(f)
+        t = doc["traces"][0]
+        eq(t["late_events"], 0, f + ": nothing late")
+        check(t["max_events_held"] < t["events"] / 2, f + ": a bounded window (%d of %d events held)"
+              % (t["max_events_held"], t["events"]))
+        check(strip_trace(doc) == strip_trace(json.loads(json.dumps(base))), f + ": same answers as in order")
+    doc, _ = analyze_json("order.late.json.gz")
+    eq(doc["traces"][0]["late_events"], 1, "a record later than its window is counted")
+    check(any("late" in n for n in doc["traces"][0]["notes"]), "and said")
+
+
+def test_cut():
+    make("train")
+    sim = synth.Sim()
+    synth.train(sim, 6)
+    sim.write(os.path.join(TMP, "cut.flush.json.gz"), cut="flush")
+    sim.write(os.path.join(TMP, "cut.middle.json.gz"), cut="middle")
+    full, _ = analyze_json("train.json.gz")
+    for f in ("cut.flush.json.gz", "cut.middle.json.gz"):
+        doc, err = analyze_json(f)
+        eq(doc["traces"][0]["cut_short"], True, f + ": cut short")
+        check("was cut short" in err, f + ": said on stderr")
+        eq(dev(doc)["peak"]["bytes"], dev(full)["peak"]["bytes"], f + ": the peak is before the cut")
+    shutil.copy(os.path.join(TMP, "cut.flush.json.gz"), os.path.join(TMP, "cut.rec.json.gz"))
+    p = subprocess.run([GP, "recover", "cut.rec.json.gz"], cwd=TMP, capture_output=True)
+    eq(p.returncode, 0, "gpuprof recover")
+    doc, err = analyze_json("cut.rec.json.gz")
+    t = doc["traces"][0]
+    eq((t["cut_short"], t["recovered"], t["complete"]), (False, True, False), "recovered trace")
+    check(any("gpuprof recover" in n for n in t["notes"]), "note on recovery")
+    eq(err, "", "a recovered trace is not cut short")
+    # a trace that holds its metadata only
+    open(os.path.join(TMP, "meta_only.json"), "w").write(
+        "[\n" + sim.lines(end=False)[0] + ",\n")
+    rc, out, err = run("meta_only.json")
+    eq(rc, 0, "a trace cut right after gpuprof.meta")
+    check("no GPU memory activity" in out, "says there is nothing")
+
+
+def bad_cases():
+    cases = sorted(os.listdir(os.path.join(HERE, "bad")))
+    yield from ((c, os.path.join(HERE, "bad", c)) for c in cases)
+    # too large to keep in the repository
+    big = os.path.join(TMP, "long_line.json.gz")
+    with gzip.open(big, "wb") as f:
+        f.write(b'[\n' + synth.Sim().lines()[0].encode() + b',\n{"ph":"B","name":"')
+        chunk = b"a" * (1 << 20)
+        for _ in range(65):
+            f.write(chunk)
+        f.write(b'"}\n]\n')
+    yield "long_line", big
+    deep = os.path.join(TMP, "deep.json")
+    with open(deep, "wb") as f:
+        f.write(b'[\n' + synth.Sim().lines()[0].encode() + b',\n{"a":' + b"[" * 100000 + b"]" * 100000 + b"}\n]\n")
+    yield "deep", deep
+    over = os.path.join(TMP, "overflow.json.gz")
+    sim = synth.Sim(mode="cuda")
+    lines = [sim.lines(end=False)[0]]
+    for i in range(20000):
+        lines.append('{"ph":"i","s":"t","name":"alloc","cat":"memory","pid":%d,"tid":0,"ts":%d.0,'
+                     '"args":{"addr":"0x%x","bytes":%d,"kind":"device","device":0}}'
+                     % (sim.gpu_pid, i + 1, 0x10000 + i * 4096, 1 << 50))
+    with gzip.open(over, "wb") as f:
+        f.write(("[\n" + ",\n".join(lines) + "\n]\n").encode())
+    yield "overflow", over
+
+
+def test_bad():
+    for name, path in bad_cases():
+        for extra in ([], ["--json"]):
+            rc, out, err = run(*(extra + [path]))
+            eq(rc, 2, "%s %s: exit status" % (name, extra))
+            eq(out, "", "%s: nothing on stdout" % name)
+            lines = err.splitlines()
+            check(len(lines) == 1 and lines[0].startswith("gpuprof: "),
+                  "%s: one gpuprof: line on stderr, got %r" % (name, err[:300]))
+
+
+def test_cli():
+    make("train")
+    for args, why in ((["--top", "0", "train.json.gz"], "--top 0"),
+                      (["--top", "1x", "train.json.gz"], "--top 1x"),
+                      (["--top", "-3", "train.json.gz"], "--top -3"),
+                      (["--top", " 3", "train.json.gz"], "--top ' 3'"),
+                      (["--device", "64", "train.json.gz"], "--device 64"),
+                      (["--process", "0", "train.json.gz"], "--process 0"),
+                      (["--process", "99999999999", "train.json.gz"], "--process too large"),
+                      (["--bogus", "train.json.gz"], "unknown option"),
+                      ([], "no TRACE"),
+                      (["missing.json.gz"], "missing file"),
+                      (["."], "a directory")):
+        rc, out, err = run(*args)
+        eq(rc, 2, why + ": exit status")
+        eq(out, "", why + ": stdout")
+        check(err.startswith("gpuprof: "), why + ": message %r" % err)
+    p = subprocess.run([GP, "--analyze", "--json", "train.json.gz"], cwd=TMP, capture_output=True)
+    eq(p.returncode, 0, "gpuprof --analyze")
+    p = subprocess.run([GP, "--help"], capture_output=True, text=True)
+    check("gpuprof analyze TRACE..." in p.stdout and "--top N" in p.stdout, "--help lists analyze")
+    rc, out, _ = run("train.json.gz", "--json", "--top", "2")
+    eq(rc, 0, "options after TRACE")
+
+
+def test_sample():
+    """The H100 trace of samples/alloc_sizes: the peak its own events give."""
+    path = os.path.join(ROOT, "samples", "traces", "alloc_sizes.h100.json.gz")
+    ev = json.load(gzip.open(path, "rt"))
+    mem = sorted((e for e in ev if e.get("cat") == "memory" and e["name"] in ("alloc", "free")),
+                 key=lambda e: e["ts"])
+    live, cur, peak, peak_ts = {}, 0, 0, None
+    for e in mem:
+        a = e["args"]
+        if e["name"] == "alloc":
+            live[a["addr"]] = a["bytes"]
+            cur += a["bytes"]
+            if cur > peak:
+                peak, peak_ts = cur, e["ts"]
+        else:
+            cur -= live.pop(a["addr"])
+    doc, _ = analyze_json(path)
+    d = dev(doc)
+    eq(d["peak"]["bytes"], peak, "peak")
+    eq(d["peak"]["t"], round(peak_ts / 1e6, 6), "peak time")
+    eq(d["summary"]["allocated"]["end"], cur, "live at the end")
+    eq(d["summary"]["live_allocations_end"], len(live), "allocations live at the end")
+    eq(d["summary"]["allocations"], sum(1 for e in mem if e["name"] == "alloc"), "allocations")
+    eq(d["capacity"], 85017493504, "capacity")
+    eq(d["name"], "NVIDIA H100 80GB HBM3", "device name")
+    eq(d["peak"]["top"][0]["bytes"], max(v for v in [357913942, 268435456]), "largest at the peak")
+
+
+GOLDEN = ("train", "leak", "oom", "cuda")
+
+
+def test_golden():
+    """Exact text and JSON reports; --update rewrites them."""
+    update = "--update" in sys.argv
+    gdir = os.path.join(HERE, "golden")
+    os.makedirs(gdir, exist_ok=True)
+    for name in GOLDEN:
+        make(name)
+        for fmt, args in (("txt", []), ("json", ["--json"])):
+            rc, out, err = run(*(args + [name + ".json.gz"]))
+            eq(rc, 0, "%s %s: exit status" % (name, fmt))
+            out = re.sub(r'"gpuprof_version": "[^"]*"', '"gpuprof_version": "X"', out)
+            path = os.path.join(gdir, "%s.%s" % (name, fmt))
+            if update:
+                open(path, "w").write(out)
+                continue
+            want = open(path).read() if os.path.exists(path) else None
+            if not check(out == want, "%s.%s differs from golden/ (regenerate: test_analyze.py GPUPROF "
+                         "golden --update)" % (name, fmt)):
+                import difflib
+                sys.stderr.writelines(list(difflib.unified_diff(
+                    (want or "").splitlines(True), out.splitlines(True), "golden", "now"))[:60])
+
+
+def main():
+    global GP, TMP
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    GP = os.path.abspath(sys.argv[1])
+    fn = globals().get("test_" + sys.argv[2])
+    if not fn:
+        raise SystemExit("unknown test %s" % sys.argv[2])
+    TMP = tempfile.mkdtemp(prefix="gpuprof-analyze.")
+    try:
+        fn()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    return report()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,392 @@
+/* gp_an_run(): opens the traces, merges their events in time order (each
+ * trace is in order on its own, see source.c; several traces of one run
+ * share one clock), feeds them to the per-process state, and writes the
+ * report.
+ *
+ * Native mode needs to know which device allocations are PyTorch's, and
+ * PyTorch names its segments only at exit; what stays allocated to the end
+ * without a name belongs to another library. So a native trace whose first
+ * pass finds such allocations is read a second time, with them set apart
+ * from the start: the peak of reserved memory is then PyTorch's alone. */
+#include "analyze.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "result.h"
+#include "state.h"
+
+#define PROGRESS_EVERY 65536
+
+struct run {
+	struct an_analysis a;
+	struct an_source *src;
+	size_t nsrc;
+	const struct gp_an_input **inputs; /* per source */
+	struct an_ev *head;
+	int *has_head;
+	uint64_t total_size;
+	double last_progress;
+	int progress_shown;
+	void (*note)(void *, const char *);
+	void *note_ctx;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(struct run *r, int done)
+{
+	uint64_t in = 0;
+	double t = now_s();
+
+	if (!r->a.settings->progress)
+		return;
+	if (done) {
+		if (r->progress_shown)
+			fputs("\r\033[K", stderr);
+		r->progress_shown = 0;
+		return;
+	}
+	if (t - r->last_progress < 0.5)
+		return;
+	r->last_progress = t;
+	for (size_t i = 0; i < r->nsrc; i++)
+		in += r->src[i].in.bytes_in;
+	fprintf(stderr, "\r\033[Kgpuprof: analyzing%s: %.0f%% of %.1f MiB", r->a.pass == 2 ? " (pass 2)" : "",
+		r->total_size ? 100.0 * (double)in / (double)r->total_size : 0.0,
+		(double)r->total_size / 1048576.0);
+	fflush(stderr);
+	r->progress_shown = 1;
+}
+
+static void close_sources(struct run *r)
+{
+	for (size_t i = 0; i < r->nsrc; i++) {
+		if (r->has_head && r->has_head[i])
+			an_str_unref(&r->a.st, r->head[i].name);
+		an_source_close(&r->src[i]);
+	}
+	free(r->src);
+	free(r->head);
+	free(r->has_head);
+	free(r->inputs);
+	r->src = NULL;
+	r->head = NULL;
+	r->has_head = NULL;
+	r->inputs = NULL;
+	r->nsrc = 0;
+}
+
+static void free_procs(struct run *r)
+{
+	for (size_t i = 0; i < r->a.nprocs; i++) {
+		an_proc_free(&r->a, r->a.procs[i]);
+		free(r->a.procs[i]);
+	}
+	free(r->a.procs);
+	r->a.procs = NULL;
+	r->a.nprocs = 0;
+	for (size_t g = 0; g < r->a.ngpus; g++)
+		an_str_unref(&r->a.st, r->a.gpus[g].uuid);
+	memset(r->a.gpus, 0, sizeof(r->a.gpus));
+	r->a.ngpus = 0;
+	r->a.seq = 0;
+}
+
+static int fail(struct run *r, int status, const char *what)
+{
+	snprintf(r->a.err, r->a.errcap, "%s", what);
+	r->a.status = status;
+	return status;
+}
+
+/* Opens every input (those of --process only); one process each. */
+static int open_all(struct run *r, struct an_map *keep_other, struct an_map *keep_named)
+{
+	const struct gp_an_settings *s = r->a.settings;
+	int64_t origin = INT64_MAX;
+
+	r->src = calloc(s->n_inputs, sizeof(*r->src));
+	r->head = calloc(s->n_inputs, sizeof(*r->head));
+	r->has_head = calloc(s->n_inputs, sizeof(*r->has_head));
+	r->inputs = calloc(s->n_inputs, sizeof(*r->inputs));
+	r->a.procs = calloc(s->n_inputs, sizeof(*r->a.procs));
+	if (!r->src || !r->head || !r->has_head || !r->inputs || !r->a.procs)
+		return fail(r, GP_AN_FAIL, "out of memory");
+	r->total_size = 0;
+	for (size_t i = 0; i < s->n_inputs; i++) {
+		struct an_source *src = &r->src[r->nsrc];
+		struct an_proc *p;
+		int st = an_source_open(src, &s->inputs[i], &r->a.st, r->a.err, r->a.errcap);
+
+		if (st) {
+			r->nsrc++; /* closed with the others */
+			r->a.status = st;
+			return st;
+		}
+		r->nsrc++;
+		if (s->pid >= 0 && src->pid != s->pid) {
+			an_source_close(src);
+			r->nsrc--;
+			continue;
+		}
+		r->inputs[r->nsrc - 1] = &s->inputs[i];
+		r->total_size += src->in.size;
+		if (src->ts_base_ns < origin)
+			origin = src->ts_base_ns;
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return fail(r, GP_AN_FAIL, "out of memory");
+		an_proc_init(p, src, (int)i);
+		r->a.procs[r->a.nprocs++] = p;
+		if (keep_other) {
+			p->other_keys = keep_other[i];
+			p->named_segs = keep_named[i];
+			memset(&keep_other[i], 0, sizeof(keep_other[i]));
+			memset(&keep_named[i], 0, sizeof(keep_named[i]));
+		}
+	}
+	if (!r->nsrc) {
+		snprintf(r->a.err, r->a.errcap, "no trace of process %ld among the %zu given", s->pid,
+			 s->n_inputs);
+		r->a.status = GP_AN_BAD_INPUT;
+		return GP_AN_BAD_INPUT;
+	}
+	r->a.origin = origin;
+	return 0;
+}
+
+static int refill(struct run *r, size_t i)
+{
+	int got = an_source_next(&r->src[i], &r->head[i], r->a.err, r->a.errcap);
+
+	if (got < 0) {
+		r->a.status = -got;
+		r->has_head[i] = 0;
+		return -got;
+	}
+	r->has_head[i] = got;
+	return 0;
+}
+
+static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
+{
+	int64_t ts = p->src->ts_base_ns + ev->ts;
+	int err;
+
+	p->events++;
+	switch (ev->type) {
+	case AE_ALLOC:
+	case AE_FREE:
+	case AE_POOL:
+	case AE_OOM:
+		err = an_memory_event(&r->a, p, ev, ts);
+		break;
+	default:
+		err = an_attrib_event(&r->a, p, ev, ts);
+		break;
+	}
+	if (err == -ENOMEM)
+		return fail(r, GP_AN_FAIL, "out of memory");
+	if (err)
+		return r->a.status ? r->a.status : fail(r, GP_AN_BAD_INPUT, "bad input");
+	return 0;
+}
+
+/* One pass over every trace, merged in time order. */
+static int run_pass(struct run *r)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < r->nsrc; i++)
+		if (refill(r, i))
+			return r->a.status;
+	for (;;) {
+		size_t best = SIZE_MAX;
+		int64_t best_ts = 0;
+		int st;
+
+		for (size_t i = 0; i < r->nsrc; i++) {
+			int64_t ts;
+
+			if (!r->has_head[i])
+				continue;
+			ts = r->src[i].ts_base_ns + r->head[i].ts;
+			if (best == SIZE_MAX || ts < best_ts) {
+				best = i;
+				best_ts = ts;
+			}
+		}
+		if (best == SIZE_MAX)
+			break;
+		st = process(r, r->a.procs[best], &r->head[best]);
+		an_str_unref(&r->a.st, r->head[best].name);
+		r->has_head[best] = 0;
+		if (st)
+			return st;
+		if (refill(r, best))
+			return r->a.status;
+		if (++n % PROGRESS_EVERY == 0)
+			progress(r, 0);
+	}
+	progress(r, 1);
+	return 0;
+}
+
+/* After pass 1 of native traces: device allocations live at the end that
+ * PyTorch did not name. 1 if any process has some. */
+static int find_others(struct run *r, struct an_map *other, struct an_map *named)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < r->a.nprocs; i++) {
+		struct an_proc *p = r->a.procs[i];
+		size_t slot = (size_t)p->idx;
+
+		if (p->mode != MODE_NATIVE || !p->named_segs.count)
+			continue;
+		for (int d = 0; d < AN_MAX_DEVICES; d++) {
+			struct an_pd *pd = p->pd[d];
+
+			if (!pd)
+				continue;
+			for (size_t k = 0; k < pd->live.cap; k++) {
+				struct an_rec *rec = pd->live.slots[k].val;
+
+				if (!rec || !(rec->flags & R_DEVICE) ||
+				    an_map_get(&p->named_segs, rec->addr))
+					continue;
+				if (an_map_put(&other[slot], an_other_key(rec->addr, rec->ts), (void *)1))
+					return -ENOMEM;
+				any = 1;
+			}
+		}
+		named[slot] = p->named_segs;
+		memset(&p->named_segs, 0, sizeof(p->named_segs));
+	}
+	return any;
+}
+
+static void notes(struct run *r)
+{
+	char line[1024];
+
+	if (!r->note)
+		return;
+	for (size_t i = 0; i < r->nsrc; i++) {
+		const struct an_source *s = &r->src[i];
+
+		if (s->cut_short) {
+			snprintf(line, sizeof(line),
+				 "%s was cut short (%s): analyzed the %" PRIu64 " events it holds",
+				 s->path, s->in.gzip_cut ? "truncated gzip stream" :
+				 s->in.gzip_damaged ? "damaged gzip data" : "no gpuprof.end",
+				 s->events);
+			r->note(r->note_ctx, line);
+		}
+	}
+}
+
+int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
+	      void (*note)(void *ctx, const char *line), void *note_ctx)
+{
+	struct run r;
+	struct an_map *other = NULL, *named = NULL;
+	struct json_object *doc = NULL;
+	int st, any;
+
+	memset(&r, 0, sizeof(r));
+	r.a.settings = s;
+	r.a.err = err;
+	r.a.errcap = errcap;
+	r.a.pass = 1;
+	r.note = note;
+	r.note_ctx = note_ctx;
+	err[0] = '\0';
+	if (an_strtab_init(&r.a.st)) {
+		snprintf(err, errcap, "out of memory");
+		return GP_AN_FAIL;
+	}
+	st = open_all(&r, NULL, NULL);
+	if (!st)
+		st = run_pass(&r);
+	if (st)
+		goto cleanup;
+
+	other = calloc(s->n_inputs, sizeof(*other));
+	named = calloc(s->n_inputs, sizeof(*named));
+	if (!other || !named) {
+		st = fail(&r, GP_AN_FAIL, "out of memory");
+		goto cleanup;
+	}
+	any = find_others(&r, other, named);
+	if (any < 0) {
+		st = fail(&r, GP_AN_FAIL, "out of memory");
+		goto cleanup;
+	}
+	if (any) {
+		free_procs(&r);
+		close_sources(&r);
+		r.a.pass = 2;
+		st = open_all(&r, other, named);
+		if (!st)
+			st = run_pass(&r);
+		if (st)
+			goto cleanup;
+	} else {
+		/* the named segments stay with their process */
+		for (size_t i = 0; i < r.a.nprocs; i++) {
+			size_t slot = (size_t)r.a.procs[i]->idx;
+
+			if (named[slot].count) {
+				r.a.procs[i]->named_segs = named[slot];
+				memset(&named[slot], 0, sizeof(named[slot]));
+			}
+		}
+	}
+	notes(&r);
+	doc = an_result_build(&r.a);
+	if (!doc) {
+		st = fail(&r, GP_AN_FAIL, "out of memory");
+		goto cleanup;
+	}
+	if (s->json) {
+		const char *txt = json_object_to_json_string_ext(
+			doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+		if (!txt) {
+			st = fail(&r, GP_AN_FAIL, "out of memory");
+			goto cleanup;
+		}
+		fputs(txt, s->out);
+		fputc('\n', s->out);
+	} else {
+		an_text_render(doc, s->out, s->color, s->top);
+	}
+	if (fflush(s->out) != 0 || ferror(s->out)) {
+		snprintf(err, errcap, "cannot write the report: %s", strerror(errno));
+		st = GP_AN_FAIL;
+	}
+cleanup:
+	progress(&r, 1);
+	json_object_put(doc);
+	free_procs(&r);
+	close_sources(&r);
+	for (size_t i = 0; other && i < s->n_inputs; i++)
+		an_map_free(&other[i]);
+	for (size_t i = 0; named && i < s->n_inputs; i++)
+		an_map_free(&named[i]);
+	free(other);
+	free(named);
+	an_strtab_free(&r.a.st);
+	return st;
+}

@@ -1,0 +1,48 @@
+/* gpuprof analyze, the library behind `gpuprof analyze` (viewer/cmd_analyze.c)
+ * and the reader's fuzz target (tests/analyze/fuzz_reader.c).
+ *
+ * One call reads one or more traces of a run, in time order, and writes the
+ * report (text or JSON, see SCHEMA.md) to a stream. Traces are untrusted
+ * input: anything wrong with them ends the call with one line in err and
+ * GP_AN_BAD_INPUT, never a crash. */
+#ifndef GPUPROF_ANALYZE_H
+#define GPUPROF_ANALYZE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define GP_AN_SCHEMA "gpuprof.analyze/1"
+
+enum {
+	GP_AN_OK = 0,
+	GP_AN_FAIL = 1,      /* I/O or out of memory */
+	GP_AN_BAD_INPUT = 2, /* not a trace, damaged, absurd; or nothing matched a filter */
+};
+
+/* A trace: a file (path), or bytes in memory (mem, len; path names it). */
+struct gp_an_input {
+	const char *path;
+	const void *mem;
+	size_t len;
+};
+
+struct gp_an_settings {
+	const struct gp_an_input *inputs;
+	size_t n_inputs;
+	int top;          /* top N single allocations (and rows of each grouping) */
+	int device;       /* report this device index only; -1: all */
+	long pid;         /* report this process only; -1: all */
+	int json;         /* JSON instead of text */
+	int color;        /* ANSI colors in the text report */
+	int progress;     /* progress line on stderr while reading */
+	FILE *out;        /* where the report goes */
+};
+
+/* Returns GP_AN_OK, GP_AN_FAIL or GP_AN_BAD_INPUT; on failure err holds one
+ * line (no trailing newline, no "gpuprof: " prefix). notes, when not NULL, is
+ * called for each remark about the input worth a line on stderr (a trace cut
+ * short, events out of order). */
+int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
+	      void (*note)(void *ctx, const char *line), void *note_ctx);
+
+#endif

@@ -1,0 +1,562 @@
+/* Who was allocating: per thread, the open NVTX ranges, and from them the
+ * layer (module path), the op and the phase; per process, the step. The
+ * names follow TRACE_FORMAT.md ("PyTorch programs"). A thread with nothing
+ * open is forgotten, so this holds only what is open. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+const char *const an_phase_names[PH_N] = {
+	"none", "forward", "backward", "optimizer.step", "zero_grad",
+};
+
+#define MAX_PATH_LAYERS 100000
+#define LAYER_SEP '\x1f' /* between NVTX range names in cuda mode */
+
+int an_proc_init(struct an_proc *p, struct an_source *src, int idx)
+{
+	memset(p, 0, sizeof(*p));
+	p->src = src;
+	p->mode = src->mode;
+	p->idx = idx;
+	p->next_inst = 1;
+	return 0;
+}
+
+static void thread_free(struct an_analysis *a, struct an_thread *t)
+{
+	for (uint32_t i = 0; i < t->depth; i++) {
+		an_str_unref(&a->st, t->stack[i].name);
+		an_str_unref(&a->st, t->stack[i].op);
+	}
+	an_str_unref(&a->st, t->bwd_name);
+	an_str_unref(&a->st, t->layer);
+	free(t->stack);
+	free(t);
+}
+
+void an_proc_free(struct an_analysis *a, struct an_proc *p)
+{
+	for (size_t i = 0; i < p->threads.cap; i++)
+		if (p->threads.slots[i].val)
+			thread_free(a, p->threads.slots[i].val);
+	an_map_free(&p->threads);
+	for (size_t i = 0; i < p->branges.cap; i++) {
+		struct an_brange *b = p->branges.slots[i].val;
+
+		if (b) {
+			an_str_unref(&a->st, b->name);
+			free(b);
+		}
+	}
+	an_map_free(&p->branges);
+	for (size_t i = 0; i < p->path_layer.cap; i++) {
+		if (p->path_layer.slots[i].val) {
+			an_str_unref(&a->st, (struct an_str *)(uintptr_t)p->path_layer.slots[i].key);
+			an_str_unref(&a->st, p->path_layer.slots[i].val);
+		}
+	}
+	an_map_free(&p->path_layer);
+	for (int d = 0; d < AN_MAX_DEVICES; d++)
+		if (p->pd[d])
+			an_pd_free(a, p->pd[d]);
+	an_map_free(&p->named_segs);
+	an_map_free(&p->other_keys);
+	an_str_unref(&a->st, p->torch_version);
+	an_str_unref(&a->st, p->alloc_conf);
+	an_str_unref(&a->st, p->backend);
+}
+
+struct an_thread *an_thread_get(struct an_proc *p, int64_t tid)
+{
+	return an_map_get(&p->threads, (uint64_t)tid);
+}
+
+static struct an_thread *thread_make(struct an_proc *p, int64_t tid)
+{
+	struct an_thread *t = an_map_get(&p->threads, (uint64_t)tid);
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	if (an_map_put(&p->threads, (uint64_t)tid, t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Forgets a thread with nothing open. */
+static void thread_maybe_drop(struct an_analysis *a, struct an_proc *p, struct an_thread *t)
+{
+	if (t->depth || t->lost || t->bwd_name)
+		return;
+	an_map_del(&p->threads, (uint64_t)t->tid);
+	thread_free(a, t);
+}
+
+uint8_t an_current_phase(const struct an_proc *p, const struct an_thread *t)
+{
+	if (p->nphases)
+		return p->phases[p->nphases - 1].phase;
+	if (t && t->nfwd)
+		return PH_FORWARD;
+	return PH_NONE;
+}
+
+uint32_t an_current_phase_inst(const struct an_proc *p)
+{
+	return p->nphases ? p->phases[p->nphases - 1].inst : 0;
+}
+
+/* Step N+1 runs after the mark step:N; reports show it only for a process
+ * that marked steps at all. */
+uint32_t an_current_step(const struct an_proc *p)
+{
+	return p->last_step >= UINT32_MAX ? UINT32_MAX : (uint32_t)p->last_step + 1;
+}
+
+int an_thread_has_inst(const struct an_thread *t, uint32_t inst)
+{
+	if (!t || !inst)
+		return 0;
+	if (t->bwd_name && t->bwd_inst == inst)
+		return 1;
+	/* instances grow up the stack */
+	for (uint32_t i = t->depth; i > 0; i--) {
+		if (t->stack[i - 1].inst == inst)
+			return 1;
+		if (t->stack[i - 1].inst < inst)
+			break;
+	}
+	return 0;
+}
+
+int an_phase_open(const struct an_proc *p, uint32_t inst)
+{
+	for (size_t i = 0; i < p->nphases; i++)
+		if (p->phases[i].inst == inst)
+			return 1;
+	return 0;
+}
+
+static int starts(const struct an_str *s, const char *prefix, size_t n)
+{
+	return s && s->len >= n && memcmp(s->s, prefix, n) == 0;
+}
+
+/* The layer of the innermost fwd: frame, from path_layer. */
+static struct an_str *fwd_layer(struct an_proc *p, const struct an_thread *t)
+{
+	for (uint32_t i = t->depth; i > 0; i--)
+		if (t->stack[i - 1].kind == FR_FWD)
+			return an_map_get(&p->path_layer, (uint64_t)(uintptr_t)t->stack[i - 1].name);
+	return NULL;
+}
+
+/* cuda mode: the open ranges, outermost first, joined by LAYER_SEP. */
+static struct an_str *stack_layer(struct an_analysis *a, const struct an_thread *t)
+{
+	char buf[AN_STR_MAX + 1];
+	size_t n = 0;
+
+	if (!t->depth)
+		return NULL;
+	for (uint32_t i = 0; i < t->depth && n < AN_STR_MAX; i++) {
+		const struct an_str *s = t->stack[i].name;
+		size_t k = s->len;
+
+		if (i)
+			buf[n++] = LAYER_SEP;
+		if (k > AN_STR_MAX - n)
+			k = AN_STR_MAX - n;
+		memcpy(buf + n, s->s, k);
+		n += k;
+	}
+	return an_str_intern_raw(&a->st, buf, n);
+}
+
+/* Recomputes what the thread's allocations are attributed to. */
+static int thread_update(struct an_analysis *a, struct an_proc *p, struct an_thread *t)
+{
+	struct an_str *layer = NULL;
+
+	t->op = NULL;
+	t->range_inst = 0;
+	for (uint32_t i = t->depth; i > 0; i--) {
+		if (t->stack[i - 1].op) {
+			t->op = t->stack[i - 1].op;
+			break;
+		}
+	}
+	if (t->depth)
+		t->range_inst = t->stack[t->depth - 1].inst;
+	if (t->bwd_name && t->bwd_inst > t->range_inst)
+		t->range_inst = t->bwd_inst;
+	if (p->mode == MODE_CUDA) {
+		layer = stack_layer(a, t);
+		if (t->depth && !layer)
+			return -ENOMEM;
+	} else if (t->nfwd) {
+		layer = an_str_ref(fwd_layer(p, t));
+	} else if (t->bwd_name) {
+		char buf[AN_STR_MAX + 8];
+		struct an_str *fwd, *full;
+
+		/* the forward range of the same module knows its root */
+		memcpy(buf, "fwd:", 4);
+		memcpy(buf + 4, t->bwd_name->s + 4, t->bwd_name->len - 4);
+		fwd = an_str_intern_raw(&a->st, buf, t->bwd_name->len);
+		if (!fwd)
+			return -ENOMEM;
+		full = an_map_get(&p->path_layer, (uint64_t)(uintptr_t)fwd);
+		an_str_unref(&a->st, fwd);
+		layer = full ? an_str_ref(full)
+			     : an_str_intern_raw(&a->st, t->bwd_name->s + 4, t->bwd_name->len - 4);
+		if (!layer)
+			return -ENOMEM;
+	}
+	an_str_unref(&a->st, t->layer);
+	t->layer = layer;
+	return 0;
+}
+
+/* The full layer of a fwd: range just pushed: root.path, root being the
+ * outermost module of the thread's forward when it is a named root. */
+static int learn_path(struct an_analysis *a, struct an_proc *p, struct an_thread *t,
+		      struct an_frame *f)
+{
+	const struct an_str *root = NULL;
+	struct an_str *full;
+	char buf[2 * AN_STR_MAX + 2];
+	size_t n;
+
+	if (an_map_get(&p->path_layer, (uint64_t)(uintptr_t)f->name))
+		return 0;
+	if (p->path_layer.count >= MAX_PATH_LAYERS)
+		return 0;
+	for (uint32_t i = 0; i < t->depth; i++) {
+		if (t->stack[i].kind == FR_FWD) {
+			root = t->stack[i].name;
+			break;
+		}
+	}
+	if (root && root != f->name && root->len > 5 && root->s[4] == '<') {
+		n = (size_t)(root->len - 4);
+		memcpy(buf, root->s + 4, n);
+		buf[n++] = '.';
+		memcpy(buf + n, f->name->s + 4, f->name->len - 4);
+		n += f->name->len - 4;
+	} else {
+		n = f->name->len - 4;
+		memcpy(buf, f->name->s + 4, n);
+	}
+	full = an_str_intern_raw(&a->st, buf, n);
+	if (!full)
+		return -ENOMEM;
+	if (an_map_put(&p->path_layer, (uint64_t)(uintptr_t)f->name, full)) {
+		an_str_unref(&a->st, full);
+		return -ENOMEM;
+	}
+	an_str_ref(f->name);
+	return 0;
+}
+
+static uint8_t phase_of(const struct an_str *name)
+{
+	const char *s = name->s + 6;
+
+	if (!strcmp(s, "backward"))
+		return PH_BACKWARD;
+	if (!strcmp(s, "optimizer.step"))
+		return PH_OPTIMIZER;
+	if (!strcmp(s, "zero_grad"))
+		return PH_ZERO_GRAD;
+	return PH_NONE;
+}
+
+static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
+{
+	struct an_thread *t = thread_make(p, ev->tid);
+	struct an_frame *f;
+
+	if (!t)
+		return -ENOMEM;
+	if (t->depth >= AN_MAX_STACK) {
+		t->lost++;
+		return 0;
+	}
+	if (t->depth == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 8;
+		struct an_frame *s = realloc(t->stack, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		t->stack = s;
+		t->cap = cap;
+	}
+	f = &t->stack[t->depth];
+	memset(f, 0, sizeof(*f));
+	f->name = an_str_ref(ev->name);
+	f->inst = p->next_inst++;
+	t->depth++;
+	if (p->mode != MODE_CUDA && starts(f->name, "fwd:", 4) && f->name->len > 4) {
+		f->kind = FR_FWD;
+		t->nfwd++;
+		p->fwd_count++;
+		if (!p->seen_fwd) {
+			p->seen_fwd = 1;
+			p->first_fwd_ts = ts;
+		}
+		if (learn_path(a, p, t, f))
+			return -ENOMEM;
+	} else if (starts(f->name, "phase:", 6)) {
+		f->kind = FR_PHASE;
+		f->phase = phase_of(f->name);
+		if (f->phase != PH_NONE) {
+			if (p->nphases < sizeof(p->phases) / sizeof(p->phases[0])) {
+				p->phases[p->nphases].inst = f->inst;
+				p->phases[p->nphases].phase = f->phase;
+				p->nphases++;
+			} else {
+				p->lost_phases++;
+			}
+		}
+	}
+	if (starts(f->name, "aten::", 6)) {
+		const char *comma = memchr(f->name->s, ',', f->name->len);
+		size_t n = comma ? (size_t)(comma - f->name->s) : f->name->len;
+
+		f->op = an_str_intern_raw(&a->st, f->name->s, n);
+		if (!f->op)
+			return -ENOMEM;
+	}
+	return thread_update(a, p, t);
+}
+
+static int on_pop(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev)
+{
+	struct an_thread *t = an_thread_get(p, ev->tid);
+	struct an_frame *f;
+	int err;
+
+	if (!t)
+		return 0; /* a pop with nothing open: the push came before the trace */
+	if (t->lost) {
+		t->lost--;
+		return 0;
+	}
+	if (!t->depth)
+		return 0;
+	f = &t->stack[--t->depth];
+	if (f->kind == FR_FWD)
+		t->nfwd--;
+	if (f->kind == FR_PHASE) {
+		for (size_t i = p->nphases; i > 0; i--) {
+			if (p->phases[i - 1].inst == f->inst) {
+				memmove(&p->phases[i - 1], &p->phases[i],
+					(p->nphases - i) * sizeof(p->phases[0]));
+				p->nphases--;
+				break;
+			}
+		}
+	}
+	an_str_unref(&a->st, f->name);
+	an_str_unref(&a->st, f->op);
+	err = thread_update(a, p, t);
+	thread_maybe_drop(a, p, t);
+	return err;
+}
+
+static int on_start(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev)
+{
+	struct an_thread *t;
+	struct an_brange *b;
+
+	/* only the hooks' backward ranges matter; others are not attributed */
+	if (p->mode == MODE_CUDA || !starts(ev->name, "bwd:", 4) || ev->name->len <= 4)
+		return 0;
+	t = thread_make(p, ev->tid);
+	b = calloc(1, sizeof(*b));
+	if (!t || !b) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->tid = ev->tid;
+	b->name = an_str_ref(ev->name);
+	{
+		struct an_brange *old = an_map_get(&p->branges, ev->a);
+
+		if (old) {
+			an_map_del(&p->branges, ev->a);
+			an_str_unref(&a->st, old->name);
+			free(old);
+		}
+	}
+	if (an_map_put(&p->branges, ev->a, b)) {
+		an_str_unref(&a->st, b->name);
+		free(b);
+		return -ENOMEM;
+	}
+	/* one open per thread: a new one replaces it */
+	an_str_unref(&a->st, t->bwd_name);
+	t->bwd_name = an_str_ref(ev->name);
+	t->bwd_id = ev->a;
+	t->bwd_inst = p->next_inst++;
+	return thread_update(a, p, t);
+}
+
+static int on_end(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev)
+{
+	struct an_brange *b = an_map_del(&p->branges, ev->a);
+	struct an_thread *t;
+	int err = 0;
+
+	if (!b)
+		return 0;
+	t = an_thread_get(p, b->tid);
+	if (t && t->bwd_name && t->bwd_id == ev->a) {
+		an_str_unref(&a->st, t->bwd_name);
+		t->bwd_name = NULL;
+		err = thread_update(a, p, t);
+		thread_maybe_drop(a, p, t);
+	}
+	an_str_unref(&a->st, b->name);
+	free(b);
+	return err;
+}
+
+/* "gpuprof:torch {json}": the PyTorch version and allocator settings. */
+static int on_torch_info(struct an_analysis *a, struct an_proc *p, const char *json, size_t n)
+{
+	struct json_tokener *tok = json_tokener_new_ex(8);
+	struct json_object *o, *v;
+	int err = 0;
+
+	if (!tok)
+		return -ENOMEM;
+	o = json_tokener_parse_ex(tok, json, (int)n);
+	json_tokener_free(tok);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return 0; /* not ours to judge: the mark is informational */
+	}
+#define TAKE(key, field)                                                                   \
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)) { \
+		an_str_unref(&a->st, p->field);                                            \
+		p->field = an_str_intern(&a->st, json_object_get_string(v),               \
+					 (size_t)json_object_get_string_len(v));           \
+		if (!p->field)                                                             \
+			err = -ENOMEM;                                                     \
+	}
+	TAKE("torch", torch_version)
+	TAKE("alloc_conf", alloc_conf)
+	TAKE("backend", backend)
+#undef TAKE
+	if (p->alloc_conf && strcasestr(p->alloc_conf->s, "expandable_segments:true"))
+		p->expandable_segments = 1;
+	json_object_put(o);
+	return err;
+}
+
+/* "gpuprof:torch.memory {json}": allocated/reserved as PyTorch counts them. */
+static void on_torch_memory(struct an_analysis *a, struct an_proc *p, const char *json, size_t n,
+			    int64_t ts)
+{
+	struct json_tokener *tok = json_tokener_new_ex(8);
+	struct json_object *o, *v;
+	int64_t alloc = -1, res = -1, dev = 0;
+
+	if (!tok)
+		return;
+	o = json_tokener_parse_ex(tok, json, (int)n);
+	json_tokener_free(tok);
+	if (o && json_object_is_type(o, json_type_object)) {
+		if (json_object_object_get_ex(o, "allocated", &v) && json_object_is_type(v, json_type_int))
+			alloc = json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "reserved", &v) && json_object_is_type(v, json_type_int))
+			res = json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "device", &v) && json_object_is_type(v, json_type_int))
+			dev = json_object_get_int64(v);
+		if (alloc >= 0 && res >= 0 && (uint64_t)alloc <= AN_MAX_BYTES &&
+		    (uint64_t)res <= AN_MAX_BYTES && dev >= 0 && dev < AN_MAX_DEVICES)
+			an_memory_torch_mem(a, p, (uint32_t)dev, (uint64_t)alloc, (uint64_t)res, ts);
+	}
+	json_object_put(o);
+}
+
+static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
+{
+	const struct an_str *n = ev->name;
+
+	if (starts(n, "step:", 5)) {
+		int64_t step = 0;
+		const char *s = n->s + 5;
+
+		if (!*s)
+			return 0;
+		for (; *s; s++) {
+			if (*s < '0' || *s > '9' || step > 100000000)
+				return 0; /* not a step mark of the hooks */
+			step = step * 10 + (*s - '0');
+		}
+		if (step <= p->last_step)
+			return 0;
+		p->last_step = step;
+		p->has_steps = 1;
+		p->last_step_ts = ts;
+		return an_memory_step(a, p, ts);
+	}
+	if (starts(n, "gpuprof:torch ", 14))
+		return on_torch_info(a, p, n->s + 14, n->len - 14);
+	if (starts(n, "gpuprof:torch.memory ", 21)) {
+		on_torch_memory(a, p, n->s + 21, n->len - 21, ts);
+		return 0;
+	}
+	if (starts(n, "gpuprof:torch.segment 0x", 24)) {
+		uint64_t addr = 0;
+		const char *s = n->s + 24;
+		int digits = 0;
+
+		for (; *s && *s != ' ' && digits <= 16; s++, digits++) {
+			char c = (char)(*s | 0x20);
+
+			if (*s >= '0' && *s <= '9')
+				addr = addr * 16 + (uint64_t)(*s - '0');
+			else if (c >= 'a' && c <= 'f')
+				addr = addr * 16 + (uint64_t)(c - 'a' + 10);
+			else
+				return 0;
+		}
+		if (digits == 0 || digits > 16)
+			return 0;
+		return an_map_put(&p->named_segs, addr, (void *)1);
+	}
+	if (starts(n, "gpuprof:torch.profiler start", 28))
+		p->profiler_windows++;
+	return 0;
+}
+
+int an_attrib_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
+{
+	switch (ev->type) {
+	case AE_PUSH:
+		return on_push(a, p, ev, ts);
+	case AE_POP:
+		return on_pop(a, p, ev);
+	case AE_START:
+		return on_start(a, p, ev);
+	case AE_END:
+		return on_end(a, p, ev);
+	case AE_MARK:
+		return on_mark(a, p, ev, ts);
+	default:
+		return 0;
+	}
+}

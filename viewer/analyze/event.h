@@ -1,0 +1,51 @@
+/* The events an analysis consumes, in time order, once a trace line has been
+ * read, checked and decoded (source.c). Everything else in a trace (kernels,
+ * copies, flows, counters) is checked and dropped there. */
+#ifndef GPUPROF_AN_EVENT_H
+#define GPUPROF_AN_EVENT_H
+
+#include <stdint.h>
+
+#include "strtab.h"
+
+enum an_ev_type {
+	AE_ALLOC = 1, /* a addr, b bytes, c corr, d pool, e pool size */
+	AE_FREE,      /* same */
+	AE_POOL,      /* d pool, e its size (0: destroyed) */
+	AE_OOM,       /* b bytes requested, c free, d total, e result; name = API */
+	AE_PUSH,      /* NVTX push (B), name */
+	AE_POP,       /* NVTX pop (E) */
+	AE_START,     /* NVTX start (b), a id, name */
+	AE_END,       /* NVTX end (e), a id */
+	AE_MARK,      /* NVTX mark (i), name */
+};
+
+/* Memory kinds of the format, in its order. */
+enum an_kind {
+	K_DEVICE, K_ARRAY, K_DEVICE_STATIC, K_MANAGED, K_MANAGED_STATIC, K_PINNED_HOST,
+	K_PAGEABLE, K_UNKNOWN, K_N
+};
+extern const char *const an_kind_names[K_N];
+
+enum {
+	EVF_ASYNC = 1,      /* stream-ordered (cudaMallocAsync) */
+	EVF_POOL_SIZE = 2,  /* e holds the size of local pool d */
+	EVF_MEMINFO = 4,    /* oom: free and total are known */
+};
+
+struct an_ev {
+	uint8_t type;
+	uint8_t kind;
+	uint8_t flags;
+	uint32_t device;
+	int64_t ts;  /* nanoseconds from the trace's ts_base_ns */
+	int64_t tid; /* host thread, for NVTX and oom */
+	uint64_t a, b, c, d, e;
+	struct an_str *name; /* a reference, or NULL */
+};
+
+/* Largest byte count taken as real: 1 PiB; more is absurd input. */
+#define AN_MAX_BYTES (1ull << 50)
+#define AN_MAX_DEVICES 64
+
+#endif

@@ -1,0 +1,359 @@
+/* Trace bytes to lines, see input.h. */
+#include "input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ZCHUNK (256u << 10)
+#define DCHUNK (1u << 20)
+
+static int init_common(struct an_input *in)
+{
+	in->cap = DCHUNK;
+	in->buf = malloc(in->cap);
+	return in->buf ? 0 : -ENOMEM;
+}
+
+int an_input_open_file(struct an_input *in, const char *path)
+{
+	struct stat st;
+
+	memset(in, 0, sizeof(*in));
+	in->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (in->fd < 0)
+		return -errno;
+	if (fstat(in->fd, &st) != 0) {
+		int err = -errno;
+
+		close(in->fd);
+		in->fd = -1;
+		return err;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(in->fd);
+		in->fd = -1;
+		return -EISDIR;
+	}
+	in->size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	return init_common(in);
+}
+
+int an_input_open_mem(struct an_input *in, const void *p, size_t n)
+{
+	memset(in, 0, sizeof(*in));
+	in->fd = -1;
+	in->mem = p;
+	in->mem_len = n;
+	in->size = n;
+	return init_common(in);
+}
+
+void an_input_close(struct an_input *in)
+{
+	if (in->fd >= 0)
+		close(in->fd);
+	in->fd = -1;
+	if (in->z_ready)
+		inflateEnd(&in->zs);
+	in->z_ready = 0;
+	free(in->zbuf);
+	free(in->buf);
+	in->zbuf = NULL;
+	in->buf = NULL;
+}
+
+/* Up to n raw bytes into p; 0 at the end. */
+static ssize_t raw_read(struct an_input *in, unsigned char *p, size_t n)
+{
+	ssize_t r;
+
+	if (in->fd < 0) {
+		size_t left = in->mem_len - in->mem_pos;
+
+		if (n > left)
+			n = left;
+		memcpy(p, in->mem + in->mem_pos, n);
+		in->mem_pos += n;
+		in->bytes_in += n;
+		return (ssize_t)n;
+	}
+	do
+		r = read(in->fd, p, n);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		in->io_errno = errno;
+		return -1;
+	}
+	in->bytes_in += (uint64_t)r;
+	return r;
+}
+
+/* The length of the gzip member header at p[0..n) (RFC 1952), or 0 when
+ * it is not all there or not one zlib's raw mode can follow. */
+static size_t gzip_header_len(const unsigned char *p, size_t n)
+{
+	size_t at = 10;
+	unsigned flg;
+
+	if (n < 10 || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8)
+		return 0;
+	flg = p[3];
+	if (flg & 0xE0)
+		return 0;
+	if (flg & 4) { /* FEXTRA */
+		if (n < at + 2)
+			return 0;
+		at += 2 + (size_t)(p[at] | p[at + 1] << 8);
+	}
+	for (unsigned f = 8; f <= 16; f <<= 1) { /* FNAME, FCOMMENT */
+		if (!(flg & f))
+			continue;
+		while (at < n && p[at])
+			at++;
+		if (at >= n)
+			return 0;
+		at++;
+	}
+	if (flg & 2) /* FHCRC */
+		at += 2;
+	return at <= n ? at : 0;
+}
+
+/* Looks at the first bytes: gzip magic or not. The first gzip member is
+ * inflated raw, its header read here and its trailer skipped: zlib's own
+ * gzip mode would also compute the CRC-32 of everything, a tenth of the
+ * reading time, for a check the JSON reader makes anyway (damage shows as
+ * bad JSON). Later members, if any, go through zlib's gzip mode. */
+static int detect(struct an_input *in)
+{
+	ssize_t r;
+	size_t hdr;
+
+	in->zbuf_cap = ZCHUNK;
+	in->zbuf = malloc(in->zbuf_cap);
+	if (!in->zbuf)
+		return -ENOMEM;
+	r = raw_read(in, in->zbuf, in->zbuf_cap);
+	if (r < 0)
+		return -EIO;
+	if (r == 0)
+		in->raw_eof = 1;
+	if (r >= 2 && in->zbuf[0] == 0x1f && in->zbuf[1] == 0x8b) {
+		in->gz = 1;
+		hdr = gzip_header_len(in->zbuf, (size_t)r);
+		in->gz_raw = hdr != 0;
+		if (inflateInit2(&in->zs, hdr ? -15 : 15 + 16) != Z_OK)
+			return -ENOMEM;
+		in->z_ready = 1;
+		in->zs.next_in = in->zbuf + hdr;
+		in->zs.avail_in = (uInt)((size_t)r - hdr);
+		return 0;
+	}
+	/* plain: what was read is data */
+	if (in->cap < (size_t)r)
+		return -ENOMEM; /* cannot happen: DCHUNK > ZCHUNK */
+	memcpy(in->buf, in->zbuf, (size_t)r);
+	in->end = (size_t)r;
+	return 0;
+}
+
+/* More compressed input when zlib has used what it had. 0, or -EIO. */
+static int refill_z(struct an_input *in)
+{
+	ssize_t r;
+
+	if (in->zs.avail_in || in->raw_eof)
+		return 0;
+	r = raw_read(in, in->zbuf, in->zbuf_cap);
+	if (r < 0)
+		return -EIO;
+	if (r == 0)
+		in->raw_eof = 1;
+	in->zs.next_in = in->zbuf;
+	in->zs.avail_in = (uInt)r;
+	return 0;
+}
+
+/* After a member: skips the raw member's trailer, then either ends or goes
+ * on with the next member in zlib's gzip mode. 0, or -EIO / -ENOMEM. */
+static int member_end(struct an_input *in)
+{
+	if (in->gz_raw) {
+		size_t left = 8; /* CRC-32 and size */
+
+		while (left) {
+			size_t k;
+
+			if (refill_z(in))
+				return -EIO;
+			if (!in->zs.avail_in) {
+				in->gzip_cut = 1; /* the trailer itself is cut */
+				in->done = 1;
+				return 0;
+			}
+			k = in->zs.avail_in < left ? in->zs.avail_in : left;
+			in->zs.next_in += k;
+			in->zs.avail_in -= (uInt)k;
+			left -= k;
+		}
+	}
+	if (refill_z(in))
+		return -EIO;
+	if (in->zs.avail_in >= 2 && in->zs.next_in[0] == 0x1f && in->zs.next_in[1] == 0x8b) {
+		if (in->gz_raw) {
+			inflateEnd(&in->zs);
+			in->z_ready = 0;
+			{
+				Bytef *next = in->zs.next_in;
+				uInt avail = in->zs.avail_in;
+
+				memset(&in->zs, 0, sizeof(in->zs));
+				if (inflateInit2(&in->zs, 15 + 16) != Z_OK)
+					return -ENOMEM;
+				in->zs.next_in = next;
+				in->zs.avail_in = avail;
+			}
+			in->z_ready = 1;
+			in->gz_raw = 0;
+		} else {
+			inflateReset(&in->zs);
+		}
+		return 0;
+	}
+	/* trailing bytes that are not gzip are ignored, as gzip does */
+	in->raw_eof = 1;
+	in->zs.avail_in = 0;
+	in->done = 1;
+	return 0;
+}
+
+/* Appends decompressed (or plain) bytes at buf+end, at most room bytes.
+ * Returns bytes added, 0 at the end of data, -EIO or -ENOMEM. */
+static ssize_t fill(struct an_input *in, size_t room)
+{
+	if (!in->gz) {
+		ssize_t r;
+
+		if (in->raw_eof)
+			return 0;
+		r = raw_read(in, (unsigned char *)in->buf + in->end, room);
+		if (r < 0)
+			return -EIO;
+		if (r == 0)
+			in->raw_eof = 1;
+		in->end += (size_t)r;
+		return r;
+	}
+	for (;;) {
+		int zr;
+		size_t got;
+
+		if (in->done)
+			return 0;
+		if (refill_z(in))
+			return -EIO;
+		if (in->zs.avail_in == 0 && in->raw_eof) {
+			/* the file ended inside the gzip member */
+			in->gzip_cut = 1;
+			return 0;
+		}
+		in->zs.next_out = (Bytef *)in->buf + in->end;
+		in->zs.avail_out = (uInt)room;
+		zr = inflate(&in->zs, Z_NO_FLUSH);
+		got = room - in->zs.avail_out;
+		in->end += got;
+		if (zr == Z_STREAM_END) {
+			int err = member_end(in);
+
+			if (err)
+				return err;
+			if (got)
+				return (ssize_t)got;
+			continue;
+		}
+		if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
+			in->gzip_damaged = 1;
+			in->done = 1;
+			return got ? (ssize_t)got : 0;
+		}
+		if (zr == Z_MEM_ERROR)
+			return -ENOMEM;
+		if (got)
+			return (ssize_t)got;
+		/* no output: zlib wants more input, read on */
+	}
+}
+
+int an_input_line(struct an_input *in, const char **line, size_t *len)
+{
+	size_t scan_from;
+
+	if (!in->zbuf) {
+		int err = detect(in);
+
+		if (err)
+			return err;
+	}
+	scan_from = in->start;
+	for (;;) {
+		char *nl = NULL;
+
+		if (in->end > scan_from)
+			nl = memchr(in->buf + scan_from, '\n', in->end - scan_from);
+		if (nl) {
+			size_t n = (size_t)(nl - (in->buf + in->start));
+
+			*line = in->buf + in->start;
+			if (n > 0 && (*line)[n - 1] == '\r')
+				n--;
+			*len = n;
+			in->start = (size_t)(nl - in->buf) + 1;
+			in->line_no++;
+			if (n > AN_MAX_LINE)
+				return -EFBIG;
+			return 1;
+		}
+		if (in->done) {
+			if (in->end > in->start) {
+				*line = in->buf + in->start;
+				*len = in->end - in->start;
+				in->start = in->end;
+				in->line_no++;
+				in->last_unterminated = 1;
+				return *len > AN_MAX_LINE ? -EFBIG : 1;
+			}
+			return 0;
+		}
+		/* make room: drop consumed bytes, grow if one line fills it */
+		if (in->start > 0) {
+			memmove(in->buf, in->buf + in->start, in->end - in->start);
+			in->end -= in->start;
+			in->start = 0;
+		}
+		scan_from = in->end;
+		if (in->cap - in->end < DCHUNK / 4) {
+			size_t cap = in->cap * 2;
+			char *b;
+
+			if (in->end > AN_MAX_LINE + 2)
+				return -EFBIG;
+			b = realloc(in->buf, cap);
+			if (!b)
+				return -ENOMEM;
+			in->buf = b;
+			in->cap = cap;
+		}
+		{
+			ssize_t r = fill(in, in->cap - in->end);
+
+			if (r < 0)
+				return (int)r;
+			if (r == 0)
+				in->done = 1;
+		}
+	}
+}

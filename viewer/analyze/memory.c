@@ -1,0 +1,590 @@
+/* Per process and device: live allocations, the numbers memory_summary()
+ * shows, and the moments reported later (the peak, the last step boundary,
+ * each failed allocation) kept as snapshots, see state.h.
+ *
+ * What counts as the framework's memory ("fw", the main number):
+ *   tensor mode: stream-ordered device allocations (PyTorch's tensors under
+ *                cudaMallocAsync); the others (cuBLAS workspaces, ...) are
+ *                "other";
+ *   native mode: device allocations (PyTorch's segments), less those found
+ *                after a first pass to be someone else's (analyze.c);
+ *   cuda mode:   all device allocations. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+uint64_t an_other_key(uint64_t addr, int64_t ts)
+{
+	uint64_t k = addr ^ ((uint64_t)ts * 0x9E3779B97F4A7C15ull);
+
+	return k ? k : 1;
+}
+
+static int absurd(struct an_analysis *a)
+{
+	snprintf(a->err, a->errcap, "the trace's byte counts add up to more than 2^64: not a real trace");
+	a->status = GP_AN_BAD_INPUT;
+	return -EINVAL;
+}
+
+struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t device)
+{
+	struct an_pd *pd = p->pd[device];
+	const struct an_devinfo *di;
+
+	if (pd)
+		return pd;
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->proc = p;
+	pd->device = device;
+	pd->stride = 1;
+	pd->gpu_idx = -1;
+	di = &p->src->dev[device];
+	if (di->uuid && di->uuid->len) {
+		size_t g;
+
+		for (g = 0; g < a->ngpus; g++)
+			if (a->gpus[g].uuid == di->uuid)
+				break;
+		if (g == a->ngpus && a->ngpus < sizeof(a->gpus) / sizeof(a->gpus[0])) {
+			a->gpus[g].uuid = an_str_ref(di->uuid);
+			a->ngpus++;
+		}
+		if (g < a->ngpus && a->gpus[g].npds < sizeof(a->gpus[g].pds) / sizeof(a->gpus[g].pds[0])) {
+			a->gpus[g].pds[a->gpus[g].npds++] = pd;
+			pd->gpu_idx = (int)g;
+		}
+	}
+	p->pd[device] = pd;
+	return pd;
+}
+
+void an_rec_unref(struct an_analysis *a, struct an_rec *r)
+{
+	if (!r || --r->ref > 0)
+		return;
+	an_str_unref(&a->st, r->layer);
+	an_str_unref(&a->st, r->op);
+	an_str_unref(&a->st, r->api);
+	free(r);
+}
+
+void an_snap_clear(struct an_analysis *a, struct an_snap *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		an_rec_unref(a, s->stash[i]);
+	s->n = 0;
+}
+
+static void snap_free(struct an_analysis *a, struct an_snap *s)
+{
+	an_snap_clear(a, s);
+	free(s->stash);
+	s->stash = NULL;
+	s->cap = 0;
+}
+
+static void oom_free(struct an_analysis *a, struct an_oom *o)
+{
+	an_str_unref(&a->st, o->layer);
+	an_str_unref(&a->st, o->op);
+	an_str_unref(&a->st, o->api);
+	snap_free(a, &o->snap);
+}
+
+void an_pd_free(struct an_analysis *a, struct an_pd *pd)
+{
+	for (size_t i = 0; i < pd->live.cap; i++)
+		if (pd->live.slots[i].val)
+			an_rec_unref(a, pd->live.slots[i].val);
+	an_map_free(&pd->live);
+	for (size_t i = 0; i < pd->pools.cap; i++)
+		free(pd->pools.slots[i].val);
+	an_map_free(&pd->pools);
+	snap_free(a, &pd->peak);
+	snap_free(a, &pd->step_snap);
+	for (size_t i = 0; i < pd->nooms; i++)
+		oom_free(a, &pd->ooms[i]);
+	oom_free(a, &pd->last_oom);
+	an_str_unref(&a->st, pd->peak_layer);
+	free(pd);
+}
+
+static int snap_keep(struct an_snap *s, struct an_rec *r)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct an_rec **st = realloc(s->stash, cap * sizeof(*st));
+
+		if (!st)
+			return -ENOMEM;
+		s->stash = st;
+		s->cap = cap;
+	}
+	s->stash[s->n++] = r;
+	r->ref++;
+	return 0;
+}
+
+/* A snapshot of now: every live record (seq <= cut) belongs to it. */
+static void snap_take(struct an_analysis *a, struct an_snap *s)
+{
+	an_snap_clear(a, s);
+	s->taken = 1;
+	s->cut = a->seq;
+}
+
+struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_t *n, int *oom)
+{
+	size_t cap = s->n + pd->live.count, k = 0;
+	struct an_rec **out;
+
+	*n = 0;
+	*oom = 0;
+	if (!s->taken || cap == 0)
+		return NULL;
+	out = malloc(cap * sizeof(*out));
+	if (!out) {
+		*oom = 1;
+		return NULL;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (s->stash[i]->flags & R_DEVICE)
+			out[k++] = s->stash[i];
+	for (size_t i = 0; i < pd->live.cap; i++) {
+		struct an_rec *r = pd->live.slots[i].val;
+
+		if (r && r->seq <= s->cut && (r->flags & R_DEVICE))
+			out[k++] = r;
+	}
+	*n = k;
+	return out;
+}
+
+static int reserved_now(const struct an_pd *pd, uint64_t *res)
+{
+	switch (pd->proc->mode) {
+	case MODE_NATIVE:
+		*res = pd->fw_live;
+		return 1;
+	default:
+		*res = pd->pool_sum;
+		return pd->has_pool;
+	}
+}
+
+static void frag_update(struct an_pd *pd, int64_t ts)
+{
+	uint64_t res, alloc;
+
+	if (pd->proc->mode == MODE_NATIVE) {
+		if (!pd->has_torch_mem)
+			return;
+		res = pd->torch_reserved;
+		alloc = pd->torch_allocated;
+	} else {
+		if (!pd->has_pool)
+			return;
+		res = pd->pool_sum;
+		alloc = pd->fw_live;
+	}
+	pd->frag_known = 1;
+	if (res > alloc && res - alloc > pd->frag_worst) {
+		struct an_thread *none = NULL;
+
+		pd->frag_worst = res - alloc;
+		pd->frag_worst_res = res;
+		pd->frag_worst_alloc = alloc;
+		pd->frag_worst_ts = ts;
+		pd->frag_worst_step = an_current_step(pd->proc);
+		pd->frag_worst_phase = an_current_phase(pd->proc, none);
+	}
+}
+
+static void gpu_update(struct an_analysis *a, struct an_pd *pd, int64_t ts)
+{
+	struct an_gpu *g;
+	uint64_t sum = 0;
+
+	if (pd->gpu_idx < 0)
+		return;
+	g = &a->gpus[pd->gpu_idx];
+	for (size_t i = 0; i < g->npds; i++)
+		sum += g->pds[i]->fw_live + g->pds[i]->other_live;
+	g->live = sum;
+	if (sum > g->peak) {
+		g->peak = sum;
+		g->peak_ts = ts;
+		for (size_t i = 0; i < g->npds; i++)
+			g->peak_by_pd[i] = g->pds[i]->fw_live + g->pds[i]->other_live;
+	}
+}
+
+static int pool_set(struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts)
+{
+	uint64_t *cur = an_map_get(&pd->pools, pool);
+
+	if (!cur) {
+		if (size == 0)
+			return 0;
+		cur = calloc(1, sizeof(*cur));
+		if (!cur || an_map_put(&pd->pools, pool, cur)) {
+			free(cur);
+			return -ENOMEM;
+		}
+	}
+	pd->pool_sum = pd->pool_sum - *cur + size;
+	*cur = size;
+	if (size == 0)
+		free(an_map_del(&pd->pools, pool));
+	pd->has_pool = 1;
+	if (pd->pool_sum > pd->pool_peak) {
+		pd->pool_peak = pd->pool_sum;
+		pd->pool_peak_ts = ts;
+	}
+	return 0;
+}
+
+static int is_fw(const struct an_proc *p, const struct an_rec *r)
+{
+	if (!(r->flags & R_DEVICE))
+		return 0;
+	switch (p->mode) {
+	case MODE_TENSOR:
+		return (r->flags & R_ASYNC) != 0;
+	case MODE_NATIVE:
+		return !(r->flags & R_OTHER);
+	default:
+		return 1;
+	}
+}
+
+/* Takes the records out of the totals; keeps them for the snapshots that
+ * saw them alive. */
+static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, struct an_rec *r,
+		   int64_t ts, struct an_thread *free_thread)
+{
+	struct an_thread *at = r->tid ? an_thread_get(p, r->tid) : NULL;
+	int err = 0;
+
+	r->flags |= R_FREED;
+	r->free_ts = ts;
+	r->free_step = an_current_step(p);
+	r->free_phase = an_current_phase(p, free_thread);
+	r->free_fwd_count = p->fwd_count;
+	if (an_thread_has_inst(at, r->range_inst))
+		r->flags |= R_FREED_IN_RANGE;
+	if (r->phase_inst && an_phase_open(p, r->phase_inst))
+		r->flags |= R_FREED_IN_PHASE;
+
+	pd->kind_live[r->kind] -= r->bytes;
+	pd->live_count--;
+	pd->frees++;
+	if (r->flags & R_DEVICE) {
+		if (is_fw(p, r))
+			pd->fw_live -= r->bytes;
+		else
+			pd->other_live -= r->bytes;
+		if (pd->peak.taken && r->seq <= pd->peak.cut)
+			err |= snap_keep(&pd->peak, r);
+		if (pd->step_snap.taken && r->seq <= pd->step_snap.cut)
+			err |= snap_keep(&pd->step_snap, r);
+		for (size_t i = 0; i < pd->nooms; i++)
+			if (pd->ooms[i].snap.taken && r->seq <= pd->ooms[i].snap.cut)
+				err |= snap_keep(&pd->ooms[i].snap, r);
+		if (is_fw(p, r)) {
+			if (pd->nooms && pd->ooms[pd->nooms - 1].open) {
+				pd->ooms[pd->nooms - 1].released += r->bytes;
+				r->flags |= R_RELEASED_ON_OOM;
+			}
+			if (pd->open_undetailed && pd->last_oom.open) {
+				pd->last_oom.released += r->bytes;
+				r->flags |= R_RELEASED_ON_OOM;
+			}
+		}
+	}
+	an_rec_unref(a, r);
+	frag_update(pd, ts);
+	gpu_update(a, pd, ts);
+	return err ? -ENOMEM : 0;
+}
+
+static struct an_thread *api_thread(struct an_proc *p, uint64_t corr, const struct an_corr_ent **ent)
+{
+	*ent = an_source_api(p->src, corr);
+	return *ent ? an_thread_get(p, (*ent)->tid) : NULL;
+}
+
+/* What follows a failed allocation: the same request failing again (a
+ * retry), memory released, an allocation that succeeds. */
+static void oom_follow(struct an_oom *o, const struct an_rec *r)
+{
+	if (!o->open)
+		return;
+	if (o->tid && r->tid && o->tid != r->tid)
+		return; /* another thread's allocation says nothing about this one */
+	if (r->bytes >= o->request)
+		o->recovered = 1;
+	o->open = 0;
+}
+
+static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
+		    const struct an_ev *ev, int64_t ts)
+{
+	const struct an_corr_ent *ent;
+	struct an_thread *t = api_thread(p, ev->c, &ent);
+	struct an_rec *r, *old;
+	uint64_t total;
+
+	old = an_map_del(&pd->live, ev->a);
+	if (old) {
+		/* its free was lost (a profiler window, dropped records) */
+		p->reused_live++;
+		pd->frees--; /* release() counts a free that was not seen */
+		if (release(a, p, pd, old, ts, NULL))
+			return -ENOMEM;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->ref = 1;
+	r->addr = ev->a;
+	r->bytes = ev->b;
+	r->seq = ++a->seq;
+	r->ts = ts;
+	r->kind = ev->kind;
+	r->step = an_current_step(p);
+	r->fwd_count = p->fwd_count;
+	r->phase = an_current_phase(p, t);
+	r->phase_inst = an_current_phase_inst(p);
+	if (ev->kind == K_DEVICE || ev->kind == K_ARRAY)
+		r->flags |= R_DEVICE;
+	if (ev->flags & EVF_ASYNC)
+		r->flags |= R_ASYNC;
+	if (!p->seen_fwd)
+		r->flags |= R_BEFORE_FWD;
+	if (ent) {
+		r->tid = ent->tid;
+		r->api = an_str_ref(ent->api);
+	} else {
+		r->flags |= R_NO_API;
+		p->unattributed++;
+	}
+	if (t) {
+		r->layer = an_str_ref(t->layer);
+		r->op = an_str_ref(t->op);
+		r->range_inst = t->range_inst;
+	}
+	if (p->mode == MODE_NATIVE && p->other_keys.count &&
+	    an_map_get(&p->other_keys, an_other_key(r->addr, r->ts)))
+		r->flags |= R_OTHER;
+	else if (p->mode == MODE_TENSOR && (r->flags & R_DEVICE) && !(r->flags & R_ASYNC))
+		r->flags |= R_OTHER;
+	if (an_map_put(&pd->live, r->addr, r)) {
+		an_rec_unref(a, r);
+		return -ENOMEM;
+	}
+	pd->live_count++;
+	if (pd->live_count > pd->max_live_count)
+		pd->max_live_count = pd->live_count;
+
+	if (__builtin_add_overflow(pd->kind_live[r->kind], r->bytes, &pd->kind_live[r->kind]))
+		return absurd(a);
+	pd->kind_allocs[r->kind]++;
+	if (pd->kind_live[r->kind] > pd->kind_peak[r->kind]) {
+		pd->kind_peak[r->kind] = pd->kind_live[r->kind];
+		pd->kind_peak_ts[r->kind] = ts;
+	}
+	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))
+		return -ENOMEM;
+	if (r->flags & R_DEVICE) {
+		int fw = is_fw(p, r);
+
+		if (fw) {
+			pd->fw_live += r->bytes;
+			pd->fw_allocs++;
+		} else {
+			pd->other_live += r->bytes;
+			pd->other_allocs++;
+		}
+		if (__builtin_add_overflow(pd->fw_live, pd->other_live, &total))
+			return absurd(a);
+		if (pd->other_live > pd->other_peak)
+			pd->other_peak = pd->other_live;
+		if (total > pd->total_peak) {
+			pd->total_peak = total;
+			pd->total_peak_ts = ts;
+		}
+		if (fw && pd->fw_live > pd->fw_peak) {
+			pd->fw_peak = pd->fw_live;
+			pd->fw_peak_ts = ts;
+			pd->peak_ts = ts;
+			pd->peak_step = r->step;
+			pd->peak_phase = r->phase;
+			pd->peak_other = pd->other_live;
+			pd->peak_static = pd->kind_live[K_DEVICE_STATIC];
+			pd->peak_reserved_known = reserved_now(pd, &pd->peak_reserved);
+			an_str_unref(&a->st, pd->peak_layer);
+			pd->peak_layer = an_str_ref(r->layer);
+			snap_take(a, &pd->peak);
+		}
+		if (fw) {
+			if (pd->nooms)
+				oom_follow(&pd->ooms[pd->nooms - 1], r);
+			if (pd->open_undetailed)
+				oom_follow(&pd->last_oom, r);
+		}
+	}
+	frag_update(pd, ts);
+	gpu_update(a, pd, ts);
+	return 0;
+}
+
+static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
+		   const struct an_ev *ev, int64_t ts)
+{
+	const struct an_corr_ent *ent;
+	struct an_thread *t = api_thread(p, ev->c, &ent);
+	struct an_rec *r = an_map_del(&pd->live, ev->a);
+
+	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))
+		return -ENOMEM;
+	if (!r) {
+		p->unmatched_frees++;
+		return 0;
+	}
+	return release(a, p, pd, r, ts, t);
+}
+
+static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
+		  const struct an_ev *ev, int64_t ts)
+{
+	struct an_thread *t = an_thread_get(p, ev->tid);
+	struct an_oom *o, *prev = NULL;
+
+	if (pd->nooms && pd->ooms[pd->nooms - 1].open)
+		prev = &pd->ooms[pd->nooms - 1];
+	else if (pd->open_undetailed && pd->last_oom.open)
+		prev = &pd->last_oom;
+	if (prev && prev->request == ev->b && prev->tid == ev->tid) {
+		prev->retries++;
+		return 0;
+	}
+	if (prev)
+		prev->open = 0;
+	pd->oom_count++;
+	if (pd->nooms < AN_MAX_OOMS) {
+		o = &pd->ooms[pd->nooms++];
+		pd->open_undetailed = 0;
+	} else {
+		o = &pd->last_oom;
+		oom_free(a, o);
+		memset(o, 0, sizeof(*o));
+		pd->open_undetailed = 1;
+	}
+	o->ts = ts;
+	o->tid = ev->tid;
+	o->step = an_current_step(p);
+	o->phase = an_current_phase(p, t);
+	o->api = an_str_ref(ev->name);
+	if (t) {
+		o->layer = an_str_ref(t->layer);
+		o->op = an_str_ref(t->op);
+	}
+	o->request = ev->b;
+	o->has_meminfo = (ev->flags & EVF_MEMINFO) != 0;
+	o->free = ev->c;
+	o->total = ev->d;
+	o->result = (int64_t)ev->e;
+	o->fw_live = pd->fw_live;
+	o->other_live = pd->other_live;
+	o->total_live = pd->fw_live + pd->other_live;
+	o->static_live = pd->kind_live[K_DEVICE_STATIC];
+	o->reserved_known = reserved_now(pd, &o->reserved);
+	o->open = 1;
+	if (o != &pd->last_oom)
+		snap_take(a, &o->snap);
+	return 0;
+}
+
+int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
+{
+	struct an_pd *pd = an_pd_get(a, p, ev->device);
+
+	if (!pd)
+		return -ENOMEM;
+	switch (ev->type) {
+	case AE_ALLOC:
+		return on_alloc(a, p, pd, ev, ts);
+	case AE_FREE:
+		return on_free(a, p, pd, ev, ts);
+	case AE_POOL:
+		if (pool_set(pd, ev->d, ev->e, ts))
+			return -ENOMEM;
+		frag_update(pd, ts);
+		return 0;
+	case AE_OOM:
+		return on_oom(a, p, pd, ev, ts);
+	default:
+		return 0;
+	}
+}
+
+static void series_add(struct an_pd *pd, uint32_t step, int64_t ts)
+{
+	struct an_step_pt *pt;
+
+	pd->marks_seen++;
+	if ((pd->marks_seen - 1) % pd->stride)
+		return;
+	if (pd->nseries == AN_MAX_SERIES) {
+		/* keep every other point: the series stays bounded */
+		for (size_t i = 0; i < AN_MAX_SERIES / 2; i++)
+			pd->series[i] = pd->series[2 * i];
+		pd->nseries = AN_MAX_SERIES / 2;
+		pd->stride *= 2;
+		if ((pd->marks_seen - 1) % pd->stride)
+			return;
+	}
+	pt = &pd->series[pd->nseries++];
+	pt->step = step;
+	pt->ts = ts;
+	pt->fw = pd->fw_live;
+	pt->total = pd->fw_live + pd->other_live;
+	pt->reserved_known = reserved_now(pd, &pt->reserved);
+}
+
+int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts)
+{
+	uint32_t step = p->last_step > UINT32_MAX ? UINT32_MAX : (uint32_t)p->last_step;
+
+	for (int d = 0; d < AN_MAX_DEVICES; d++) {
+		struct an_pd *pd = p->pd[d];
+
+		if (!pd)
+			continue;
+		series_add(pd, step, ts);
+		snap_take(a, &pd->step_snap);
+		pd->step_snap_step = step;
+	}
+	return 0;
+}
+
+void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t device,
+			 uint64_t allocated, uint64_t reserved, int64_t ts)
+{
+	struct an_pd *pd = an_pd_get(a, p, device);
+
+	if (!pd)
+		return;
+	pd->has_torch_mem = 1;
+	pd->torch_allocated = allocated;
+	pd->torch_reserved = reserved;
+	if (allocated > pd->torch_allocated_peak)
+		pd->torch_allocated_peak = allocated;
+	frag_update(pd, ts);
+}

@@ -1,0 +1,74 @@
+/* Strict, fast reading of one trace line: one JSON object (RFC 8259,
+ * well-formed UTF-8, nesting at most AN_MAX_DEPTH), of which the members an
+ * analysis uses are kept as raw values: the top-level ones (ph, name, ts...)
+ * and those of the "args" object. Everything else is checked and skipped.
+ *
+ * json-c reads these lines at about 230k per second on the machine the
+ * benchmark ran on; this reader does several million (bench/RESULTS.md),
+ * which is what the 1M events/s target needs. json-c still parses the few
+ * JSON values nested inside strings (the gpuprof:torch mark). */
+#ifndef GPUPROF_AN_PARSE_H
+#define GPUPROF_AN_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AN_MAX_DEPTH 32
+
+enum an_jt { JT_NONE = 0, JT_STR, JT_NUM, JT_TRUE, JT_FALSE, JT_NULL, JT_OBJ, JT_ARR };
+
+/* A raw value: for strings the bytes between the quotes, still escaped when
+ * esc is set; for numbers the text. */
+struct an_jv {
+	const char *p;
+	uint32_t n;
+	uint8_t type;
+	uint8_t esc;   /* string holds backslash escapes */
+	uint8_t num;   /* NUM_* flags */
+};
+enum { NUM_NEG = 1, NUM_FRAC = 2, NUM_EXP = 4 };
+
+enum an_top_key { TK_PH, TK_NAME, TK_CAT, TK_PID, TK_TID, TK_TS, TK_DUR, TK_S, TK_ID, TK_ARGS, TK_N };
+
+enum an_arg_key {
+	AK_ADDR, AK_BYTES, AK_KIND, AK_DEVICE, AK_CORR, AK_ASYNC, AK_POOL, AK_POOL_TYPE,
+	AK_POOL_SIZE, AK_SIZE, AK_API, AK_FREE, AK_TOTAL, AK_RESULT, AK_ERROR, AK_FORMAT,
+	AK_VERSION, AK_PID, AK_CMDLINE, AK_HOSTNAME, AK_START_UNIX_NS, AK_TS_BASE_NS, AK_MODE,
+	AK_NAME, AK_TOTAL_MEMORY, AK_UUID, AK_CC, AK_CLEAN, AK_RECOVERED, AK_DROPPED_CUPTI,
+	AK_DROPPED_HOST, AK_LATE, AK_UNMATCHED, AK_WHAT, AK_COUNT, AK_EVENTS_KEPT,
+	AK_BYTES_DROPPED, AK_N
+};
+
+struct an_line {
+	struct an_jv top[TK_N];
+	struct an_jv args[AK_N];
+	uint32_t top_set;  /* which members the last line had */
+	uint64_t args_set;
+};
+
+/* 0, or -EINVAL with *why set to a short reason ("bad string", ...). out
+ * must be zeroed before its first use and then reused line after line:
+ * only what the previous line set is cleared. Members absent from the line
+ * have type JT_NONE. */
+int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why);
+
+/* Conversions of raw values; each returns 0 or -EINVAL (wrong type/range). */
+int an_jv_u64(const struct an_jv *v, uint64_t *out);
+int an_jv_i64(const struct an_jv *v, int64_t *out);
+/* microseconds (any JSON number, |v| < 1e15) to integer nanoseconds */
+int an_jv_us_to_ns(const struct an_jv *v, int64_t *out);
+/* "0x..." (1 to 16 hex digits) */
+int an_jv_hex(const struct an_jv *v, uint64_t *out);
+int an_jv_bool(const struct an_jv *v, int *out);
+/* The string's bytes, unescaped into scratch (at least v->n bytes) when
+ * needed; *s is not NUL-terminated. */
+int an_jv_str(const struct an_jv *v, char *scratch, const char **s, size_t *n);
+/* String equality with a C literal, for unescaped strings. */
+static inline int an_jv_is(const struct an_jv *v, const char *lit, size_t litlen)
+{
+	return v->type == JT_STR && !v->esc && v->n == litlen &&
+	       __builtin_memcmp(v->p, lit, litlen) == 0;
+}
+#define AN_JV_IS(v, lit) an_jv_is((v), lit, sizeof(lit) - 1)
+
+#endif

@@ -1,0 +1,611 @@
+/* One trace file -> checked events in time order, see source.h. */
+#include "source.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const an_kind_names[K_N] = {
+	"device", "array", "device_static", "managed", "managed_static", "pinned_host",
+	"pageable", "unknown",
+};
+
+/* ts_base_ns + ts must stay inside int64 */
+#define MAX_TS_BASE 4000000000000000000ull
+
+static int say(struct an_source *s, char *err, size_t errcap, int status, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* "PATH:LINE: message"; returns status negated for an_source_next. */
+static int say(struct an_source *s, char *err, size_t errcap, int status, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(err, errcap, "%s:%" PRIu64 ": ", s->path, s->in.line_no);
+	if (n < 0 || (size_t)n >= errcap)
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errcap - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -status;
+}
+
+static int oom_err(struct an_source *s, char *err, size_t errcap)
+{
+	return say(s, err, errcap, GP_AN_FAIL, "out of memory");
+}
+
+/* What to call the event of the current line in a message: its own name
+ * only when it is one of the format's, never user text. */
+static const char *ev_what(const struct an_line *l)
+{
+	static const char *const known[] = {
+		"alloc", "free", "oom", "pool_create", "pool_destroy", "pool_trim", "gpuprof.meta",
+		"gpuprof.device", "gpuprof.end", "gpuprof.watermark", "gpuprof.dropped",
+	};
+	static char buf[48];
+	const struct an_jv *n = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (an_jv_is(n, known[i], strlen(known[i]))) {
+			snprintf(buf, sizeof(buf), "%s event", known[i]);
+			return buf;
+		}
+	}
+	if (AN_JV_IS(cat, "nvtx"))
+		return "NVTX event";
+	if (AN_JV_IS(cat, "cuda_runtime") || AN_JV_IS(cat, "cuda_driver"))
+		return "CUDA API event";
+	return "event";
+}
+
+/* Reads a required member; on failure says which and why. */
+static int need_u64(struct an_source *s, const struct an_jv *v, const char *key, uint64_t max,
+		    uint64_t *out, char *err, size_t errcap)
+{
+	if (v->type == JT_NONE)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"",
+			   ev_what(&s->line), key);
+	if (an_jv_u64(v, out))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is not a non-negative integer",
+			   ev_what(&s->line), key);
+	if (*out > max)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is absurd (%" PRIu64 ")",
+			   ev_what(&s->line), key, *out);
+	return 0;
+}
+
+static int need_ts(struct an_source *s, int64_t *ts, char *err, size_t errcap)
+{
+	const struct an_jv *v = &s->line.top[TK_TS];
+
+	if (v->type == JT_NONE)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"ts\"", ev_what(&s->line));
+	if (an_jv_us_to_ns(v, ts))
+		return say(s, err, errcap, GP_AN_BAD_INPUT,
+			   "%s: \"ts\" is not a number of microseconds in range", ev_what(&s->line));
+	return 0;
+}
+
+static int need_i64(struct an_source *s, const struct an_jv *v, const char *key, int64_t *out,
+		    char *err, size_t errcap)
+{
+	if (v->type == JT_NONE)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"", ev_what(&s->line), key);
+	if (an_jv_i64(v, out))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is not an integer",
+			   ev_what(&s->line), key);
+	return 0;
+}
+
+/* The string value of v, interned; *out NULL when v is absent and !required. */
+static int get_str(struct an_source *s, const struct an_jv *v, const char *key, int required,
+		   struct an_str **out, char *err, size_t errcap)
+{
+	const char *p;
+	size_t n;
+
+	*out = NULL;
+	if (v->type == JT_NONE && !required)
+		return 0;
+	if (v->type != JT_STR)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is %s", ev_what(&s->line),
+			   key, v->type == JT_NONE ? "missing" : "not a string");
+	if (v->n > s->scratch_cap) {
+		size_t cap = v->n;
+		char *b = realloc(s->scratch, cap);
+
+		if (!b)
+			return oom_err(s, err, errcap);
+		s->scratch = b;
+		s->scratch_cap = cap;
+	}
+	an_jv_str(v, s->scratch, &p, &n);
+	if (n > 0 && n <= AN_STR_MAX) {
+		unsigned slot = (unsigned)(n * 31 + (unsigned char)p[0] + (unsigned char)p[n - 1]) & 15;
+		struct an_str *r = s->recent[slot];
+
+		if (r && r->len == n && memcmp(r->s, p, n) == 0) {
+			*out = an_str_ref(r);
+			return 0;
+		}
+		*out = an_str_intern(s->st, p, n);
+		if (!*out)
+			return oom_err(s, err, errcap);
+		/* only names stored as they came (nothing replaced) can match raw bytes */
+		if (memcmp((*out)->s, p, n) == 0) {
+			an_str_unref(s->st, s->recent[slot]);
+			s->recent[slot] = an_str_ref(*out);
+		}
+		return 0;
+	}
+	*out = an_str_intern(s->st, p, n);
+	return *out ? 0 : oom_err(s, err, errcap);
+}
+
+static int kind_of(const struct an_jv *v)
+{
+	for (int k = 0; k < K_N; k++)
+		if (an_jv_is(v, an_kind_names[k], strlen(an_kind_names[k])))
+			return k;
+	return K_UNKNOWN;
+}
+
+static int on_meta(struct an_source *s, char *err, size_t errcap)
+{
+	const struct an_jv *a = s->line.args;
+	uint64_t format, base, pid;
+	int r;
+
+	if ((r = need_u64(s, &a[AK_FORMAT], "format", UINT32_MAX, &format, err, errcap)))
+		return r;
+	if (format != 1)
+		return say(s, err, errcap, GP_AN_BAD_INPUT,
+			   "trace format %" PRIu64 " (this gpuprof reads format 1)", format);
+	if ((r = need_u64(s, &a[AK_PID], "pid", INT32_MAX, &pid, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_TS_BASE_NS], "ts_base_ns", MAX_TS_BASE, &base, err, errcap)))
+		return r;
+	s->pid = (int64_t)pid;
+	s->ts_base_ns = (int64_t)base;
+	if (a[AK_START_UNIX_NS].type != JT_NONE &&
+	    (r = need_u64(s, &a[AK_START_UNIX_NS], "start_unix_ns", UINT64_MAX, &s->start_unix_ns,
+			  err, errcap)))
+		return r;
+	if ((r = get_str(s, &a[AK_CMDLINE], "cmdline", 0, &s->cmdline, err, errcap)) ||
+	    (r = get_str(s, &a[AK_HOSTNAME], "hostname", 0, &s->hostname, err, errcap)) ||
+	    (r = get_str(s, &a[AK_VERSION], "version", 0, &s->version, err, errcap)))
+		return r;
+	s->mode = MODE_CUDA;
+	if (AN_JV_IS(&a[AK_MODE], "tensor"))
+		s->mode = MODE_TENSOR;
+	else if (AN_JV_IS(&a[AK_MODE], "native"))
+		s->mode = MODE_NATIVE;
+	s->have_meta = 1;
+	return 0;
+}
+
+static int on_device(struct an_source *s, char *err, size_t errcap)
+{
+	const struct an_jv *a = s->line.args;
+	uint64_t dev, total = 0;
+	struct an_devinfo *d;
+	int r;
+
+	if ((r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+		return r;
+	if (a[AK_TOTAL_MEMORY].type != JT_NONE &&
+	    (r = need_u64(s, &a[AK_TOTAL_MEMORY], "total_memory", AN_MAX_BYTES, &total, err, errcap)))
+		return r;
+	d = &s->dev[dev];
+	an_str_unref(s->st, d->name);
+	an_str_unref(s->st, d->uuid);
+	d->name = d->uuid = NULL;
+	d->seen = 1;
+	d->total_memory = total;
+	if ((r = get_str(s, &a[AK_NAME], "name", 0, &d->name, err, errcap)) ||
+	    (r = get_str(s, &a[AK_UUID], "uuid", 0, &d->uuid, err, errcap)))
+		return r;
+	return 0;
+}
+
+static void opt_u64(const struct an_jv *v, uint64_t *out)
+{
+	uint64_t x;
+
+	if (an_jv_u64(v, &x) == 0)
+		*out = x;
+}
+
+static int on_end(struct an_source *s)
+{
+	const struct an_jv *a = s->line.args;
+	int b;
+
+	s->have_end = 1;
+	if (an_jv_bool(&a[AK_CLEAN], &b) == 0)
+		s->end_clean = b;
+	if (an_jv_bool(&a[AK_RECOVERED], &b) == 0)
+		s->end_recovered = b;
+	s->end_counts = a[AK_DROPPED_CUPTI].type == JT_NUM;
+	opt_u64(&a[AK_DROPPED_CUPTI], &s->dropped_cupti);
+	opt_u64(&a[AK_DROPPED_HOST], &s->dropped_host);
+	opt_u64(&a[AK_LATE], &s->late_records);
+	return 0;
+}
+
+static int push(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
+{
+	if (ev->ts > s->last_ts)
+		s->last_ts = ev->ts;
+	if (an_reorder_push(&s->ro, ev) != 0) {
+		an_str_unref(s->st, ev->name);
+		return oom_err(s, err, errcap);
+	}
+	return 0;
+}
+
+static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_t errcap)
+{
+	const struct an_jv *a = s->line.args;
+	struct an_ev ev = { .type = (uint8_t)type, .ts = ts };
+	uint64_t dev;
+	int r, b;
+
+	if ((r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+		return r;
+	ev.device = (uint32_t)dev;
+	if (type == AE_POOL) {
+		if (an_jv_hex(&a[AK_POOL], &ev.d))
+			return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"pool\" is not an address",
+				   ev_what(&s->line));
+		if (AN_JV_IS(&s->line.top[TK_NAME], "pool_destroy"))
+			ev.e = 0;
+		else if (a[AK_SIZE].type == JT_NONE)
+			return 0; /* an imported pool: its memory is its owner's */
+		else if ((r = need_u64(s, &a[AK_SIZE], "size", AN_MAX_BYTES, &ev.e, err, errcap)))
+			return r;
+		ev.flags |= EVF_POOL_SIZE;
+		return push(s, &ev, err, errcap);
+	}
+	if (an_jv_hex(&a[AK_ADDR], &ev.a))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
+			   a[AK_ADDR].type == JT_NONE ? "missing" : "not an address (\"0x...\")");
+	if ((r = need_u64(s, &a[AK_BYTES], "bytes", AN_MAX_BYTES, &ev.b, err, errcap)))
+		return r;
+	if (a[AK_CORR].type != JT_NONE &&
+	    (r = need_u64(s, &a[AK_CORR], "corr", UINT64_MAX, &ev.c, err, errcap)))
+		return r;
+	ev.kind = (uint8_t)kind_of(&a[AK_KIND]);
+	if (an_jv_bool(&a[AK_ASYNC], &b) == 0 && b)
+		ev.flags |= EVF_ASYNC;
+	if (a[AK_POOL].type == JT_STR && an_jv_hex(&a[AK_POOL], &ev.d) == 0 &&
+	    a[AK_POOL_SIZE].type != JT_NONE) {
+		if ((r = need_u64(s, &a[AK_POOL_SIZE], "pool_size", AN_MAX_BYTES, &ev.e, err, errcap)))
+			return r;
+		ev.flags |= EVF_POOL_SIZE;
+	}
+	return push(s, &ev, err, errcap);
+}
+
+static int on_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
+{
+	const struct an_jv *a = s->line.args;
+	struct an_ev ev = { .type = AE_OOM, .ts = ts };
+	uint64_t dev = 0;
+	int64_t res = 0;
+	int r;
+
+	if ((r = need_i64(s, &s->line.top[TK_TID], "tid", &ev.tid, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_BYTES], "bytes", UINT64_MAX, &ev.b, err, errcap)))
+		return r;
+	if (a[AK_DEVICE].type != JT_NONE &&
+	    (r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+		return r;
+	ev.device = (uint32_t)dev;
+	if (a[AK_FREE].type != JT_NONE && a[AK_TOTAL].type != JT_NONE) {
+		if ((r = need_u64(s, &a[AK_FREE], "free", AN_MAX_BYTES, &ev.c, err, errcap)) ||
+		    (r = need_u64(s, &a[AK_TOTAL], "total", AN_MAX_BYTES, &ev.d, err, errcap)))
+			return r;
+		ev.flags |= EVF_MEMINFO;
+	}
+	if (a[AK_RESULT].type != JT_NONE &&
+	    (r = need_i64(s, &a[AK_RESULT], "result", &res, err, errcap)))
+		return r;
+	ev.e = (uint64_t)res;
+	if ((r = get_str(s, &a[AK_API], "api", 0, &ev.name, err, errcap)))
+		return r;
+	return push(s, &ev, err, errcap);
+}
+
+static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t errcap)
+{
+	struct an_ev ev = { .ts = ts };
+	int r;
+
+	if ((r = need_i64(s, &s->line.top[TK_TID], "tid", &ev.tid, err, errcap)))
+		return r;
+	switch (ph) {
+	case 'B': ev.type = AE_PUSH; break;
+	case 'E': ev.type = AE_POP; break;
+	case 'b': ev.type = AE_START; break;
+	case 'e': ev.type = AE_END; break;
+	default: ev.type = AE_MARK; break;
+	}
+	if (ev.type == AE_START || ev.type == AE_END) {
+		if ((r = need_u64(s, &s->line.top[TK_ID], "id", UINT64_MAX, &ev.a, err, errcap)))
+			return r;
+	}
+	if (ev.type != AE_POP && ev.type != AE_END &&
+	    (r = get_str(s, &s->line.top[TK_NAME], "name", 1, &ev.name, err, errcap)))
+		return r;
+	return push(s, &ev, err, errcap);
+}
+
+static int on_api(struct an_source *s, int64_t ts, char *err, size_t errcap)
+{
+	const struct an_jv *dur_v = &s->line.top[TK_DUR];
+	uint64_t corr;
+	int64_t tid, dur = 0;
+	struct an_str *name;
+	int r;
+
+	if (s->line.args[AK_CORR].type == JT_NONE)
+		return 0;
+	if ((r = need_u64(s, &s->line.args[AK_CORR], "corr", UINT64_MAX, &corr, err, errcap)) ||
+	    (r = need_i64(s, &s->line.top[TK_TID], "tid", &tid, err, errcap)))
+		return r;
+	if (dur_v->type != JT_NONE && (an_jv_us_to_ns(dur_v, &dur) || dur < 0))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
+			   ev_what(&s->line));
+	if ((r = get_str(s, &s->line.top[TK_NAME], "name", 1, &name, err, errcap)))
+		return r;
+	if (an_corr_put(&s->corr, s->st, corr, tid, ts + dur, name,
+			s->ro.have_released ? s->ro.released : INT64_MIN))
+		return oom_err(s, err, errcap);
+	return 0;
+}
+
+/* One event line. */
+static int on_event(struct an_source *s, char *err, size_t errcap)
+{
+	const struct an_line *l = &s->line;
+	const struct an_jv *name = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
+	int64_t ts;
+	char ph;
+	int r;
+
+	if (l->top[TK_PH].type != JT_STR || l->top[TK_PH].n != 1)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "event without a one-letter \"ph\"");
+	ph = l->top[TK_PH].p[0];
+	if (l->top[TK_ARGS].type != JT_NONE && l->top[TK_ARGS].type != JT_OBJ)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"args\" is not an object",
+			   ev_what(l));
+	if (!s->have_meta) {
+		if (ph != 'i' || !AN_JV_IS(name, "gpuprof.meta"))
+			return say(s, err, errcap, GP_AN_BAD_INPUT,
+				   "not a gpuprof trace (the first event is not gpuprof.meta)");
+		return on_meta(s, err, errcap);
+	}
+	switch (ph) {
+	case 'i':
+		if (AN_JV_IS(cat, "memory")) {
+			if ((r = need_ts(s, &ts, err, errcap)))
+				return r;
+			if (AN_JV_IS(name, "alloc"))
+				return on_memory(s, AE_ALLOC, ts, err, errcap);
+			if (AN_JV_IS(name, "free"))
+				return on_memory(s, AE_FREE, ts, err, errcap);
+			if (AN_JV_IS(name, "oom"))
+				return on_oom(s, ts, err, errcap);
+			if (AN_JV_IS(name, "pool_create") || AN_JV_IS(name, "pool_destroy") ||
+			    AN_JV_IS(name, "pool_trim"))
+				return on_memory(s, AE_POOL, ts, err, errcap);
+			break;
+		}
+		if (AN_JV_IS(cat, "nvtx")) {
+			if ((r = need_ts(s, &ts, err, errcap)))
+				return r;
+			return on_nvtx(s, ph, ts, err, errcap);
+		}
+		if (name->type == JT_STR && name->n > 8 && !memcmp(name->p, "gpuprof.", 8)) {
+			if (AN_JV_IS(name, "gpuprof.watermark")) {
+				if ((r = need_ts(s, &ts, err, errcap)))
+					return r;
+				an_reorder_watermark(&s->ro, ts);
+				return 0;
+			}
+			if (AN_JV_IS(name, "gpuprof.device"))
+				return on_device(s, err, errcap);
+			if (AN_JV_IS(name, "gpuprof.end"))
+				return on_end(s);
+			if (AN_JV_IS(name, "gpuprof.dropped")) {
+				uint64_t n = 0;
+
+				opt_u64(&l->args[AK_COUNT], &n);
+				s->dropped_marks += n;
+				return 0;
+			}
+			if (AN_JV_IS(name, "gpuprof.meta"))
+				return say(s, err, errcap, GP_AN_BAD_INPUT,
+					   "a second gpuprof.meta: traces joined into one file?");
+		}
+		break;
+	case 'B':
+	case 'E':
+	case 'b':
+	case 'e':
+		if (AN_JV_IS(cat, "nvtx")) {
+			if ((r = need_ts(s, &ts, err, errcap)))
+				return r;
+			return on_nvtx(s, ph, ts, err, errcap);
+		}
+		break;
+	case 'X':
+		if (AN_JV_IS(cat, "cuda_runtime") || AN_JV_IS(cat, "cuda_driver")) {
+			if ((r = need_ts(s, &ts, err, errcap)))
+				return r;
+			return on_api(s, ts, err, errcap);
+		}
+		break;
+	default:
+		break;
+	}
+	s->ignored++;
+	return 0;
+}
+
+/* Trims whitespace and one trailing ','. */
+static void trim(const char **p, size_t *n)
+{
+	while (*n && ((*p)[*n - 1] == ' ' || (*p)[*n - 1] == '\t'))
+		(*n)--;
+	while (*n && ((*p)[0] == ' ' || (*p)[0] == '\t')) {
+		(*p)++;
+		(*n)--;
+	}
+	if (*n && (*p)[*n - 1] == ',')
+		(*n)--;
+}
+
+static int input_error(struct an_source *s, int r, char *err, size_t errcap)
+{
+	if (r == -EFBIG)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "line longer than %u MiB: not a gpuprof trace",
+			   AN_MAX_LINE >> 20);
+	if (r == -ENOMEM)
+		return oom_err(s, err, errcap);
+	snprintf(err, errcap, "%s: read error: %s", s->path, strerror(s->in.io_errno ? s->in.io_errno : EIO));
+	return -GP_AN_FAIL;
+}
+
+/* Reads one line and acts on it. 1: something was read, 0: end of input. */
+static int read_line(struct an_source *s, char *err, size_t errcap)
+{
+	const char *p, *why = NULL;
+	size_t n;
+	int r = an_input_line(&s->in, &p, &n);
+
+	if (r < 0)
+		return input_error(s, r, err, errcap);
+	if (r == 0)
+		return 0;
+	trim(&p, &n);
+	if (n == 0)
+		return 1;
+	if (!s->started) {
+		if (n != 1 || p[0] != '[') {
+			if (s->in.gzip_damaged && s->in.line_no <= 1)
+				return say(s, err, errcap, GP_AN_BAD_INPUT,
+					   "not a gpuprof trace (damaged gzip data)");
+			return say(s, err, errcap, GP_AN_BAD_INPUT,
+				   "not a gpuprof trace (it should begin with a line holding '[')");
+		}
+		s->started = 1;
+		return 1;
+	}
+	if (s->closed)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "text after the closing ']'");
+	if (n == 1 && p[0] == ']') {
+		s->closed = 1;
+		return 1;
+	}
+	if (an_parse_line(p, n, &s->line, &why) != 0) {
+		/* the last line of a trace cut short is usually half a line */
+		if (s->in.last_unterminated && s->have_meta) {
+			s->cut_line_bytes = n;
+			return 1;
+		}
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "not a gpuprof trace (bad JSON: %s)", why);
+	}
+	s->events++;
+	r = on_event(s, err, errcap);
+	return r < 0 ? r : 1;
+}
+
+int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an_strtab *st,
+		   char *err, size_t errcap)
+{
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->path = inp->path ? inp->path : "(memory)";
+	s->st = st;
+	s->last_ts = INT64_MIN;
+	an_reorder_init(&s->ro);
+	an_corr_init(&s->corr);
+	r = inp->mem ? an_input_open_mem(&s->in, inp->mem, inp->len)
+		     : an_input_open_file(&s->in, inp->path);
+	if (r == -ENOMEM) {
+		snprintf(err, errcap, "%s: out of memory", s->path);
+		return GP_AN_FAIL;
+	}
+	if (r) {
+		snprintf(err, errcap, "%s: %s", s->path, strerror(-r));
+		/* a name that is no readable file is a bad argument, as for recover */
+		return r == -ENOENT || r == -EACCES || r == -EISDIR || r == -ENOTDIR ||
+		       r == -ELOOP || r == -ENAMETOOLONG ? GP_AN_BAD_INPUT : GP_AN_FAIL;
+	}
+	while (!s->have_meta) {
+		r = read_line(s, err, errcap);
+		if (r < 0)
+			return -r;
+		if (r == 0) {
+			if (s->in.gzip_damaged || s->in.gzip_cut)
+				snprintf(err, errcap, "%s: not a gpuprof trace (%s gzip data, no events)",
+					 s->path, s->in.gzip_damaged ? "damaged" : "truncated");
+			else if (!s->started)
+				snprintf(err, errcap, "%s: not a gpuprof trace (%s)", s->path,
+					 s->in.line_no ? "no '[' line" : "empty file");
+			else
+				snprintf(err, errcap, "%s: not a gpuprof trace (no gpuprof.meta event)",
+					 s->path);
+			return GP_AN_BAD_INPUT;
+		}
+	}
+	return 0;
+}
+
+int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
+{
+	for (;;) {
+		int r;
+
+		if (an_reorder_pop(&s->ro, s->eof, ev))
+			return 1;
+		if (s->eof)
+			return 0;
+		r = read_line(s, err, errcap);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			s->eof = 1;
+			s->cut_short = !s->closed || !s->have_end;
+		}
+	}
+}
+
+void an_source_close(struct an_source *s)
+{
+	struct an_ev ev;
+
+	while (an_reorder_pop(&s->ro, 1, &ev))
+		an_str_unref(s->st, ev.name);
+	an_reorder_free(&s->ro);
+	an_corr_free(&s->corr, s->st);
+	an_input_close(&s->in);
+	for (int d = 0; d < AN_MAX_DEVICES; d++) {
+		an_str_unref(s->st, s->dev[d].name);
+		an_str_unref(s->st, s->dev[d].uuid);
+	}
+	for (size_t i = 0; i < sizeof(s->recent) / sizeof(s->recent[0]); i++)
+		an_str_unref(s->st, s->recent[i]);
+	an_str_unref(s->st, s->cmdline);
+	an_str_unref(s->st, s->hostname);
+	an_str_unref(s->st, s->version);
+	free(s->scratch);
+	memset(s, 0, sizeof(*s));
+}

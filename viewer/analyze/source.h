@@ -1,0 +1,78 @@
+/* One trace file as a stream of events in time order: reads its lines
+ * (input.c), checks and decodes each (parse.c), keeps what describes the
+ * trace (gpuprof.meta, devices, gpuprof.end) and the API calls (corr.c), and
+ * sends memory, OOM and NVTX events through the reorder window (reorder.c).
+ * Anything malformed stops it with one line in err. */
+#ifndef GPUPROF_AN_SOURCE_H
+#define GPUPROF_AN_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze.h"
+#include "corr.h"
+#include "event.h"
+#include "input.h"
+#include "parse.h"
+#include "reorder.h"
+#include "strtab.h"
+
+enum an_mode { MODE_CUDA, MODE_TENSOR, MODE_NATIVE };
+
+struct an_devinfo {
+	int seen;
+	struct an_str *name, *uuid;
+	uint64_t total_memory;
+};
+
+struct an_source {
+	const char *path;
+	struct an_input in;
+	struct an_line line;
+	char *scratch;
+	size_t scratch_cap;
+	struct an_strtab *st;
+	struct an_reorder ro;
+	struct an_corr corr;
+
+	int started, closed, eof, have_meta;
+	uint64_t events;       /* event lines read */
+	uint64_t ignored;      /* kernels, copies, counters... */
+
+	/* gpuprof.meta */
+	int64_t pid;
+	int64_t ts_base_ns;
+	uint64_t start_unix_ns;
+	int mode;
+	struct an_str *cmdline, *hostname, *version;
+	struct an_devinfo dev[AN_MAX_DEVICES];
+
+	/* gpuprof.end and gpuprof.dropped */
+	int have_end, end_clean, end_recovered, end_counts;
+	uint64_t dropped_cupti, dropped_host, late_records, dropped_marks;
+
+	/* how the trace ends */
+	int cut_short;           /* no gpuprof.end / no closing ']' */
+	uint64_t cut_line_bytes; /* a partial last line that was dropped */
+	int64_t last_ts;         /* newest ts read */
+	/* names seen lately (API calls repeat): a hit skips the hashing */
+	struct an_str *recent[16];
+	uint64_t unattributed_api; /* memory events whose API call was not found */
+};
+
+/* Opens the input and reads its first event (gpuprof.meta). Returns 0, or
+ * GP_AN_BAD_INPUT / GP_AN_FAIL with err set. */
+int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an_strtab *st,
+		   char *err, size_t errcap);
+/* The next event in time order: 1 (*ev filled, holding a name reference
+ * the caller releases), 0 at the end, or GP_AN_BAD_INPUT / GP_AN_FAIL
+ * negated, with err set. */
+int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errcap);
+void an_source_close(struct an_source *s);
+/* What the API call of corr says, or NULL. */
+static inline const struct an_corr_ent *an_source_api(const struct an_source *s, uint64_t corr)
+{
+	return an_corr_get(&s->corr, corr);
+}
+
+#endif

@@ -1,0 +1,289 @@
+/* What an analysis knows while it reads: per process, the threads with their
+ * open NVTX ranges, the phase and the step (attrib.c); per process and
+ * device, the live allocations, the numbers memory_summary() shows, the
+ * moments worth reporting (memory.c). Memory is bounded by what is alive:
+ * live allocations, open ranges, and the allocations kept for a moment
+ * reported later (a snapshot, see struct an_snap). */
+#ifndef GPUPROF_AN_STATE_H
+#define GPUPROF_AN_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "map.h"
+#include "source.h"
+#include "strtab.h"
+
+/* What the program was doing, from the PyTorch hooks' ranges. */
+enum an_phase {
+	PH_NONE,      /* no phase range, no module forward on that thread */
+	PH_FORWARD,   /* inside a fwd: range, no phase range open */
+	PH_BACKWARD,
+	PH_OPTIMIZER, /* phase:optimizer.step */
+	PH_ZERO_GRAD,
+	PH_N
+};
+extern const char *const an_phase_names[PH_N];
+
+/* Categories of allocations, decided after the trace is read (classify.c,
+ * CATEGORIES.md). */
+enum an_cat {
+	CAT_PARAMETERS, CAT_GRADIENTS, CAT_OPTIMIZER, CAT_ACTIVATIONS, CAT_TEMPORARIES,
+	CAT_INPUTS, CAT_OTHER, CAT_N
+};
+extern const char *const an_cat_names[CAT_N];
+
+enum an_frame_kind { FR_OTHER, FR_FWD, FR_PHASE };
+
+struct an_frame {
+	struct an_str *name; /* reference */
+	struct an_str *op;   /* reference: the op of an aten:: range, else NULL */
+	uint32_t inst;       /* unique per process, grows with time */
+	uint8_t kind;        /* enum an_frame_kind */
+	uint8_t phase;       /* FR_PHASE: enum an_phase */
+};
+
+#define AN_MAX_STACK 256
+
+struct an_thread {
+	int64_t tid;
+	struct an_frame *stack;
+	uint32_t depth, cap;
+	uint32_t lost;       /* pushes past AN_MAX_STACK, popped first */
+	uint32_t nfwd;       /* fwd: frames on the stack */
+	uint64_t bwd_id;     /* the open bwd: range started on this thread */
+	struct an_str *bwd_name; /* reference, NULL when none */
+	uint32_t bwd_inst;
+	/* cached from the above; recomputed when it changes */
+	struct an_str *layer; /* reference */
+	struct an_str *op;    /* borrowed from a frame */
+	uint32_t range_inst;  /* innermost frame (or open bwd: range) */
+};
+
+struct an_open_phase {
+	uint32_t inst;
+	uint8_t phase;
+};
+
+/* One allocation, live or kept for a snapshot. */
+struct an_rec {
+	uint64_t addr, bytes;
+	uint64_t seq;        /* processing order, global */
+	int64_t ts, free_ts; /* absolute ns (ts_base_ns + ts) */
+	int64_t tid;         /* thread of its API call; 0 when unknown */
+	uint32_t ref;
+	uint32_t step, free_step;
+	uint32_t phase_inst, range_inst, fwd_count, free_fwd_count;
+	uint16_t flags;      /* R_* */
+	uint8_t kind, phase, free_phase;
+	struct an_str *layer, *op, *api; /* references */
+};
+
+enum {
+	R_ASYNC = 1 << 0,
+	R_OTHER = 1 << 1,           /* not the framework's (torch modes) */
+	R_FREED = 1 << 2,
+	R_NO_API = 1 << 3,          /* its API call was not in the trace */
+	R_BEFORE_FWD = 1 << 4,      /* made before the first forward began */
+	R_FREED_IN_RANGE = 1 << 5,  /* freed while its innermost range was still open */
+	R_FREED_IN_PHASE = 1 << 6,  /* freed while its phase range was still open */
+	R_DEVICE = 1 << 7,          /* device memory (kinds device and array) */
+	R_RELEASED_ON_OOM = 1 << 8, /* freed while a failed allocation was retried */
+};
+
+/* The allocations alive at one moment (cut = the last seq processed then):
+ * those still live, plus those freed since, which are kept here (a
+ * reference each) instead of being forgotten. */
+struct an_snap {
+	int taken;
+	uint64_t cut;
+	struct an_rec **stash;
+	size_t n, cap;
+};
+
+struct an_step_pt {
+	uint32_t step;
+	int64_t ts;
+	uint64_t fw, reserved, total;
+	int reserved_known;
+};
+
+#define AN_MAX_SERIES 4096
+#define AN_MAX_OOMS 8
+
+struct an_oom {
+	int64_t ts, tid;
+	uint32_t step;
+	uint8_t phase;
+	struct an_str *layer, *op, *api; /* references */
+	uint64_t request, free, total;
+	int has_meminfo;
+	int64_t result;
+	uint64_t fw_live, other_live, total_live, static_live, reserved;
+	int reserved_known;
+	uint32_t retries;     /* the same request failed again right after */
+	uint64_t released;    /* bytes freed between the failure and the next allocation */
+	int recovered;        /* an allocation of the request followed */
+	int open;             /* still watching what follows */
+	struct an_snap snap;
+};
+
+struct an_proc;
+
+struct an_pd {
+	struct an_proc *proc;
+	uint32_t device;
+	struct an_map live; /* addr -> struct an_rec */
+	uint64_t live_count, max_live_count;
+
+	uint64_t kind_live[K_N], kind_peak[K_N], kind_allocs[K_N];
+	int64_t kind_peak_ts[K_N];
+	uint64_t fw_live, other_live;         /* device memory: framework's and not */
+	uint64_t fw_peak, other_peak, total_peak;
+	int64_t fw_peak_ts, total_peak_ts;
+	uint64_t fw_allocs, other_allocs, frees;
+
+	/* stream-ordered pools: pool address -> size; their sum is reserved
+	 * in tensor mode */
+	struct an_map pools;
+	uint64_t pool_sum, pool_peak;
+	int64_t pool_peak_ts;
+	int has_pool;
+
+	/* allocated/reserved as PyTorch reported them (gpuprof:torch.memory) */
+	int has_torch_mem;
+	uint64_t torch_allocated, torch_reserved, torch_allocated_peak;
+
+	/* fragmentation: reserved - allocated, where both are known */
+	int frag_known;
+	uint64_t frag_worst, frag_worst_res, frag_worst_alloc;
+	int64_t frag_worst_ts;
+	uint32_t frag_worst_step;
+	uint8_t frag_worst_phase;
+
+	/* the peak of fw_live */
+	struct an_snap peak;
+	int64_t peak_ts;
+	uint32_t peak_step;
+	uint8_t peak_phase;
+	uint64_t peak_other, peak_reserved, peak_static;
+	int peak_reserved_known;
+	struct an_str *peak_layer; /* reference: what the allocating thread was in */
+
+	/* the last step boundary */
+	struct an_snap step_snap;
+	uint32_t step_snap_step;
+
+	struct an_step_pt series[AN_MAX_SERIES];
+	size_t nseries;
+	uint32_t stride;      /* one point kept every `stride` step marks */
+	uint64_t marks_seen;
+
+	struct an_oom ooms[AN_MAX_OOMS];
+	size_t nooms;
+	uint64_t oom_count;   /* incidents, detailed or not */
+	struct an_oom last_oom; /* the newest incident past AN_MAX_OOMS (no snapshot) */
+	int open_undetailed;
+
+	int gpu_idx;          /* into an_analysis.gpus, -1 if none */
+};
+
+struct an_proc {
+	struct an_source *src;
+	int mode;
+	int idx;
+	struct an_map threads;   /* tid -> struct an_thread */
+	struct an_map branges;   /* NVTX start/end id -> struct an_brange */
+	struct an_open_phase phases[64];
+	size_t nphases, lost_phases;
+	uint32_t next_inst;
+	uint32_t fwd_count;
+	int64_t first_fwd_ts;    /* absolute; 0 until the first forward */
+	int seen_fwd;
+	int64_t last_step;       /* N of the last step:N mark; 0 before */
+	int has_steps;
+	int64_t last_step_ts;
+	struct an_map path_layer; /* fwd name (an_str *) -> full layer (an_str *) */
+	struct an_pd *pd[AN_MAX_DEVICES];
+
+	/* gpuprof:torch */
+	struct an_str *torch_version, *alloc_conf, *backend;
+	int expandable_segments;
+	/* torch.profiler windows (allocations missing) */
+	uint32_t profiler_windows;
+	/* native mode: segments PyTorch named at exit */
+	struct an_map named_segs;
+	/* pass 2 of native mode: allocations known not to be PyTorch's */
+	struct an_map other_keys;
+
+	uint64_t unattributed;   /* allocations whose API call is missing */
+	uint64_t unmatched_frees;
+	uint64_t reused_live;    /* allocation at an address still live */
+	uint64_t events;
+};
+
+struct an_brange {
+	int64_t tid;
+	struct an_str *name; /* reference */
+};
+
+/* One physical GPU (by UUID) used by several processes. */
+struct an_gpu {
+	struct an_str *uuid; /* reference */
+	struct an_pd *pds[32];
+	size_t npds;
+	uint64_t live, peak;
+	int64_t peak_ts;
+	uint64_t peak_by_pd[32];
+};
+
+struct an_analysis {
+	struct an_strtab st;
+	struct an_proc **procs;
+	size_t nprocs;
+	struct an_gpu gpus[16];
+	size_t ngpus;
+	uint64_t seq;
+	int64_t origin;      /* absolute ns that reports count from */
+	int pass;            /* 1, or 2 when native mode needs a second pass */
+	const struct gp_an_settings *settings;
+	char *err;
+	size_t errcap;
+	int status;          /* first failure: GP_AN_* */
+};
+
+/* attrib.c */
+int an_proc_init(struct an_proc *p, struct an_source *src, int idx);
+void an_proc_free(struct an_analysis *a, struct an_proc *p);
+struct an_thread *an_thread_get(struct an_proc *p, int64_t tid);
+/* NVTX events; 0 or -ENOMEM. */
+int an_attrib_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts);
+uint8_t an_current_phase(const struct an_proc *p, const struct an_thread *t);
+uint32_t an_current_step(const struct an_proc *p);
+int an_thread_has_inst(const struct an_thread *t, uint32_t inst);
+int an_phase_open(const struct an_proc *p, uint32_t inst);
+uint32_t an_current_phase_inst(const struct an_proc *p);
+
+/* memory.c */
+struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t device);
+void an_pd_free(struct an_analysis *a, struct an_pd *pd);
+int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts);
+/* a step:N mark: a point of each device's series, a new step snapshot */
+int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts);
+void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t device,
+			 uint64_t allocated, uint64_t reserved, int64_t ts);
+void an_rec_unref(struct an_analysis *a, struct an_rec *r);
+void an_snap_clear(struct an_analysis *a, struct an_snap *s);
+/* The members of a snapshot (device memory only): a new array the caller
+ * frees, of borrowed records; *n its length. NULL with *n = 0 if empty
+ * or out of memory (*oom set). */
+struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_t *n, int *oom);
+uint64_t an_other_key(uint64_t addr, int64_t ts);
+
+/* classify.c */
+/* The category of r, and for CAT_OTHER a label (an API, a kind, or what
+ * PyTorch was doing) into label. */
+int an_classify(const struct an_proc *p, const struct an_rec *r, char *label, size_t cap);
+
+#endif

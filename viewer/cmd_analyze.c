@@ -1,0 +1,160 @@
+/* gpuprof analyze: who holds the memory at the peak, what leaks, why it ran
+ * out; the work is in viewer/analyze/ (analyze.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
+#include "cli.h"
+
+struct analyze_settings {
+	struct gp_an_input *traces;
+	size_t n_traces;
+	int json;
+	long top;
+	long device;
+	long pid;
+};
+
+static const struct option long_options[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "device", required_argument, NULL, 'd' },
+	{ "process", required_argument, NULL, 'p' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Decimal, no sign, no blanks, no trailing text, within [min, max]. */
+static int parse_number(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static void print_note(void *ctx, const char *line)
+{
+	(void)ctx;
+	gp_msg("%s", line);
+}
+
+static int analyze_main(int argc, char **argv)
+{
+	struct analyze_settings s = { .top = 10, .device = -1, .pid = -1 };
+	struct gp_an_settings an = { 0 };
+	char err[1024];
+	int c, prev, status = GP_EXIT_USAGE;
+	const char *no_color = getenv("NO_COLOR");
+
+	s.traces = calloc((size_t)argc, sizeof(*s.traces));
+	if (!s.traces) {
+		gp_msg("out of memory");
+		return GP_EXIT_FAIL;
+	}
+	/* '-': TRACEs and options in any order, whatever POSIXLY_CORRECT says */
+	while ((prev = optind, c = getopt_long(argc, argv, "-:jn:d:p:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (!*optarg) {
+				status = gp_usage_error("an empty TRACE name");
+				goto cleanup;
+			}
+			s.traces[s.n_traces++].path = optarg;
+			break;
+		case 'j':
+			s.json = 1;
+			break;
+		case 'n':
+			if (parse_number(optarg, 1, 100000, &s.top)) {
+				status = gp_usage_error("--top takes a number from 1 to 100000, not '%s'",
+							optarg);
+				goto cleanup;
+			}
+			break;
+		case 'd':
+			if (parse_number(optarg, 0, 63, &s.device)) {
+				status = gp_usage_error("--device takes a device index from 0 to 63, "
+							"not '%s'", optarg);
+				goto cleanup;
+			}
+			break;
+		case 'p':
+			if (parse_number(optarg, 1, INT_MAX, &s.pid)) {
+				status = gp_usage_error("--process takes a process id, not '%s'", optarg);
+				goto cleanup;
+			}
+			break;
+		case 'h':
+			gp_print_help();
+			status = GP_EXIT_OK;
+			goto cleanup;
+		default:
+			status = gp_option_error(c, argv[prev]);
+			goto cleanup;
+		}
+	}
+	if (!s.n_traces) {
+		status = gp_usage_error("missing TRACE to analyze");
+		goto cleanup;
+	}
+	an.inputs = s.traces;
+	an.n_inputs = s.n_traces;
+	an.top = (int)s.top;
+	an.device = (int)s.device;
+	an.pid = s.pid;
+	an.json = s.json;
+	an.color = !s.json && isatty(STDOUT_FILENO) && !(no_color && *no_color);
+	an.progress = isatty(STDERR_FILENO);
+	an.out = stdout;
+	switch (gp_an_run(&an, err, sizeof(err), print_note, NULL)) {
+	case GP_AN_OK:
+		status = GP_EXIT_OK;
+		break;
+	case GP_AN_BAD_INPUT:
+		gp_msg("%s", err);
+		status = GP_EXIT_USAGE;
+		break;
+	default:
+		gp_msg("%s", err);
+		status = GP_EXIT_FAIL;
+		break;
+	}
+cleanup:
+	free(s.traces);
+	return status;
+}
+
+const struct gp_command gp_cmd_analyze = {
+	.name = "analyze",
+	.summary = "who holds the memory at the peak, what leaks, why it ran out",
+	.usage = "  gpuprof analyze TRACE... [--json] [--top N] [--device N] [--process PID]\n",
+	.options =
+		"  analyze:\n"
+		"  --json                 the report as JSON (schema gpuprof.analyze/1,\n"
+		"                         viewer/analyze/SCHEMA.md) instead of text\n"
+		"  --top N                the N largest allocations and rows per table\n"
+		"                         (default 10)\n"
+		"  --device N             report GPU N of each process only\n"
+		"  --process PID          analyze the trace of process PID only\n",
+	.examples =
+		"  gpuprof analyze run.json.gz\n"
+		"      the peak (who made what was alive, by layer and category), leaks\n"
+		"      step after step, and why an allocation failed, with advice\n"
+		"  gpuprof analyze run.json.gz run.*.json.gz --json > report.json\n"
+		"      every process of a run (torchrun writes one trace each), as JSON\n"
+		"  gpuprof analyze --top 30 --device 1 run.json.gz\n"
+		"      more rows, GPU 1 only\n",
+	.run = analyze_main,
+};
