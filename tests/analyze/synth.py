@@ -468,13 +468,17 @@ def scenario(name, outdir):
         sim.pop()
         sim.pop()
         sim.mark("step:1")
+        # what PyTorch counts inside its segments, when the hooks say it
+        sim.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d}' % (30 * MiB, 62 * MiB))
         sim.free(spare)
         sim.mark("step:2")
+        sim.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d}' % (10 * MiB, 60 * MiB))
         sim.name_segments()
         sim.write(os.path.join(outdir, "native.json.gz"))
         exp["reserved_peak"] = 20 * MiB + 40 * MiB + 2 * MiB
         exp["reserved_end"] = 60 * MiB
         exp["other"] = 64 * MiB
+        exp["allocated_peak"], exp["allocated_end"], exp["worst_gap"] = 30 * MiB, 10 * MiB, 50 * MiB
         del ws
     elif name == "native_oom":
         # a failed cudaMalloc of PyTorch's allocator: it releases its cached

@@ -198,13 +198,35 @@ def test_native():
     eq(s["reserved"]["peak"], exp["reserved_peak"], "reserved peak: PyTorch's segments only")
     eq(s["reserved"]["end"], exp["reserved_end"], "reserved at the end")
     eq(s["other"]["end"], exp["other"], "the unnamed workspace is not PyTorch's")
-    eq(s["allocated"]["known"], False, "allocated is not known in native mode")
-    eq(s["fragmentation"]["known"], False, "so neither is fragmentation")
+    # allocated inside the segments: known only from gpuprof:torch.memory marks
+    eq((s["allocated"]["known"], s["allocated"]["source"]), (True, "torch marks"), "allocated from marks")
+    eq(s["allocated"]["peak"], exp["allocated_peak"], "allocated peak (marks)")
+    eq(s["allocated"]["end"], exp["allocated_end"], "allocated at the end (marks)")
+    eq(s["fragmentation"]["known"], True, "fragmentation known from the marks")
+    eq(s["fragmentation"]["worst"]["gap"], exp["worst_gap"], "worst reserved - allocated")
+    eq(s["fragmentation"]["worst"]["step"], 3, "after step 2's mark")
     eq(d["peak"]["what"], "reserved", "the peak is of reserved memory")
     eq(d["peak"]["bytes"], exp["reserved_peak"], "peak")
     other = [c for c in d["peak"]["by_category"] if c["category"] == "other"]
     eq([(b["name"], b["bytes"]) for b in other[0]["by"]] if other else None, [("cudaMalloc", 64 * MiB)],
        "other, by API")
+
+
+def test_native_nomarks():
+    """Without gpuprof:torch.memory marks, native mode says what it cannot know."""
+    sim = synth.Sim(mode="native", total=8 * GiB)
+    sim.torch_info()
+    sim.alloc(20 * MiB, "parameters")
+    sim.mark("step:1")
+    sim.name_segments()
+    sim.write(os.path.join(TMP, "native_nomarks.json.gz"))
+    doc, _ = analyze_json("native_nomarks.json.gz")
+    s = dev(doc)["summary"]
+    eq(s["allocated"]["known"], False, "allocated is not known from CUDA alone")
+    eq(s["fragmentation"]["known"], False, "so neither is fragmentation")
+    check("not known from CUDA alone" in (s["fragmentation"]["why"] or ""), "and it says why")
+    rc, out, _ = run("native_nomarks.json.gz")
+    check("(not known from CUDA alone)" in out, "text says allocated is not known")
 
 
 def test_native_oom():
@@ -376,14 +398,14 @@ def test_sample():
     ev = json.load(gzip.open(path, "rt"))
     mem = sorted((e for e in ev if e.get("cat") == "memory" and e["name"] in ("alloc", "free")),
                  key=lambda e: e["ts"])
-    live, cur, peak, peak_ts = {}, 0, 0, None
+    live, cur, peak, peak_ts, at_peak = {}, 0, 0, None, {}
     for e in mem:
         a = e["args"]
         if e["name"] == "alloc":
             live[a["addr"]] = a["bytes"]
             cur += a["bytes"]
             if cur > peak:
-                peak, peak_ts = cur, e["ts"]
+                peak, peak_ts, at_peak = cur, e["ts"], dict(live)
         else:
             cur -= live.pop(a["addr"])
     doc, _ = analyze_json(path)
@@ -395,7 +417,9 @@ def test_sample():
     eq(d["summary"]["allocations"], sum(1 for e in mem if e["name"] == "alloc"), "allocations")
     eq(d["capacity"], 85017493504, "capacity")
     eq(d["name"], "NVIDIA H100 80GB HBM3", "device name")
-    eq(d["peak"]["top"][0]["bytes"], max(v for v in [357913942, 268435456]), "largest at the peak")
+    eq([t["bytes"] for t in d["peak"]["top"]], sorted(at_peak.values(), reverse=True)[:10],
+       "the largest allocations at the peak")
+    eq(d["peak"]["live_allocations"], len(at_peak), "allocations live at the peak")
 
 
 GOLDEN = ("train", "leak", "oom", "cuda")

@@ -16,7 +16,7 @@ gp --trace -o one.json.gz -- "$PYTHON" "$HERE/trace_tool.py" write one.json.gz 3
 check_rc 0 "one trace"
 check_no_stdout "one trace"
 check_err "gpuprof: trace written to $TMP/one.json.gz ($(hsize one.json.gz))" "one trace"
-check_err "gpuprof: open it in https://ui.perfetto.dev (Open trace file)" "one trace"
+check_err "gpuprof: open it in https://ui.perfetto.dev (Open trace file), or run: gpuprof analyze $TMP/one.json.gz" "one trace"
 check_no_err "cut short" "one trace"
 check_no_err "nothing was recorded" "one trace"
 check_prefixed "one trace"
@@ -52,7 +52,12 @@ if gzip -t "run.$running.json.gz" 2>/dev/null; then fail "running child's trace 
 check_no_err "run.1.json.gz" "stale child trace"
 check_no_err "run.12x.json.gz" "look-alike"
 if gzip -t run.1.json.gz 2>/dev/null; then fail "stale child trace was repaired"; fi
-check_err "gpuprof: open them in https://ui.perfetto.dev (Open trace file)" "killed program"
+# every finished trace, for one analysis; not the one still being written
+check_err "gpuprof: open them in https://ui.perfetto.dev (Open trace file), or run: gpuprof analyze " "killed program"
+hint=$(grep -F "or run: gpuprof analyze " err)
+case " $hint " in *" $TMP/run.json.gz "*) ;; *) fail "analyze hint: the root trace missing: $hint" ;; esac
+[ -z "$done_trace" ] || case " $hint " in *" $TMP/$done_trace "*) ;; *) fail "analyze hint: $done_trace missing: $hint" ;; esac
+case " $hint " in *"run.$running.json.gz"*) fail "analyze hint names the trace still being written: $hint" ;; esac
 [ -n "$running" ] && kill "$running" 2>/dev/null
 
 # not a trace: left as it is

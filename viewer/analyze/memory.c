@@ -194,14 +194,12 @@ static void frag_update(struct an_pd *pd, int64_t ts)
 	}
 	pd->frag_known = 1;
 	if (res > alloc && res - alloc > pd->frag_worst) {
-		struct an_thread *none = NULL;
-
 		pd->frag_worst = res - alloc;
 		pd->frag_worst_res = res;
 		pd->frag_worst_alloc = alloc;
 		pd->frag_worst_ts = ts;
 		pd->frag_worst_step = an_current_step(pd->proc);
-		pd->frag_worst_phase = an_current_phase(pd->proc, none);
+		pd->frag_worst_phase = an_current_phase(pd->proc, NULL);
 	}
 }
 

@@ -123,7 +123,7 @@ static inline __attribute__((always_inline)) int scan_string(struct cur *c, stru
 	return 0;
 }
 
-static int scan_number(struct cur *c, struct an_jv *v)
+static inline __attribute__((always_inline)) int scan_number(struct cur *c, struct an_jv *v)
 {
 	const unsigned char *p = c->p, *end = c->end;
 
@@ -177,8 +177,9 @@ static int literal(struct cur *c, const char *lit, size_t n)
 
 static int skip_value(struct cur *c, int depth, struct an_jv *v);
 
-/* c->p at '{' or '['; depth counts the container being entered. */
-static int skip_container(struct cur *c, int depth)
+/* c->p at '{' or '['; depth counts the container being entered. Not
+ * inlined: it recurses, and is rare. */
+static __attribute__((noinline)) int skip_container(struct cur *c, int depth)
 {
 	unsigned char close = *c->p == '{' ? '}' : ']';
 	int obj = close == '}';
@@ -222,8 +223,9 @@ static int skip_container(struct cur *c, int depth)
 	}
 }
 
-/* Any value; depth is that of the enclosing container. */
-static int skip_value(struct cur *c, int depth, struct an_jv *v)
+/* Any value; depth is that of the enclosing container. Inlined into the
+ * member loops: scalars are most values and cost less than the call. */
+static inline __attribute__((always_inline)) int value(struct cur *c, int depth, struct an_jv *v)
 {
 	if (c->p >= c->end)
 		return fail(c, "missing value");
@@ -250,6 +252,11 @@ static int skip_value(struct cur *c, int depth, struct an_jv *v)
 			return scan_number(c, v);
 		return fail(c, "bad value");
 	}
+}
+
+static int skip_value(struct cur *c, int depth, struct an_jv *v)
+{
+	return value(c, depth, v);
 }
 
 struct keydef {
@@ -358,6 +365,30 @@ static int lookup(const struct keyindex *ix, const struct keydef *t, const struc
 	return -1;
 }
 
+/* Events no analysis uses, known from ph and cat alone (they come first
+ * in gpuprof's lines): counters, metadata, flows, and complete events other
+ * than CUDA API calls (kernels, copies, sets). The rest of such a line is
+ * still checked, without looking at its members. */
+static int ignorable(const struct an_line *l)
+{
+	const struct an_jv *ph = &l->top[TK_PH], *cat = &l->top[TK_CAT];
+
+	if (ph->type != JT_STR || ph->n != 1)
+		return 0;
+	switch (ph->p[0]) {
+	case 'C':
+	case 'M':
+	case 's':
+	case 'f':
+		return 1;
+	case 'X':
+		return cat->type == JT_STR && !AN_JV_IS(cat, "cuda_runtime") &&
+		       !AN_JV_IS(cat, "cuda_driver");
+	default:
+		return 0;
+	}
+}
+
 /* c->p at '{' of an object whose members are recorded into vals via keys. */
 static int scan_object(struct cur *c, int depth, const struct keyindex *ix,
 		       const struct keydef *keys, struct an_jv *vals, struct an_line *line,
@@ -385,7 +416,7 @@ static int scan_object(struct cur *c, int depth, const struct keyindex *ix,
 			return fail(c, "expected ':'");
 		c->p++;
 		ws(c);
-		which = lookup(ix, keys, &k, (const char *)c->end);
+		which = line && line->ignored ? -1 : lookup(ix, keys, &k, (const char *)c->end);
 		if (line && which == TK_ARGS && c->p < c->end && *c->p == '{') {
 			if (scan_object(c, depth + 1, &arg_index, arg_keys, line->args, NULL,
 					&line->args_set))
@@ -395,7 +426,7 @@ static int scan_object(struct cur *c, int depth, const struct keyindex *ix,
 		} else {
 			/* straight into its place: a copy through the stack stalls
 			 * on store forwarding, a fifth of the parse */
-			if (skip_value(c, depth, which >= 0 ? &vals[which] : &v))
+			if (value(c, depth, which >= 0 ? &vals[which] : &v))
 				return -EINVAL;
 			if (which >= 0) {
 				if (line)
@@ -403,6 +434,8 @@ static int scan_object(struct cur *c, int depth, const struct keyindex *ix,
 				else
 					*args_set |= 1ull << which;
 			}
+			if (line && (which == TK_PH || which == TK_CAT))
+				line->ignored = ignorable(line);
 		}
 		ws(c);
 		if (c->p >= c->end)
@@ -430,6 +463,7 @@ int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why
 		index_ready = 1;
 	}
 	/* clear what the previous line set, not the whole struct */
+	out->ignored = 0;
 	while (out->top_set) {
 		int i = __builtin_ctz(out->top_set);
 

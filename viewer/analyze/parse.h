@@ -3,8 +3,8 @@
  * analysis uses are kept as raw values: the top-level ones (ph, name, ts...)
  * and those of the "args" object. Everything else is checked and skipped.
  *
- * json-c reads these lines at about 230k per second on the machine the
- * benchmark ran on; this reader does several million (bench/RESULTS.md),
+ * json-c reads these lines at under 200k per second on the machine the
+ * benchmark ran on; this reader at about 3 million (bench/RESULTS.md),
  * which is what the 1M events/s target needs. json-c still parses the few
  * JSON values nested inside strings (the gpuprof:torch mark). */
 #ifndef GPUPROF_AN_PARSE_H
@@ -44,6 +44,8 @@ struct an_line {
 	struct an_jv args[AK_N];
 	uint32_t top_set;  /* which members the last line had */
 	uint64_t args_set;
+	int ignored;       /* an event no analysis uses: members after ph and
+			    * cat were checked, not recorded */
 };
 
 /* 0, or -EINVAL with *why set to a short reason ("bad string", ...). out

@@ -2,9 +2,9 @@
  *
  * The recorder writes events as CUPTI hands them over, out of order, and
  * says with each gpuprof.watermark line that nothing older than it is still
- * to come. Events wait in a min-heap on (ts, arrival) and leave once the
+ * to come. Events wait in a 4-ary min-heap on (ts, arrival) and leave once the
  * horizon passes them: the previous watermark (one flush of margin, so that
- * the API call that made an allocation has been read too, see source.c),
+ * the API call that made an allocation has been read too, see corr.h),
  * or, in a trace without watermarks, the newest ts seen minus
  * AN_WINDOW_NS. The heap never holds more than AN_WINDOW_MAX events: past
  * that the oldest leave early. An event that arrives older than what has

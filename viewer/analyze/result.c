@@ -36,6 +36,28 @@ static struct json_object *jstr(struct jb *b, const char *s)
 	return s ? chk(b, json_object_new_string(s)) : NULL;
 }
 
+/* A layer as people read it: cuda mode's range path joined by " > ". */
+static struct json_object *jlayer(struct jb *b, const struct an_str *s)
+{
+	char buf[3 * AN_STR_MAX + 1];
+	size_t n = 0;
+
+	if (!s)
+		return NULL;
+	if (!memchr(s->s, LAYER_SEP, s->len))
+		return jstr(b, s->s);
+	for (const char *p = s->s; *p && n + 4 < sizeof(buf); p++) {
+		if (*p == LAYER_SEP) {
+			memcpy(buf + n, " > ", 3);
+			n += 3;
+		} else {
+			buf[n++] = *p;
+		}
+	}
+	buf[n] = '\0';
+	return jstr(b, buf);
+}
+
 static struct json_object *jbool(struct jb *b, int v)
 {
 	return chk(b, json_object_new_boolean(v));
@@ -186,13 +208,17 @@ static void node_free(struct node *nd)
 	free(nd);
 }
 
+/* The child called name[0..len): paths come sorted component by component
+ * (by_layer), so it can only be the last one made. */
 static struct node *node_child(struct node *nd, const char *name, size_t len)
 {
 	struct node *c;
 
-	for (size_t i = 0; i < nd->n; i++)
-		if (strlen(nd->kids[i]->name) == len && !memcmp(nd->kids[i]->name, name, len))
-			return nd->kids[i];
+	if (nd->n) {
+		c = nd->kids[nd->n - 1];
+		if (strlen(c->name) == len && !memcmp(c->name, name, len))
+			return c;
+	}
 	if (nd->n == nd->cap) {
 		size_t cap = nd->cap ? nd->cap * 2 : 4;
 		struct node **k = realloc(nd->kids, cap * sizeof(*k));
@@ -211,15 +237,16 @@ static struct node *node_child(struct node *nd, const char *name, size_t len)
 	return c;
 }
 
-/* Adds bytes along the path; the separator splits it into levels. */
-static int tree_add(struct node *root, const char *path, char sep, uint64_t bytes)
+/* Adds bytes (of count allocations) along the path; the separator splits
+ * it into levels. */
+static int tree_add(struct node *root, const char *path, char sep, uint64_t bytes, uint64_t count)
 {
 	struct node *nd = root;
 	const char *p = path;
 	int depth = 0;
 
 	root->bytes += bytes;
-	root->count++;
+	root->count += count;
 	while (*p) {
 		const char *e = strchr(p, sep);
 		size_t len;
@@ -231,7 +258,7 @@ static int tree_add(struct node *root, const char *path, char sep, uint64_t byte
 		if (!nd)
 			return -1;
 		nd->bytes += bytes;
-		nd->count++;
+		nd->count += count;
 		p = *e ? e + 1 : e;
 	}
 	return 0;
@@ -367,21 +394,52 @@ static struct json_object *by_category(struct jb *b, const struct set *s)
 	return arr;
 }
 
+/* Component order: the separator sorts before any other byte, so that
+ * every path under a prefix comes right after it. */
+static char layer_sep;
+
+static int layer_cmp(const void *x, const void *y)
+{
+	const unsigned char *a = (const unsigned char *)(*(struct grp *const *)x)->name;
+	const unsigned char *b = (const unsigned char *)(*(struct grp *const *)y)->name;
+
+	for (;; a++, b++) {
+		unsigned ca = *a == (unsigned char)layer_sep ? 1 : *a;
+		unsigned cb = *b == (unsigned char)layer_sep ? 1 : *b;
+
+		if (ca != cb || !ca)
+			return (int)ca - (int)cb;
+	}
+}
+
 static struct json_object *by_layer(struct jb *b, const struct set *s)
 {
 	struct node root = { 0 };
 	struct json_object *kids;
+	struct grpset g = { 0 };
 	char sep = s->torch ? '.' : LAYER_SEP;
 
+	/* one entry per distinct layer, then the tree in sorted order: a
+	 * million layers cost n log n, not n squared */
 	for (size_t i = 0; i < s->n; i++) {
 		const struct an_rec *r = s->m[i].r;
-		const char *path = r->layer ? r->layer->s : no_layer(s);
 
-		if (tree_add(&root, path, r->layer ? sep : '\0', r->bytes)) {
+		grp_add(&g, (uint64_t)(uintptr_t)r->layer, r->layer ? r->layer->s : "", r->bytes);
+	}
+	if (g.oom)
+		b->oom = 1;
+	layer_sep = sep;
+	qsort(g.list, g.n, sizeof(*g.list), layer_cmp);
+	for (size_t i = 0; i < g.n; i++) {
+		const char *path = g.list[i]->name[0] ? g.list[i]->name : no_layer(s);
+
+		if (tree_add(&root, path, g.list[i]->name[0] ? sep : '\0', g.list[i]->bytes,
+			     g.list[i]->count)) {
 			b->oom = 1;
 			break;
 		}
 	}
+	grp_free(&g);
 	kids = jarr(b);
 	qsort(root.kids, root.n, sizeof(*root.kids), node_cmp);
 	for (size_t i = 0; i < root.n; i++)
@@ -448,7 +506,7 @@ static struct json_object *rec_json(struct jb *b, const struct set *s, const str
 	put(b, o, "t", jsec(b, r->ts));
 	put(b, o, "step", s->steps ? jint(b, r->step) : NULL);
 	put(b, o, "phase", jstr(b, s->torch ? an_phase_names[r->phase] : NULL));
-	put(b, o, "layer", jstr(b, an_str_c(r->layer)));
+	put(b, o, "layer", jlayer(b, r->layer));
 	put(b, o, "category", jstr(b, s->torch ? an_cat_names[m->cat] : NULL));
 	put(b, o, "what", jstr(b, an_str_c(m->label)));
 	put(b, o, "api", jstr(b, an_str_c(r->api)));
@@ -585,7 +643,6 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 	const struct an_proc *p = pd->proc;
 	struct json_object *o = jobj(b), *x, *kinds, *f;
 	int native = p->mode == MODE_NATIVE;
-	uint64_t reserved_end = 0;
 	int res_known;
 
 	/* allocated */
@@ -607,8 +664,6 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 	/* reserved */
 	x = jobj(b);
 	if (native) {
-		res_known = 1;
-		reserved_end = pd->fw_live;
 		put(b, x, "known", jbool(b, 1));
 		put(b, x, "end", jint(b, (int64_t)pd->fw_live));
 		put(b, x, "peak", jint(b, (int64_t)pd->fw_peak));
@@ -616,14 +671,12 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 		put(b, x, "source", jstr(b, "segments"));
 	} else {
 		res_known = pd->has_pool;
-		reserved_end = pd->pool_sum;
 		put(b, x, "known", jbool(b, res_known));
 		put(b, x, "end", num_or_null(b, res_known, pd->pool_sum));
 		put(b, x, "peak", num_or_null(b, res_known, pd->pool_peak));
 		put(b, x, "peak_t", res_known && pd->pool_peak ? jsec(b, pd->pool_peak_ts) : NULL);
 		put(b, x, "source", jstr(b, res_known ? "pools" : NULL));
 	}
-	(void)reserved_end;
 	put(b, o, "reserved", x);
 	x = jobj(b);
 	put(b, x, "end", jint(b, (int64_t)(pd->fw_live + pd->other_live)));
@@ -701,7 +754,7 @@ static struct json_object *peak_json(struct jb *b, struct an_pd *pd, int top, st
 	put(b, o, "t", jsec(b, pd->peak_ts));
 	put(b, o, "step", p->has_steps ? jint(b, pd->peak_step) : NULL);
 	put(b, o, "phase", jstr(b, p->mode == MODE_CUDA ? NULL : an_phase_names[pd->peak_phase]));
-	put(b, o, "layer", jstr(b, an_str_c(pd->peak_layer)));
+	put(b, o, "layer", jlayer(b, pd->peak_layer));
 	put(b, o, "other", jint(b, (int64_t)pd->peak_other));
 	put(b, o, "device_total", jint(b, (int64_t)(pd->fw_peak + pd->peak_other)));
 	put(b, o, "device_static", jint(b, (int64_t)pd->peak_static));
@@ -976,7 +1029,7 @@ static struct json_object *oom_json(struct jb *b, struct an_pd *pd, struct an_oo
 	put(b, j, "t", jsec(b, o->ts));
 	put(b, j, "step", p->has_steps ? jint(b, o->step) : NULL);
 	put(b, j, "phase", jstr(b, p->mode == MODE_CUDA ? NULL : an_phase_names[o->phase]));
-	put(b, j, "layer", jstr(b, an_str_c(o->layer)));
+	put(b, j, "layer", jlayer(b, o->layer));
 	put(b, j, "op", jstr(b, an_str_c(o->op)));
 	put(b, j, "api", jstr(b, an_str_c(o->api)));
 	put(b, j, "tid", jint(b, o->tid));

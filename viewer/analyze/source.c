@@ -378,6 +378,10 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 	char ph;
 	int r;
 
+	if (l->ignored && s->have_meta) {
+		s->ignored++;
+		return 0;
+	}
 	if (l->top[TK_PH].type != JT_STR || l->top[TK_PH].n != 1)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "event without a one-letter \"ph\"");
 	ph = l->top[TK_PH].p[0];

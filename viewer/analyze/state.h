@@ -109,7 +109,7 @@ struct an_step_pt {
 	int reserved_known;
 };
 
-#define AN_MAX_SERIES 4096
+#define AN_MAX_SERIES 512
 #define AN_MAX_OOMS 8
 
 struct an_oom {

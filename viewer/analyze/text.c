@@ -163,9 +163,14 @@ static size_t width(const char *s)
 	return w;
 }
 
+/* header: the first row is the table's heading, set apart by a blank line
+ * before it (and bold on a terminal) */
 static void t_print(const struct out *o, struct table *t, const char *indent, int header)
 {
 	size_t w[MAX_COLS] = { 0 };
+
+	if (header == 2)
+		fputc('\n', o->f);
 
 	for (size_t r = 0; r < t->rows; r++)
 		for (int c = 0; c < t->ncols; c++) {
@@ -326,7 +331,7 @@ static void cats(const struct out *o, struct json_object *arr, const char *inden
 			t_row(&t, cnt, "", "", "");
 		}
 	}
-	t_print(o, &t, indent, 1);
+	t_print(o, &t, indent, 2);
 }
 
 static void layer_rows(const struct out *o, struct table *t, struct json_object *node, int depth,
@@ -380,7 +385,7 @@ static void layers(const struct out *o, struct json_object *arr, const char *ind
 		}
 		layer_rows(o, &t, at(arr, i), 0, torch ? "." : " > ");
 	}
-	t_print(o, &t, indent, 1);
+	t_print(o, &t, indent, 2);
 }
 
 static void groups(const struct out *o, struct json_object *arr, const char *title,
@@ -403,37 +408,38 @@ static void groups(const struct out *o, struct json_object *arr, const char *tit
 		snprintf(cnt, sizeof(cnt), "%" PRId64, geti(e, "count"));
 		t_row(&t, gs(e, key), szj(e, "bytes"), pct(getd(e, "share")), cnt);
 	}
-	t_print(o, &t, indent, 1);
+	t_print(o, &t, indent, 2);
 }
 
 static void top_allocs(const struct out *o, struct json_object *arr, const char *indent, int torch)
 {
-	struct table t = { 7, "rrrllll", NULL, 0, 0, 0 };
+	struct table t = { torch ? 7 : 4, torch ? "rrrllll" : "rrll", NULL, 0, 0, 0 };
 
 	if (!alen(arr))
 		return;
-	fprintf(o->f, "%s%slargest allocations%s\n", indent, C(o, BOLD), C(o, OFF));
-	t_row(&t, "bytes", "made at", "step", torch ? "phase" : "", torch ? "category" : "",
-	      torch ? "layer" : "NVTX range", "API");
+	fprintf(o->f, "\n%s%slargest allocations%s\n", indent, C(o, BOLD), C(o, OFF));
+	if (torch)
+		t_row(&t, "bytes", "made at", "step", "phase", "category", "layer", "API");
+	else
+		t_row(&t, "bytes", "made at", "NVTX range", "API");
 	for (size_t i = 0; i < alen(arr); i++) {
 		struct json_object *e = at(arr, i);
-		char tm[32], st[16], layer[1100];
+		char tm[32], st[16], catbuf[300];
 		const char *cat = gets(e, "category"), *what = gets(e, "what"), *l = gets(e, "layer");
-		char catbuf[300];
+		const char *api = gets(e, "api") ? gs(e, "api") : "-";
 
 		snprintf(tm, sizeof(tm), "%.3f s", getd(e, "t"));
+		if (!torch) {
+			t_row(&t, szj(e, "bytes"), tm, l ? l : "-", api);
+			continue;
+		}
 		if (get(e, "step"))
 			snprintf(st, sizeof(st), "%" PRId64, geti(e, "step"));
 		else
 			snprintf(st, sizeof(st), "-");
 		snprintf(catbuf, sizeof(catbuf), "%s%s%s%s", cat ? cat : "", what ? " (" : "",
 			 what ? what : "", what ? ")" : "");
-		snprintf(layer, sizeof(layer), "%s", l ? l : "-");
-		for (char *p = layer; *p; p++)
-			if (*p == '\x1f')
-				*p = '>';
-		t_row(&t, szj(e, "bytes"), tm, st, torch ? gets(e, "phase") : "", catbuf, layer,
-		      gets(e, "api") ? gets(e, "api") : "-");
+		t_row(&t, szj(e, "bytes"), tm, st, gs(e, "phase"), catbuf, l ? l : "-", api);
 	}
 	t_print(o, &t, indent, 0);
 }
@@ -441,15 +447,12 @@ static void top_allocs(const struct out *o, struct json_object *arr, const char 
 /* the groupings of a set (peak, OOM) */
 static void describe(const struct out *o, struct json_object *x, const char *indent, int torch)
 {
-	char sub[32];
-
-	snprintf(sub, sizeof(sub), "%s", indent);
-	cats(o, get(x, "by_category"), sub);
-	layers(o, get(x, "by_layer"), sub, torch);
-	groups(o, get(x, "by_phase"), "by phase (when made)", "phase", sub);
-	groups(o, get(x, "by_op"), "by op", "op", sub);
-	groups(o, get(x, "by_api"), "by API", "api", sub);
-	top_allocs(o, get(x, "top"), sub, torch);
+	cats(o, get(x, "by_category"), indent);
+	layers(o, get(x, "by_layer"), indent, torch);
+	groups(o, get(x, "by_phase"), "by phase (when made)", "phase", indent);
+	groups(o, get(x, "by_op"), "by op", "op", indent);
+	groups(o, get(x, "by_api"), "by API", "api", indent);
+	top_allocs(o, get(x, "top"), indent, torch);
 }
 
 static void peak(const struct out *o, struct json_object *d, int torch)
@@ -577,9 +580,11 @@ static void ooms(const struct out *o, struct json_object *d, int torch)
 				szj(e, "live_bytes"), geti(e, "live_allocations"));
 			describe(o, e, "    ", torch);
 		}
+		if (alen(adv))
+			fputc('\n', o->f);
 		for (size_t k = 0; k < alen(adv); k++)
 			fprintf(o->f, "    %sadvice:%s %s\n", C(o, YEL), C(o, OFF),
-				gets(at(adv, k), "text"));
+				gs(at(adv, k), "text"));
 		if (torch && !alen(adv))
 			fprintf(o->f, "    advice: none that this trace supports\n");
 	}
