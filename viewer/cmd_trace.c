@@ -788,6 +788,35 @@ static void human_size(char *buf, size_t cap, uint64_t bytes)
 		snprintf(buf, cap, "%.1f %s", v, units[u]);
 }
 
+/* Where to look next: Perfetto, or `gpuprof analyze` with every trace no
+ * longer being written (the processes of one run are analyzed together). */
+static void print_open_hint(const struct trace_file *files, size_t count)
+{
+	const char *them = count > 1 ? "them" : "it";
+	size_t len = 0, i;
+	char *paths, *p;
+
+	for (i = 0; i < count; i++)
+		if (!files[i].running)
+			len += strlen(files[i].path) + 1;
+	paths = len ? malloc(len) : NULL;
+	if (!paths) {
+		gp_msg("open %s in https://ui.perfetto.dev (Open trace file)", them);
+		return;
+	}
+	p = paths;
+	for (i = 0; i < count; i++) {
+		if (files[i].running)
+			continue;
+		if (p != paths)
+			*p++ = ' ';
+		p = stpcpy(p, files[i].path);
+	}
+	gp_msg("open %s in https://ui.perfetto.dev (Open trace file), or run: gpuprof analyze %s",
+	       them, paths);
+	free(paths);
+}
+
 static void report_traces(const struct run *r)
 {
 	struct trace_file *files = NULL;
@@ -829,8 +858,7 @@ static void report_traces(const struct run *r)
 			gp_msg("  process %ld is still running and writing it; once it ends: "
 			       "gpuprof recover %s", (long)f->pid, f->path);
 	}
-	/* TODO(analyze issue): name `gpuprof analyze` here once that command exists. */
-	gp_msg("open %s in https://ui.perfetto.dev (Open trace file)", count > 1 ? "them" : "it");
+	print_open_hint(files, count);
 cleanup:
 	for (i = 0; i < count; i++)
 		free(files[i].path);

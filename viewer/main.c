@@ -22,7 +22,9 @@ static const struct gp_command *const commands[] = {
 static const char help_environment[] =
 	"  GPUPROF_INJECT_LIB     the recorder library to inject (default: the one\n"
 	"                         installed with gpuprof, or built beside it)\n"
-	"  GPUPROF_PYTHON         the interpreter for PROGRAM.py (default: python3)\n";
+	"  GPUPROF_PYTHON         the interpreter for PROGRAM.py (default: python3)\n"
+	"  NO_COLOR               set and not empty: no colors in analyze's report\n"
+	"                         (there are none anyway when stdout is no terminal)\n";
 
 static const char help_exit_status[] =
 	"  gpuprof --trace exits with PROGRAM's status, or 128+N when PROGRAM was\n"
