@@ -90,6 +90,47 @@ size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max)
 	return (size_t)x;
 }
 
+unsigned gp_rec_parts(void)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {
+		{ "kernels", GP_REC_KERNELS }, { "copies", GP_REC_COPIES }, { "api", GP_REC_API },
+		{ "oom", GP_REC_OOM },         { "nvtx", GP_REC_NVTX },     { "all", GP_REC_ALL },
+		{ "memory", 0 },
+	};
+	static _Atomic int parsed;
+	static _Atomic unsigned parts;
+	if (atomic_load(&parsed))
+		return atomic_load(&parts);
+	const char *v = getenv("GPUPROF_RECORD");
+	unsigned p = 0;
+	if (!v || !*v) {
+		p = GP_REC_ALL;
+	} else {
+		const char *s = v;
+		while (*s) {
+			size_t len = strcspn(s, ",");
+			size_t i;
+			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+				if (strlen(names[i].name) == len && strncmp(s, names[i].name, len) == 0)
+					break;
+			if (i < sizeof(names) / sizeof(names[0]))
+				p |= names[i].bit;
+			else if (len)
+				gp_rec_say("GPUPROF_RECORD: unknown part '%.*s' ignored "
+					   "(kernels, copies, api, oom, nvtx, memory, all)", (int)len, s);
+			s += len;
+			if (*s == ',')
+				s++;
+		}
+	}
+	atomic_store(&parts, p);
+	atomic_store(&parsed, 1);
+	return p;
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *cbdata)
 {
@@ -117,15 +158,21 @@ static void on_fork_child(void)
 static const struct {
 	CUpti_ActivityKind kind;
 	int required;
+	unsigned part; /* GP_REC_*, 0: always */
 	const char *what;
 } kinds[] = {
-	{ CUPTI_ACTIVITY_KIND_MEMORY2, 1, "memory allocations" },
-	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, "device properties" },
-	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0, "memory pools" },
-	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0, "kernels" },
-	{ CUPTI_ACTIVITY_KIND_MEMCPY, 0, "copies" },
-	{ CUPTI_ACTIVITY_KIND_MEMSET, 0, "sets" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY2, 1, 0, "memory allocations" },
+	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, 0, "device properties" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0, 0, "memory pools" },
+	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0, GP_REC_KERNELS, "kernels" },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY, 0, GP_REC_COPIES, "copies" },
+	{ CUPTI_ACTIVITY_KIND_MEMSET, 0, GP_REC_COPIES, "sets" },
 };
+
+static int kind_wanted(size_t i)
+{
+	return !kinds[i].part || (gp_rec_parts() & kinds[i].part);
+}
 
 static int start(void)
 {
@@ -176,6 +223,8 @@ static int start(void)
 		goto fail_subscribed;
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (!kind_wanted(i))
+			continue;
 		r = cuptiActivityEnable(kinds[i].kind);
 		if (r == CUPTI_SUCCESS)
 			continue;
@@ -189,8 +238,10 @@ static int start(void)
 		gp_rec_say("CUPTI cannot record %s here (%s); the trace will lack them",
 			   kinds[i].what, msg ? msg : "error");
 	}
-	gp_api_select_enable();
-	r = (CUptiResult)gp_callbacks_enable(subscriber);
+	if (gp_rec_parts() & GP_REC_API)
+		gp_api_select_enable();
+	r = (gp_rec_parts() & GP_REC_OOM) ? (CUptiResult)gp_callbacks_enable(subscriber)
+					   : CUPTI_SUCCESS;
 	if (r != CUPTI_SUCCESS) {
 		fail("enabling CUPTI callbacks", r);
 		err = -EIO;
@@ -236,8 +287,10 @@ GP_EXPORT int gpuprof_reclaim_cupti(void)
 	if (r != CUPTI_SUCCESS)
 		return (int)r;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		cuptiActivityEnable(kinds[i].kind);
-	gp_api_select_enable();
+		if (kind_wanted(i))
+			cuptiActivityEnable(kinds[i].kind);
+	if (gp_rec_parts() & GP_REC_API)
+		gp_api_select_enable();
 	return 0;
 }
 

@@ -404,7 +404,7 @@ GP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table
 	if (!get_export_table)
 		return 0;
 	int s = atomic_load(&gp_rec.state);
-	if (s == GP_REC_FAILED || s == GP_REC_FORKED)
+	if (s == GP_REC_FAILED || s == GP_REC_FORKED || !(gp_rec_parts() & GP_REC_NVTX))
 		return 0;
 	const NvtxExportTableCallbacks *cb = get_export_table(NVTX_ETID_CALLBACKS);
 	if (!cb || cb->struct_size < sizeof(*cb) || !cb->GetModuleFunctionTable)

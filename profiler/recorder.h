@@ -38,6 +38,20 @@ static inline int gp_rec_running(void)
 	return atomic_load_explicit(&gp_rec.state, memory_order_acquire) == GP_REC_RUNNING;
 }
 
+/* What to record (GPUPROF_RECORD, a comma list; default all): memory
+ * allocations are always recorded, the rest can be left out to measure what
+ * each costs or to make the trace smaller. */
+enum {
+	GP_REC_KERNELS = 1 << 0, /* kernel activity */
+	GP_REC_COPIES = 1 << 1,  /* memcpy and memset activity */
+	GP_REC_API = 1 << 2,     /* the selected runtime/driver API calls */
+	GP_REC_OOM = 1 << 3,     /* API-exit callbacks for failed allocations */
+	GP_REC_NVTX = 1 << 4,    /* gpuprof as the NVTX tool */
+	GP_REC_ALL = 0x1f,
+};
+/* The parts GPUPROF_RECORD asks for (parsed once; bad names said once). */
+unsigned gp_rec_parts(void);
+
 /* A whole number from the environment, or dflt when it is unset; out of
  * [min, max] or not a number: dflt, said once on stderr. */
 size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max);
