@@ -122,53 +122,35 @@ if want cost; then
 		"$gp" --trace --force --mode $mode -o "$out/cost.$mode.json.gz" tests/torch/hook_cost.py 2>/dev/null |
 			grep GPUPROF_COST | sed "s/^/cost gpuprof-$mode: /" >>"$table"
 	done
-	# what each kind of hook costs, native mode
-	for parts in fwd bwd phase none; do
-		GPUPROF_TORCH_HOOKS=$parts "$gp" --trace --force --mode native -o "$out/cost.$parts.json.gz" \
-			tests/torch/hook_cost.py 2>/dev/null | grep GPUPROF_COST | sed "s/^/cost native hooks=$parts: /" >>"$table"
+	# each piece of the Python hooks, without and with the recorder
+	for v in plain noop-hooks prehook gpuprof gpuprof:fwd gpuprof:bwd; do
+		python3 bench/hook_micro.py $v 2>>"$out/hook_micro.err" | sed 's/^HOOK_MICRO/hooks plain:/' >>"$table"
+	done
+	for v in gpuprof:fwd gpuprof:bwd gpuprof; do
+		GPUPROF_TORCH_HOOKS=${v#gpuprof:} "$gp" --trace --force --mode native -o "$out/micro.json.gz" \
+			bench/hook_micro.py plain 2>>"$out/hook_micro.err" | sed "s/^HOOK_MICRO variant=plain/hooks traced: hooks=${v#gpuprof:}/" >>"$table"
 	done
 fi
 
 if want bench; then
-	# GPT-2 step, gpuprof vs unprofiled with the same allocator, alternating in
-	# one session: cuda mode (no hooks), native, tensor (cudaMallocAsync).
-	tm=tests/torch/train_models.py
-	for i in $(seq "${GPUPROF_BENCH_ROUNDS:-2}"); do
-		for mode in cuda native tensor; do
-			conf=""
-			[ $mode = tensor ] && conf=backend:cudaMallocAsync
-			PYTORCH_CUDA_ALLOC_CONF=$conf python3 $tm --model gpt2 --steps 25 \
-				| sed "s/GPUPROF_TORCH /GPUPROF_BENCH run=plain-$mode /" >>"$out/bench.txt" 2>>"$out/bench.err"
-			"$gp" --trace --force --mode $mode -o "$out/gpt2.bench.$mode.json.gz" $tm --model gpt2 --steps 25 \
-				2>>"$out/bench.err" | sed "s/GPUPROF_TORCH /GPUPROF_BENCH run=gpuprof-$mode /" >>"$out/bench.txt"
-		done
-	done
-	grep GPUPROF_BENCH "$out/bench.txt" | awk '{print $1, $2, $5, $6, $7, $8}' >>"$table"
-	python3 - "$out/bench.txt" >>"$table" <<'PY'
-import sys, statistics, collections
-runs = collections.defaultdict(list)
-for l in open(sys.argv[1]):
-    if l.startswith("GPUPROF_BENCH"):
-        d = dict(w.split("=", 1) for w in l.split()[1:])
-        runs[d["run"]].append(float(d["median_ms"]))
-for mode in ("cuda", "native", "tensor"):
-    p, g = runs.get("plain-" + mode), runs.get("gpuprof-" + mode)
-    if p and g:
-        mp, mg = statistics.median(p), statistics.median(g)
-        print("bench %s: plain %.2f ms, gpuprof %.2f ms, overhead %+.2f%%" % (mode, mp, mg, (mg / mp - 1) * 100))
-PY
-	for mode in cuda native tensor; do
-		f=$out/gpt2.bench.$mode.json.gz
-		[ -f "$f" ] && python3 - "$f" "$mode" >>"$table" 2>&1 <<'PY'
+	# GPT-2 step, gpuprof vs unprofiled with the same allocator, alternating
+	# in one session (bench/overhead.sh); GPUPROF_BENCH_CONFIGS to bisect.
+	# shellcheck disable=SC2086
+	ROUNDS=${GPUPROF_BENCH_ROUNDS:-2} bash bench/overhead.sh "$gp" "$out/bench" \
+		${GPUPROF_BENCH_CONFIGS:-plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor} \
+		>>"$table" 2>>"$out/bench.err"
+	for f in "$out"/bench/*.json.gz; do
+		[ -f "$f" ] && python3 - "$f" >>"$table" 2>&1 <<'PY'
 import gzip, json, sys, os
 ev = json.load(gzip.open(sys.argv[1], "rt"))
 end = ev[-1]["args"]
 c = lambda f: sum(1 for e in ev if f(e))
 print("bench trace %s: %.1f MiB, events=%d kernels=%d allocs=%d nvtx=%d dropped=%s/%s late=%s" % (
-    sys.argv[2], os.path.getsize(sys.argv[1]) / 2**20, len(ev), c(lambda e: e.get("cat") == "kernel"),
+    os.path.basename(sys.argv[1]), os.path.getsize(sys.argv[1]) / 2**20, len(ev), c(lambda e: e.get("cat") == "kernel"),
     c(lambda e: e.get("name") == "alloc"), c(lambda e: e.get("cat") == "nvtx"),
     end.get("dropped_cupti"), end.get("dropped_host"), end.get("late_memory_records")))
 PY
+		rm -f "$f"
 	done
 fi
 

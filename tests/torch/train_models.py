@@ -6,8 +6,11 @@ tests and the overhead benchmark.
 gpt2: transformers GPT2LMHeadModel, 12 layers x 768, batch 8 x 1024, bf16
 autocast, AdamW. resnet50: torchvision, batch 64 x 3 x 224 x 224, SGD.
 Prints one line:
-  GPUPROF_TORCH model=.. steps=.. median_ms=.. max_allocated=.. max_reserved=..
+  GPUPROF_TORCH model=.. steps=.. median_ms=.. enqueue_ms=.. cpu_ms=..
+    max_allocated=.. max_reserved=..
     backend=.. [kernels_per_step=a,b,c]
+(enqueue_ms: host time until the step is queued, before the sync; cpu_ms:
+the main thread's CPU time; both medians.)
 --count-kernels runs torch.profiler over the timed steps to count the GPU
 kernels of each (it cannot run under gpuprof: one CUPTI user per process).
 """
@@ -68,6 +71,8 @@ def main():
     torch.cuda.synchronize()
     kernels = []
     times = []
+    enqueue = []  # host time until the step is queued (before the sync)
+    cpu = []  # CPU time of this thread per step
     if args.count_kernels:
         from torch.autograd import DeviceType
 
@@ -80,13 +85,19 @@ def main():
             kernels.append(n)
     else:
         for _ in range(args.steps):
+            c0 = time.thread_time()
             t0 = time.perf_counter()
             step()
+            t1 = time.perf_counter()
             torch.cuda.synchronize()
             times.append((time.perf_counter() - t0) * 1000.0)
+            enqueue.append((t1 - t0) * 1000.0)
+            cpu.append((time.thread_time() - c0) * 1000.0)
     backend = torch.cuda.memory.get_allocator_backend()
     line = (f"GPUPROF_TORCH model={args.model} steps={args.steps} "
             f"median_ms={statistics.median(times) if times else 0:.3f} "
+            f"enqueue_ms={statistics.median(enqueue) if enqueue else 0:.3f} "
+            f"cpu_ms={statistics.median(cpu) if cpu else 0:.3f} "
             f"max_allocated={torch.cuda.max_memory_allocated()} "
             f"max_reserved={torch.cuda.max_memory_reserved()} backend={backend}")
     if kernels:

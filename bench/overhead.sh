@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# What gpuprof costs a GPT-2 small training step (tests/torch/train_models.py),
+# against the same program unprofiled with the same allocator. Runs each
+# configuration in its own process, alternating, ROUNDS times, and prints the
+# median step (median over rounds of each run's median), the host time to
+# queue a step and the main thread's CPU time per step.
+#   bench/overhead.sh GPUPROF OUTDIR [CONFIG...]
+# CONFIG: name=mode[,ENV=VALUE...], mode one of plain-native, plain-tensor
+# (PyTorch's cudaMallocAsync backend), cuda, native, tensor; e.g.
+#   base=plain-native  cuda=cuda  cuda-memonly=cuda,GPUPROF_RECORD=memory
+# Environment: ROUNDS (2), STEPS (25), MODEL (gpt2).
+set -u
+gp=$1 out=$2
+shift 2
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")/.." && pwd)
+tm=$here/tests/torch/train_models.py
+rounds=${ROUNDS:-2} steps=${STEPS:-25} model=${MODEL:-gpt2}
+[ $# -gt 0 ] || set -- plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor
+res=$out/overhead.txt
+: >"$res"
+for r in $(seq "$rounds"); do
+	for c in "$@"; do
+		name=${c%%=*} spec=${c#*=}
+		mode=${spec%%,*} envs=()
+		[ "$mode" != "$spec" ] && IFS=, read -r -a envs <<<"${spec#*,}"
+		case $mode in
+		plain-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= python3 "$tm") ;;
+		plain-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm") ;;
+		*) cmd=(env "${envs[@]}" "$gp" --trace --force --mode "$mode" -o "$out/$name.json.gz" "$tm") ;;
+		esac
+		"${cmd[@]}" --model "$model" --steps "$steps" 2>>"$out/$name.err" |
+			sed -n "s/^GPUPROF_TORCH /OVERHEAD config=$name round=$r /p" >>"$res"
+	done
+done
+python3 - "$res" "$@" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(lambda: collections.defaultdict(list))
+for line in open(sys.argv[1]):
+    d = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
+    for k in ("median_ms", "enqueue_ms", "cpu_ms"):
+        runs[d["config"]][k].append(float(d[k]))
+names = [c.split("=", 1)[0] for c in sys.argv[2:]]
+base = {}
+for n, c in zip(names, sys.argv[2:]):
+    mode = c.split("=", 1)[1].split(",")[0]
+    if mode.startswith("plain"):
+        base["tensor" if mode == "plain-tensor" else "native"] = n
+for n, c in zip(names, sys.argv[2:]):
+    r = runs.get(n)
+    if not r:
+        print("overhead %-14s no result (see %s.err)" % (n, n))
+        continue
+    mode = c.split("=", 1)[1].split(",")[0]
+    m = statistics.median(r["median_ms"])
+    b = runs.get(base.get("tensor" if mode in ("tensor", "plain-tensor") else "native", ""), {})
+    rel = ""
+    if b and not mode.startswith("plain"):
+        bm = statistics.median(b["median_ms"])
+        rel = " %+.1f%%" % ((m / bm - 1) * 100)
+    print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms cpu %.1f ms" % (
+        n, m, rel, " ".join("%.2f" % x for x in r["median_ms"]),
+        statistics.median(r["enqueue_ms"]), statistics.median(r["cpu_ms"])))
+PY
