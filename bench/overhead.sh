@@ -5,9 +5,9 @@
 # median step (median over rounds of each run's median), the host time to
 # queue a step and the main thread's CPU time per step.
 #   bench/overhead.sh GPUPROF OUTDIR [CONFIG...]
-# CONFIG: name=mode[,ENV=VALUE...], mode one of plain-native, plain-tensor
+# CONFIG: name=mode[+ENV=VALUE...], mode one of plain-native, plain-tensor
 # (PyTorch's cudaMallocAsync backend), cuda, native, tensor; e.g.
-#   base=plain-native  cuda=cuda  cuda-memonly=cuda,GPUPROF_RECORD=memory
+#   base=plain-native  cuda=cuda  cuda-memonly=cuda+GPUPROF_RECORD=memory
 # Environment: ROUNDS (2), STEPS (25), MODEL (gpt2).
 set -u
 gp=$1 out=$2
@@ -22,8 +22,8 @@ res=$out/overhead.txt
 for r in $(seq "$rounds"); do
 	for c in "$@"; do
 		name=${c%%=*} spec=${c#*=}
-		mode=${spec%%,*} envs=()
-		[ "$mode" != "$spec" ] && IFS=, read -r -a envs <<<"${spec#*,}"
+		mode=${spec%%+*} envs=()
+		[ "$mode" != "$spec" ] && IFS=+ read -r -a envs <<<"${spec#*+}"
 		case $mode in
 		plain-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= python3 "$tm") ;;
 		plain-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm") ;;
@@ -43,7 +43,7 @@ for line in open(sys.argv[1]):
 names = [c.split("=", 1)[0] for c in sys.argv[2:]]
 base = {}
 for n, c in zip(names, sys.argv[2:]):
-    mode = c.split("=", 1)[1].split(",")[0]
+    mode = c.split("=", 1)[1].split("+")[0]
     if mode.startswith("plain"):
         base["tensor" if mode == "plain-tensor" else "native"] = n
 for n, c in zip(names, sys.argv[2:]):
@@ -51,7 +51,7 @@ for n, c in zip(names, sys.argv[2:]):
     if not r:
         print("overhead %-14s no result (see %s.err)" % (n, n))
         continue
-    mode = c.split("=", 1)[1].split(",")[0]
+    mode = c.split("=", 1)[1].split("+")[0]
     m = statistics.median(r["median_ms"])
     b = runs.get(base.get("tensor" if mode in ("tensor", "plain-tensor") else "native", ""), {})
     rel = ""

@@ -105,11 +105,17 @@ if want features; then
 	for args in "--start fork" "--start spawn" "--compile --workers 0"; do
 		tag=$(echo "$args" | tr -d ' -')
 		"$gp" --trace --force -o "$out/feat.$tag.json.gz" $f $args >"$out/feat.$tag.out" 2>"$out/feat.$tag.err"
-		python3 tests/torch/check_features.py "$out/feat.$tag.json.gz" "$out/feat.$tag.out" >>"$table" 2>&1
+		python3 tests/torch/check_features.py "$out/feat.$tag.json.gz" "$out/feat.$tag.out" >>"$table" 2>&1 ||
+			tail -n 8 "$out/feat.$tag.err" | cut -c1-300 | sed "s/^/  $tag stderr: /" >>"$table"
 	done
 	"$gp" --trace --force -o "$out/feat.torchrun.json.gz" -- torchrun --nproc-per-node 1 $f --workers 0 \
 		>"$out/feat.torchrun.out" 2>"$out/feat.torchrun.err"
-	echo "torchrun: $(grep -c GPUPROF_FEATURES "$out/feat.torchrun.out") run(s); $(grep -h 'gpuprof:' "$out/feat.torchrun.err" | tr '\n' ' ' | cut -c1-300)" >>"$table"
+	# torchrun itself does not use CUDA: its worker writes feat.torchrun.<pid>.json.gz
+	for t in "$out"/feat.torchrun.*.json.gz; do
+		[ -f "$t" ] && python3 tests/torch/check_features.py "$t" "$out/feat.torchrun.out" --quiet-extra |
+			sed 's/^/torchrun worker: /' >>"$table" 2>&1
+	done
+	grep -h 'gpuprof:' "$out/feat.torchrun.err" | cut -c1-200 | sed 's/^/torchrun: /' >>"$table"
 	(cd tests/torch && "$gp" --trace --force -o "$out/feat.module.json.gz" -- python3 -m features --workers 0 \
 		>"$out/feat.module.out" 2>"$out/feat.module.err")
 	python3 tests/torch/check_features.py "$out/feat.module.json.gz" "$out/feat.module.out" | sed 's/^/python -m: /' >>"$table" 2>&1
@@ -126,10 +132,12 @@ if want cost; then
 	for v in plain noop-hooks prehook gpuprof gpuprof:fwd gpuprof:bwd; do
 		python3 bench/hook_micro.py $v 2>>"$out/hook_micro.err" | sed 's/^HOOK_MICRO/hooks plain:/' >>"$table"
 	done
-	for v in gpuprof:fwd gpuprof:bwd gpuprof; do
-		GPUPROF_TORCH_HOOKS=${v#gpuprof:} "$gp" --trace --force --mode native -o "$out/micro.json.gz" \
-			bench/hook_micro.py plain 2>>"$out/hook_micro.err" | sed "s/^HOOK_MICRO variant=plain/hooks traced: hooks=${v#gpuprof:}/" >>"$table"
-	done
+	# GPT-2 steps with the hooks installed and removed in turns, one process:
+	# plainly (NVTX goes nowhere), then traced (the recorder takes it)
+	python3 bench/hook_ab.py --model gpt2 2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/hooks A\/B plain:/' >>"$table"
+	"$gp" --trace --force --mode native -o "$out/hook_ab.json.gz" bench/hook_ab.py --model gpt2 \
+		2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/hooks A\/B traced-native:/' >>"$table"
+	tail -n 5 "$out/hook_ab.err" | cut -c1-300 | sed 's/^/  hook_ab stderr: /' >>"$table"
 fi
 
 if want bench; then
@@ -157,6 +165,7 @@ fi
 # What comes back: the table, one sample trace for samples/traces/, all logs.
 cp "$b/tests/gpu/work/alloc_sizes.json.gz" "$final/alloc_sizes.h100.json.gz" 2>/dev/null
 cp -r "$b/tests/gpu/work" "$out/gpu_work" 2>/dev/null
+find "$out" -name '*.json.gz' -size +1M -delete
 tar czf "$final/logs.tar.gz" --exclude='gpt2*.json.gz' --exclude='resnet50*.json.gz' -C "$final" logs && rm -rf "$out"
 echo "===== gpuprof GPU suite ====="
 cat "$table"

@@ -6,6 +6,7 @@ names are documented in exporters/TRACE_FORMAT.md ("PyTorch programs").
 Installed lazily: an import hook waits for the program to import torch. The
 hooks only push and pop NVTX ranges; they never change what the program
 computes. Any failure turns them off with one "gpuprof:" line on stderr."""
+import functools
 import importlib.abc
 import json
 import os
@@ -15,12 +16,8 @@ import weakref
 
 _MODE = os.environ.get("GPUPROF_MODE", "")
 _OPS = os.environ.get("GPUPROF_OPS") == "1"
-# Which hooks to install (for measuring what each costs): fwd, bwd, phase.
-_PARTS = set(os.environ.get("GPUPROF_TORCH_HOOKS", "fwd,bwd,phase").split(","))
-_FWD = "fwd" in _PARTS
-_BWD = "bwd" in _PARTS
-_PHASE = "phase" in _PARTS
 _installed = False
+_hooks = None  # the installed _Hooks (bench/hook_ab.py switches it off and on)
 
 
 def _say(msg):
@@ -30,57 +27,88 @@ def _say(msg):
         pass
 
 
+def _parts():
+    """Which hooks to install (GPUPROF_TORCH_HOOKS, to measure what each
+    costs): fwd, bwd, phase; default all."""
+    return set(os.environ.get("GPUPROF_TORCH_HOOKS", "fwd,bwd,phase").split(","))
+
+
 class _Names:
-    """Qualified module paths, as named_modules() gives them from the root.
+    """Qualified module paths, as named_modules() gives them from the root,
+    kept as the range names ("fwd:<path>", "bwd:<path>") so that a module call
+    costs one dict lookup. Keyed by id(): a weak reference per module removes
+    its entry when it is collected (a WeakKeyDictionary would make a weak
+    reference on every lookup).
 
     A module first seen with no forward running is a root: it is named
     <ClassName> and its submodules get their paths from it. A module created
     after its root was named is found by walking the running root again."""
 
     def __init__(self):
-        self.names = weakref.WeakKeyDictionary()
+        self.fwd = {}  # id(module) -> "fwd:<path>"
+        self.path = {}  # id(module) -> "<path>"
+        self.refs = {}  # id(module) -> weakref whose callback forgets it
+
+    def _forget(self, key):
+        self.fwd.pop(key, None)
+        self.path.pop(key, None)
+        self.refs.pop(key, None)
+
+    def _set(self, module, path):
+        key = id(module)
+        if key in self.refs:
+            return
+        try:
+            self.refs[key] = weakref.ref(module, lambda _r, _k=key: self._forget(_k))
+        except TypeError:  # not weak-referenceable: named each call, never kept
+            return
+        self.fwd[key] = "fwd:" + path
+        self.path[key] = path
 
     def name_tree(self, root, root_name):
+        self._set(root, root_name)
         for path, sub in root.named_modules(remove_duplicate=False):
-            if sub not in self.names:
-                self.names[sub] = path if path else root_name
-        self.names[root] = root_name
+            if path:
+                self._set(sub, path)
 
-    def get(self, module, running_root):
-        try:
-            return self.names[module]
-        except KeyError:
-            pass
-        except TypeError:  # not weak-referenceable
-            return "<%s>" % type(module).__name__
+    def lookup(self, module, running_root):
+        """The "fwd:<path>" name of a module not yet known."""
+        key = id(module)
         if running_root is not None:
-            self.name_tree(running_root, self.names.get(running_root, "<root>"))
-            if module in self.names:
-                return self.names[module]
+            self.name_tree(running_root, self.path.get(id(running_root), "<root>"))
+            if key in self.fwd:
+                return self.fwd[key]
         self.name_tree(module, "<%s>" % type(module).__name__)
-        return self.names[module]
+        return self.fwd.get(key) or "fwd:<%s>" % type(module).__name__
 
 
 class _Hooks:
-    def __init__(self, torch):
+    def __init__(self, torch, parts):
         self.torch = torch
+        self.fwd = "fwd" in parts
+        self.bwd = "bwd" in parts
+        self.phase = "phase" in parts
+        raw = getattr(torch._C, "_nvtx", None)
         nv = torch.cuda.nvtx
-        self.mark = nv.mark
-        self.start = nv.range_start
-        self.end = nv.range_end
         # the C entry points: the Python wrappers cost a call layer each on
         # every module call
-        raw = getattr(torch._C, "_nvtx", None)
         self.push = getattr(raw, "rangePushA", None) or nv.range_push
         self.pop = getattr(raw, "rangePop", None) or nv.range_pop
+        self.start = getattr(raw, "rangeStartA", None) or nv.range_start
+        self.end = getattr(raw, "rangeEnd", None) or nv.range_end
+        self.mark = getattr(raw, "markA", None) or nv.mark
+        comp = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+        self.compiling = comp or (lambda: False)
         self.names = _Names()
+        self.fwd_names = self.names.fwd
         self.tls = threading.local()
         self.step = 0
         self.step_clock = None  # the optimizer whose steps number the steps
-        self.open_bwd = {}  # thread id -> (range id, name); ended at the end of backward
-        self.lock = threading.Lock()
+        self.open_bwd = {}  # thread id -> (range id, path); ended at the end of backward
         self.handles = []
+        self.restore = []  # (owner, attribute, original) patched by install()
         self.announced = False
+        self.memory_marks = _MODE == "native"
 
     # ---- forward ----
     def _stack(self):
@@ -90,31 +118,33 @@ class _Hooks:
         return s
 
     def fwd_pre(self, module, args):
-        if not _FWD:
-            return self._fwd_pre_quiet(module)
-        if not self.announced:
-            try:
-                self._announce()
-            except Exception as e:
-                _say("PyTorch hooks: %r" % (e,))
-        stack = self._stack()
-        name = self.names.get(module, stack[0] if stack else None)
+        if self.compiling():
+            return  # inside torch.compile's tracing: no NVTX calls in the graph
+        try:
+            stack = self.tls.stack
+        except AttributeError:
+            stack = self._stack()
+            if not self.announced:
+                try:
+                    self._announce()
+                except Exception as e:
+                    _say("PyTorch hooks: %r" % (e,))
+        name = self.fwd_names.get(id(module))
+        if name is None:
+            name = self.names.lookup(module, stack[0] if stack else None)
         stack.append(module)
-        self.push("fwd:" + name)
-
-    def _fwd_pre_quiet(self, module):
-        # backward names only: the module is still named, no range is pushed
-        stack = self._stack()
-        self.names.get(module, stack[0] if stack else None)
-        stack.append(module)
+        if self.fwd:
+            self.push(name)
 
     def fwd_post(self, module, args, output):
+        if self.compiling():
+            return
         stack = self._stack()
         if stack and stack[-1] is module:
             stack.pop()
-            if _FWD:
+            if self.fwd:
                 self.pop()
-        if _BWD and self.torch.is_grad_enabled():
+        if self.bwd and self.torch.is_grad_enabled():
             self._watch_backward(module, output)
 
     # ---- backward ----
@@ -123,53 +153,48 @@ class _Hooks:
     # one open at a time per autograd thread (they can be ended from any
     # thread, and backward gives no reliable "module done" point).
     def _watch_backward(self, module, output):
-        torch = self.torch
         t = output
-        if isinstance(output, (tuple, list)) and output:
-            t = output[0]
-        elif isinstance(output, dict) and output:
-            t = next(iter(output.values()))
-        elif not isinstance(output, torch.Tensor):
-            t = getattr(output, "logits", None)
-            if t is None:
-                t = getattr(output, "last_hidden_state", None)
-        if not isinstance(t, torch.Tensor) or t.grad_fn is None:
-            return
-        name = self.names.names.get(module)
-        if name is None:
-            return
-        g = t.grad_fn
-        # A block's output is often its last layer's: the inner module was
-        # hooked first and wins anyway, so one hook per node is enough.
-        watched = getattr(self.tls, "watched", None)
-        if watched is None:
-            watched = self.tls.watched = weakref.WeakSet()
-        try:
-            if g in watched:
+        if type(t) is not self.torch.Tensor:
+            if isinstance(output, (tuple, list)) and output:
+                t = output[0]
+            elif isinstance(output, dict) and output:
+                t = next(iter(output.values()))
+            elif not isinstance(output, self.torch.Tensor):
+                t = getattr(output, "logits", None)
+                if t is None:
+                    t = getattr(output, "last_hidden_state", None)
+            if not isinstance(t, self.torch.Tensor):
                 return
-            watched.add(g)
-        except TypeError:
-            pass
-        g.register_prehook(lambda grad_outputs, _n=name: self._bwd_enter(_n))
+        g = t.grad_fn
+        if g is None:
+            return
+        # A block's output is often its last layer's: the inner module's
+        # post hook ran just before with the same node and wins. The node
+        # remembers it in its own metadata dict: Python wrappers of nodes
+        # come and go (ids are reused), and holding a node would keep its
+        # saved tensors alive.
+        md = g.metadata
+        if "gpuprof" in md:
+            return
+        md["gpuprof"] = True
+        path = self.names.path.get(id(module))
+        if path is not None:
+            g.register_prehook(functools.partial(self._bwd_enter, "bwd:" + path))
 
-    def _bwd_enter(self, name):
+    def _bwd_enter(self, name, grad_outputs):
+        # dict operations are atomic under the GIL: no lock
         tid = threading.get_ident()
-        with self.lock:
-            cur = self.open_bwd.get(tid)
-            # Several modules share an output (a block's last layer): the
-            # innermost, deepest path wins.
-            if cur is not None and (cur[1] == name or cur[1].startswith(name + ".")):
-                return None
-            if cur is not None:
-                self.end(cur[0])
-            self.open_bwd[tid] = (self.start("bwd:" + name), name)
+        cur = self.open_bwd.get(tid)
+        if cur is not None:
+            self.end(cur[0])
+        self.open_bwd[tid] = (self.start(name), name)
         return None
 
     def _end_all_bwd(self):
-        with self.lock:
-            for rid, _ in self.open_bwd.values():
-                self.end(rid)
-            self.open_bwd.clear()
+        opened = self.open_bwd
+        self.open_bwd = {}
+        for rid, _ in opened.values():
+            self.end(rid)
 
     def wrap_backward(self, fn):
         hooks = self
@@ -177,21 +202,39 @@ class _Hooks:
         def backward(*args, **kwargs):
             depth = getattr(hooks.tls, "bwd_depth", 0)
             hooks.tls.bwd_depth = depth + 1
-            if depth == 0 and _PHASE:
-                hooks.push("phase:backward")
+            if depth == 0:
+                if hooks.memory_marks:
+                    hooks._memory_mark()
+                if hooks.phase:
+                    hooks.push("phase:backward")
             try:
                 return fn(*args, **kwargs)
             finally:
                 hooks.tls.bwd_depth = depth
                 if depth == 0:
                     hooks._end_all_bwd()
-                    if _PHASE:
+                    if hooks.phase:
                         hooks.pop()
 
         backward.__wrapped__ = fn
         backward.__name__ = getattr(fn, "__name__", "backward")
         backward.__doc__ = getattr(fn, "__doc__", None)
         return backward
+
+    def _memory_mark(self):
+        """native mode: PyTorch's own allocated and reserved bytes, so that
+        the trace shows allocated inside the segments (fragmentation).
+        Written before each backward (where activations peak) and after each
+        optimizer step; one call into the allocator's statistics each."""
+        torch = self.torch
+        try:
+            dev = torch.cuda.current_device()
+            st = torch._C._cuda_memoryStats(dev)
+            self.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d, "device": %d}' % (
+                st["allocated_bytes"]["all"]["current"], st["reserved_bytes"]["all"]["current"], dev))
+        except Exception as e:
+            self.memory_marks = False
+            _say("PyTorch's allocated memory not marked (%r)" % (e,))
 
     # ---- optimizer ----
     def opt_pre(self, opt, args, kwargs):
@@ -204,6 +247,8 @@ class _Hooks:
         if self.step_clock() is opt:
             self.step += 1
             self.mark("step:%d" % self.step)
+            if self.memory_marks:
+                self._memory_mark()
 
     def wrap_zero_grad(self, fn):
         hooks = self
@@ -233,6 +278,8 @@ class _Hooks:
 
     # ---- torch.profiler shares CUPTI with gpuprof ----
     def wrap_profiler(self, cls):
+        if getattr(cls, "_gpuprof_wrapped", False):
+            return
         orig_start, orig_stop = cls.start, cls.stop
         hooks = self
 
@@ -253,20 +300,25 @@ class _Hooks:
                 _reclaim_cupti()
 
         cls.start, cls.stop = start, stop
+        cls._gpuprof_wrapped = True
+
+    def _patch(self, owner, attr, wrapper):
+        orig = getattr(owner, attr)
+        self.restore.append((owner, attr, orig))
+        setattr(owner, attr, wrapper(orig))
 
     def install(self):
         torch = self.torch
         import importlib
         parts = []
-        if "fwd" in _PARTS or _BWD:
+        if self.fwd or self.bwd:
             parts.append(("module forward", self._install_forward))
-        if "phase" in _PARTS or _BWD:
+        if self.phase or self.bwd:
             parts.append(("backward", self._install_backward))
-        if "phase" in _PARTS:
+        if self.phase:
             parts.append(("optimizer", lambda: self._install_optimizer(importlib)))
-        parts += [
-                 ("torch.profiler",
-                  lambda: self.wrap_profiler(importlib.import_module("torch.profiler").profile))]
+        parts.append(("torch.profiler",
+                      lambda: self.wrap_profiler(importlib.import_module("torch.profiler").profile)))
         for what, fn in parts:
             # torch imports some submodules lazily: import what we hook, and
             # keep going without a part that fails.
@@ -274,13 +326,25 @@ class _Hooks:
                 fn()
             except Exception as e:
                 _say("PyTorch hooks: %s not hooked (%r)" % (what, e))
-        if _OPS:
+        if _OPS and getattr(self, "ops_ctx", None) is None:
             # aten op ranges through PyTorch's own NVTX mode; never exited.
             try:
                 self.ops_ctx = torch.autograd.profiler.emit_nvtx(record_shapes=False)
                 self.ops_ctx.__enter__()
             except Exception as e:
                 _say("--ops: PyTorch's op ranges not enabled (%r)" % (e,))
+
+    def uninstall(self):
+        """Removes the hooks and patches (not the torch.profiler wrapper),
+        e.g. to measure what they cost in one process (bench/hook_ab.py)."""
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+        for owner, attr, orig in reversed(self.restore):
+            setattr(owner, attr, orig)
+        self.restore = []
+        self._end_all_bwd()
+        self.tls = threading.local()
 
     def _install_forward(self):
         mm = self.torch.nn.modules.module
@@ -291,18 +355,19 @@ class _Hooks:
         except TypeError:
             h = mm.register_module_forward_hook(self.fwd_post)
         self.handles.append(h)
-        self.torch.nn.Module.zero_grad = self.wrap_zero_grad(self.torch.nn.Module.zero_grad)
+        if self.phase:
+            self._patch(self.torch.nn.Module, "zero_grad", self.wrap_zero_grad)
 
     def _install_backward(self):
         torch = self.torch
-        torch.Tensor.backward = self.wrap_backward(torch.Tensor.backward)
-        torch.autograd.backward = self.wrap_backward(torch.autograd.backward)
+        self._patch(torch.Tensor, "backward", self.wrap_backward)
+        self._patch(torch.autograd, "backward", self.wrap_backward)
 
     def _install_optimizer(self, importlib):
         opt = importlib.import_module("torch.optim.optimizer")
         self.handles.append(opt.register_optimizer_step_pre_hook(self.opt_pre))
         self.handles.append(opt.register_optimizer_step_post_hook(self.opt_post))
-        opt.Optimizer.zero_grad = self.wrap_zero_grad(opt.Optimizer.zero_grad)
+        self._patch(opt.Optimizer, "zero_grad", self.wrap_zero_grad)
 
     def _announce(self):
         """Once, at the first forward: by then the program has set up CUDA
@@ -343,12 +408,13 @@ def _reclaim_cupti():
 
 
 def _on_torch_imported(torch):
-    global _installed
+    global _installed, _hooks
     if _installed:
         return
     _installed = True
     try:
-        _Hooks(torch).install()
+        _hooks = _Hooks(torch, _parts())
+        _hooks.install()
     except Exception as e:
         _say("PyTorch hooks not installed (%r); allocations are still recorded, "
              "without layer names" % (e,))

@@ -14,7 +14,7 @@ def main():
     line = [l for l in open(out) if l.startswith("GPUPROF_FEATURES")]
     kv = dict(w.split("=") for w in line[-1].split()[1:]) if line else {}
     stem = trace[: -len(".json.gz")]
-    others = [p for p in glob.glob(stem + ".*.json.gz")]
+    others = [] if "--quiet-extra" in sys.argv else glob.glob(stem + ".*.json.gz")
     ev = json.load(gzip.open(trace, "rt"))
     names = Counter()
     steps = []
