@@ -128,14 +128,13 @@ if want cost; then
 		"$gp" --trace --force --mode $mode -o "$out/cost.$mode.json.gz" tests/torch/hook_cost.py 2>/dev/null |
 			grep GPUPROF_COST | sed "s/^/cost gpuprof-$mode: /" >>"$table"
 	done
-	# each piece of the Python hooks, without and with the recorder
-	for v in plain noop-hooks prehook gpuprof gpuprof:fwd gpuprof:bwd; do
-		python3 bench/hook_micro.py $v 2>>"$out/hook_micro.err" | sed 's/^HOOK_MICRO/hooks plain:/' >>"$table"
-	done
 	# GPT-2 steps with the hooks installed and removed in turns, one process:
 	# plainly (NVTX goes nowhere), then traced (the recorder takes it)
-	python3 bench/hook_ab.py --model gpt2 2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/hooks A\/B plain:/' >>"$table"
-	"$gp" --trace --force --mode native -o "$out/hook_ab.json.gz" bench/hook_ab.py --model gpt2 \
+	ab="none fwd,bwd,phase fwd,bwd,phase,nomem fwd fwd,bwd phase"
+	# shellcheck disable=SC2086
+	python3 bench/hook_ab.py --model gpt2 $ab 2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/hooks A\/B plain:/' >>"$table"
+	# shellcheck disable=SC2086
+	"$gp" --trace --force --mode native -o "$out/hook_ab.json.gz" bench/hook_ab.py --model gpt2 $ab \
 		2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/hooks A\/B traced-native:/' >>"$table"
 	tail -n 5 "$out/hook_ab.err" | cut -c1-300 | sed 's/^/  hook_ab stderr: /' >>"$table"
 fi
