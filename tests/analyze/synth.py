@@ -384,7 +384,7 @@ def train(sim, steps, leak=0, warmup_growth=0, grow_steps=3, oom_at=None, oom_re
         sim.push("fwd:fc2")
         if oom_at == step:
             sim.oom(oom_request)
-            return {"x": x}
+            return {"x": x, "params": params}
         a2 = sim.alloc(act[1], "activations")
         if leak:
             kept.append(sim.alloc(leak, "activations"))
@@ -420,7 +420,7 @@ def train(sim, steps, leak=0, warmup_growth=0, grow_steps=3, oom_at=None, oom_re
         sim.free(t)
         sim.pop()
         sim.mark("step:%d" % step)
-    return {"x": x}
+    return {"x": x, "params": params}
 
 
 def scenario(name, outdir):
@@ -429,6 +429,16 @@ def scenario(name, outdir):
         sim = Sim()
         train(sim, 6)
         sim.write(os.path.join(outdir, "train.json.gz"))
+        exp["peak"] = expect_peak(sim)
+    elif name == "teardown":
+        # PyTorch frees the model's tensors at exit: still parameters
+        sim = Sim()
+        kept = train(sim, 6)
+        sim.tick(5000)
+        sim.free(kept["x"])
+        for a in kept["params"].values():
+            sim.free(a)
+        sim.write(os.path.join(outdir, "teardown.json.gz"))
         exp["peak"] = expect_peak(sim)
     elif name == "leak":
         sim = Sim(total=4 * GiB)

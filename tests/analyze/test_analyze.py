@@ -138,6 +138,15 @@ def test_train():
     eq(len(json.loads(out)["devices"][0]["peak"]["top"]), 3, "--top 3")
 
 
+def test_teardown():
+    exp = make("teardown")
+    doc, _ = analyze_json("teardown.json.gz")
+    p = dev(doc)["peak"]
+    eq(cats(p["by_category"]), exp["peak"]["categories"],
+       "categories at the peak when the model is freed at exit (parameters stay parameters)")
+    return report()
+
+
 def test_leak():
     exp = make("leak")
     doc, _ = analyze_json("leak.json.gz")

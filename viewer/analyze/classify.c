@@ -42,7 +42,9 @@ int an_classify(const struct an_proc *p, const struct an_rec *r, char *label, si
 	if (p->mode == MODE_NATIVE && (r->flags & R_RELEASED_ON_OOM))
 		return other(r, label, cap, "PyTorch's cache, released after the failed allocation");
 	if (r->flags & R_BEFORE_FWD) {
-		if (!freed)
+		/* freed only after the last forward began: at the program's
+		 * exit, with the model (PyTorch frees its tensors at teardown) */
+		if (!freed || r->free_fwd_count >= p->fwd_count)
 			return CAT_PARAMETERS;
 		if (into_forward(p, r))
 			return CAT_INPUTS;
