@@ -67,7 +67,13 @@ class _Names:
 
     def name_tree(self, root, root_name):
         self._set(root, root_name)
+        compiled = type(root).__name__ == "OptimizedModule"
         for path, sub in root.named_modules(remove_duplicate=False):
+            if compiled and path.startswith("_orig_mod"):
+                # the paths of the model itself, as the user wrote them
+                path = path[len("_orig_mod."):] if path != "_orig_mod" else ""
+                if not path:
+                    self._set(sub, root_name)
             if path:
                 self._set(sub, path)
 
@@ -78,8 +84,15 @@ class _Names:
             self.name_tree(running_root, self.path.get(id(running_root), "<root>"))
             if key in self.fwd:
                 return self.fwd[key]
-        self.name_tree(module, "<%s>" % type(module).__name__)
-        return self.fwd.get(key) or "fwd:<%s>" % type(module).__name__
+        self.name_tree(module, _root_name(module))
+        return self.fwd.get(key) or "fwd:" + _root_name(module)
+
+
+def _root_name(module):
+    # torch.compile(model) wraps the model in an OptimizedModule: name it
+    # after the model, as the user knows it
+    inner = getattr(module, "_orig_mod", None) if type(module).__name__ == "OptimizedModule" else None
+    return "<%s>" % type(inner if inner is not None else module).__name__
 
 
 class _Hooks:
@@ -310,6 +323,11 @@ class _Hooks:
     def install(self):
         torch = self.torch
         import importlib
+        import warnings
+        # PyTorch warns that global module hooks fire once more for the
+        # OptimizedModule of torch.compile(model): they are ours, and the
+        # name it gets is the model's (_root_name)
+        warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
         parts = []
         if self.fwd or self.bwd:
             parts.append(("module forward", self._install_forward))
