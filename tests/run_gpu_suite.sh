@@ -11,8 +11,9 @@ final=${OUT:-$root/build/gpu-out}
 out=$final/logs
 mkdir -p "$out"
 # sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models),
-# features (workers, AMP, checkpointing, compile, torchrun, -m), cost
-# (per-event costs), bench (overhead); all by default, or --only a,b
+# features (workers, AMP, checkpointing, compile, torchrun, -m), samples
+# (samples/pytorch/run_all.sh), cost (per-event costs), bench (overhead);
+# all by default, or --only a,b
 only=all
 [ "${1:-}" = "--only" ] && only=${2:-all}
 want() { [ "$only" = all ] || case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
@@ -119,6 +120,13 @@ if want features; then
 	(cd tests/torch && "$gp" --trace --force -o "$out/feat.module.json.gz" -- python3 -m features --workers 0 \
 		>"$out/feat.module.out" 2>"$out/feat.module.err")
 	python3 tests/torch/check_features.py "$out/feat.module.json.gz" "$out/feat.module.out" | sed 's/^/python -m: /' >>"$table" 2>&1
+fi
+
+if want samples; then
+	# the OOM stories of samples/pytorch, each run plainly: each story must show
+	LOGDIR=$out/samples TIMEOUT=120 bash samples/pytorch/run_all.sh >"$out/samples.txt" 2>&1
+	echo "samples/pytorch run_all: exit $?" >>"$table"
+	tail -n 30 "$out/samples.txt" | sed 's/^/  /' >>"$table"
 fi
 
 if want cost; then
