@@ -35,6 +35,7 @@ struct gp_command {
 extern const struct gp_command gp_cmd_trace;
 extern const struct gp_command gp_cmd_recover;
 extern const struct gp_command gp_cmd_analyze;
+extern const struct gp_command gp_cmd_compare, gp_cmd_check;
 
 /* "gpuprof: " + message + newline, on stderr. */
 void gp_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,212 @@
+/* Internals of gpuprof compare/check, shared by the files of this directory:
+ *   input.c    files of a side: directories, child traces, trace or summary
+ *   summary.c  a gpuprof.analyze/1 document, validated, into units
+ *   match.c    which process/GPU of BASE goes with which of NEW
+ *   diff.c     the metric, the verdict, what changed at the peak
+ *   table.c    aligned text and GitHub-flavoured Markdown tables
+ *   render.c   the text and Markdown reports; json.c the JSON reports
+ *   run.c      gp_cmp_compare() and gp_cmp_check(): the steps in order
+ *   limit.c    --max-increase/--max-peak values; options.c the options
+ *              both commands share (options.h)
+ * Every function returns 0 or -errno; err buffers get one line. */
+#ifndef GPUPROF_CMP_H
+#define GPUPROF_CMP_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "compare.h"
+
+#define CMP_ERR 1024
+
+/* A growable list of owned strings (notes for the report). */
+struct cmp_notes {
+	char **s;
+	size_t n, cap;
+};
+int cmp_note(struct cmp_notes *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cmp_notes_free(struct cmp_notes *l);
+
+/* Bytes under one name at the peak: a category, or a layer's own bytes
+ * (made in that layer, not in the layers below it). */
+struct cmp_row {
+	char *name;
+	uint64_t bytes;
+};
+
+/* One of the largest allocations at the peak; strings are the document's. */
+struct cmp_alloc {
+	uint64_t bytes;
+	const char *layer, *category, *phase, *op, *api, *what;
+};
+
+/* One process on one GPU, from one document. Strings belong to the
+ * document (struct cmp_side keeps it) unless said otherwise. */
+struct cmp_unit {
+	const char *input;   /* the file it was read from (a summary, or the first trace) */
+	const char *trace;   /* traces[].path */
+	int64_t pid;
+	int device;
+	int64_t rank;        /* -1: not known */
+	const char *cmdline, *hostname, *mode, *gpu_name; /* cmdline, hostname may be NULL */
+	int64_t start_unix_ns; /* -1: not known */
+	uint64_t capacity;   /* 0: not known */
+	int cut_short, recovered;
+	int alloc_known, reserved_known;
+	uint64_t alloc_peak, reserved_peak;
+	uint64_t oom_count;
+	/* the peak analyze reports, and what was alive then */
+	int has_peak;
+	const char *peak_what; /* allocated, reserved, device */
+	uint64_t peak_bytes;
+	double peak_t;
+	int64_t peak_step;     /* -1: null */
+	const char *peak_phase, *peak_layer;
+	uint64_t live_bytes, live_allocations;
+	int has_cats;          /* null in cuda mode */
+	struct cmp_row *cats, *layers; /* owned */
+	size_t ncats, nlayers;
+	struct cmp_alloc *top; /* owned array */
+	size_t ntop;
+	int top_complete;      /* every allocation alive at the peak is in top */
+	uint64_t top_cut;      /* else: the smallest one listed */
+};
+
+struct cmp_side {
+	const char *label;     /* BASE, NEW, TRACE */
+	char **inputs;         /* the files read, in order (owned) */
+	size_t ninputs;
+	struct json_object **docs;
+	size_t ndocs;
+	struct cmp_unit *u;
+	size_t n;
+	size_t nprocs;         /* distinct processes among u */
+	struct cmp_notes notes;
+};
+
+void cmp_side_free(struct cmp_side *s);
+
+/* input.c: reads the files (expanding directories, adding the traces of
+ * child processes beside a trace), analyzes traces, validates summaries,
+ * and fills side->u. device >= 0 keeps that device index only. */
+int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int device,
+		  int progress, const char *prog, char *err, size_t cap);
+
+/* summary.c: the units of one gpuprof.analyze/1 document. */
+int cmp_summary_units(struct cmp_side *side, struct json_object *doc, const char *input,
+		      int device, char *err, size_t cap);
+void cmp_unit_free(struct cmp_unit *u);
+
+/* A change of one name between BASE and NEW (delta != 0). */
+struct cmp_change {
+	const char *name;
+	uint64_t base, new_;
+	int64_t delta;
+};
+
+/* A change among the largest allocations. An allocation with no
+ * counterpart may be under the other side's list cut: then *_below holds
+ * that cut, the value is not known, and delta is the least change. */
+struct cmp_achange {
+	const struct cmp_alloc *a; /* for its layer, category... */
+	int base_known, new_known;
+	uint64_t base, new_;
+	uint64_t base_below, new_below; /* not known: less than or equal to this */
+	size_t count;                   /* allocations with this same change */
+	int64_t delta;                  /* of them all */
+};
+
+enum cmp_verdict {
+	CMP_REGRESSION, /* grew beyond the limit */
+	CMP_GREW,       /* grew within the limit */
+	CMP_UNCHANGED,
+	CMP_SHRANK,
+	CMP_MISSING,    /* in BASE, not in NEW: a failure */
+	CMP_ONLY_NEW,   /* in NEW, not in BASE: reported */
+};
+
+struct cmp_pair {
+	const struct cmp_unit *b, *n; /* either may be NULL */
+	const char *matched_by;       /* NULL when unmatched */
+	struct cmp_notes notes;
+	enum cmp_verdict verdict;
+	const char *what;             /* "peak allocated"... */
+	uint64_t vb, vn;              /* the metric */
+	int64_t delta;
+	int has_percent;
+	double percent;
+	uint64_t allowed;
+	int has_breakdown;
+	struct cmp_change *cats, *layers;
+	size_t ncats, nlayers;
+	struct cmp_achange *allocs;
+	size_t nallocs;
+};
+
+/* match.c: pairs in BASE's order, then NEW's processes that have none. */
+int cmp_match(const struct cmp_side *base, const struct cmp_side *new_, struct cmp_pair **out,
+	      size_t *nout);
+void cmp_pairs_free(struct cmp_pair *p, size_t n);
+
+/* diff.c */
+const char *cmp_metric_option(enum gp_cmp_metric m);
+/* The metric of a unit and what it is called; -ENODATA when not known
+ * (err says why and what to do). */
+int cmp_metric_value(const struct cmp_unit *u, enum gp_cmp_metric m, const char *side,
+		     uint64_t *v, const char **what, char *err, size_t cap);
+uint64_t cmp_allowed(const struct gp_cmp_limit *l, uint64_t base);
+int cmp_diff(struct cmp_pair *p, const struct gp_cmp_settings *s, char *err, size_t cap);
+
+/* table.c */
+enum cmp_fmt { CMP_FMT_TEXT, CMP_FMT_MD };
+struct cmp_table {
+	size_t ncols;
+	const char *const *head;
+	const char *align;   /* 'l' or 'r' per column */
+	char **cells;        /* nrows * ncols, owned */
+	size_t nrows, cap;
+	int oom;
+};
+void cmp_table_init(struct cmp_table *t, size_t ncols, const char *const *head, const char *align);
+/* Takes ncols strings, copied. */
+void cmp_table_row(struct cmp_table *t, ...);
+void cmp_table_free(struct cmp_table *t);
+void cmp_table_print(const struct cmp_table *t, enum cmp_fmt f, FILE *out, int indent);
+/* Text: control characters as '?'. Markdown: as plain text, or as code
+ * (names of layers, command lines), escaped for a table cell. Returns buf.
+ * More than max_chars characters: cut at the end with "..."; max_chars < 0:
+ * the last -max_chars kept, "..." before them (a layer's path ends with
+ * what matters); 0: no limit. */
+char *cmp_cell(char *buf, size_t cap, enum cmp_fmt f, const char *s, int code, long max_chars);
+/* "504 MiB", signed "+96.0 MiB", "+19.0%" */
+void cmp_fmt_bytes(char *buf, size_t cap, uint64_t v);
+void cmp_fmt_delta(char *buf, size_t cap, int64_t d);
+void cmp_fmt_percent(char *buf, size_t cap, double p);
+
+/* render.c, json.c */
+int cmp_render_compare(const struct gp_cmp_settings *s, const struct cmp_side *base,
+		       const struct cmp_side *new_, const struct cmp_pair *p, size_t n, int over);
+int cmp_json_compare(const struct gp_cmp_settings *s, const struct cmp_side *base,
+		     const struct cmp_side *new_, const struct cmp_pair *p, size_t n, int over);
+
+/* check: one device of the trace against the limit */
+struct cmp_check {
+	const struct cmp_unit *u;
+	const char *what;
+	uint64_t value, limit;
+	int over;
+};
+int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *side,
+		     const struct cmp_check *c, size_t n, int over);
+int cmp_json_check(const struct gp_cmp_settings *s, const struct cmp_side *side,
+		   const struct cmp_check *c, size_t n, int over);
+
+/* "cuda:0", or "cuda:0 of process 4242" when several processes of the
+ * side used that device index */
+void cmp_unit_where(char *buf, size_t cap, const struct cmp_unit *u, const struct cmp_side *side);
+/* Rows largest first; a new array of pointers into r. */
+int cmp_rows_sorted(const struct cmp_row *r, size_t n, const struct cmp_row ***out);
+
+#endif

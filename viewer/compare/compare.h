@@ -1,0 +1,88 @@
+/* gpuprof compare and gpuprof check, the library behind viewer/cmd_compare.c
+ * and viewer/cmd_check.c: a peak-memory gate for CI.
+ *
+ * Inputs are traces (analyzed here, in-process, by viewer/analyze/) or the
+ * `gpuprof analyze --json` summaries of them (schema gpuprof.analyze/1). Both
+ * are untrusted: anything wrong ends the call with one line on stderr and
+ * GP_CMP_BAD, never a crash. README.md in this directory says how processes
+ * are matched, what the limits mean and what the JSON report holds. */
+#ifndef GPUPROF_COMPARE_H
+#define GPUPROF_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GP_CMP_SCHEMA "gpuprof.compare/1"
+#define GP_CHECK_SCHEMA "gpuprof.check/1"
+
+/* The exit statuses: 1 only when a verdict was reached and it is "over",
+ * so that CI can tell a regression from a broken job. */
+enum {
+	GP_CMP_OK = 0,
+	GP_CMP_OVER = 1,
+	GP_CMP_BAD = 2, /* bad usage, bad input, or no verdict (out of memory, write error) */
+};
+
+enum gp_cmp_metric {
+	GP_CMP_PEAK,           /* what analyze calls the peak: allocated, or reserved in native mode */
+	GP_CMP_PEAK_ALLOCATED,
+	GP_CMP_PEAK_RESERVED,
+};
+
+enum gp_cmp_format { GP_CMP_TEXT, GP_CMP_JSON, GP_CMP_MARKDOWN };
+
+/* "2%" or "256MiB": one of the two. */
+struct gp_cmp_amount {
+	int is_percent;
+	double percent;
+	uint64_t bytes;
+};
+
+/* The largest size an input or a limit may say: 8 PiB, far beyond any GPU,
+ * and still exact in a double. */
+#define GP_CMP_MAX_BYTES (UINT64_C(1) << 53)
+
+/* Strict: digits, at most 3 decimals, then "%" or a binary unit (B, KiB,
+ * MiB, GiB, TiB) or nothing (bytes); no sign, no blanks, no exponent.
+ * Percentages up to 1000%, sizes up to GP_CMP_MAX_BYTES; a fraction of a
+ * byte ("1.5", "1.5B") is refused. Returns 0, -EINVAL (not of that form),
+ * -ERANGE (too large). */
+int gp_cmp_parse_amount(const char *s, struct gp_cmp_amount *out);
+
+/* An exact size as people write it: "12 GiB", "1.5 GiB", "256 MiB", else
+ * three significant digits. */
+void gp_cmp_fmt_limit(char *buf, size_t cap, uint64_t v);
+
+struct gp_cmp_limit {
+	int has_percent; /* compare: of BASE's peak; check: of the device's memory */
+	double percent;
+	int has_bytes;
+	uint64_t bytes;
+};
+
+struct gp_cmp_files {
+	const char *const *paths;
+	size_t n;
+};
+
+struct gp_cmp_settings {
+	const char *prog;        /* "gpuprof compare", what stderr lines start with */
+	struct gp_cmp_files base; /* check: the TRACEs */
+	struct gp_cmp_files new_; /* compare only */
+	/* compare: an increase fails when over every limit given;
+	 * check: the peak fails when over the limit */
+	struct gp_cmp_limit limit;
+	enum gp_cmp_metric metric;
+	enum gp_cmp_format format;
+	int device;   /* this device index only; -1: all */
+	int top;      /* rows per table in text and Markdown */
+	int progress; /* analyze's progress line while reading traces */
+	FILE *out;
+};
+
+/* Each returns the exit status; the report goes to s->out, messages to stderr. */
+int gp_cmp_compare(const struct gp_cmp_settings *s);
+int gp_cmp_check(const struct gp_cmp_settings *s);
+
+#endif

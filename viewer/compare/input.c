@@ -1,0 +1,696 @@
+/* The files of one side (BASE, NEW, or check's TRACE) into units.
+ *
+ * A side is one run: its traces are analyzed together, in this process, by
+ * the analyzer library (one clock, as `gpuprof analyze a b c` does), and its
+ * summaries are read as they are. What a name means:
+ *   a summary     `gpuprof analyze --json` output: a JSON object, gzipped or not
+ *   a trace       gpuprof's JSON array, gzipped or not; the traces the
+ *                 run's other processes wrote beside it (RUN.PID.json.gz,
+ *                 the names `gpuprof --trace` gives them; add_children()
+ *                 says which count) come with it, so that one name stands
+ *                 for the whole run
+ *   a directory   every *.json and *.json.gz in it (not below): a torchrun,
+ *                 whose launcher uses no CUDA and so writes no RUN.json.gz
+ * The same file named twice is read once. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "analyze.h"
+#include "viewer/cli.h"
+#include "cmp.h"
+
+#define MAX_SUMMARY (512u << 20)
+#define JSON_DEPTH 160   /* analyze's layer trees go 48 levels down, 2 JSON levels each */
+#define TRACE_TOP 100    /* allocations kept per peak: the more, the more compare can match */
+#define META_MAX 65536   /* the recorder writes gpuprof.meta first, on one line */
+
+enum kind { TRACE, SUMMARY };
+
+struct file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	enum kind kind;
+	int named; /* given as such, not found in a directory */
+};
+
+struct files {
+	struct file *f;
+	size_t n, cap;
+};
+
+static void files_free(struct files *fs)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		free(fs->f[i].path);
+	free(fs->f);
+}
+
+/* Adds path unless that file is there already; returns 0, 1 (there
+ * already) or -errno, with err set for anything but -ENOMEM. */
+static int file_add(struct files *fs, const char *path, int named, char *err, size_t cap)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		int e = errno;
+
+		snprintf(err, cap, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		snprintf(err, cap, "%s: not a regular file or a directory", path);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->f[i].dev == st.st_dev && fs->f[i].ino == st.st_ino)
+			return 1;
+	if (fs->n == fs->cap) {
+		size_t c = fs->cap ? fs->cap * 2 : 8;
+		struct file *f = realloc(fs->f, c * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		fs->f = f;
+		fs->cap = c;
+	}
+	fs->f[fs->n] = (struct file){ strdup(path), st.st_dev, st.st_ino, TRACE, named };
+	if (!fs->f[fs->n].path)
+		return -ENOMEM;
+	fs->n++;
+	return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n > t && strcmp(s + n - t, tail) == 0;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+	char *p = malloc(n + strlen(name) + 2);
+
+	if (p)
+		sprintf(p, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+	return p;
+}
+
+/* The names in dir that keep(base, name) wants, sorted: sorted, so that a
+ * report lists a directory's files the same way every time. */
+static int list_dir(const char *dir, const char *base, int (*keep)(const char *, const char *),
+		    char ***out, size_t *nout, char *err, size_t cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0, c = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (!d) {
+		rc = -errno;
+		snprintf(err, cap, "%s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !keep(base, e->d_name))
+			continue;
+		if (n == c) {
+			char **p = realloc(v, (c = c ? c * 2 : 16) * sizeof(*p));
+
+			if (!p) {
+				rc = -ENOMEM;
+				goto cleanup;
+			}
+			v = p;
+		}
+		if (!(v[n] = join(dir, e->d_name))) {
+			rc = -ENOMEM;
+			goto cleanup;
+		}
+		n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), str_cmp);
+	*out = v;
+	*nout = n;
+	v = NULL;
+	n = 0;
+cleanup:
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	closedir(d);
+	return rc;
+}
+
+static int keep_json(const char *base, const char *name)
+{
+	(void)base;
+	return ends_with(name, ".json") || ends_with(name, ".json.gz");
+}
+
+static int keep_child(const char *base, const char *name)
+{
+	return gp_child_trace_pid(base, name) > 0;
+}
+
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int add_dir(struct files *fs, const char *dir, char *err, size_t cap)
+{
+	char **v;
+	size_t n, added = 0;
+	int rc = list_dir(dir, NULL, keep_json, &v, &n, err, cap);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n && rc >= 0; i++) {
+		struct stat st;
+
+		/* a subdirectory named x.json is not an input */
+		if (stat(v[i], &st) || !S_ISREG(st.st_mode))
+			continue;
+		rc = file_add(fs, v[i], 0, err, cap);
+		added += rc >= 0;
+	}
+	free_list(v, n);
+	if (rc >= 0 && !added) {
+		snprintf(err, cap, "%s: no traces or summaries (*.json, *.json.gz) in it", dir);
+		return -ENOENT;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* A trace is gzip, or JSON that starts with '['; a summary, JSON that starts
+ * with '{'. Only the start is read: traces can be gigabytes. */
+static int sniff(struct file *f, char *err, size_t cap)
+{
+	unsigned char buf[4096];
+	FILE *fp = fopen(f->path, "rb");
+	size_t n, i = 0;
+
+	if (!fp) {
+		int e = errno;
+
+		snprintf(err, cap, "%s: %s", f->path, strerror(e));
+		return -e;
+	}
+	n = fread(buf, 1, sizeof(buf), fp);
+	if (ferror(fp)) {
+		fclose(fp);
+		snprintf(err, cap, "%s: read error", f->path);
+		return -EIO;
+	}
+	fclose(fp);
+	if (n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+		/* a summary kept gzipped (a CI artifact); anything else that is
+		 * gzip goes to analyze, which says best what is wrong with it */
+		gzFile gz = gzopen(f->path, "rb");
+		int got = gz ? gzread(gz, buf, sizeof(buf)) : -1;
+
+		if (gz)
+			gzclose(gz);
+		for (i = 0; got > 0 && i < (size_t)got && strchr(" \t\r\n", buf[i]); i++)
+			;
+		f->kind = got > 0 && i < (size_t)got && buf[i] == '{' ? SUMMARY : TRACE;
+		return 0;
+	}
+	while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
+		i++;
+	if (i < n && buf[i] == '[') {
+		f->kind = TRACE;
+		return 0;
+	}
+	if (i < n && buf[i] == '{') {
+		f->kind = SUMMARY;
+		return 0;
+	}
+	snprintf(err, cap, "%s: %s", f->path,
+		 n ? "neither a gpuprof trace nor a `gpuprof analyze --json` summary" : "empty");
+	return -EINVAL;
+}
+
+/* A copy of dirname(path), "." for a bare name. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+struct meta {
+	int64_t pid, start;
+	char host[256];
+};
+
+/* From a trace's first event, gpuprof.meta; -EINVAL when that cannot be
+ * read. zlib reads a plain file as it is. */
+static int trace_meta(const char *path, struct meta *m)
+{
+	char buf[META_MAX + 1];
+	struct json_object *o = NULL, *args, *v;
+	gzFile gz = gzopen(path, "rb");
+	char *start, *end;
+	int n, rc = -EINVAL;
+
+	if (!gz)
+		return -EINVAL;
+	n = gzread(gz, buf, META_MAX);
+	gzclose(gz);
+	if (n <= 0)
+		return -EINVAL;
+	buf[n] = '\0';
+	start = strchr(buf, '{');
+	end = start ? strchr(start, '\n') : NULL;
+	if (!end)
+		return -EINVAL;
+	*end = '\0';
+	if (end > start && end[-1] == ',')
+		end[-1] = '\0';
+	o = json_tokener_parse(start);
+	if (o && json_object_object_get_ex(o, "name", &v) && json_object_is_type(v, json_type_string) &&
+	    strcmp(json_object_get_string(v), "gpuprof.meta") == 0 &&
+	    json_object_object_get_ex(o, "args", &args) && json_object_is_type(args, json_type_object) &&
+	    json_object_object_get_ex(args, "pid", &v) && json_object_is_type(v, json_type_int)) {
+		m->pid = json_object_get_int64(v);
+		m->start = json_object_object_get_ex(args, "start_unix_ns", &v) &&
+					   json_object_is_type(v, json_type_int) ?
+				   json_object_get_int64(v) : -1;
+		snprintf(m->host, sizeof(m->host), "%s",
+			 json_object_object_get_ex(args, "hostname", &v) &&
+					 json_object_is_type(v, json_type_string) ?
+				 json_object_get_string(v) : "");
+		rc = 0;
+	}
+	json_object_put(o);
+	return rc;
+}
+
+/* The traces named RUN.PID.json.gz beside RUN.json.gz that processes of
+ * that run wrote: the trace says it is of process PID, on the same host,
+ * started after RUN's process. So a second run saved as run.2.json.gz, or
+ * a child's trace left from an earlier run with the same name, is not
+ * taken (the launcher checks the same by the files' times). */
+static int add_children(struct files *fs, size_t i, struct cmp_notes *notes, const char *label,
+			char *err, size_t cap)
+{
+	char *dir = dir_of(fs->f[i].path), *base = NULL, **v = NULL;
+	const char *slash = strrchr(fs->f[i].path, '/');
+	struct meta root, m;
+	size_t n = 0;
+	int rc;
+
+	if (!dir)
+		return -ENOMEM;
+	base = strdup(slash ? slash + 1 : fs->f[i].path);
+	rc = base ? list_dir(dir, base, keep_child, &v, &n, err, cap) : -ENOMEM;
+	if (rc || !n || trace_meta(fs->f[i].path, &root))
+		goto cleanup;
+	for (size_t k = 0; k < n && rc >= 0; k++) {
+		const char *name = strrchr(v[k], '/') + 1;
+		struct stat st;
+
+		if (stat(v[k], &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (trace_meta(v[k], &m) || m.pid != gp_child_trace_pid(base, name) ||
+		    strcmp(m.host, root.host) != 0 || m.start < root.start) {
+			if (cmp_note(notes, "%s: %s is named like the trace of a child process of %s, but is "
+				     "not one of that run: left out", label, v[k], fs->f[i].path))
+				rc = -ENOMEM;
+			continue;
+		}
+		/* "run.json.gz" brings "run.5002.json.gz", not "./run.5002.json.gz" */
+		rc = file_add(fs, slash ? v[k] : v[k] + 2, 0, err, cap);
+	}
+cleanup:
+	free_list(v, n);
+	free(base);
+	free(dir);
+	return rc < 0 ? rc : 0;
+}
+
+/* torchrun's launcher uses no CUDA, so writes no RUN.json.gz; its
+ * workers' RUN.PID.json.gz are there. Say so rather than "no such file". */
+static void hint_children(const char *path, char *err, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = dir_of(path), **v = NULL, scratch[CMP_ERR];
+	size_t n = 0, len = strlen(err);
+
+	if (dir && !list_dir(dir, slash ? slash + 1 : path, keep_child, &v, &n, scratch, sizeof(scratch)) &&
+	    n)
+		snprintf(err + len, cap - len,
+			 " (but %s%s is there: give the run's traces, or their directory)",
+			 slash ? v[0] : v[0] + 2, n > 1 ? " and more" : "");
+	free_list(v, n);
+	free(dir);
+}
+
+/* The whole file, gunzipped if it is gzip (zlib reads a plain file as it is). */
+static int read_all(const char *path, char **out, size_t *len, char *err, size_t cap)
+{
+	gzFile gz = gzopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, c = 0;
+	int rc = 0;
+
+	*out = NULL;
+	if (!gz) {
+		rc = errno ? -errno : -ENOMEM;
+		snprintf(err, cap, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	for (;;) {
+		int got;
+
+		if (n == c) {
+			char *p;
+
+			if (c >= MAX_SUMMARY) {
+				snprintf(err, cap, "%s: larger than %u MiB: not a summary", path,
+					 MAX_SUMMARY >> 20);
+				rc = -EFBIG;
+				goto cleanup;
+			}
+			c = c ? c * 2 : 65536;
+			if (!(p = realloc(buf, c + 1))) {
+				rc = -ENOMEM;
+				goto cleanup;
+			}
+			buf = p;
+		}
+		got = gzread(gz, buf + n, (unsigned)(c - n));
+		if (got < 0) {
+			int e;
+
+			snprintf(err, cap, "%s: %s", path, gzerror(gz, &e));
+			rc = -EIO;
+			goto cleanup;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	buf = NULL;
+cleanup:
+	free(buf);
+	gzclose(gz);
+	return rc;
+}
+
+/* json-c reads NaN and Infinity even when strict, and 1e999 as infinite:
+ * neither is JSON, nor a number any member may hold. */
+static int all_finite(struct json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return isfinite(json_object_get_double(o));
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			if (!all_finite(json_object_array_get_idx(o, i)))
+				return 0;
+		return 1;
+	case json_type_object: {
+		json_object_object_foreach(o, k, v) {
+			(void)k;
+			if (!all_finite(v))
+				return 0;
+		}
+		return 1;
+	}
+	default:
+		return 1;
+	}
+}
+
+static int parse_json(const char *buf, size_t len, const char *name, struct json_object **out,
+		      char *err, size_t cap)
+{
+	struct json_tokener *tok;
+	enum json_tokener_error jerr;
+	size_t end;
+	int rc = 0;
+
+	*out = NULL;
+	if (!len || len > INT_MAX) {
+		snprintf(err, cap, "%s: %s", name, len ? "too large" : "empty");
+		return -EINVAL;
+	}
+	if (memchr(buf, '\0', len)) {
+		snprintf(err, cap, "%s: holds a NUL byte: not JSON", name);
+		return -EINVAL;
+	}
+	tok = json_tokener_new_ex(JSON_DEPTH);
+	if (!tok)
+		return -ENOMEM;
+	/* strict: no NaN, no single quotes, no trailing commas; UTF-8 checked */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8 |
+					    JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	*out = json_tokener_parse_ex(tok, buf, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue) {
+		snprintf(err, cap, "%s: cut short: the JSON ends before it is complete", name);
+		rc = -EINVAL;
+	} else if (jerr != json_tokener_success) {
+		snprintf(err, cap, "%s: not valid JSON at byte %zu: %s", name, end,
+			 json_tokener_error_desc(jerr));
+		rc = -EINVAL;
+	} else {
+		for (; end < len; end++) {
+			if (!strchr(" \t\r\n", buf[end])) {
+				snprintf(err, cap, "%s: text after the JSON value, at byte %zu", name, end);
+				rc = -EINVAL;
+				break;
+			}
+		}
+	}
+	json_tokener_free(tok);
+	/* the depth is bounded by JSON_DEPTH, so is this recursion */
+	if (!rc && !all_finite(*out)) {
+		snprintf(err, cap, "%s: holds NaN, Infinity or a number beyond a double: not JSON", name);
+		rc = -EINVAL;
+	}
+	if (rc) {
+		json_object_put(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static int keep_doc(struct cmp_side *side, struct json_object *doc)
+{
+	struct json_object **d = realloc(side->docs, (side->ndocs + 1) * sizeof(*d));
+
+	if (!d) {
+		json_object_put(doc);
+		return -ENOMEM;
+	}
+	side->docs = d;
+	side->docs[side->ndocs++] = doc;
+	return 0;
+}
+
+struct note_ctx {
+	const char *prog, *label;
+};
+
+static void print_note(void *ctx, const char *line)
+{
+	const struct note_ctx *c = ctx;
+
+	fprintf(stderr, "%s: %s: %s\n", c->prog, c->label, line);
+}
+
+/* The traces of a side, analyzed together in this process; the JSON
+ * document analyze would print, read back through the same checks as a
+ * summary, so both kinds of input are judged by one piece of code. */
+static int analyze_traces(struct cmp_side *side, const struct files *fs, int device, int progress,
+			  const char *prog, char *err, size_t cap)
+{
+	struct gp_an_input *in = calloc(fs->n, sizeof(*in));
+	struct gp_an_settings an = { 0 };
+	struct note_ctx nc = { prog, side->label };
+	struct json_object *doc = NULL;
+	char *buf = NULL, aerr[CMP_ERR] = "";
+	size_t len = 0, n = 0;
+	FILE *mem = NULL;
+	int rc = 0, st;
+
+	if (!in)
+		return -ENOMEM;
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->f[i].kind == TRACE)
+			in[n++].path = side->inputs[i]; /* fs->f[i].path moved there */
+	if (!n)
+		goto cleanup;
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		rc = -ENOMEM;
+		goto cleanup;
+	}
+	an.inputs = in;
+	an.n_inputs = n;
+	an.top = TRACE_TOP;
+	an.device = -1;
+	an.pid = -1;
+	an.json = 1;
+	an.progress = progress;
+	an.out = mem;
+	st = gp_an_run(&an, aerr, sizeof(aerr), print_note, &nc);
+	if (fclose(mem) && st == GP_AN_OK)
+		st = GP_AN_FAIL;
+	mem = NULL;
+	if (st != GP_AN_OK) {
+		snprintf(err, cap, "%s: %s", side->label, aerr[0] ? aerr : "analysis failed");
+		rc = st == GP_AN_BAD_INPUT ? -EINVAL : -EIO;
+		goto cleanup;
+	}
+	if ((rc = parse_json(buf, len, side->label, &doc, err, cap)) || (rc = keep_doc(side, doc)))
+		goto cleanup;
+	rc = cmp_summary_units(side, doc, NULL, device, err, cap);
+cleanup:
+	if (mem)
+		fclose(mem);
+	free(buf);
+	free(in);
+	return rc;
+}
+
+static int load_summary(struct cmp_side *side, const char *path, int device, char *err, size_t cap)
+{
+	struct json_object *doc;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_all(path, &buf, &len, err, cap);
+
+	if (rc)
+		return rc;
+	rc = parse_json(buf, len, path, &doc, err, cap);
+	free(buf);
+	if (rc || (rc = keep_doc(side, doc)))
+		return rc;
+	return cmp_summary_units(side, doc, path, device, err, cap);
+}
+
+static int same_process(const struct cmp_unit *a, const struct cmp_unit *b)
+{
+	if (a->pid != b->pid || a->device != b->device || a->start_unix_ns < 0 ||
+	    a->start_unix_ns != b->start_unix_ns)
+		return 0;
+	if (!a->hostname || !b->hostname)
+		return a->hostname == b->hostname;
+	return strcmp(a->hostname, b->hostname) == 0;
+}
+
+int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int device, int progress,
+		  const char *prog, char *err, size_t cap)
+{
+	struct files fs = { 0 };
+	size_t n;
+	int rc = 0;
+
+	for (size_t i = 0; i < files->n && rc >= 0; i++) {
+		struct stat st;
+		const char *p = files->paths[i];
+
+		if (!stat(p, &st) && S_ISDIR(st.st_mode))
+			rc = add_dir(&fs, p, err, cap);
+		else if ((rc = file_add(&fs, p, 1, err, cap)) == -ENOENT)
+			hint_children(p, err, cap);
+	}
+	for (size_t i = 0; i < fs.n && rc >= 0; i++)
+		rc = sniff(&fs.f[i], err, cap);
+	/* children found here are appended after n, and not looked into again */
+	n = fs.n;
+	for (size_t i = 0; i < n && rc >= 0; i++)
+		if (fs.f[i].named && fs.f[i].kind == TRACE)
+			rc = add_children(&fs, i, &side->notes, side->label, err, cap);
+	for (size_t i = n; i < fs.n && rc >= 0; i++)
+		rc = sniff(&fs.f[i], err, cap);
+	if (rc < 0)
+		goto cleanup;
+	side->inputs = calloc(fs.n ? fs.n : 1, sizeof(*side->inputs));
+	if (!side->inputs) {
+		rc = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < fs.n; i++) {
+		side->inputs[side->ninputs++] = fs.f[i].path;
+		fs.f[i].path = NULL;
+	}
+	if ((rc = analyze_traces(side, &fs, device, progress, prog, err, cap)))
+		goto cleanup;
+	for (size_t i = 0; i < fs.n && !rc; i++)
+		if (fs.f[i].kind == SUMMARY)
+			rc = load_summary(side, side->inputs[i], device, err, cap);
+	if (rc)
+		goto cleanup;
+	/* the same process twice would count its memory twice */
+	for (size_t i = 0; i < side->n; i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (!same_process(&side->u[i], &side->u[j]))
+				continue;
+			snprintf(err, cap, "%s: process %lld (GPU %d) is in both %s and %s: give one of them",
+				 side->label, (long long)side->u[i].pid, side->u[i].device, side->u[j].input,
+				 side->u[i].input);
+			rc = -EINVAL;
+			goto cleanup;
+		}
+	}
+	for (size_t i = 0; i < side->n; i++) {
+		size_t j = 0;
+
+		while (j < i && !(side->u[j].pid == side->u[i].pid &&
+				  side->u[j].start_unix_ns == side->u[i].start_unix_ns))
+			j++;
+		side->nprocs += j == i;
+	}
+cleanup:
+	if (rc == -ENOMEM)
+		snprintf(err, cap, "out of memory");
+	files_free(&fs);
+	return rc < 0 ? rc : 0;
+}
+
+void cmp_side_free(struct cmp_side *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		cmp_unit_free(&s->u[i]);
+	free(s->u);
+	for (size_t i = 0; i < s->ndocs; i++)
+		json_object_put(s->docs[i]);
+	free(s->docs);
+	for (size_t i = 0; i < s->ninputs; i++)
+		free(s->inputs[i]);
+	free(s->inputs);
+	cmp_notes_free(&s->notes);
+}
