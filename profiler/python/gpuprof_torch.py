@@ -234,20 +234,57 @@ class _Hooks:
         backward.__doc__ = getattr(fn, "__doc__", None)
         return backward
 
-    def _memory_mark(self):
+    def start_memory_sampler(self):
+        """native mode: PyTorch's allocated/reserved bytes also every
+        GPUPROF_TORCH_MEMORY_MS (default 100; 0: off) from a daemon thread,
+        so that programs without training steps get the timeline too. It
+        waits for the program to initialise CUDA itself, and stops at the
+        first failure."""
+        try:
+            period = int(os.environ.get("GPUPROF_TORCH_MEMORY_MS", "100"))
+        except ValueError:
+            period = 100
+        if not self.memory_marks or period <= 0:
+            return
+        cuda = self.torch.cuda
+        hooks = self
+
+        def sample():
+            import time
+            last = {}
+            while hooks.memory_marks:
+                time.sleep(period / 1000.0)
+                try:
+                    if not cuda.is_initialized():
+                        continue
+                    n = cuda.device_count()
+                except Exception:
+                    return
+                for dev in range(n):
+                    last[dev] = hooks._memory_mark(last.get(dev), dev)
+
+        t = threading.Thread(target=sample, name="gpuprof-memory", daemon=True)
+        t.start()
+
+    def _memory_mark(self, last=None, dev=None):
         """native mode: PyTorch's own allocated and reserved bytes, so that
         the trace shows allocated inside the segments (fragmentation).
-        Written before each backward (where activations peak) and after each
-        optimizer step; one call into the allocator's statistics each."""
+        Written before each backward (where activations peak), after each
+        optimizer step, and by the sampler; one call into the allocator's
+        statistics each."""
         torch = self.torch
         try:
-            dev = torch.cuda.current_device()
+            if dev is None:
+                dev = torch.cuda.current_device()
             st = torch._C._cuda_memoryStats(dev)
-            self.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d, "device": %d}' % (
-                st["allocated_bytes"]["all"]["current"], st["reserved_bytes"]["all"]["current"], dev))
+            now = (st["allocated_bytes"]["all"]["current"], st["reserved_bytes"]["all"]["current"], dev)
+            if now != last and (now[1] or last):  # the sampler marks changes only
+                self.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d, "device": %d}' % now)
+            return now
         except Exception as e:
             self.memory_marks = False
             _say("PyTorch's allocated memory not marked (%r)" % (e,))
+            return last
 
     # ---- optimizer ----
     def opt_pre(self, opt, args, kwargs):
@@ -433,6 +470,7 @@ def _on_torch_imported(torch):
     try:
         _hooks = _Hooks(torch, _parts())
         _hooks.install()
+        _hooks.start_memory_sampler()
     except Exception as e:
         _say("PyTorch hooks not installed (%r); allocations are still recorded, "
              "without layer names" % (e,))
