@@ -12,7 +12,7 @@ out=$final/logs
 mkdir -p "$out"
 # sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models),
 # features (workers, AMP, checkpointing, compile, torchrun, -m), samples
-# (samples/pytorch/run_all.sh), cost (per-event costs), bench (overhead);
+# (samples/pytorch/run_all.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
 # all by default, or --only a,b
 only=all
 [ "${1:-}" = "--only" ] && only=${2:-all}
@@ -55,7 +55,7 @@ row "build: ok"
 if want tests; then
 ctest --test-dir "$b" -LE gpu -j8 --output-on-failure >"$out/cpu_tests.log" 2>&1
 row "cpu tests: $(grep -E 'tests passed|tests failed' "$out/cpu_tests.log" | tail -1)"
-GPUPROF_RESULTS=$out/gpu_results.txt ctest --test-dir "$b" -L gpu -V >"$out/gpu_tests.log" 2>&1
+GPUPROF_ANALYZE_WORK=$out/analyze_work GPUPROF_RESULTS=$out/gpu_results.txt ctest --test-dir "$b" -L gpu -V >"$out/gpu_tests.log" 2>&1
 row "gpu tests: $(grep -E 'tests passed|tests failed' "$out/gpu_tests.log" | tail -1)"
 grep -h "RESULT " "$out/gpu_tests.log" | sed 's/^[0-9]*: //' | tee -a "$table" >/dev/null
 
@@ -127,6 +127,25 @@ if want samples; then
 	LOGDIR=$out/samples TIMEOUT=120 bash samples/pytorch/run_all.sh >"$out/samples.txt" 2>&1
 	echo "samples/pytorch run_all: exit $?" >>"$table"
 	tail -n 30 "$out/samples.txt" | sed 's/^/  /' >>"$table"
+fi
+
+if want noise; then
+	# repeated runs of one program: how far their peaks differ (compare's tolerance)
+	for m in gpt2 resnet50; do
+		for mode in tensor native; do
+			for i in $(seq "${GPUPROF_NOISE_RUNS:-3}"); do
+				"$gp" --trace --force --mode $mode -o "$out/noise.$m.$mode.r$i.json.gz" \
+					tests/torch/train_models.py --model $m --steps 5 >/dev/null 2>>"$out/noise.err"
+				"$gp" analyze --json "$out/noise.$m.$mode.r$i.json.gz" >"$out/noise.$m.$mode.r$i.summary.json" \
+					2>>"$out/noise.err"
+			done
+			echo "noise $m $mode:" >>"$table"
+			python3 bench/compare_noise.py "$out"/noise.$m.$mode.r*.summary.json >>"$table" 2>&1
+			"$gp" compare "$out/noise.$m.$mode.r1.summary.json" "$out/noise.$m.$mode.r2.summary.json" \
+				>"$out/noise.$m.$mode.compare.txt" 2>&1
+			echo "compare r1 r2 ($m $mode): exit $? $(head -1 "$out/noise.$m.$mode.compare.txt")" >>"$table"
+		done
+	done
 fi
 
 if want cost; then
