@@ -88,11 +88,17 @@ int an_reorder_push(struct an_reorder *r, const struct an_ev *ev)
 
 void an_reorder_watermark(struct an_reorder *r, int64_t ts)
 {
-	/* one watermark of margin: see reorder.h */
-	if (r->have_wm && r->prev_wm > r->horizon)
-		r->horizon = r->prev_wm;
-	if (!r->have_wm || ts > r->prev_wm)
-		r->prev_wm = ts;
+	/* AN_WM_MARGIN watermarks of margin: see reorder.h */
+	if (r->have_wm && ts <= r->prev_wm)
+		return;
+	if (r->n_wm == AN_WM_MARGIN) {
+		if (r->wm[0] > r->horizon)
+			r->horizon = r->wm[0];
+		memmove(r->wm, r->wm + 1, (AN_WM_MARGIN - 1) * sizeof(r->wm[0]));
+		r->n_wm--;
+	}
+	r->wm[r->n_wm++] = ts;
+	r->prev_wm = ts;
 	r->have_wm = 1;
 }
 

@@ -3,8 +3,11 @@
  * The recorder writes events as CUPTI hands them over, out of order, and
  * says with each gpuprof.watermark line that nothing older than it is still
  * to come. Events wait in a 4-ary min-heap on (ts, arrival) and leave once the
- * horizon passes them: the previous watermark (one flush of margin, so that
- * the API call that made an allocation has been read too, see corr.h),
+ * horizon passes them: the watermark AN_WM_MARGIN watermarks back (a
+ * margin of flushes: the API call that made an allocation must have been
+ * read too, see corr.h, and CUPTI can hand over a thread's records later
+ * than the recorder's watermark promised: seen on an H200 while a
+ * cudaMallocAsync of 23 GiB ran for 45 ms, 108 records one flush late),
  * or, in a trace without watermarks, the newest ts seen minus
  * AN_WINDOW_NS. The heap never holds more than AN_WINDOW_MAX events: past
  * that the oldest leave early. An event that arrives older than what has
@@ -19,6 +22,7 @@
 
 #define AN_WINDOW_NS (2ll * 1000 * 1000 * 1000)
 #define AN_WINDOW_MAX (1u << 20)
+#define AN_WM_MARGIN 3
 
 struct an_heap_ent {
 	int64_t ts;
@@ -36,7 +40,9 @@ struct an_reorder {
 	int64_t horizon;    /* events older than this may leave */
 	int64_t released;   /* ts of the last event that left */
 	int64_t newest;     /* largest ts seen */
-	int64_t prev_wm;    /* the last watermark, not yet the horizon */
+	int64_t wm[AN_WM_MARGIN]; /* the last watermarks, not yet the horizon */
+	unsigned n_wm;      /* how many of wm[] are set */
+	int64_t prev_wm;    /* the newest watermark */
 	int have_wm;
 	int have_released;
 	uint64_t late;      /* arrived older than what had left */
