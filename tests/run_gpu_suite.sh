@@ -117,6 +117,10 @@ if want features; then
 			sed 's/^/torchrun worker: /' >>"$table" 2>&1
 	done
 	grep -h 'gpuprof:' "$out/feat.torchrun.err" | cut -c1-200 | sed 's/^/torchrun: /' >>"$table"
+	# native mode, no training steps: the sampler's gpuprof:torch.memory marks
+	"$gp" --trace --force --mode native -o "$out/feat.marks.json.gz" tests/torch/memory_marks.py \
+		>"$out/feat.marks.out" 2>&1
+	echo "memory marks (native, no steps): $(zcat "$out/feat.marks.json.gz" | grep -c 'torch.memory') marks; $(grep -h 'gpuprof:' "$out/feat.marks.out" | grep -v 'trace written\|open it' | tr '\n' ' ' | cut -c1-200)" >>"$table"
 	(cd tests/torch && "$gp" --trace --force -o "$out/feat.module.json.gz" -- python3 -m features --workers 0 \
 		>"$out/feat.module.out" 2>"$out/feat.module.err")
 	python3 tests/torch/check_features.py "$out/feat.module.json.gz" "$out/feat.module.out" | sed 's/^/python -m: /' >>"$table" 2>&1

@@ -258,7 +258,8 @@ class _Hooks:
                     if not cuda.is_initialized():
                         continue
                     n = cuda.device_count()
-                except Exception:
+                except Exception as e:
+                    _say("PyTorch's memory not sampled (%r)" % (e,))
                     return
                 for dev in range(n):
                     last[dev] = hooks._memory_mark(last.get(dev), dev)
