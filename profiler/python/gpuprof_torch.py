@@ -182,14 +182,24 @@ class _Hooks:
         if g is None:
             return
         # A block's output is often its last layer's: the inner module's
-        # post hook ran just before with the same node and wins. The node
-        # remembers it in its own metadata dict: Python wrappers of nodes
-        # come and go (ids are reused), and holding a node would keep its
-        # saved tensors alive.
-        md = g.metadata
-        if "gpuprof" in md:
-            return
-        md["gpuprof"] = True
+        # post hook ran just before with the same node and wins. Nodes are
+        # told apart by their sequence number (unique per thread; Python
+        # wrappers of nodes come and go and their ids are reused, and holding
+        # a node would keep its saved tensors alive). Without _sequence_nr
+        # (older PyTorch) the node remembers it in its metadata dict, which
+        # costs a dict per node and the GIL when the node is freed.
+        seq = getattr(g, "_sequence_nr", None)
+        if seq is not None:
+            key = seq()
+            tls = self.tls
+            if getattr(tls, "last_seq", None) == key:
+                return
+            tls.last_seq = key
+        else:
+            md = g.metadata
+            if "gpuprof" in md:
+                return
+            md["gpuprof"] = True
         path = self.names.path.get(id(module))
         if path is not None:
             g.register_prehook(functools.partial(self._bwd_enter, "bwd:" + path))
