@@ -30,11 +30,16 @@ static const char *const launch_prefixes[] = {
 	"cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset", NULL,
 };
 
+static const char *const kernel_launch_prefixes[] = {
+	"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", NULL,
+};
+
 #define MAX_CBID 2048
 struct api_info {
 	char *name;      /* owned; version suffix removed */
 	uint8_t traced;
 	uint8_t launch;
+	uint8_t kernel_launch; /* a kernel or graph launch (not a copy or set) */
 };
 static struct api_info apis[2][MAX_CBID];
 
@@ -77,6 +82,7 @@ static void load_domain(int driver)
 		a->traced = has_prefix(a->name, prefixes) && !strstr(a->name, "Attribute") &&
 			    !strstr(a->name, "Access");
 		a->launch = has_prefix(a->name, launch_prefixes);
+		a->kernel_launch = has_prefix(a->name, kernel_launch_prefixes);
 	}
 }
 
@@ -87,6 +93,8 @@ int gp_api_select_enable(void)
 		load_domain(driver);
 		for (unsigned cbid = 1; cbid < MAX_CBID; cbid++) {
 			if (!apis[driver][cbid].traced)
+				continue;
+			if (apis[driver][cbid].kernel_launch && !(gp_rec_parts() & GP_REC_LAUNCHES))
 				continue;
 			CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, 1)
 					       : cuptiActivityEnableRuntimeApi(cbid, 1);

@@ -98,6 +98,7 @@ unsigned gp_rec_parts(void)
 	} names[] = {
 		{ "kernels", GP_REC_KERNELS }, { "copies", GP_REC_COPIES }, { "api", GP_REC_API },
 		{ "oom", GP_REC_OOM },         { "nvtx", GP_REC_NVTX },     { "all", GP_REC_ALL },
+		{ "launches", GP_REC_LAUNCHES },
 		{ "memory", 0 },
 	};
 	static _Atomic int parsed;
@@ -120,7 +121,7 @@ unsigned gp_rec_parts(void)
 				p |= names[i].bit;
 			else if (len)
 				gp_rec_say("GPUPROF_RECORD: unknown part '%.*s' ignored "
-					   "(kernels, copies, api, oom, nvtx, memory, all)", (int)len, s);
+					   "(kernels, copies, api, launches, oom, nvtx, memory, all)", (int)len, s);
 			s += len;
 			if (*s == ',')
 				s++;

@@ -47,7 +47,8 @@ enum {
 	GP_REC_API = 1 << 2,     /* the selected runtime/driver API calls */
 	GP_REC_OOM = 1 << 3,     /* API-exit callbacks for failed allocations */
 	GP_REC_NVTX = 1 << 4,    /* gpuprof as the NVTX tool */
-	GP_REC_ALL = 0x1f,
+	GP_REC_LAUNCHES = 1 << 5, /* API records of kernel launches (with "api") */
+	GP_REC_ALL = 0x3f,
 };
 /* The parts GPUPROF_RECORD asks for (parsed once; bad names said once). */
 unsigned gp_rec_parts(void);
