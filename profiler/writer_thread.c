@@ -281,6 +281,21 @@ static size_t read_cmdline(char *buf, size_t cap)
 	return (size_t)n;
 }
 
+/* A count from the environment, or -1 when unset or not a plain number
+ * (said nowhere: these are the program's variables, not ours). */
+static long long env_count(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	if (!v || *v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || *end || x > (1u << 24))
+		return -1;
+	return (long long)x;
+}
+
 static void write_meta(struct gp_writer_ctx *w)
 {
 	char cmdline[4096];
@@ -308,6 +323,13 @@ static void write_meta(struct gp_writer_ctx *w)
 	const char *root = getenv("GPUPROF_ROOT_PID");
 	if (root)
 		gp_tw_arg_str(w->tw, "root_pid", root);
+	/* torch.distributed's launchers say which process this is: what matches
+	 * the processes of two runs (gpuprof compare) across nodes */
+	long long rank = env_count("RANK"), world = env_count("WORLD_SIZE");
+	if (rank >= 0)
+		gp_tw_arg_i64(w->tw, "rank", rank);
+	if (world > 0)
+		gp_tw_arg_i64(w->tw, "world_size", world);
 	gp_tw_end(w->tw);
 
 	/* "python3 train.py (pid 1234)": the first two words say what it is. */

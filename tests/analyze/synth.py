@@ -256,6 +256,8 @@ class Sim:
                                    "start_unix_ns": 1_700_000_000_000_000_000 + 1000,
                                    "ts_base_ns": self.ts_base, "clock": "cupti", "mode": self.mode,
                                    "gpu_pid_base": 1_000_000_000 + self.pid * 100}}
+        if getattr(self, "rank", None) is not None:
+            meta["args"]["rank"] = self.rank
         dev = {"ph": "i", "name": "gpuprof.device", "cat": "gpuprof", "pid": self.gpu_pid, "tid": 0,
                "ts": 0.0, "s": "g", "args": {"device": self.device, "name": "Synthetic GPU",
                                              "total_memory": self.total, "uuid": self.uuid, "cc": "9.0",
@@ -509,6 +511,7 @@ def scenario(name, outdir):
         # two processes on one GPU, clocks 0.5 s apart
         a = Sim(pid=5001, ts_base=1_700_000_000_000_000_000, total=8 * GiB)
         b = Sim(pid=5002, ts_base=1_700_000_000_500_000_000, total=8 * GiB)
+        b.rank = 1  # torchrun's RANK in gpuprof.meta; a has none
         a.t = 1_000_000.0
         xa = a.alloc(1 * GiB, "inputs")
         a.t = 3_000_000.0

@@ -258,6 +258,7 @@ def test_multi():
     exp = make("multi")
     doc, _ = analyze_json("multi.json.gz", "multi.5002.json.gz")
     eq([t["pid"] for t in doc["traces"]], [5001, 5002], "both processes")
+    eq([t["rank"] for t in doc["traces"]], [None, 1], "rank from gpuprof.meta, null without")
     eq(len(doc["gpus"]), 1, "one shared GPU")
     g = doc["gpus"][0]
     eq(g["peak"], exp["together"], "peak of both together")

@@ -560,6 +560,7 @@ static struct json_object *trace_json(struct jb *b, const struct an_proc *p)
 		put(b, o, "torch", NULL);
 	}
 	put(b, o, "start_unix_ns", jint(b, (int64_t)src->start_unix_ns));
+	put(b, o, "rank", src->rank >= 0 ? jint(b, src->rank) : NULL);
 	put(b, o, "complete", jbool(b, !src->cut_short && !src->end_recovered));
 	put(b, o, "cut_short", jbool(b, src->cut_short));
 	put(b, o, "recovered", jbool(b, src->end_recovered));

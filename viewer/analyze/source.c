@@ -175,6 +175,14 @@ static int on_meta(struct an_source *s, char *err, size_t errcap)
 	    (r = need_u64(s, &a[AK_START_UNIX_NS], "start_unix_ns", UINT64_MAX, &s->start_unix_ns,
 			  err, errcap)))
 		return r;
+	s->rank = -1;
+	if (a[AK_RANK].type != JT_NONE) {
+		uint64_t rank;
+
+		if ((r = need_u64(s, &a[AK_RANK], "rank", 1u << 24, &rank, err, errcap)))
+			return r;
+		s->rank = (int64_t)rank;
+	}
 	if ((r = get_str(s, &a[AK_CMDLINE], "cmdline", 0, &s->cmdline, err, errcap)) ||
 	    (r = get_str(s, &a[AK_HOSTNAME], "hostname", 0, &s->hostname, err, errcap)) ||
 	    (r = get_str(s, &a[AK_VERSION], "version", 0, &s->version, err, errcap)))

@@ -43,6 +43,7 @@ struct an_source {
 	int64_t pid;
 	int64_t ts_base_ns;
 	uint64_t start_unix_ns;
+	int64_t rank;            /* torch.distributed's RANK; -1: not known */
 	int mode;
 	struct an_str *cmdline, *hostname, *version;
 	struct an_devinfo dev[AN_MAX_DEVICES];

@@ -1,7 +1,7 @@
 /* Which process/GPU of NEW is which of BASE. Process ids change from run
  * to run, so they cannot be the key. In order:
  *   1. the torch.distributed rank and the device, where both sides know
- *      the rank (not yet in gpuprof.analyze/1: see README.md);
+ *      the rank (traces[].rank: torchrun's RANK, recorded in gpuprof.meta);
  *   2. the device index and the command line: torchrun's workers differ by
  *      device; several processes with the same both (a launcher and its
  *      worker on one GPU) are taken in the order they started;
