@@ -35,10 +35,16 @@ set +e
 rc=$?
 set -e
 if [ -f "$trace" ]; then
+	echo "demo: $gp analyze $trace"
+	"$gp" analyze "$trace" || true
 	echo "demo: done. Open $trace in https://ui.perfetto.dev"
 	exit "$rc"
 fi
 echo "demo: nothing was recorded on this machine (no usable NVIDIA GPU)."
-ls samples/traces/*.json.gz >/dev/null 2>&1 &&
-	echo "demo: a trace of the same sample recorded on an H100: $(ls "$root"/samples/traces/*.json.gz | head -1)"
+bundled=$(ls "$root"/samples/traces/*.json.gz 2>/dev/null | head -1)
+if [ -n "$bundled" ]; then
+	echo "demo: the same sample recorded on an H100, analyzed: $gp analyze $bundled"
+	"$gp" analyze "$bundled" || true
+	echo "demo: open $bundled in https://ui.perfetto.dev to see its timeline"
+fi
 exit 0
