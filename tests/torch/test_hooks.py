@@ -1,0 +1,147 @@
+"""Unit test of gpuprof's PyTorch hooks (profiler/python/gpuprof_torch.py)
+on the CPU, with NVTX replaced by a recorder of calls: module paths as
+named_modules() gives them, forward push/pop nesting, one backward range per
+autograd node (innermost module wins), phases and step marks, the memory
+marks of native mode, torch.compile's wrapper named after the model, and
+that uninstall() removes everything. Needs only a torch build (any version
+with Node.register_prehook); exit 77 (skipped) without torch.
+  test_hooks.py"""
+import os
+import sys
+
+try:
+    import torch
+except ImportError:
+    # CMake's Python may not be the one with torch (Debian's python3-torch
+    # belongs to /usr/bin/python3): try that one once
+    if os.path.exists("/usr/bin/python3") and not os.environ.get("GPUPROF_TEST_REEXEC"):
+        os.environ["GPUPROF_TEST_REEXEC"] = "1"
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", os.path.abspath(__file__)] + sys.argv[1:])
+    print("torch not installed: skipped")
+    sys.exit(77)
+
+os.environ["GPUPROF_MODE"] = "native"
+os.environ["GPUPROF_TORCH_MEMORY_MS"] = "0"  # no sampler thread here
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "profiler", "python"))
+
+log = []
+
+
+class FakeNvtx:
+    def __init__(self):
+        self.next_id = 1
+
+    def rangePushA(self, s):
+        log.append(("push", s))
+        return 0
+
+    def rangePop(self):
+        log.append(("pop",))
+        return 0
+
+    def rangeStartA(self, s):
+        i = self.next_id
+        self.next_id += 1
+        log.append(("start", s, i))
+        return i
+
+    def rangeEnd(self, i):
+        log.append(("end", i))
+
+    def markA(self, s):
+        log.append(("mark", s))
+
+
+torch._C._nvtx = FakeNvtx()
+torch._C._cuda_memoryStats = lambda d: {"allocated_bytes": {"all": {"current": 5}},
+                                        "reserved_bytes": {"all": {"current": 9}}}
+torch.cuda.current_device = lambda: 0
+
+import gpuprof_torch  # noqa: E402  (installs itself: torch is imported)
+
+failures = []
+
+
+def eq(got, want, what):
+    if got != want:
+        failures.append("%s: got %r, want %r" % (what, got, want))
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+import importlib  # noqa: E402
+
+STEP_HOOKS = hasattr(importlib.import_module("torch.optim.optimizer"), "register_optimizer_step_pre_hook")
+model = torch.nn.Sequential(Block(), Block())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 4)
+model(x).sum().backward()
+if STEP_HOOKS:
+    opt.step()
+opt.zero_grad()
+model.zero_grad()  # nn.Module.zero_grad is a phase too
+
+pushes = [e[1] for e in log if e[0] == "push"]
+eq([p for p in pushes if p.startswith("fwd:")],
+   ["fwd:<Sequential>", "fwd:0", "fwd:0.a", "fwd:0.b", "fwd:1", "fwd:1.a", "fwd:1.b"],
+   "forward ranges, paths as named_modules() gives them")
+depth = 0
+for e in log:
+    depth += {"push": 1, "pop": -1}.get(e[0], 0)
+    if depth < 0:
+        failures.append("a pop without its push")
+eq(depth, 0, "every push popped")
+starts = [e for e in log if e[0] == "start"]
+eq([e[1] for e in starts], ["bwd:1.b", "bwd:1.a", "bwd:0.b", "bwd:0.a"],
+   "backward ranges: one per node, the innermost module, in backward order")
+ended = {e[1] for e in log if e[0] == "end"}
+eq(sorted(ended), sorted(e[2] for e in starts), "every backward range ended")
+eq("phase:backward" in pushes, True, "phase:backward")
+eq("phase:zero_grad" in pushes, True, "phase:zero_grad")
+marks = [e[1] for e in log if e[0] == "mark"]
+eq(any(m.startswith("gpuprof:torch {") for m in marks), True, "gpuprof:torch announced")
+eq('gpuprof:torch.memory {"allocated": 5, "reserved": 9, "device": 0}' in marks, True,
+   "native mode: PyTorch's allocated/reserved marked before backward")
+if STEP_HOOKS:
+    eq("phase:optimizer.step" in pushes, True, "phase:optimizer.step")
+    eq("step:1" in marks, True, "step:1 after the first optimizer step")
+
+# torch.compile's wrapper: named after the model, paths without _orig_mod
+class OptimizedModule(torch.nn.Module):
+    def __init__(self, mod):
+        super().__init__()
+        self._orig_mod = mod
+
+    def forward(self, *a):
+        return self._orig_mod(*a)
+
+
+wrapped = OptimizedModule(torch.nn.Sequential(torch.nn.Linear(4, 4)))
+log.clear()
+wrapped(x)
+eq([e[1] for e in log if e[0] == "push"], ["fwd:<Sequential>", "fwd:<Sequential>", "fwd:0"],
+   "compiled model named after the model (wrapper and model), inner paths as the model's")
+
+# uninstall removes every hook and patch; install brings them back
+gpuprof_torch._hooks.uninstall()
+log.clear()
+model(x).sum().backward()
+eq(log, [], "nothing after uninstall()")
+gpuprof_torch._hooks.install()
+log.clear()
+model(x).sum().backward()
+eq(len([e for e in log if e[0] == "start"]), 4, "backward ranges again after install()")
+
+for f in failures:
+    print("FAIL:", f)
+print("%d check(s) failed" % len(failures) if failures else "all checks passed")
+sys.exit(1 if failures else 0)
