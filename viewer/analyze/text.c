@@ -264,7 +264,12 @@ static void summary(const struct out *o, struct json_object *d)
 
 	t_row(&t, "memory", "at end", "peak", "peak at");
 #define PEAK_AT(x) (get(x, "peak_t") ? (snprintf(at_s, sizeof(at_s), "%.3f s", getd(x, "peak_t")), at_s) : "")
-	if (json_object_get_boolean(get(al, "known")))
+	if (json_object_get_boolean(get(al, "known")) && native)
+		/* PyTorch's own numbers, marked by the hooks every 100 ms or so:
+		 * the peak between two marks is not seen */
+		t_row(&t, "allocated (sampled)", szj(al, "end"), szj(al, "peak"),
+		      get(al, "peak_t") ? PEAK_AT(al) : "(PyTorch's marks)");
+	else if (json_object_get_boolean(get(al, "known")))
 		t_row(&t, "allocated", szj(al, "end"), szj(al, "peak"), PEAK_AT(al));
 	else
 		t_row(&t, "allocated", "?", "?", "(not known from CUDA alone)");
