@@ -25,13 +25,13 @@ static const char *const driver_prefixes[] = {
 	"cuMemPoolDestroy", "cuMemPoolTrimTo", "cuMemPrefetch", "cuCtxSynchronize",
 	"cuStreamSynchronize", "cuEventSynchronize", NULL,
 };
-static const char *const launch_prefixes[] = {
-	"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch",
-	"cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset", NULL,
-};
-
+/* Calls that start GPU work: kernel and graph launches, and copies and
+ * sets (flows link them to what they started). */
 static const char *const kernel_launch_prefixes[] = {
 	"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", NULL,
+};
+static const char *const copy_set_prefixes[] = {
+	"cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset", NULL,
 };
 
 #define MAX_CBID 2048
@@ -81,8 +81,8 @@ static void load_domain(int driver)
 			continue;
 		a->traced = has_prefix(a->name, prefixes) && !strstr(a->name, "Attribute") &&
 			    !strstr(a->name, "Access");
-		a->launch = has_prefix(a->name, launch_prefixes);
 		a->kernel_launch = has_prefix(a->name, kernel_launch_prefixes);
+		a->launch = a->kernel_launch || has_prefix(a->name, copy_set_prefixes);
 	}
 }
 

@@ -75,19 +75,27 @@ static int trace_path(char *out, size_t cap)
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 
-size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max)
+int gp_env_number(const char *name, size_t min, size_t max, size_t *out)
 {
 	const char *v = getenv(name);
 	if (!v || !*v)
-		return dflt;
+		return -ENOENT;
 	char *end;
 	errno = 0;
 	unsigned long long x = strtoull(v, &end, 10);
-	if (errno || *end || x < min || x > max) {
-		gp_rec_say("ignoring %s=%s (expected %zu..%zu)", name, v, min, max);
-		return dflt;
-	}
-	return (size_t)x;
+	if (errno || *end || x < min || x > max)
+		return -EINVAL;
+	*out = (size_t)x;
+	return 0;
+}
+
+size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max)
+{
+	size_t x;
+	int err = gp_env_number(name, min, max, &x);
+	if (err == -EINVAL)
+		gp_rec_say("ignoring %s=%s (expected %zu..%zu)", name, getenv(name), min, max);
+	return err ? dflt : x;
 }
 
 unsigned gp_rec_parts(void)

@@ -53,8 +53,11 @@ enum {
 /* The parts GPUPROF_RECORD asks for (parsed once; bad names said once). */
 unsigned gp_rec_parts(void);
 
-/* A whole number from the environment, or dflt when it is unset; out of
- * [min, max] or not a number: dflt, said once on stderr. */
+/* A whole number from the environment within [min, max]: 0 and *out;
+ * -ENOENT when unset or empty; -EINVAL when not such a number. Says nothing. */
+int gp_env_number(const char *name, size_t min, size_t max, size_t *out);
+/* The same, or dflt when it is unset; out of [min, max] or not a number:
+ * dflt, said once on stderr. */
 size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max);
 
 /* One line "gpuprof: <msg>" on stderr (write(2), no stdio buffers). */

@@ -286,14 +286,10 @@ static size_t read_cmdline(char *buf, size_t cap)
 static long long env_count(const char *name)
 {
 	const char *v = getenv(name);
-	char *end;
+	size_t x;
 	if (!v || *v < '0' || *v > '9')
 		return -1;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (errno || *end || x > (1u << 24))
-		return -1;
-	return (long long)x;
+	return gp_env_number(name, 0, 1u << 24, &x) ? -1 : (long long)x;
 }
 
 static void write_meta(struct gp_writer_ctx *w)
