@@ -89,7 +89,7 @@ int an_reorder_push(struct an_reorder *r, const struct an_ev *ev)
 void an_reorder_watermark(struct an_reorder *r, int64_t ts)
 {
 	/* AN_WM_MARGIN watermarks of margin: see reorder.h */
-	if (r->have_wm && ts <= r->prev_wm)
+	if (r->n_wm && ts <= r->wm[r->n_wm - 1])
 		return;
 	if (r->n_wm == AN_WM_MARGIN) {
 		if (r->wm[0] > r->horizon)
@@ -98,8 +98,6 @@ void an_reorder_watermark(struct an_reorder *r, int64_t ts)
 		r->n_wm--;
 	}
 	r->wm[r->n_wm++] = ts;
-	r->prev_wm = ts;
-	r->have_wm = 1;
 }
 
 int an_reorder_pop(struct an_reorder *r, int all, struct an_ev *out)
@@ -113,7 +111,7 @@ int an_reorder_pop(struct an_reorder *r, int all, struct an_ev *out)
 	if (!all && r->n < AN_WINDOW_MAX) {
 		int64_t h = r->horizon;
 
-		if (!r->have_wm && r->newest - AN_WINDOW_NS > h)
+		if (!r->n_wm && r->newest - AN_WINDOW_NS > h)
 			h = r->newest - AN_WINDOW_NS;
 		if (top.ts >= h)
 			return 0;

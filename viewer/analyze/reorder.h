@@ -41,9 +41,7 @@ struct an_reorder {
 	int64_t released;   /* ts of the last event that left */
 	int64_t newest;     /* largest ts seen */
 	int64_t wm[AN_WM_MARGIN]; /* the last watermarks, not yet the horizon */
-	unsigned n_wm;      /* how many of wm[] are set */
-	int64_t prev_wm;    /* the newest watermark */
-	int have_wm;
+	unsigned n_wm;      /* how many of wm[] are set (0: no watermark yet); the newest is last */
 	int have_released;
 	uint64_t late;      /* arrived older than what had left */
 	uint64_t overflow;  /* left early because the heap was full */

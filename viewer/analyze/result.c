@@ -569,7 +569,7 @@ static struct json_object *trace_json(struct jb *b, const struct an_proc *p)
 	put(b, o, "late_events", jint(b, (int64_t)src->ro.late));
 	put(b, o, "window_overflows", jint(b, (int64_t)src->ro.overflow));
 	put(b, o, "max_events_held", jint(b, (int64_t)src->ro.max_n));
-	put(b, o, "watermarks", jbool(b, src->ro.have_wm));
+	put(b, o, "watermarks", jbool(b, src->ro.n_wm > 0));
 	d = jobj(b);
 	put(b, d, "cupti", jint(b, (int64_t)src->dropped_cupti));
 	put(b, d, "host", jint(b, (int64_t)src->dropped_host));
