@@ -15,28 +15,19 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+import checks  # noqa: E402
 import synth  # noqa: E402
+from checks import check, eq, report  # noqa: E402
 
 MiB, GiB = synth.MiB, synth.GiB
 GP = None
 TMP = None
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: %s" % what, file=sys.stderr)
-    return cond
-
-
-def eq(got, want, what):
-    return check(got == want, "%s: got %r, expected %r" % (what, got, want))
 
 
 def run(*args, env=None):
@@ -79,13 +70,6 @@ def find_node(tree, path):
         level = node.get("children", [])
     return node
 
-
-def report():
-    if failures:
-        print("%d check(s) failed" % len(failures), file=sys.stderr)
-        return 1
-    print("all checks passed")
-    return 0
 
 
 # ---- the tests ----
@@ -458,21 +442,5 @@ def test_golden():
                     (want or "").splitlines(True), out.splitlines(True), "golden", "now"))[:60])
 
 
-def main():
-    global GP, TMP
-    if len(sys.argv) < 3:
-        raise SystemExit(__doc__)
-    GP = os.path.abspath(sys.argv[1])
-    fn = globals().get("test_" + sys.argv[2])
-    if not fn:
-        raise SystemExit("unknown test %s" % sys.argv[2])
-    TMP = tempfile.mkdtemp(prefix="gpuprof-analyze.")
-    try:
-        fn()
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-    return report()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checks.main(globals(), "gpuprof-analyze."))

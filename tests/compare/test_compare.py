@@ -16,28 +16,19 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "analyze"))
+import checks  # noqa: E402
 import synth  # noqa: E402
+from checks import check, eq, report  # noqa: E402
 
 KiB, MiB, GiB = synth.KiB, synth.MiB, synth.GiB
 GP = None
 TMP = None
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: %s" % what, file=sys.stderr)
-    return cond
-
-
-def eq(got, want, what):
-    return check(got == want, "%s: got %r, expected %r" % (what, got, want))
 
 
 def gp(*args):
@@ -101,13 +92,6 @@ def summarize(trace, name=None, *extra):
         f.write(out)
     return name
 
-
-def report():
-    if failures:
-        print("%d check(s) failed" % len(failures), file=sys.stderr)
-        return 1
-    print("all checks passed")
-    return 0
 
 
 def pair(doc, i=0):
@@ -741,21 +725,5 @@ def test_ci_sample():
     md_tables_ok(out, "CI markdown")
 
 
-def main():
-    global GP, TMP
-    if len(sys.argv) < 3:
-        raise SystemExit(__doc__)
-    GP = os.path.abspath(sys.argv[1])
-    fn = globals().get("test_" + sys.argv[2])
-    if not fn:
-        raise SystemExit("unknown test %s" % sys.argv[2])
-    TMP = tempfile.mkdtemp(prefix="gpuprof-compare.")
-    try:
-        fn()
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-    return report()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checks.main(globals(), "gpuprof-compare."))
