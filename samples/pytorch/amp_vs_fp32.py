@@ -50,12 +50,11 @@ last forward + loss added), param_bytes, loss (last).
 """
 import argparse
 import contextlib
-import sys
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from story import MiB, report
+from story import MiB, cuda_device, report
 
 
 class Block(nn.Module):
@@ -93,10 +92,7 @@ def main():
     ap.add_argument("--depth", type=int, default=8)
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
 
     model = Net(args.dim, args.depth).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)

@@ -58,7 +58,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch import nn
-from story import Block, MiB, report
+from story import Block, MiB, cuda_device, report
 
 UNITS = {"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
@@ -106,10 +106,7 @@ def main():
     ap.add_argument("--shrink", type=int, default=32, help="small batch = big batch / SHRINK")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
 
     total = torch.cuda.get_device_properties(dev).total_memory
     row_bytes = args.width * 4  # one float32 row of an activation

@@ -82,7 +82,7 @@ if args.variant == "expandable":
     os.environ[VAR] = (old + "," if old else "") + "expandable_segments:True"
 
 import torch  # noqa: E402  (after the environment is set)
-from story import MiB, report
+from story import MiB, cuda_device, report
 
 
 def expandable_in_use():
@@ -93,10 +93,7 @@ def expandable_in_use():
 
 
 def main():
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
     conf = os.environ.get("PYTORCH_ALLOC_CONF") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF") or ""
     backend = torch.cuda.get_allocator_backend()
     if backend != "native":

@@ -43,7 +43,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
-from story import MLP, MiB, report
+from story import MLP, MiB, cuda_device, report
 
 
 def main():
@@ -56,12 +56,9 @@ def main():
     ap.add_argument("--depth", type=int, default=8)
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
+    dev = cuda_device(args.device)
     if args.batch % args.micro:
         sys.exit("--batch must be a multiple of --micro")
-    torch.manual_seed(0)
 
     model = MLP(args.width, args.depth, 1000).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)

@@ -37,10 +37,9 @@ end_allocated, step_allocated (after each step), activation_bytes (256
 MiB), checksum (sum of the predicted classes, equal in both variants).
 """
 import argparse
-import sys
 
 import torch
-from story import MLP, MiB, report
+from story import MLP, MiB, cuda_device, report
 
 
 def predict(model, x):
@@ -56,10 +55,7 @@ def main():
     ap.add_argument("--depth", type=int, default=12)
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
 
     model = MLP(args.width, args.depth, 1000).to(dev)
     model.eval()

@@ -33,11 +33,10 @@ Prints `GPUPROF_TORCH_EXPECT ...` with torch's own numbers: max_allocated
 step: ~0, the batch and the result are dropped), tensor_bytes (1 GiB).
 """
 import argparse
-import sys
 
 import torch
 from torch import nn
-from story import MiB, report
+from story import MiB, cuda_device, report
 
 
 class Preprocess(nn.Module):
@@ -64,10 +63,7 @@ def main():
     ap.add_argument("--mib", type=int, default=1024, help="size of the batch tensor in MiB")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
 
     numel = args.mib * MiB // 4  # float32
     prep = Preprocess(inplace=args.variant == "inplace").to(dev)

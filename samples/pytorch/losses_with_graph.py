@@ -46,11 +46,10 @@ leak_per_step (mean growth per step after step 1), expected_leak_per_step
 (computed from the shapes).
 """
 import argparse
-import sys
 
 import torch
 import torch.nn.functional as F
-from story import MLP, MiB, report
+from story import MLP, MiB, cuda_device, report
 
 
 def main():
@@ -62,10 +61,7 @@ def main():
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
 
     classes = 1000
     model = MLP(args.width, args.depth, classes).to(dev)

@@ -47,11 +47,10 @@ end_allocated, step_allocated (after each step), param_bytes, grad_norm_step1,
 grad_norm_last (norm of blocks.0.fc.weight.grad).
 """
 import argparse
-import sys
 
 import torch
 import torch.nn.functional as F
-from story import MLP, MiB, report
+from story import MLP, MiB, cuda_device, report
 
 
 def main():
@@ -63,10 +62,7 @@ def main():
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
 
     model = MLP(args.width, args.depth, 1000).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)

@@ -37,12 +37,11 @@ end_allocated, step_allocated (after each step), leak_per_step (mean growth
 per step), output_bytes (64 MiB), accuracy.
 """
 import argparse
-import sys
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from story import MiB, report
+from story import MiB, cuda_device, report
 
 
 class MLPBlock(nn.Module):
@@ -82,10 +81,7 @@ def main():
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
 
     model = TinyLM(args.vocab, args.dim, 2).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)

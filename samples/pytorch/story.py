@@ -1,7 +1,10 @@
-"""Pieces the OOM-story samples share: the line each prints with what
-PyTorch itself measured, and the plain MLP several of them train. Each sample
+"""Pieces the OOM-story samples share: the CUDA device they run on, the line
+each prints with what PyTorch itself measured, and the plain MLP several of
+them train. Each sample
 imports this file from its own folder (Python puts a script's folder first on
 sys.path)."""
+import sys
+
 import torch
 from torch import nn
 
@@ -29,6 +32,16 @@ class MLP(nn.Module):
             x = block(x)
         return self.head(x)
 
+
+
+def cuda_device(name):
+    """The device a story runs on (--device), seeded; a story needs CUDA, so
+    anything else ends the program with one line saying so."""
+    dev = torch.device(name)
+    if dev.type != "cuda" or not torch.cuda.is_available():
+        sys.exit("this sample needs a CUDA device")
+    torch.manual_seed(0)
+    return dev
 
 
 def report(dev, script, variant, **fields):

@@ -48,12 +48,11 @@ max_reserved, end_allocated, step_allocated (after each scoring iteration),
 loop_peak, after_loop_allocated, train_peak (peak during the training steps).
 """
 import argparse
-import sys
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from story import Block, MiB, report
+from story import Block, MiB, cuda_device, report
 
 
 class MLP(nn.Module):
@@ -78,10 +77,7 @@ def main():
     ap.add_argument("--batch", type=int, default=8192)
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
-    dev = torch.device(args.device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        sys.exit("this sample needs a CUDA device")
-    torch.manual_seed(0)
+    dev = cuda_device(args.device)
 
     model = MLP(args.width, args.depth, args.width).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
