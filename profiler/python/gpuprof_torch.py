@@ -67,13 +67,11 @@ class _Names:
 
     def name_tree(self, root, root_name):
         self._set(root, root_name)
-        compiled = type(root).__name__ == "OptimizedModule"
+        inner = _compiled_model(root)
+        if inner is not None:
+            # the model inside gets the paths the user wrote (no _orig_mod.)
+            return self.name_tree(inner, root_name)
         for path, sub in root.named_modules(remove_duplicate=False):
-            if compiled and path.startswith("_orig_mod"):
-                # the paths of the model itself, as the user wrote them
-                path = path[len("_orig_mod."):] if path != "_orig_mod" else ""
-                if not path:
-                    self._set(sub, root_name)
             if path:
                 self._set(sub, path)
 
@@ -88,10 +86,16 @@ class _Names:
         return self.fwd.get(key) or "fwd:" + _root_name(module)
 
 
+def _compiled_model(module):
+    """The model inside torch.compile(model)'s OptimizedModule, else None."""
+    if type(module).__name__ != "OptimizedModule":
+        return None
+    return getattr(module, "_orig_mod", None)
+
+
 def _root_name(module):
-    # torch.compile(model) wraps the model in an OptimizedModule: name it
-    # after the model, as the user knows it
-    inner = getattr(module, "_orig_mod", None) if type(module).__name__ == "OptimizedModule" else None
+    # a compiled model is named after the model, as the user knows it
+    inner = _compiled_model(module)
     return "<%s>" % type(inner if inner is not None else module).__name__
 
 
