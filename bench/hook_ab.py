@@ -1,15 +1,32 @@
-"""What gpuprof's PyTorch hooks cost a real training step, measured in one
-process: the hooks are installed and removed in turns (A/B/C..., several
-rounds), so that process-to-process noise (several % on the GPU machine)
-does not hide a 1% effect. Run plainly (NVTX calls then go nowhere) or under
-`gpuprof --trace --mode native` (the recorder takes every NVTX call).
+"""What gpuprof costs a real training step, part by part, measured in one
+process: variants (hooks installed or not, recorder parts on or off) take
+turns for several rounds, so that process-to-process noise (1-2% per run on
+the GPU machine) does not hide a 1% effect.
+
   hook_ab.py [--model gpt2|resnet50] [--rounds R] [--steps S] [VARIANT...]
-VARIANT: none, or a comma list of fwd, bwd, phase, and nomem (no
-gpuprof:torch.memory marks); default: none fwd,bwd,phase fwd fwd,bwd.
-Prints one HOOK_AB line per variant: the median step (ms), its difference
-from the first variant, and the median host time to queue a step and CPU
-time of the main thread."""
+
+VARIANT is HOOKS or HOOKS@REC.
+  HOOKS: none, or a comma list of fwd, bwd, phase, and nomem (no
+         gpuprof:torch.memory marks).
+  REC:   what the recorder records during the variant, GPUPROF_RECORD's names
+         plus memory and none (e.g. none, memory, memory,kernels, all,memory);
+         needs `gpuprof --trace` (it calls gpuprof_bench_record in the
+         injected library). Without @REC the recorder is left as it started.
+The first variant is the base. Default: none fwd,bwd,phase fwd fwd,bwd.
+
+Prints one HOOK_AB line per variant: the median step (ms) over all its steps,
+the difference from the base, the median and range of the per-round
+differences (each round's median against the base's in the same round), and
+the median host time to queue a step and CPU time of the main thread.
+
+EXAMPLES
+  # hooks alone, the recorder taking every NVTX call
+  gpuprof --trace --mode native -o t.json.gz bench/hook_ab.py none fwd,bwd,phase
+  # the recorder's parts: idle, memory only, everything; then with the hooks
+  gpuprof --trace --mode native -o t.json.gz bench/hook_ab.py \\
+      none@none none@memory none@all,memory fwd,bwd,phase@all,memory"""
 import argparse
+import ctypes
 import os
 import statistics
 import sys
@@ -22,12 +39,23 @@ sys.path.insert(0, os.path.join(here, "..", "tests", "torch"))
 sys.path.insert(0, os.path.join(here, "..", "profiler", "python"))
 import train_models  # noqa: E402
 
-ap = argparse.ArgumentParser()
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--model", default="gpt2")
 ap.add_argument("--rounds", type=int, default=4)
 ap.add_argument("--steps", type=int, default=6)
 ap.add_argument("variants", nargs="*", default=["none", "fwd,bwd,phase", "fwd", "fwd,bwd"])
 a = ap.parse_args()
+if a.rounds < 1 or a.steps < 1:
+    raise SystemExit("hook_ab.py: --rounds and --steps must be at least 1")
+
+record = None
+if any("@" in v for v in a.variants):
+    lib = os.environ.get("CUDA_INJECTION64_PATH")
+    if not lib:
+        raise SystemExit("hook_ab.py: a variant with @REC needs `gpuprof --trace`")
+    record = ctypes.CDLL(lib).gpuprof_bench_record
+    record.argtypes = [ctypes.c_char_p]
+    record.restype = ctypes.c_int
 
 step = train_models.build(a.model)
 import gpuprof_torch  # noqa: E402  (installs itself now that torch is imported)
@@ -37,37 +65,51 @@ if hooks is None:
     raise SystemExit("gpuprof's hooks did not install")
 hooks.uninstall()
 times = {v: [] for v in a.variants}
+rounds = {v: [] for v in a.variants}  # each round's median
 queue = {v: [] for v in a.variants}
 cpu = {v: [] for v in a.variants}
 for r in range(a.rounds):
     for v in a.variants:
+        hook_parts, _, rec = v.partition("@")
+        if rec:
+            err = record(rec.encode())
+            if err != 0:
+                raise SystemExit("hook_ab.py: gpuprof_bench_record(%s) failed: %d" % (rec, err))
         h = None
-        if v != "none":
-            h = gpuprof_torch._Hooks(torch, set(v.split(",")))
+        if hook_parts != "none":
+            h = gpuprof_torch._Hooks(torch, set(hook_parts.split(",")))
             h.announced = True
             h.step = hooks.step
-            if "nomem" in v.split(","):
+            if "nomem" in hook_parts.split(","):
                 h.memory_marks = False
             h.install()
         for _ in range(2):
             step()
         torch.cuda.synchronize()
+        mine = []
         for _ in range(a.steps):
             c0 = time.thread_time()
             t0 = time.perf_counter()
             step()
             t1 = time.perf_counter()
             torch.cuda.synchronize()
-            times[v].append((time.perf_counter() - t0) * 1000.0)
+            mine.append((time.perf_counter() - t0) * 1000.0)
             queue[v].append((t1 - t0) * 1000.0)
             cpu[v].append((time.thread_time() - c0) * 1000.0)
+        times[v] += mine
+        rounds[v].append(statistics.median(mine))
         if h is not None:
             hooks.step = h.step
             h.uninstall()
-base = statistics.median(times[a.variants[0]])
+if record is not None:
+    record(b"all,memory")
+b = a.variants[0]
+base = statistics.median(times[b])
 for v in a.variants:
     m = statistics.median(times[v])
-    print("HOOK_AB model=%s variant=%s median_ms=%.3f delta_ms=%+.3f delta_pct=%+.2f queue_ms=%.1f "
-          "cpu_ms=%.1f n=%d" % (a.model, v, m, m - base, (m / base - 1) * 100,
-                                statistics.median(queue[v]), statistics.median(cpu[v]), len(times[v])),
-          flush=True)
+    per_round = [(x / y - 1) * 100 for x, y in zip(rounds[v], rounds[b])]
+    print("HOOK_AB model=%s variant=%s median_ms=%.3f delta_ms=%+.3f delta_pct=%+.2f "
+          "round_pct=%+.2f round_min=%+.2f round_max=%+.2f queue_ms=%.1f cpu_ms=%.1f n=%d" % (
+              a.model, v, m, m - base, (m / base - 1) * 100, statistics.median(per_round),
+              min(per_round), max(per_round), statistics.median(queue[v]),
+              statistics.median(cpu[v]), len(times[v])), flush=True)

@@ -36,10 +36,12 @@ done
 python3 - "$res" "$@" <<'PY'
 import collections, statistics, sys
 runs = collections.defaultdict(lambda: collections.defaultdict(list))
+by_round = collections.defaultdict(dict)  # config -> round -> median_ms
 for line in open(sys.argv[1]):
     d = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
     for k in ("median_ms", "enqueue_ms", "cpu_ms"):
         runs[d["config"]][k].append(float(d[k]))
+    by_round[d["config"]][d["round"]] = float(d["median_ms"])
 names = [c.split("=", 1)[0] for c in sys.argv[2:]]
 base = {}
 for n, c in zip(names, sys.argv[2:]):
@@ -53,11 +55,15 @@ for n, c in zip(names, sys.argv[2:]):
         continue
     mode = c.split("=", 1)[1].split("+")[0]
     m = statistics.median(r["median_ms"])
-    b = runs.get(base.get("tensor" if mode in ("tensor", "plain-tensor") else "native", ""), {})
+    bn = base.get("tensor" if mode in ("tensor", "plain-tensor") else "native", "")
+    b = runs.get(bn, {})
     rel = ""
     if b and not mode.startswith("plain"):
         bm = statistics.median(b["median_ms"])
-        rel = " %+.1f%%" % ((m / bm - 1) * 100)
+        # each round against its own plain run: drift between rounds cancels
+        pr = [(by_round[n][k] / by_round[bn][k] - 1) * 100 for k in by_round[n] if k in by_round[bn]]
+        rel = " %+.1f%% (per round: median %+.1f%%, %s)" % (
+            (m / bm - 1) * 100, statistics.median(pr), " ".join("%+.1f" % x for x in pr))
     print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms cpu %.1f ms" % (
         n, m, rel, " ".join("%.2f" % x for x in r["median_ms"]),
         statistics.median(r["enqueue_ms"]), statistics.median(r["cpu_ms"])))

@@ -156,17 +156,17 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 		record_failure(w, cb, result);
 }
 
-int gp_callbacks_enable(void *subscriber)
+int gp_callbacks_enable(void *subscriber, int on)
 {
 	CUpti_SubscriberHandle sub = subscriber;
 	/* libcuda may be loaded RTLD_LOCAL by cudart: ask for its handle. */
-	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *cuda = mem_get_info ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (cuda)
 		mem_get_info = (mem_get_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
 	for (size_t i = 0; i < NWATCHED; i++) {
 		CUpti_CallbackDomain dom = watched[i].driver ? CUPTI_CB_DOMAIN_DRIVER_API
 							     : CUPTI_CB_DOMAIN_RUNTIME_API;
-		CUptiResult r = cuptiEnableCallback(1, sub, dom, watched[i].cbid);
+		CUptiResult r = cuptiEnableCallback(on ? 1 : 0, sub, dom, watched[i].cbid);
 		if (r != CUPTI_SUCCESS)
 			return (int)r;
 	}

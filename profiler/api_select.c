@@ -86,22 +86,26 @@ static void load_domain(int driver)
 	}
 }
 
-int gp_api_select_enable(void)
+int gp_api_select_apply(unsigned parts)
 {
+	static int loaded;
 	int enabled = 0;
 	for (int driver = 0; driver < 2; driver++) {
-		load_domain(driver);
+		if (!loaded)
+			load_domain(driver);
 		for (unsigned cbid = 1; cbid < MAX_CBID; cbid++) {
-			if (!apis[driver][cbid].traced)
+			const struct api_info *a = &apis[driver][cbid];
+			if (!a->traced)
 				continue;
-			if (apis[driver][cbid].kernel_launch && !(gp_rec_parts() & GP_REC_LAUNCHES))
-				continue;
-			CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, 1)
-					       : cuptiActivityEnableRuntimeApi(cbid, 1);
-			if (r == CUPTI_SUCCESS)
+			uint8_t on = (parts & GP_REC_API) &&
+				     (!a->kernel_launch || (parts & GP_REC_LAUNCHES));
+			CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, on)
+					       : cuptiActivityEnableRuntimeApi(cbid, on);
+			if (r == CUPTI_SUCCESS && on)
 				enabled++;
 		}
 	}
+	loaded = 1;
 	return enabled;
 }
 

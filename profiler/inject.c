@@ -98,7 +98,11 @@ size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max)
 	return err ? dflt : x;
 }
 
-unsigned gp_rec_parts(void)
+_Atomic unsigned gp_rec_live_parts;
+
+/* A comma list of part names (GPUPROF_RECORD's syntax) as GP_REC_* bits;
+ * unknown names are said on stderr and left out. */
+static unsigned parse_parts(const char *what, const char *v)
 {
 	static const struct {
 		const char *name;
@@ -106,35 +110,36 @@ unsigned gp_rec_parts(void)
 	} names[] = {
 		{ "kernels", GP_REC_KERNELS }, { "copies", GP_REC_COPIES }, { "api", GP_REC_API },
 		{ "oom", GP_REC_OOM },         { "nvtx", GP_REC_NVTX },     { "all", GP_REC_ALL },
-		{ "launches", GP_REC_LAUNCHES },
-		{ "memory", 0 },
+		{ "launches", GP_REC_LAUNCHES }, { "memory", GP_REC_MEMORY }, { "none", 0 },
 	};
+	unsigned p = 0;
+	const char *s = v;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		size_t i;
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == len && strncmp(s, names[i].name, len) == 0)
+				break;
+		if (i < sizeof(names) / sizeof(names[0]))
+			p |= names[i].bit;
+		else if (len)
+			gp_rec_say("%s: unknown part '%.*s' ignored "
+				   "(kernels, copies, api, launches, oom, nvtx, memory, all)", what, (int)len, s);
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return p;
+}
+
+unsigned gp_rec_parts(void)
+{
 	static _Atomic int parsed;
 	static _Atomic unsigned parts;
 	if (atomic_load(&parsed))
 		return atomic_load(&parts);
 	const char *v = getenv("GPUPROF_RECORD");
-	unsigned p = 0;
-	if (!v || !*v) {
-		p = GP_REC_ALL;
-	} else {
-		const char *s = v;
-		while (*s) {
-			size_t len = strcspn(s, ",");
-			size_t i;
-			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-				if (strlen(names[i].name) == len && strncmp(s, names[i].name, len) == 0)
-					break;
-			if (i < sizeof(names) / sizeof(names[0]))
-				p |= names[i].bit;
-			else if (len)
-				gp_rec_say("GPUPROF_RECORD: unknown part '%.*s' ignored "
-					   "(kernels, copies, api, launches, oom, nvtx, memory, all)", (int)len, s);
-			s += len;
-			if (*s == ',')
-				s++;
-		}
-	}
+	unsigned p = (!v || !*v) ? GP_REC_ALL : parse_parts("GPUPROF_RECORD", v) & GP_REC_ALL;
 	atomic_store(&parts, p);
 	atomic_store(&parsed, 1);
 	return p;
@@ -167,12 +172,12 @@ static void on_fork_child(void)
 static const struct {
 	CUpti_ActivityKind kind;
 	int required;
-	unsigned part; /* GP_REC_*, 0: always */
+	unsigned part; /* GP_REC_*; 0: always */
 	const char *what;
 } kinds[] = {
-	{ CUPTI_ACTIVITY_KIND_MEMORY2, 1, 0, "memory allocations" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY2, 1, GP_REC_MEMORY, "memory allocations" },
 	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, 0, "device properties" },
-	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0, 0, "memory pools" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0, GP_REC_MEMORY, "memory pools" },
 	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0, GP_REC_KERNELS, "kernels" },
 	{ CUPTI_ACTIVITY_KIND_MEMCPY, 0, GP_REC_COPIES, "copies" },
 	{ CUPTI_ACTIVITY_KIND_MEMSET, 0, GP_REC_COPIES, "sets" },
@@ -180,7 +185,7 @@ static const struct {
 
 static int kind_wanted(size_t i)
 {
-	return !kinds[i].part || (gp_rec_parts() & kinds[i].part);
+	return !kinds[i].part || (gp_rec_live() & kinds[i].part);
 }
 
 static int start(void)
@@ -191,6 +196,7 @@ static int start(void)
 	int fd = -1, err;
 
 	gp_rec.pid = getpid();
+	atomic_store(&gp_rec_live_parts, gp_rec_parts() | GP_REC_MEMORY);
 	err = trace_path(path, sizeof(path));
 	if (err) {
 		gp_rec_say("trace path too long; not recording");
@@ -247,10 +253,9 @@ static int start(void)
 		gp_rec_say("CUPTI cannot record %s here (%s); the trace will lack them",
 			   kinds[i].what, msg ? msg : "error");
 	}
-	if (gp_rec_parts() & GP_REC_API)
-		gp_api_select_enable();
-	r = (gp_rec_parts() & GP_REC_OOM) ? (CUptiResult)gp_callbacks_enable(subscriber)
-					   : CUPTI_SUCCESS;
+	gp_api_select_apply(gp_rec_live());
+	r = (gp_rec_live() & GP_REC_OOM) ? (CUptiResult)gp_callbacks_enable(subscriber, 1)
+					  : CUPTI_SUCCESS;
 	if (r != CUPTI_SUCCESS) {
 		fail("enabling CUPTI callbacks", r);
 		err = -EIO;
@@ -298,8 +303,45 @@ GP_EXPORT int gpuprof_reclaim_cupti(void)
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (kind_wanted(i))
 			cuptiActivityEnable(kinds[i].kind);
-	if (gp_rec_parts() & GP_REC_API)
-		gp_api_select_enable();
+	gp_api_select_apply(gp_rec_live());
+	return 0;
+}
+
+/* For bench/ (hook_ab.py): turns parts of the recording off and on while the
+ * program runs, so that what each part costs is measured in one process,
+ * where run-to-run noise does not hide a 1% effect. parts: GPUPROF_RECORD's
+ * names plus "memory" and "none". A mark "gpuprof:bench.record <parts>"
+ * says it in the trace: what happened while a part was off is missing from
+ * it, so such a trace is for timing, not for analysis. 0 or -errno, or a
+ * CUptiResult. */
+GP_EXPORT int gpuprof_bench_record(const char *parts)
+{
+	if (!gp_rec_running())
+		return -ENODEV;
+	if (!parts)
+		return -EINVAL;
+	unsigned want = parse_parts("gpuprof_bench_record", parts);
+	atomic_store(&gp_rec_live_parts, want);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (!kinds[i].part)
+			continue;
+		CUptiResult r = kind_wanted(i) ? cuptiActivityEnable(kinds[i].kind)
+					       : cuptiActivityDisable(kinds[i].kind);
+		if (r != CUPTI_SUCCESS && kinds[i].required)
+			return (int)r;
+	}
+	gp_api_select_apply(want);
+	int err = gp_callbacks_enable(subscriber, !!(want & GP_REC_OOM));
+	if (err)
+		return err;
+	struct gp_host_ev ev;
+	char text[160];
+	int n = snprintf(text, sizeof(text), "gpuprof:bench.record %s", parts);
+	memset(&ev, 0, sizeof(ev));
+	ev.ts = gp_now();
+	ev.type = GP_HEV_MARK;
+	ev.tid = gp_gettid();
+	gp_hev_push(&ev, text, n < 0 ? 0 : (size_t)n >= sizeof(text) ? sizeof(text) - 1 : (size_t)n);
 	return 0;
 }
 

@@ -24,7 +24,10 @@ static int accepting(void)
 {
 	int s = atomic_load_explicit(&gp_rec.state, memory_order_acquire);
 	/* Ranges opened before CUDA starts are kept for the trace. */
-	return s == GP_REC_RUNNING || s == GP_REC_OFF;
+	if (s == GP_REC_OFF)
+		return 1;
+	/* gpuprof_bench_record() may have turned NVTX off for a while */
+	return s == GP_REC_RUNNING && (gp_rec_live() & GP_REC_NVTX);
 }
 
 /* UTF-32 (wchar_t on Linux) to UTF-8 into out (cap bytes); returns length.

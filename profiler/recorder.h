@@ -49,9 +49,19 @@ enum {
 	GP_REC_NVTX = 1 << 4,    /* gpuprof as the NVTX tool */
 	GP_REC_LAUNCHES = 1 << 5, /* API records of kernel launches (with "api") */
 	GP_REC_ALL = 0x3f,
+	/* Only gpuprof_bench_record() turns memory records off; GPUPROF_RECORD
+	 * always has them. */
+	GP_REC_MEMORY = 1 << 6,
 };
 /* The parts GPUPROF_RECORD asks for (parsed once; bad names said once). */
 unsigned gp_rec_parts(void);
+/* The parts recording now: gp_rec_parts() plus memory, unless
+ * gpuprof_bench_record() changed them. */
+extern _Atomic unsigned gp_rec_live_parts;
+static inline unsigned gp_rec_live(void)
+{
+	return atomic_load_explicit(&gp_rec_live_parts, memory_order_relaxed);
+}
 
 /* A whole number from the environment within [min, max]: 0 and *out;
  * -ENOENT when unset or empty; -EINVAL when not such a number. Says nothing. */
@@ -131,11 +141,14 @@ struct gp_nvtx_domain {
 
 /* ---- API callbacks: failed allocations (api_callbacks.c) ---- */
 extern const char *const gp_oom_api_names[];
-int gp_callbacks_enable(void *subscriber);
+/* Turns the failed-allocation callbacks on or off. 0 or a CUptiResult. */
+int gp_callbacks_enable(void *subscriber, int on);
 void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata);
 
 /* ---- Which API calls become activity records (api_select.c) ---- */
-int gp_api_select_enable(void);
+/* Turns API records on or off as parts (GP_REC_API, GP_REC_LAUNCHES) say;
+ * returns how many API calls are recorded. */
+int gp_api_select_apply(unsigned parts);
 /* The trace name of a runtime/driver cbid; NULL if unknown. */
 const char *gp_api_name(int driver, unsigned cbid);
 int gp_api_is_launch(int driver, unsigned cbid);

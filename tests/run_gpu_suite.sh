@@ -159,14 +159,18 @@ if want cost; then
 		"$gp" --trace --force --mode $mode -o "$out/cost.$mode.json.gz" tests/torch/hook_cost.py 2>/dev/null |
 			grep GPUPROF_COST | sed "s/^/cost gpuprof-$mode: /" >>"$table"
 	done
-	# GPT-2 steps with the hooks installed and removed in turns, one process:
-	# plainly (NVTX goes nowhere), then traced (the recorder takes it)
-	ab="none fwd,bwd,phase fwd,bwd,phase,nomem fwd fwd,bwd phase"
+	# GPT-2 steps, one process, variants in turns (bench/hook_ab.py): the
+	# hooks installed or not and the recorder's parts on or off
+	# (gpuprof_bench_record), first in native mode, then in tensor mode.
+	rounds=${GPUPROF_AB_ROUNDS:-10}
+	ab="none@none none@memory none@memory,kernels none@all,memory fwd,bwd,phase@all,memory fwd,bwd,phase@none fwd@all,memory"
 	# shellcheck disable=SC2086
-	python3 bench/hook_ab.py --model gpt2 $ab 2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/hooks A\/B plain:/' >>"$table"
+	"$gp" --trace --force --mode native -o "$out/hook_ab.json.gz" bench/hook_ab.py --model gpt2 --rounds "$rounds" $ab \
+		2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/A\/B native:/' >>"$table"
+	ab="none@none none@memory none@all,memory fwd,bwd,phase@all,memory"
 	# shellcheck disable=SC2086
-	"$gp" --trace --force --mode native -o "$out/hook_ab.json.gz" bench/hook_ab.py --model gpt2 $ab \
-		2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/hooks A\/B traced-native:/' >>"$table"
+	"$gp" --trace --force --mode tensor -o "$out/hook_ab_tensor.json.gz" bench/hook_ab.py --model gpt2 --rounds "$rounds" $ab \
+		2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/A\/B tensor:/' >>"$table"
 	tail -n 5 "$out/hook_ab.err" | cut -c1-300 | sed 's/^/  hook_ab stderr: /' >>"$table"
 fi
 
@@ -174,7 +178,7 @@ if want bench; then
 	# GPT-2 step, gpuprof vs unprofiled with the same allocator, alternating
 	# in one session (bench/overhead.sh); GPUPROF_BENCH_CONFIGS to bisect.
 	# shellcheck disable=SC2086
-	ROUNDS=${GPUPROF_BENCH_ROUNDS:-2} bash bench/overhead.sh "$gp" "$out/bench" \
+	ROUNDS=${GPUPROF_BENCH_ROUNDS:-2} STEPS=${GPUPROF_BENCH_STEPS:-25} bash bench/overhead.sh "$gp" "$out/bench" \
 		${GPUPROF_BENCH_CONFIGS:-plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor} \
 		>>"$table" 2>>"$out/bench.err"
 	for f in "$out"/bench/*.json.gz; do
