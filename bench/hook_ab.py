@@ -17,7 +17,9 @@ The first variant is the base. Default: none fwd,bwd,phase fwd fwd,bwd.
 Prints one HOOK_AB line per variant: the median step (ms) over all its steps,
 the difference from the base, the median and range of the per-round
 differences (each round's median against the base's in the same round), and
-the median host time to queue a step and CPU time of the main thread.
+the 90th percentile and slowest step, the median host time to queue a step
+and CPU time of the main thread, and the garbage collections per step and
+their time.
 
 EXAMPLES
   # hooks alone, the recorder taking every NVTX call
@@ -27,6 +29,7 @@ EXAMPLES
       none@none none@memory none@all,memory fwd,bwd,phase@all,memory"""
 import argparse
 import ctypes
+import gc
 import os
 import statistics
 import sys
@@ -64,6 +67,23 @@ hooks = gpuprof_torch._hooks
 if hooks is None:
     raise SystemExit("gpuprof's hooks did not install")
 hooks.uninstall()
+
+gc_now = {"ms": 0.0, "n": 0, "t0": 0.0}
+
+
+def _gc_watch(phase, info):
+    # time the program's garbage collections take: a hook that makes
+    # garbage can cost its time there
+    if phase == "start":
+        gc_now["t0"] = time.perf_counter()
+    else:
+        gc_now["ms"] += (time.perf_counter() - gc_now["t0"]) * 1000.0
+        gc_now["n"] += 1
+
+
+gc.callbacks.append(_gc_watch)
+gc_ms = {v: 0.0 for v in a.variants}
+gc_n = {v: 0 for v in a.variants}
 times = {v: [] for v in a.variants}
 rounds = {v: [] for v in a.variants}  # each round's median
 queue = {v: [] for v in a.variants}
@@ -87,6 +107,7 @@ for r in range(a.rounds):
             step()
         torch.cuda.synchronize()
         mine = []
+        gc_now["ms"], gc_now["n"] = 0.0, 0
         for _ in range(a.steps):
             c0 = time.thread_time()
             t0 = time.perf_counter()
@@ -97,6 +118,8 @@ for r in range(a.rounds):
             queue[v].append((t1 - t0) * 1000.0)
             cpu[v].append((time.thread_time() - c0) * 1000.0)
         times[v] += mine
+        gc_ms[v] += gc_now["ms"]
+        gc_n[v] += gc_now["n"]
         rounds[v].append(statistics.median(mine))
         if h is not None:
             hooks.step = h.step
@@ -109,7 +132,9 @@ for v in a.variants:
     m = statistics.median(times[v])
     per_round = [(x / y - 1) * 100 for x, y in zip(rounds[v], rounds[b])]
     print("HOOK_AB model=%s variant=%s median_ms=%.3f delta_ms=%+.3f delta_pct=%+.2f "
-          "round_pct=%+.2f round_min=%+.2f round_max=%+.2f queue_ms=%.1f cpu_ms=%.1f n=%d" % (
+          "round_pct=%+.2f round_min=%+.2f round_max=%+.2f p90_ms=%.2f max_ms=%.2f queue_ms=%.1f "
+          "cpu_ms=%.1f gc_per_step=%.2f gc_ms_per_step=%.3f n=%d" % (
               a.model, v, m, m - base, (m / base - 1) * 100, statistics.median(per_round),
-              min(per_round), max(per_round), statistics.median(queue[v]),
-              statistics.median(cpu[v]), len(times[v])), flush=True)
+              min(per_round), max(per_round), sorted(times[v])[int(0.9 * (len(times[v]) - 1))],
+              max(times[v]), statistics.median(queue[v]), statistics.median(cpu[v]),
+              gc_n[v] / len(times[v]), gc_ms[v] / len(times[v]), len(times[v])), flush=True)

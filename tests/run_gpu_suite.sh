@@ -154,23 +154,27 @@ fi
 
 if want cost; then
 	# per-event costs, CPU-bound: plain, then each gpuprof mode
+	[ "${GPUPROF_COST_EVENTS:-1}" = 0 ] || {
 	python3 tests/torch/hook_cost.py 2>&1 | grep GPUPROF_COST | sed 's/^/cost plain: /' >>"$table"
 	for mode in cuda native tensor; do
 		"$gp" --trace --force --mode $mode -o "$out/cost.$mode.json.gz" tests/torch/hook_cost.py 2>/dev/null |
 			grep GPUPROF_COST | sed "s/^/cost gpuprof-$mode: /" >>"$table"
 	done
+	}
 	# GPT-2 steps, one process, variants in turns (bench/hook_ab.py): the
 	# hooks installed or not and the recorder's parts on or off
 	# (gpuprof_bench_record), first in native mode, then in tensor mode.
 	rounds=${GPUPROF_AB_ROUNDS:-10}
-	ab="none@none none@memory none@memory,kernels none@all,memory fwd,bwd,phase@all,memory fwd,bwd,phase@none fwd@all,memory"
+	ab=${GPUPROF_AB_NATIVE:-none@none none@memory none@memory,kernels none@all,memory fwd,bwd,phase@all,memory fwd,bwd,phase@none fwd@all,memory}
 	# shellcheck disable=SC2086
 	"$gp" --trace --force --mode native -o "$out/hook_ab.json.gz" bench/hook_ab.py --model gpt2 --rounds "$rounds" $ab \
 		2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/A\/B native:/' >>"$table"
-	ab="none@none none@memory none@all,memory fwd,bwd,phase@all,memory"
-	# shellcheck disable=SC2086
-	"$gp" --trace --force --mode tensor -o "$out/hook_ab_tensor.json.gz" bench/hook_ab.py --model gpt2 --rounds "$rounds" $ab \
-		2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/A\/B tensor:/' >>"$table"
+	ab=${GPUPROF_AB_TENSOR:-none@none none@memory none@all,memory fwd,bwd,phase@all,memory}
+	if [ "$ab" != skip ]; then
+		# shellcheck disable=SC2086
+		"$gp" --trace --force --mode tensor -o "$out/hook_ab_tensor.json.gz" bench/hook_ab.py --model gpt2 \
+			--rounds "$rounds" $ab 2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/A\/B tensor:/' >>"$table"
+	fi
 	tail -n 5 "$out/hook_ab.err" | cut -c1-300 | sed 's/^/  hook_ab stderr: /' >>"$table"
 fi
 
