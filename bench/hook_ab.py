@@ -12,7 +12,8 @@ VARIANT is HOOKS or HOOKS@REC.
          plus memory and none (e.g. none, memory, memory,kernels, all,memory);
          needs `gpuprof --trace` (it calls gpuprof_bench_record in the
          injected library). Without @REC the recorder is left as it started.
-The first variant is the base. Default: none fwd,bwd,phase fwd fwd,bwd.
+The first variant is the base; each round starts one variant later than the
+one before (the order rotates). Default: none fwd,bwd,phase fwd fwd,bwd.
 
 Prints one HOOK_AB line per variant: the median step (ms) over all its steps,
 the difference from the base, the median and range of the per-round
@@ -89,7 +90,10 @@ rounds = {v: [] for v in a.variants}  # each round's median
 queue = {v: [] for v in a.variants}
 cpu = {v: [] for v in a.variants}
 for r in range(a.rounds):
-    for v in a.variants:
+    # each round starts one variant later: a GPU that warms up or slows down
+    # within a round (clocks, power) does not favour the first variant
+    k = r % len(a.variants)
+    for v in a.variants[k:] + a.variants[:k]:
         hook_parts, _, rec = v.partition("@")
         if rec:
             err = record(rec.encode())

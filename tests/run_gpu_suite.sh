@@ -165,6 +165,11 @@ if want cost; then
 	# hooks installed or not and the recorder's parts on or off
 	# (gpuprof_bench_record), first in native mode, then in tensor mode.
 	rounds=${GPUPROF_AB_ROUNDS:-10}
+	# the GPU's clocks, power and throttle reasons while the A/B runs: a
+	# power-capped GPU changes its clock, and with it every step time
+	nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+		--format=csv,noheader,nounits -lms 500 >"$out/ab_clocks.csv" 2>&1 &
+	smi=$!
 	ab=${GPUPROF_AB_NATIVE:-none@none none@memory none@memory,kernels none@all,memory fwd,bwd,phase@all,memory fwd,bwd,phase@none fwd@all,memory}
 	# shellcheck disable=SC2086
 	"$gp" --trace --force --mode native -o "$out/hook_ab.json.gz" bench/hook_ab.py --model gpt2 --rounds "$rounds" $ab \
@@ -175,6 +180,25 @@ if want cost; then
 		"$gp" --trace --force --mode tensor -o "$out/hook_ab_tensor.json.gz" bench/hook_ab.py --model gpt2 \
 			--rounds "$rounds" $ab 2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/A\/B tensor:/' >>"$table"
 	fi
+	kill "$smi" 2>/dev/null
+	python3 - "$out/ab_clocks.csv" >>"$table" 2>&1 <<'PY'
+import collections, statistics, sys
+rows = [l.split(", ") for l in open(sys.argv[1]) if l.count(",") >= 5]
+def col(i):
+    v = []
+    for r in rows:
+        try:
+            v.append(float(r[i]))
+        except ValueError:
+            pass
+    return v
+for name, i in (("sm clock MHz", 1), ("power W", 3), ("temp C", 4)):
+    v = col(i)
+    if v:
+        print("A/B GPU %s: min %.0f median %.0f max %.0f (%d samples)" % (name, min(v), statistics.median(v), max(v), len(v)))
+reasons = collections.Counter(r[5].strip() for r in rows if len(r) > 5)
+print("A/B GPU throttle reasons: " + ", ".join("%s x%d" % kv for kv in reasons.most_common(5)))
+PY
 	tail -n 5 "$out/hook_ab.err" | cut -c1-300 | sed 's/^/  hook_ab stderr: /' >>"$table"
 fi
 
