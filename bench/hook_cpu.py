@@ -1,0 +1,172 @@
+"""The host time gpuprof's PyTorch hooks add to a training step, without a
+GPU: a GPT-2-shaped model (12 blocks, the same module tree) with tiny CPU
+tensors, so that the step is nearly all Python and PyTorch overhead. Variants
+take turns; the best of the rounds is printed per variant. NVTX calls go to
+stubs unless PyTorch has them.
+
+  hook_cpu.py [--rounds R] [--steps S] VARIANT...
+
+VARIANT: none, or a comma list of the hooks' parts (fwd, bwd, phase) and of
+these probes: noreg (watch module outputs for backward, register nothing),
+regonly (register a prehook that does nothing), bwdnvtx (PyTorch's own NVTX
+ranges for backward nodes only, RecordScope.BACKWARD_FUNCTION).
+
+EXAMPLES
+  python3 bench/hook_cpu.py none fwd fwd,bwd fwd,bwd,phase fwd,noreg"""
+import argparse
+import os
+import statistics
+import sys
+import time
+import types
+
+import torch
+import torch.nn as nn
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "profiler", "python"))
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ap.add_argument("--rounds", type=int, default=8)
+ap.add_argument("--steps", type=int, default=60)
+ap.add_argument("variants", nargs="+")
+a = ap.parse_args()
+torch.set_num_threads(1)
+
+
+class Attn(nn.Module):
+    def __init__(s, d):
+        super().__init__()
+        s.c_attn, s.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        s.attn_dropout, s.resid_dropout = nn.Dropout(0.1), nn.Dropout(0.1)
+
+    def forward(s, x):
+        q, k, v = s.c_attn(x).chunk(3, -1)
+        return s.resid_dropout(s.c_proj(s.attn_dropout(torch.softmax(q @ k.transpose(-1, -2), -1)) @ v))
+
+
+class MLP(nn.Module):
+    def __init__(s, d):
+        super().__init__()
+        s.c_fc, s.act, s.c_proj, s.dropout = nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d), nn.Dropout(0.1)
+
+    def forward(s, x):
+        return s.dropout(s.c_proj(s.act(s.c_fc(x))))
+
+
+class Block(nn.Module):
+    def __init__(s, d):
+        super().__init__()
+        s.ln_1, s.attn, s.ln_2, s.mlp = nn.LayerNorm(d), Attn(d), nn.LayerNorm(d), MLP(d)
+
+    def forward(s, x):
+        x = x + s.attn(s.ln_1(x))
+        return (x + s.mlp(s.ln_2(x)),)
+
+
+class GPT(nn.Module):
+    def __init__(s, d=8, n=12):
+        super().__init__()
+        s.wte, s.wpe = nn.Embedding(100, d), nn.Embedding(16, d)
+        s.drop = nn.Dropout(0.1)
+        s.h = nn.ModuleList(Block(d) for _ in range(n))
+        s.ln_f, s.lm_head = nn.LayerNorm(d), nn.Linear(d, 100, bias=False)
+
+    def forward(s, x):
+        h = s.drop(s.wte(x) + s.wpe(torch.arange(x.shape[1])))
+        for b in s.h:
+            h = b(h)[0]
+        return s.lm_head(s.ln_f(h))
+
+
+if not getattr(getattr(torch._C, "_nvtx", None), "rangePushA", None):
+    torch._C._nvtx = types.SimpleNamespace(rangePushA=len, rangePop=int, rangeStartA=len, rangeEnd=abs, markA=len)
+import gpuprof_torch  # noqa: E402
+
+model = GPT()
+opt = torch.optim.AdamW(model.parameters())
+x = torch.randint(0, 100, (1, 4))
+
+
+def step():
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
+base = gpuprof_torch._hooks
+if base is not None:
+    base.uninstall()
+
+
+def make(v):
+    parts = set(v.split(","))
+    if parts == {"none"}:
+        return None
+    h = gpuprof_torch._Hooks(torch, parts & {"fwd", "bwd", "phase"})
+    h.announced = True
+    h.memory_marks = False
+    if parts & {"noreg", "regonly"}:
+        h.bwd = True
+        real = h._watch_backward
+
+        def watch(m, o, reg="regonly" in parts):
+            t = o[0] if isinstance(o, tuple) else o
+            g = getattr(t, "grad_fn", None)
+            if g is not None and reg:
+                g.register_prehook(_nothing)
+
+        h._watch_backward = watch if "noreg" not in parts else (lambda m, o: None)
+        del real
+    return h
+
+
+def _nothing(grads):
+    return None
+
+
+def nvtx_on(on):
+    from torch.autograd import ProfilerConfig, ProfilerState, _ExperimentalConfig
+    from torch._C._profiler import RecordScope
+    if on:
+        torch.autograd._enable_profiler(
+            ProfilerConfig(ProfilerState.NVTX, False, False, False, False, False, _ExperimentalConfig()),
+            set(), {RecordScope.BACKWARD_FUNCTION})
+    else:
+        torch.autograd._disable_profiler()
+
+
+variants = list(a.variants)
+for v in list(variants):
+    if "bwdnvtx" in v.split(","):
+        try:
+            nvtx_on(True)
+            nvtx_on(False)
+        except Exception as e:  # not a CUDA build, or another PyTorch
+            print("HOOK_CPU variant=%s unavailable: %r" % (v, e))
+            variants.remove(v)
+best = {v: [] for v in variants}
+for r in range(a.rounds):
+    for v in variants:
+        h = make(v)
+        if h is not None:
+            h.install()
+        if "bwdnvtx" in v.split(","):
+            nvtx_on(True)
+        for _ in range(5):
+            step()
+        ts = []
+        for _ in range(a.steps):
+            t = time.perf_counter()
+            step()
+            ts.append(time.perf_counter() - t)
+        best[v].append(statistics.median(ts) * 1000)
+        if "bwdnvtx" in v.split(","):
+            nvtx_on(False)
+        if h is not None:
+            h.uninstall()
+b = min(best[variants[0]])
+for v in variants:
+    m = min(best[v])
+    print("HOOK_CPU variant=%s step_ms=%.3f delta_ms=%+.3f torch=%s" % (v, m, m - b, torch.__version__))
