@@ -104,6 +104,10 @@ class _Hooks:
         self.torch = torch
         self.fwd = "fwd" in parts
         self.bwd = "bwd" in parts
+        # "call": name modules by wrapping nn.Module.__call__ instead of
+        # global forward hooks (which send every module call down
+        # _call_impl's slow path)
+        self.call = "call" in parts
         self.phase = "phase" in parts
         raw = getattr(torch._C, "_nvtx", None)
         nv = torch.cuda.nvtx
@@ -416,7 +420,52 @@ class _Hooks:
         self._end_all_bwd()
         self.tls = threading.local()
 
+    def wrap_call(self, orig):
+        hooks = self
+        compiling = self.compiling
+        names = self.fwd_names
+        tls = self.tls
+        push, pop = self.push, self.pop
+        fwd, bwd = self.fwd, self.bwd
+        grad_enabled = self.torch.is_grad_enabled
+
+        def __call__(module, *args, **kwargs):
+            if compiling():
+                return orig(module, *args, **kwargs)
+            try:
+                stack = tls.stack
+            except AttributeError:
+                stack = hooks._stack()
+                if not hooks.announced:
+                    try:
+                        hooks._announce()
+                    except Exception as e:
+                        _say("PyTorch hooks: %r" % (e,))
+            name = names.get(id(module))
+            if name is None:
+                name = hooks.names.lookup(module, stack[0] if stack else None)
+            stack.append(module)
+            if fwd:
+                push(name)
+            try:
+                out = orig(module, *args, **kwargs)
+            finally:
+                stack.pop()
+                if fwd:
+                    pop()
+            if bwd and grad_enabled():
+                hooks._watch_backward(module, out)
+            return out
+
+        __call__.__wrapped__ = orig
+        return __call__
+
     def _install_forward(self):
+        if self.call:
+            self._patch(self.torch.nn.Module, "__call__", self.wrap_call)
+            if self.phase:
+                self._patch(self.torch.nn.Module, "zero_grad", self.wrap_zero_grad)
+            return
         mm = self.torch.nn.modules.module
         self.handles.append(mm.register_module_forward_pre_hook(self.fwd_pre))
         try:
