@@ -6,7 +6,7 @@ stubs unless PyTorch has them.
 
   hook_cpu.py [--rounds R] [--steps S] VARIANT...
 
-VARIANT: none, or a comma list of the hooks' parts (fwd, bwd, phase, call) and of
+VARIANT: none, or a comma list of the hooks' parts (fwd, bwd, phase) and of
 these probes: noreg (watch module outputs for backward, register nothing),
 regonly (register a prehook that does nothing), bwdnvtx (PyTorch's own NVTX
 ranges for backward nodes only, RecordScope.BACKWARD_FUNCTION).
@@ -104,7 +104,7 @@ def make(v):
     parts = set(v.split(","))
     if parts == {"none"}:
         return None
-    h = gpuprof_torch._Hooks(torch, parts & {"fwd", "bwd", "phase", "call"})
+    h = gpuprof_torch._Hooks(torch, parts & {"fwd", "bwd", "phase"})
     h.announced = True
     h.memory_marks = False
     if parts & {"noreg", "regonly"}:

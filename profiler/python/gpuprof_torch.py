@@ -47,11 +47,13 @@ class _Names:
     def __init__(self):
         self.fwd = {}  # id(module) -> "fwd:<path>"
         self.path = {}  # id(module) -> "<path>"
+        self.bwd_hook = {}  # id(module) -> its backward prehook, made once (_Hooks._bwd_hook)
         self.refs = {}  # id(module) -> weakref whose callback forgets it
 
     def _forget(self, key):
         self.fwd.pop(key, None)
         self.path.pop(key, None)
+        self.bwd_hook.pop(key, None)
         self.refs.pop(key, None)
 
     def _set(self, module, path):
@@ -86,6 +88,25 @@ class _Names:
         return self.fwd.get(key) or "fwd:" + _root_name(module)
 
 
+def _no_range(grad_outputs):
+    return None
+
+
+class _Pending:
+    """Backward hooks noted in one outermost forward: (node, hook) pairs,
+    registered at most once. Owned by the outermost output's node."""
+
+    __slots__ = ("notes", "__weakref__")
+
+    def __init__(self, notes):
+        self.notes = notes
+
+    def register(self):
+        notes, self.notes = self.notes, []
+        for g, hook in notes:
+            g.register_prehook(hook)
+
+
 def _compiled_model(module):
     """The model inside torch.compile(model)'s OptimizedModule, else None."""
     if type(module).__name__ != "OptimizedModule":
@@ -104,10 +125,6 @@ class _Hooks:
         self.torch = torch
         self.fwd = "fwd" in parts
         self.bwd = "bwd" in parts
-        # "call": name modules by wrapping nn.Module.__call__ instead of
-        # global forward hooks (which send every module call down
-        # _call_impl's slow path)
-        self.call = "call" in parts
         self.phase = "phase" in parts
         raw = getattr(torch._C, "_nvtx", None)
         nv = torch.cuda.nvtx
@@ -126,6 +143,7 @@ class _Hooks:
         self.step = 0
         self.step_clock = None  # the optimizer whose steps number the steps
         self.open_bwd = {}  # thread id -> (range id, path); ended at the end of backward
+        self.pending = []  # weak references to _Pending notes, oldest first
         self.handles = []
         self.restore = []  # (owner, attribute, original) patched by install()
         self.announced = False
@@ -153,6 +171,8 @@ class _Hooks:
         name = self.fwd_names.get(id(module))
         if name is None:
             name = self.names.lookup(module, stack[0] if stack else None)
+        if not stack:
+            self.tls.notes = []  # a forward that raised left its notes
         stack.append(module)
         if self.fwd:
             self.push(name)
@@ -173,6 +193,15 @@ class _Hooks:
     # prehook on the output's grad_fn. The ranges are NVTX start/end ranges,
     # one open at a time per autograd thread (they can be ended from any
     # thread, and backward gives no reliable "module done" point).
+    #
+    # Registering a prehook costs microseconds, and the forward pass is where
+    # a GPU waits for the host (measured: bench/gpu_idle.py), so the forward
+    # only notes (node, hook) pairs; they are registered when backward starts
+    # (wrap_backward, before the engine runs), when the GPU still has the
+    # forward's last kernels to run. The notes of one outermost module call
+    # are kept by a _Pending that its output's node owns (in the node's
+    # metadata dict): if that graph dies without a backward the notes die
+    # with it, and they never keep another graph alive.
     def _watch_backward(self, module, output):
         t = output
         if type(t) is not self.torch.Tensor:
@@ -196,21 +225,81 @@ class _Hooks:
         # a node would keep its saved tensors alive). Without _sequence_nr
         # (older PyTorch) the node remembers it in its metadata dict, which
         # costs a dict per node and the GIL when the node is freed.
+        tls = self.tls
         seq = getattr(g, "_sequence_nr", None)
         if seq is not None:
             key = seq()
-            tls = self.tls
-            if getattr(tls, "last_seq", None) == key:
-                return
+            dup = getattr(tls, "last_seq", None) == key
             tls.last_seq = key
         else:
             md = g.metadata
-            if "gpuprof" in md:
-                return
+            dup = "gpuprof" in md
             md["gpuprof"] = True
-        path = self.names.path.get(id(module))
-        if path is not None:
-            g.register_prehook(functools.partial(self._bwd_enter, "bwd:" + path))
+        try:
+            notes = tls.notes
+        except AttributeError:
+            notes = tls.notes = []
+        if tls.stack:
+            if not dup:
+                hook = self._bwd_hook(module)
+                if hook is not None:
+                    notes.append((g, hook))
+            return
+        hook = None
+        if dup and notes and notes[-1][0] is g:
+            hook = notes.pop()[1]  # the inner module's name wins
+        elif not dup:
+            hook = self._bwd_hook(module)
+        if hook is None:
+            if not notes:
+                return
+            hook = _no_range
+        # The outermost module's output: its node owns the notes of
+        # everything inside it, and its own hook is registered now. That
+        # hook registers the notes too if no wrapped backward did (e.g.
+        # torch.autograd.grad). It holds the notes weakly and the notes
+        # exclude this node: nothing refers back to the node (a cycle
+        # through a C++ node would be freed only by a garbage collection).
+        if notes:
+            tls.notes = []
+            p = _Pending(notes)
+            try:
+                g.metadata["gpuprof.notes"] = p
+            except Exception:
+                p.register()  # no metadata dict: register now, in the forward
+            else:
+                ref = weakref.ref(p)
+                hook = functools.partial(self._bwd_enter_outer, hook, ref)
+                self.pending.append(ref)
+                if len(self.pending) > 64:  # forwards without backward (evaluation)
+                    self.pending = [r for r in self.pending if r() is not None]
+        g.register_prehook(hook)
+
+    def _bwd_hook(self, module):
+        key = id(module)
+        hook = self.names.bwd_hook.get(key)
+        if hook is None:
+            path = self.names.path.get(key)
+            if path is None:
+                return None
+            hook = self.names.bwd_hook[key] = functools.partial(self._bwd_enter, "bwd:" + path)
+        return hook
+
+    def _bwd_enter_outer(self, hook, ref, grad_outputs):
+        p = ref()
+        if p is not None:
+            p.register()
+        return hook(grad_outputs)
+
+    def register_pending(self):
+        """Registers every noted backward hook whose graph is alive; called
+        as backward starts."""
+        refs = self.pending
+        self.pending = []
+        for r in refs:
+            p = r()
+            if p is not None:
+                p.register()
 
     def _bwd_enter(self, name, grad_outputs):
         # dict operations are atomic under the GIL: no lock
@@ -238,6 +327,8 @@ class _Hooks:
                     hooks._memory_mark()
                 if hooks.phase:
                     hooks.push("phase:backward")
+                if hooks.bwd:
+                    hooks.register_pending()
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -420,52 +511,7 @@ class _Hooks:
         self._end_all_bwd()
         self.tls = threading.local()
 
-    def wrap_call(self, orig):
-        hooks = self
-        compiling = self.compiling
-        names = self.fwd_names
-        tls = self.tls
-        push, pop = self.push, self.pop
-        fwd, bwd = self.fwd, self.bwd
-        grad_enabled = self.torch.is_grad_enabled
-
-        def __call__(module, *args, **kwargs):
-            if compiling():
-                return orig(module, *args, **kwargs)
-            try:
-                stack = tls.stack
-            except AttributeError:
-                stack = hooks._stack()
-                if not hooks.announced:
-                    try:
-                        hooks._announce()
-                    except Exception as e:
-                        _say("PyTorch hooks: %r" % (e,))
-            name = names.get(id(module))
-            if name is None:
-                name = hooks.names.lookup(module, stack[0] if stack else None)
-            stack.append(module)
-            if fwd:
-                push(name)
-            try:
-                out = orig(module, *args, **kwargs)
-            finally:
-                stack.pop()
-                if fwd:
-                    pop()
-            if bwd and grad_enabled():
-                hooks._watch_backward(module, out)
-            return out
-
-        __call__.__wrapped__ = orig
-        return __call__
-
     def _install_forward(self):
-        if self.call:
-            self._patch(self.torch.nn.Module, "__call__", self.wrap_call)
-            if self.phase:
-                self._patch(self.torch.nn.Module, "zero_grad", self.wrap_zero_grad)
-            return
         mm = self.torch.nn.modules.module
         self.handles.append(mm.register_module_forward_pre_hook(self.fwd_pre))
         try:

@@ -115,6 +115,35 @@ if STEP_HOOKS:
     eq("phase:optimizer.step" in pushes, True, "phase:optimizer.step")
     eq("step:1" in marks, True, "step:1 after the first optimizer step")
 
+# The forward only notes the backward hooks; backward registers them. A
+# backward that is not wrapped (torch.autograd.grad) still gets them, from the
+# outermost output's hook.
+log.clear()
+out = model(x).sum()
+eq([e for e in log if e[0] == "start"], [], "no backward range during the forward")
+torch.autograd.grad(out, list(model.parameters()))
+eq([e[1] for e in log if e[0] == "start"], ["bwd:1.b", "bwd:1.a", "bwd:0.b", "bwd:0.a"],
+   "torch.autograd.grad: backward ranges too")
+
+# A forward whose output is dropped without backward (evaluation with grad
+# on): its notes die with its graph at once, no garbage collection needed
+# (nothing of gpuprof's keeps the graph alive or makes a cycle through it).
+import gc  # noqa: E402
+
+gc.disable()
+try:
+    out = model(x)
+    refs = list(gpuprof_torch._hooks.pending)
+    eq(len(refs) >= 1 and refs[-1]() is not None, True, "a forward's notes are pending")
+    del out
+    eq([r for r in refs if r() is not None], [], "notes freed with their graph, without gc")
+finally:
+    gc.enable()
+out = model(x)
+out.sum().backward()
+eq([r for r in gpuprof_torch._hooks.pending if r() is not None], [], "backward took every pending note")
+del out
+
 # torch.compile's wrapper: named after the model, paths without _orig_mod
 class OptimizedModule(torch.nn.Module):
     def __init__(self, mod):
