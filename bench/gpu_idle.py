@@ -14,6 +14,7 @@ import bisect
 import gzip
 import json
 import statistics
+import sys
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("trace")
@@ -22,9 +23,20 @@ ap.add_argument("--min-gap-us", type=float, default=10.0,
                 help="shorter gaps between GPU work are the GPU's own, not waits for the host")
 a = ap.parse_args()
 
-with gzip.open(a.trace, "rt") if a.trace.endswith(".gz") else open(a.trace) as f:
-    text = f.read().rstrip().rstrip(",")
-ev = json.loads(text if text.endswith("]") else text + "]")
+
+def fail(msg):
+    sys.stderr.write("gpu_idle.py: %s: %s\n" % (a.trace, msg))
+    sys.exit(2)
+
+
+try:
+    with gzip.open(a.trace, "rt") if a.trace.endswith(".gz") else open(a.trace) as f:
+        text = f.read().rstrip().rstrip(",")
+    ev = json.loads(text if text.endswith("]") else text + "]")
+except (OSError, EOFError, ValueError) as e:
+    fail("not a readable trace (%s)" % e)
+if not isinstance(ev, list) or not all(isinstance(e, dict) for e in ev):
+    fail("not a trace: a JSON array of events was expected")
 
 busy = []  # (start, end) in us of GPU work
 steps = []  # ts of step:N marks
@@ -32,8 +44,11 @@ phases = []  # (start, end, name)
 open_phase = {}
 for e in ev:
     ph, cat, name = e.get("ph"), e.get("cat"), e.get("name", "")
+    if not isinstance(e.get("ts"), (int, float)) or not isinstance(name, str):
+        continue  # metadata events; anything else malformed is not counted
     if ph == "X" and cat in ("kernel", "memcpy", "memset"):
-        busy.append((e["ts"], e["ts"] + e.get("dur", 0)))
+        dur = e.get("dur", 0)
+        busy.append((e["ts"], e["ts"] + (dur if isinstance(dur, (int, float)) else 0)))
     elif ph == "i" and name.startswith("step:"):
         steps.append(e["ts"])
     elif ph == "B" and name.startswith("phase:"):
