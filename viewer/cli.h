@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -49,6 +50,23 @@ int gp_option_error(int c, const char *word);
 /* The full help, on stdout: the only thing besides --version that gpuprof
  * itself writes there, so a program's stdout passes through untouched. */
 void gp_print_help(void);
+
+/* An option's number: decimal, no sign, no blanks, no trailing text, within
+ * [min, max]. 0, or -EINVAL (*out untouched). */
+static inline int gp_parse_number(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
 
 /* Where the recorder in a process other than the root one writes its trace:
  * <stem>.<pid>.json.gz for an output <stem>.json.gz, else <output>.<pid>.

@@ -28,22 +28,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Decimal, no sign, no blanks, no trailing text, within [min, max]. */
-static int parse_number(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static void print_note(void *ctx, const char *line)
 {
 	(void)ctx;
@@ -77,21 +61,21 @@ static int analyze_main(int argc, char **argv)
 			s.json = 1;
 			break;
 		case 'n':
-			if (parse_number(optarg, 1, 100000, &s.top)) {
+			if (gp_parse_number(optarg, 1, 100000, &s.top)) {
 				status = gp_usage_error("--top takes a number from 1 to 100000, not '%s'",
 							optarg);
 				goto cleanup;
 			}
 			break;
 		case 'd':
-			if (parse_number(optarg, 0, 63, &s.device)) {
+			if (gp_parse_number(optarg, 0, 63, &s.device)) {
 				status = gp_usage_error("--device takes a device index from 0 to 63, "
 							"not '%s'", optarg);
 				goto cleanup;
 			}
 			break;
 		case 'p':
-			if (parse_number(optarg, 1, INT_MAX, &s.pid)) {
+			if (gp_parse_number(optarg, 1, INT_MAX, &s.pid)) {
 				status = gp_usage_error("--process takes a process id, not '%s'", optarg);
 				goto cleanup;
 			}

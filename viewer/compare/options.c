@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "viewer/cli.h"
 
 int gp_cmp_usage(const char *prog, const char *fmt, ...)
 {
@@ -37,22 +38,6 @@ int gp_cmp_option_error(const char *prog, int c, const char *word)
 	return gp_cmp_usage(prog, "unknown option '%s'", word);
 }
 
-/* Decimal, no sign, no blanks, no trailing text, within [min, max]. */
-static int parse_number(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int gp_cmp_common_option(const char *prog, struct gp_cmp_settings *s, int c, const char *arg)
 {
 	long v;
@@ -80,13 +65,13 @@ int gp_cmp_common_option(const char *prog, struct gp_cmp_settings *s, int c, con
 			return gp_cmp_usage(prog, "--format takes text, json or markdown, not '%s'", arg);
 		return 0;
 	case GP_CMP_OPT_DEVICE:
-		if (parse_number(arg, 0, 63, &v))
+		if (gp_parse_number(arg, 0, 63, &v))
 			return gp_cmp_usage(prog, "--device takes a device index from 0 to 63, not '%s'",
 					    arg);
 		s->device = (int)v;
 		return 0;
 	case GP_CMP_OPT_TOP:
-		if (parse_number(arg, 1, 1000, &v))
+		if (gp_parse_number(arg, 1, 1000, &v))
 			return gp_cmp_usage(prog, "--top takes a number from 1 to 1000, not '%s'", arg);
 		s->top = (int)v;
 		return 0;
