@@ -177,6 +177,21 @@ static int literal(struct cur *c, const char *lit, size_t n)
 
 static int skip_value(struct cur *c, int depth, struct an_jv *v);
 
+/* c->p at an object member: its name into *name, then past the ':'. */
+static int scan_member_name(struct cur *c, struct an_jv *name)
+{
+	if (c->p >= c->end || *c->p != '"')
+		return fail(c, "expected a member name");
+	if (scan_string(c, name))
+		return -EINVAL;
+	ws(c);
+	if (c->p >= c->end || *c->p != ':')
+		return fail(c, "expected ':'");
+	c->p++;
+	ws(c);
+	return 0;
+}
+
 /* c->p at '{' or '['; depth counts the container being entered. Not
  * inlined: it recurses, and is rare. */
 static __attribute__((noinline)) int skip_container(struct cur *c, int depth)
@@ -194,17 +209,8 @@ static __attribute__((noinline)) int skip_container(struct cur *c, int depth)
 		return 0;
 	}
 	for (;;) {
-		if (obj) {
-			if (c->p >= c->end || *c->p != '"')
-				return fail(c, "expected a member name");
-			if (scan_string(c, &tmp))
-				return -EINVAL;
-			ws(c);
-			if (c->p >= c->end || *c->p != ':')
-				return fail(c, "expected ':'");
-			c->p++;
-			ws(c);
-		}
+		if (obj && scan_member_name(c, &tmp))
+			return -EINVAL;
 		if (skip_value(c, depth, &tmp))
 			return -EINVAL;
 		ws(c);
@@ -408,15 +414,8 @@ static int scan_object(struct cur *c, int depth, const struct keyindex *ix,
 	for (;;) {
 		int which;
 
-		if (c->p >= c->end || *c->p != '"')
-			return fail(c, "expected a member name");
-		if (scan_string(c, &k))
+		if (scan_member_name(c, &k))
 			return -EINVAL;
-		ws(c);
-		if (c->p >= c->end || *c->p != ':')
-			return fail(c, "expected ':'");
-		c->p++;
-		ws(c);
 		which = line && line->ignored ? -1 : lookup(ix, keys, &k, (const char *)c->end);
 		if (line && which == TK_ARGS && c->p < c->end && *c->p == '{') {
 			if (scan_object(c, depth + 1, &arg_index, arg_keys, line->args, NULL,
