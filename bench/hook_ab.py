@@ -113,14 +113,10 @@ for r in range(a.rounds):
         mine = []
         gc_now["ms"], gc_now["n"] = 0.0, 0
         for _ in range(a.steps):
-            c0 = time.thread_time()
-            t0 = time.perf_counter()
-            step()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            mine.append((time.perf_counter() - t0) * 1000.0)
-            queue[v].append((t1 - t0) * 1000.0)
-            cpu[v].append((time.thread_time() - c0) * 1000.0)
+            total, queued, on_cpu = train_models.timed_step(step)
+            mine.append(total)
+            queue[v].append(queued)
+            cpu[v].append(on_cpu)
         times[v] += mine
         gc_ms[v] += gc_now["ms"]
         gc_n[v] += gc_now["n"]

@@ -7,12 +7,11 @@ stubs unless PyTorch has them.
   hook_cpu.py [--rounds R] [--steps S] VARIANT...
 
 VARIANT: none, or a comma list of the hooks' parts (fwd, bwd, phase) and of
-these probes: noreg (watch module outputs for backward, register nothing),
-regonly (register a prehook that does nothing), bwdnvtx (PyTorch's own NVTX
-ranges for backward nodes only, RecordScope.BACKWARD_FUNCTION).
+the probe regonly (instead of the backward naming, register a prehook that
+does nothing on each module output's node, in the forward).
 
 EXAMPLES
-  python3 bench/hook_cpu.py none fwd fwd,bwd fwd,bwd,phase fwd,noreg"""
+  python3 bench/hook_cpu.py none fwd fwd,bwd fwd,bwd,phase fwd,regonly"""
 import argparse
 import os
 import statistics
@@ -107,18 +106,16 @@ def make(v):
     h = gpuprof_torch._Hooks(torch, parts & {"fwd", "bwd", "phase"})
     h.announced = True
     h.memory_marks = False
-    if parts & {"noreg", "regonly"}:
+    if "regonly" in parts:
         h.bwd = True
-        real = h._watch_backward
 
-        def watch(m, o, reg="regonly" in parts):
+        def watch(m, o):
             t = o[0] if isinstance(o, tuple) else o
             g = getattr(t, "grad_fn", None)
-            if g is not None and reg:
+            if g is not None:
                 g.register_prehook(_nothing)
 
-        h._watch_backward = watch if "noreg" not in parts else (lambda m, o: None)
-        del real
+        h._watch_backward = watch
     return h
 
 
@@ -126,34 +123,13 @@ def _nothing(grads):
     return None
 
 
-def nvtx_on(on):
-    from torch.autograd import ProfilerConfig, ProfilerState, _ExperimentalConfig
-    from torch._C._profiler import RecordScope
-    if on:
-        torch.autograd._enable_profiler(
-            ProfilerConfig(ProfilerState.NVTX, False, False, False, False, False, _ExperimentalConfig()),
-            set(), {RecordScope.BACKWARD_FUNCTION})
-    else:
-        torch.autograd._disable_profiler()
-
-
-variants = list(a.variants)
-for v in list(variants):
-    if "bwdnvtx" in v.split(","):
-        try:
-            nvtx_on(True)
-            nvtx_on(False)
-        except Exception as e:  # not a CUDA build, or another PyTorch
-            print("HOOK_CPU variant=%s unavailable: %r" % (v, e))
-            variants.remove(v)
+variants = a.variants
 best = {v: [] for v in variants}
 for r in range(a.rounds):
     for v in variants:
         h = make(v)
         if h is not None:
             h.install()
-        if "bwdnvtx" in v.split(","):
-            nvtx_on(True)
         for _ in range(5):
             step()
         ts = []
@@ -162,8 +138,6 @@ for r in range(a.rounds):
             step()
             ts.append(time.perf_counter() - t)
         best[v].append(statistics.median(ts) * 1000)
-        if "bwdnvtx" in v.split(","):
-            nvtx_on(False)
         if h is not None:
             h.uninstall()
 b = min(best[variants[0]])

@@ -57,6 +57,18 @@ def build(name):
     raise SystemExit("unknown model " + name)
 
 
+def timed_step(step):
+    """Runs one step; (ms until the GPU finished it, ms until the host had
+    queued it, ms of this thread's CPU time)."""
+    c0 = time.thread_time()
+    t0 = time.perf_counter()
+    step()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return ((time.perf_counter() - t0) * 1000.0, (t1 - t0) * 1000.0,
+            (time.thread_time() - c0) * 1000.0)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="gpt2")
@@ -85,14 +97,10 @@ def main():
             kernels.append(n)
     else:
         for _ in range(args.steps):
-            c0 = time.thread_time()
-            t0 = time.perf_counter()
-            step()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) * 1000.0)
-            enqueue.append((t1 - t0) * 1000.0)
-            cpu.append((time.thread_time() - c0) * 1000.0)
+            total, queued, on_cpu = timed_step(step)
+            times.append(total)
+            enqueue.append(queued)
+            cpu.append(on_cpu)
     backend = torch.cuda.memory.get_allocator_backend()
     line = (f"GPUPROF_TORCH model={args.model} steps={args.steps} "
             f"median_ms={statistics.median(times) if times else 0:.3f} "
