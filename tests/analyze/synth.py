@@ -104,34 +104,43 @@ class Sim:
             return async_
         return True  # native: set apart later by the named segments; cuda: all
 
-    def alloc(self, nbytes, cat, tid=MAIN, async_=None, api=None, kind="device", addr=None, fw=None):
-        if async_ is None:
-            async_ = self.mode == "tensor"
-        if api is None:
-            api = "cudaMallocAsync" if async_ else "cudaMalloc"
+    def _memory_event(self, name, api, addr, nbytes, kind, async_, tid, pool_used):
+        """An alloc or free event as the recorder writes it, in the middle of
+        its API call (pool_used: the pool's fields, for a framework pool's
+        event); returns its time."""
         self.corr += 1
         corr = self.corr
         start = self.t
         self.t += 2.0
         at = self.t
         self.t += 3.0
+        args = {"addr": "0x%x" % addr, "bytes": nbytes, "kind": kind, "device": self.device,
+                "stream": 7 if async_ else -1, "corr": corr, "async": async_}
+        if pool_used is not None:
+            args.update({"pool": "0x5000", "pool_type": "local", "pool_size": self.pool,
+                         "pool_used": pool_used})
+        self._emit(self.cupti, at, {"ph": "i", "name": name, "cat": "memory", "pid": self.gpu_pid,
+                                    "tid": 7 if async_ else 0, "ts": self.rel(at), "s": "t", "args": args})
+        self.api(api, tid, start, self.t, corr)
+        return at
+
+    def alloc(self, nbytes, cat, tid=MAIN, async_=None, api=None, kind="device", addr=None, fw=None):
+        if async_ is None:
+            async_ = self.mode == "tensor"
+        if api is None:
+            api = "cudaMallocAsync" if async_ else "cudaMalloc"
         if addr is None:
             addr = self.next_addr
             self.next_addr += (nbytes + 0xFFF) & ~0xFFF
-        args = {"addr": "0x%x" % addr, "bytes": nbytes, "kind": kind, "device": self.device,
-                "stream": 7 if async_ else -1, "corr": corr, "async": async_}
         isfw = self.is_fw(kind, async_) if fw is None else fw
+        pool_used = None
         if isfw and async_:
             # a pool that grows by 32 MiB and never shrinks
-            need = self.fw + nbytes
-            while self.pool < need:
+            pool_used = self.fw + nbytes
+            while self.pool < pool_used:
                 self.pool += 32 * MiB
             self.pool_peak = max(self.pool_peak, self.pool)
-            args.update({"pool": "0x5000", "pool_type": "local", "pool_size": self.pool,
-                         "pool_used": need})
-        self._emit(self.cupti, at, {"ph": "i", "name": "alloc", "cat": "memory", "pid": self.gpu_pid,
-                                    "tid": 7 if async_ else 0, "ts": self.rel(at), "s": "t", "args": args})
-        self.api(api, tid, start, self.t, corr)
+        at = self._memory_event("alloc", api, addr, nbytes, kind, async_, tid, pool_used)
         rec = {"bytes": nbytes, "cat": cat, "fw": isfw, "step": self.step + 1, "phase": self.phase(tid),
                "layer": self.layer(tid), "t": at, "kind": kind, "api": api}
         self.live[addr] = rec
@@ -152,21 +161,9 @@ class Sim:
 
     def free(self, addr, tid=MAIN):
         rec = self.live.pop(addr)
-        self.corr += 1
-        corr = self.corr
-        start = self.t
-        self.t += 2.0
-        at = self.t
-        self.t += 3.0
         async_ = rec["api"] == "cudaMallocAsync"
-        args = {"addr": "0x%x" % addr, "bytes": rec["bytes"], "kind": rec["kind"], "device": self.device,
-                "stream": 7 if async_ else -1, "corr": corr, "async": async_}
-        if rec["fw"] and async_:
-            args.update({"pool": "0x5000", "pool_type": "local", "pool_size": self.pool,
-                         "pool_used": self.fw - rec["bytes"]})
-        self._emit(self.cupti, at, {"ph": "i", "name": "free", "cat": "memory", "pid": self.gpu_pid,
-                                    "tid": 7 if async_ else 0, "ts": self.rel(at), "s": "t", "args": args})
-        self.api("cudaFreeAsync" if async_ else "cudaFree", tid, start, self.t, corr)
+        self._memory_event("free", "cudaFreeAsync" if async_ else "cudaFree", addr, rec["bytes"], rec["kind"],
+                           async_, tid, self.fw - rec["bytes"] if rec["fw"] and async_ else None)
         if rec["fw"]:
             self.fw -= rec["bytes"]
             if self.pool:
