@@ -4,16 +4,20 @@
  * them full from its own thread (or from cuptiActivityFlushAll's caller).
  * Both callbacks only move pointers under a short lock; the writer thread
  * decodes. When the pool's memory bound is reached a request gets no buffer
- * and CUPTI drops those records: they are counted, never waited for. */
+ * and CUPTI drops those records: they are counted, never waited for.
+ *
+ * Buffers are handed to CUPTI already zeroed (CUPTI needs them so): fresh
+ * ones from calloc, used ones zeroed by the writer thread when it gives them
+ * back. Otherwise CUPTI zeroes each buffer itself, in the program's thread
+ * that asked for it, inside a CUDA call. */
 #include "recorder.h"
 
 #include <cupti.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
-
-#define ALIGN 8
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -65,7 +69,9 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	} else if (nbuffers < max_buffers) {
 		b = calloc(1, sizeof(*b));
 		if (b) {
-			b->data = aligned_alloc(ALIGN, buf_size);
+			/* calloc: malloc's alignment (16) is more than CUPTI's 8, and
+			 * fresh pages come zeroed without a memset here */
+			b->data = calloc(1, buf_size);
 			if (!b->data) {
 				free(b);
 				b = NULL;
@@ -107,6 +113,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	}
 	b->valid = valid;
 	if (valid == 0) {
+		/* nothing valid, but CUPTI may have begun a record: zeroed again */
+		memset(b->data, 0, buf_size);
 		b->next = free_list;
 		free_list = b;
 	} else {
@@ -120,8 +128,20 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	pthread_mutex_unlock(&lock);
 }
 
+/* Whether CUPTI may count on the buffers it is given being zeroed: true
+ * for ours; set back to false while someone else's callbacks (torch.profiler)
+ * hand out buffers. Older CUPTI may not know the attribute: it then zeroes
+ * every buffer itself, as before. */
+void gp_bufs_zeroed(int ours)
+{
+	uint8_t zeroed = ours ? 1 : 0;
+	size_t len = sizeof(zeroed);
+	cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed);
+}
+
 int gp_bufs_register(void)
 {
+	gp_bufs_zeroed(1);
 	return (int)cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 }
 
@@ -134,8 +154,11 @@ struct gp_cupti_buf *gp_bufs_take_completed(void)
 	return l;
 }
 
+/* Called by the writer thread: the zeroing happens here, off the program's
+ * threads. */
 void gp_bufs_release(struct gp_cupti_buf *b)
 {
+	memset(b->data, 0, buf_size);
 	pthread_mutex_lock(&lock);
 	b->valid = 0;
 	b->next = free_list;

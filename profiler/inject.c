@@ -290,6 +290,16 @@ fail_file:
 	return err;
 }
 
+/* Called by gpuprof's PyTorch hooks (ctypes) before torch.profiler starts:
+ * its buffer callbacks will hand CUPTI buffers that gpuprof did not zero, so
+ * CUPTI must zero them itself again. gpuprof_reclaim_cupti() undoes it. */
+GP_EXPORT int gpuprof_yield_cupti(void)
+{
+	if (gp_rec_running())
+		gp_bufs_zeroed(0);
+	return 0;
+}
+
 /* Called by gpuprof's PyTorch hooks (ctypes) after torch.profiler stops:
  * it registered its own buffer callbacks and disabled the activity kinds it
  * used, some of them ours. 0 or a CUptiResult. */

@@ -82,6 +82,8 @@ struct gp_cupti_buf {
 int gp_bufs_init(size_t buf_size, size_t max_bytes);
 /* Registers the CUPTI buffer callbacks. 0 or a CUptiResult (positive). */
 int gp_bufs_register(void);
+/* Tells CUPTI whether its buffers come zeroed (ours do); see cupti_buffers.c. */
+void gp_bufs_zeroed(int ours);
 /* Writer: takes every completed buffer (a list, oldest first). */
 struct gp_cupti_buf *gp_bufs_take_completed(void);
 void gp_bufs_release(struct gp_cupti_buf *b);

@@ -450,6 +450,7 @@ class _Hooks:
                      "while it runs CUDA records go to torch.profiler, not to gpuprof; "
                      "the program is not affected (gpuprof resumes when it stops)")
             hooks.mark("gpuprof:torch.profiler start")
+            _cupti_call("gpuprof_yield_cupti", "let torch.profiler use CUPTI")
             return orig_start(prof, *a, **k)
 
         def stop(prof, *a, **k):
@@ -457,7 +458,7 @@ class _Hooks:
                 return orig_stop(prof, *a, **k)
             finally:
                 hooks.mark("gpuprof:torch.profiler stop")
-                _reclaim_cupti()
+                _cupti_call("gpuprof_reclaim_cupti", "resume recording after torch.profiler")
 
         cls.start, cls.stop = start, stop
         cls._gpuprof_wrapped = True
@@ -557,19 +558,20 @@ class _Hooks:
                  "(as in --mode native)" % backend)
 
 
-def _reclaim_cupti():
-    """After torch.profiler stops, CUPTI's buffer callbacks and activity kinds
-    are torch's; ask the recorder to take them back."""
+def _cupti_call(fn, what):
+    """Calls the recorder's fn (gpuprof_yield_cupti before torch.profiler
+    starts, gpuprof_reclaim_cupti after it stops: the buffer callbacks and
+    activity kinds are torch's meanwhile); says in one line if it failed."""
     lib = os.environ.get("CUDA_INJECTION64_PATH")
     if not lib:
         return
     try:
         import ctypes
-        rc = ctypes.CDLL(lib).gpuprof_reclaim_cupti()
+        rc = getattr(ctypes.CDLL(lib), fn)()
         if rc != 0:
-            _say("could not resume recording after torch.profiler (error %d)" % rc)
+            _say("could not %s (error %d)" % (what, rc))
     except Exception as e:
-        _say("could not resume recording after torch.profiler: %r" % (e,))
+        _say("could not %s: %r" % (what, e))
 
 
 def _on_torch_imported(torch):
