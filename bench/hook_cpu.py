@@ -4,14 +4,18 @@ tensors, so that the step is nearly all Python and PyTorch overhead. Variants
 take turns; the best of the rounds is printed per variant. NVTX calls go to
 stubs unless PyTorch has them.
 
-  hook_cpu.py [--rounds R] [--steps S] VARIANT...
+  hook_cpu.py [--rounds R] [--steps S] [--forward-only] VARIANT...
 
 VARIANT: none, or a comma list of the hooks' parts (fwd, bwd, phase) and of
-the probe regonly (instead of the backward naming, register a prehook that
-does nothing on each module output's node, in the forward).
+the probes regonly (instead of the backward naming, register a prehook that
+does nothing on each module output's node, in the forward) and empty (global
+forward pre- and post-hooks that do nothing: what PyTorch's hooked module
+call costs by itself). --forward-only times the forward alone (with grad)
+and also prints the cost per module call.
 
 EXAMPLES
-  python3 bench/hook_cpu.py none fwd fwd,bwd fwd,bwd,phase fwd,regonly"""
+  python3 bench/hook_cpu.py none fwd fwd,bwd fwd,bwd,phase fwd,regonly
+  python3 bench/hook_cpu.py --forward-only --steps 300 none empty fwd fwd,bwd"""
 import argparse
 import os
 import statistics
@@ -28,6 +32,7 @@ sys.path.insert(0, os.path.join(here, "..", "profiler", "python"))
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--rounds", type=int, default=8)
 ap.add_argument("--steps", type=int, default=60)
+ap.add_argument("--forward-only", action="store_true")
 ap.add_argument("variants", nargs="+")
 a = ap.parse_args()
 torch.set_num_threads(1)
@@ -88,6 +93,9 @@ x = torch.randint(0, 100, (1, 4))
 
 
 def step():
+    if a.forward_only:
+        model(x)
+        return
     loss = model(x).sum()
     loss.backward()
     opt.step()
@@ -99,10 +107,25 @@ if base is not None:
     base.uninstall()
 
 
+class _Empty:
+    """Global forward hooks that do nothing."""
+
+    def install(self):
+        mm = torch.nn.modules.module
+        self.handles = [mm.register_module_forward_pre_hook(lambda m, i: None),
+                        mm.register_module_forward_hook(lambda m, i, o: None)]
+
+    def uninstall(self):
+        for h in self.handles:
+            h.remove()
+
+
 def make(v):
     parts = set(v.split(","))
     if parts == {"none"}:
         return None
+    if parts == {"empty"}:
+        return _Empty()
     h = gpuprof_torch._Hooks(torch, parts & {"fwd", "bwd", "phase"})
     h.announced = True
     h.memory_marks = False
@@ -140,7 +163,14 @@ for r in range(a.rounds):
         best[v].append(statistics.median(ts) * 1000)
         if h is not None:
             h.uninstall()
+calls = [0]
+counter = torch.nn.modules.module.register_module_forward_pre_hook(lambda m, i: calls.__setitem__(0, calls[0] + 1))
+model(x)
+counter.remove()
 b = min(best[variants[0]])
 for v in variants:
     m = min(best[v])
-    print("HOOK_CPU variant=%s step_ms=%.3f delta_ms=%+.3f torch=%s" % (v, m, m - b, torch.__version__))
+    print("HOOK_CPU variant=%s step_ms=%.3f delta_ms=%+.3f per_module_call_us=%+.2f module_calls=%d "
+          "forward_only=%d torch=%s python=%s" % (
+              v, m, m - b, (m - b) * 1000.0 / calls[0], calls[0], a.forward_only, torch.__version__,
+              sys.version.split()[0]))
