@@ -132,7 +132,7 @@ def make(v):
     if "regonly" in parts:
         h.bwd = True
 
-        def watch(m, o):
+        def watch(st, m, o):
             t = o[0] if isinstance(o, tuple) else o
             g = getattr(t, "grad_fn", None)
             if g is not None:

@@ -120,6 +120,20 @@ def _root_name(module):
     return "<%s>" % type(inner if inner is not None else module).__name__
 
 
+class _Thread:
+    """One thread's state: the module calls running (outermost first), the
+    backward notes of the outermost call, the last output node's sequence
+    number, and how deep in backward() it is."""
+
+    __slots__ = ("stack", "notes", "last_seq", "bwd_depth")
+
+    def __init__(self):
+        self.stack = []
+        self.notes = []
+        self.last_seq = None
+        self.bwd_depth = 0
+
+
 class _Hooks:
     def __init__(self, torch, parts):
         self.torch = torch
@@ -139,7 +153,8 @@ class _Hooks:
         self.compiling = comp or (lambda: False)
         self.names = _Names()
         self.fwd_names = self.names.fwd
-        self.tls = threading.local()
+        self.grad_enabled = torch.is_grad_enabled
+        self.tls = threading.local()  # .s: this thread's _Thread
         self.step = 0
         self.step_clock = None  # the optimizer whose steps number the steps
         self.open_bwd = {}  # thread id -> (range id, path); ended at the end of backward
@@ -150,43 +165,70 @@ class _Hooks:
         self.memory_marks = _MODE == "native"
 
     # ---- forward ----
-    def _stack(self):
-        s = getattr(self.tls, "stack", None)
-        if s is None:
-            s = self.tls.stack = []
-        return s
-
-    def fwd_pre(self, module, args):
-        if self.compiling():
-            return  # inside torch.compile's tracing: no NVTX calls in the graph
+    # nn.Module.__call__ is wrapped rather than hooked with global module
+    # hooks: any global hook sends every module call down PyTorch's hooked
+    # path, which costs about 3 µs a call by itself (bench/hook_cpu.py, torch
+    # 2.11 on the GPU machine's host), more than the naming does, and the
+    # forward pass is where a GPU waits for the host. Modules with hooks of
+    # their own still take that path, inside the wrapper.
+    def _thread(self):
+        """This thread's state, made at its first module call."""
         try:
-            stack = self.tls.stack
+            return self.tls.s
         except AttributeError:
-            stack = self._stack()
-            if not self.announced:
-                try:
-                    self._announce()
-                except Exception as e:
-                    _say("PyTorch hooks: %r" % (e,))
+            pass
+        st = self.tls.s = _Thread()
+        if not self.announced:
+            try:
+                self._announce()
+            except Exception as e:
+                _say("PyTorch hooks: %r" % (e,))
+        return st
+
+    def fwd_pre(self, module):
+        """A module's forward begins; returns this thread's state."""
+        st = self._thread()
+        stack = st.stack
         name = self.fwd_names.get(id(module))
         if name is None:
             name = self.names.lookup(module, stack[0] if stack else None)
         if not stack:
-            self.tls.notes = []  # a forward that raised left its notes
+            st.notes = []  # a forward that raised left its notes
         stack.append(module)
         if self.fwd:
             self.push(name)
+        return st
 
-    def fwd_post(self, module, args, output):
-        if self.compiling():
-            return
-        stack = self._stack()
+    def fwd_post(self, st, module, output):
+        stack = st.stack
         if stack and stack[-1] is module:
             stack.pop()
             if self.fwd:
                 self.pop()
-        if self.bwd and self.torch.is_grad_enabled():
-            self._watch_backward(module, output)
+        if self.bwd and output is not None and self.grad_enabled():
+            self._watch_backward(st, module, output)
+
+    def make_call(self, orig):
+        """The wrapper of nn.Module.__call__ (orig)."""
+        compiling = self.compiling
+        pre, post = self.fwd_pre, self.fwd_post
+
+        def __call__(module, *args, **kwargs):
+            if compiling():
+                # inside torch.compile's tracing: no NVTX calls in the graph
+                return orig(module, *args, **kwargs)
+            st = pre(module)
+            try:
+                output = orig(module, *args, **kwargs)
+            except BaseException:
+                post(st, module, None)  # the range ends with the exception
+                raise
+            post(st, module, output)
+            return output
+
+        __call__.__wrapped__ = orig
+        __call__.__doc__ = getattr(orig, "__doc__", None)
+        return __call__
 
     # ---- backward ----
     # A module's backward begins when the gradient of its output arrives: a
@@ -202,7 +244,7 @@ class _Hooks:
     # are kept by a _Pending that its output's node owns (in the node's
     # metadata dict): if that graph dies without a backward the notes die
     # with it, and they never keep another graph alive.
-    def _watch_backward(self, module, output):
+    def _watch_backward(self, st, module, output):
         t = output
         if type(t) is not self.torch.Tensor:
             if isinstance(output, (tuple, list)) and output:
@@ -225,21 +267,17 @@ class _Hooks:
         # a node would keep its saved tensors alive). Without _sequence_nr
         # (older PyTorch) the node remembers it in its metadata dict, which
         # costs a dict per node and the GIL when the node is freed.
-        tls = self.tls
         seq = getattr(g, "_sequence_nr", None)
         if seq is not None:
             key = seq()
-            dup = getattr(tls, "last_seq", None) == key
-            tls.last_seq = key
+            dup = st.last_seq == key
+            st.last_seq = key
         else:
             md = g.metadata
             dup = "gpuprof" in md
             md["gpuprof"] = True
-        try:
-            notes = tls.notes
-        except AttributeError:
-            notes = tls.notes = []
-        if tls.stack:
+        notes = st.notes
+        if st.stack:
             if not dup:
                 hook = self._bwd_hook(module)
                 if hook is not None:
@@ -261,7 +299,7 @@ class _Hooks:
         # exclude this node: nothing refers back to the node (a cycle
         # through a C++ node would be freed only by a garbage collection).
         if notes:
-            tls.notes = []
+            st.notes = []
             p = _Pending(notes)
             try:
                 g.metadata["gpuprof.notes"] = p
@@ -320,8 +358,9 @@ class _Hooks:
         hooks = self
 
         def backward(*args, **kwargs):
-            depth = getattr(hooks.tls, "bwd_depth", 0)
-            hooks.tls.bwd_depth = depth + 1
+            st = hooks._thread()
+            depth = st.bwd_depth
+            st.bwd_depth = depth + 1
             if depth == 0:
                 if hooks.memory_marks:
                     hooks._memory_mark()
@@ -332,7 +371,7 @@ class _Hooks:
             try:
                 return fn(*args, **kwargs)
             finally:
-                hooks.tls.bwd_depth = depth
+                st.bwd_depth = depth
                 if depth == 0:
                     hooks._end_all_bwd()
                     if hooks.phase:
@@ -471,11 +510,6 @@ class _Hooks:
     def install(self):
         torch = self.torch
         import importlib
-        import warnings
-        # PyTorch warns that global module hooks fire once more for the
-        # OptimizedModule of torch.compile(model): they are ours, and the
-        # name it gets is the model's (_root_name)
-        warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
         parts = []
         if self.fwd or self.bwd:
             parts.append(("module forward", self._install_forward))
@@ -513,14 +547,7 @@ class _Hooks:
         self.tls = threading.local()
 
     def _install_forward(self):
-        mm = self.torch.nn.modules.module
-        self.handles.append(mm.register_module_forward_pre_hook(self.fwd_pre))
-        try:
-            # always_call: the range is closed even when forward raises
-            h = mm.register_module_forward_hook(self.fwd_post, always_call=True)
-        except TypeError:
-            h = mm.register_module_forward_hook(self.fwd_post)
-        self.handles.append(h)
+        self._patch(self.torch.nn.Module, "__call__", self.make_call)
         if self.phase:
             self._patch(self.torch.nn.Module, "zero_grad", self.wrap_zero_grad)
 

@@ -160,8 +160,48 @@ wrapped(x)
 eq([e[1] for e in log if e[0] == "push"], ["fwd:<Sequential>", "fwd:<Sequential>", "fwd:0"],
    "compiled model named after the model (wrapper and model), inner paths as the model's")
 
+# A forward that raises ends its ranges; the next forward starts afresh.
+class Fails(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.inner(x)
+        raise ValueError("the program's own error")
+
+
+bad = torch.nn.Sequential(torch.nn.Linear(4, 4), Fails())
+log.clear()
+try:
+    bad(x)
+except ValueError:
+    pass
+else:
+    failures.append("the forward's exception was swallowed")
+eq([e[0] for e in log], ["push", "push", "pop", "push", "push", "pop", "pop", "pop"],
+   "ranges of a forward that raised all popped")
+log.clear()
+model(x)
+eq([e[1] for e in log if e[0] == "push"][:2], ["fwd:<Sequential>", "fwd:0"], "a forward after it starts afresh")
+
+# The program's own module hooks still run, inside the module's range, and
+# see what they would see without gpuprof.
+seen = []
+h1 = model[0].register_forward_pre_hook(lambda m, a: seen.append(("pre", a[0] is x)))
+h2 = model[0].register_forward_hook(lambda m, a, o: seen.append(("post", o.shape)) or o * 2)
+log.clear()
+y = model(x)
+h1.remove()
+h2.remove()
+eq(seen, [("pre", True), ("post", torch.Size([2, 4]))], "the program's own hooks ran")
+eq(torch.allclose(y, model[1](model[0](x) * 2)), True, "a forward hook's returned output is used")
+
 # uninstall removes every hook and patch; install brings them back
+call = torch.nn.Module.__call__
 gpuprof_torch._hooks.uninstall()
+eq(torch.nn.Module.__call__ is not call and getattr(call, "__wrapped__", None) is torch.nn.Module.__call__,
+   True, "uninstall() restores nn.Module.__call__")
 log.clear()
 model(x).sum().backward()
 eq(log, [], "nothing after uninstall()")
