@@ -110,7 +110,8 @@ static unsigned parse_parts(const char *what, const char *v)
 	} names[] = {
 		{ "kernels", GP_REC_KERNELS }, { "copies", GP_REC_COPIES }, { "api", GP_REC_API },
 		{ "oom", GP_REC_OOM },         { "nvtx", GP_REC_NVTX },     { "all", GP_REC_ALL },
-		{ "launches", GP_REC_LAUNCHES }, { "memory", GP_REC_MEMORY }, { "none", 0 },
+		{ "launches", GP_REC_LAUNCHES }, { "memory", GP_REC_MEMORY }, { "pools", GP_REC_POOLS },
+		{ "none", 0 },
 	};
 	unsigned p = 0;
 	const char *s = v;
@@ -124,7 +125,8 @@ static unsigned parse_parts(const char *what, const char *v)
 			p |= names[i].bit;
 		else if (len)
 			gp_rec_say("%s: unknown part '%.*s' ignored "
-				   "(kernels, copies, api, launches, oom, nvtx, memory, all)", what, (int)len, s);
+				   "(kernels, copies, api, launches, oom, nvtx, pools, memory, all)", what,
+				   (int)len, s);
 		s += len;
 		if (*s == ',')
 			s++;
@@ -177,7 +179,7 @@ static const struct {
 } kinds[] = {
 	{ CUPTI_ACTIVITY_KIND_MEMORY2, 1, GP_REC_MEMORY, "memory allocations" },
 	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, 0, "device properties" },
-	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0, GP_REC_MEMORY, "memory pools" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0, GP_REC_POOLS, "memory pools" },
 	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0, GP_REC_KERNELS, "kernels" },
 	{ CUPTI_ACTIVITY_KIND_MEMCPY, 0, GP_REC_COPIES, "copies" },
 	{ CUPTI_ACTIVITY_KIND_MEMSET, 0, GP_REC_COPIES, "sets" },

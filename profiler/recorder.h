@@ -48,7 +48,8 @@ enum {
 	GP_REC_OOM = 1 << 3,     /* API-exit callbacks for failed allocations */
 	GP_REC_NVTX = 1 << 4,    /* gpuprof as the NVTX tool */
 	GP_REC_LAUNCHES = 1 << 5, /* API records of kernel launches (with "api") */
-	GP_REC_ALL = 0x3f,
+	GP_REC_POOLS = 1 << 7,   /* memory pool records (creation, trim, destruction) */
+	GP_REC_ALL = 0x3f | GP_REC_POOLS,
 	/* Only gpuprof_bench_record() turns memory records off; GPUPROF_RECORD
 	 * always has them. */
 	GP_REC_MEMORY = 1 << 6,
