@@ -1,8 +1,17 @@
-/* Failed allocations. CUPTI writes no memory record for an allocation that
+/* API-exit callbacks of the allocation calls.
+ *
+ * Failed allocations: CUPTI writes no memory record for an allocation that
  * failed, and the requested size exists only in the API call's parameters, so
  * the exit callback of each allocation API looks at the result and, on
  * failure, queues an "oom" host event with the request and the device's free
- * and total memory at that moment. The success path costs one compare. */
+ * and total memory at that moment.
+ *
+ * Stream-ordered allocations (cudaMallocAsync and its kin, and their frees):
+ * CUPTI records them only with its memory pool records on, which cost about
+ * 1.5-3 µs of the program's time per allocation and free (bench/launch_cost.py
+ * on the H100's host), in PyTorch's tensor mode thousands a step. Without
+ * the "pools" part these callbacks record them instead, as host events with
+ * the address, size, device and stream: a fraction of that. */
 #include "recorder.h"
 
 #include <cuda.h>
@@ -11,62 +20,90 @@
 #include <dlfcn.h>
 #include <string.h>
 
-/* Index into this table is gp_host_ev.api. */
+/* Index into this table is gp_host_ev.api (the watched[] api numbers). */
 const char *const gp_oom_api_names[] = {
 	"cudaMalloc", "cudaMallocHost", "cudaHostAlloc", "cudaMallocManaged",
 	"cudaMallocPitch", "cudaMallocAsync", "cudaMallocFromPoolAsync",
 	"cuMemAlloc", "cuMemAllocPitch", "cuMemAllocHost", "cuMemHostAlloc",
 	"cuMemAllocManaged", "cuMemAllocAsync", "cuMemAllocFromPoolAsync", "cuMemCreate",
+	"cudaFreeAsync", "cuMemFreeAsync",
 };
 
-enum param_layout { PTR_SIZE, RT_PITCH, DRV_PITCH, MEM_CREATE };
+/* PTR_SIZE: (T **ptr, size_t size, stream) for allocations, (T ptr, stream)
+ * for frees; POOL_ALLOC: (T **ptr, size_t size, pool, stream). */
+enum param_layout { PTR_SIZE, RT_PITCH, DRV_PITCH, MEM_CREATE, POOL_ALLOC };
+
+enum role { ALLOC, ALLOC_ASYNC, FREE_ASYNC };
 
 struct watched {
 	int driver;
 	unsigned cbid;
 	uint16_t api;
 	uint8_t layout;
+	uint8_t role;
+	uint8_t per_thread; /* a _ptsz call: stream 0 is the per-thread stream */
 };
 
 static const struct watched watched[] = {
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 0, PTR_SIZE },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, 1, PTR_SIZE },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, 2, PTR_SIZE },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, 3, PTR_SIZE },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020, 4, RT_PITCH },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 5, PTR_SIZE },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020, 5, PTR_SIZE },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020, 6, PTR_SIZE },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, 6, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc, 7, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 7, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch, 8, DRV_PITCH },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2, 8, DRV_PITCH },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost, 9, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, 9, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, 10, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2, 10, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, 11, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, 12, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, 12, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync, 13, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, 13, PTR_SIZE },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, 14, MEM_CREATE },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 0, PTR_SIZE, ALLOC, 0 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, 1, PTR_SIZE, ALLOC, 0 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, 2, PTR_SIZE, ALLOC, 0 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, 3, PTR_SIZE, ALLOC, 0 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020, 4, RT_PITCH, ALLOC, 0 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 5, PTR_SIZE, ALLOC_ASYNC, 0 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020, 5, PTR_SIZE, ALLOC_ASYNC, 1 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020, 6, POOL_ALLOC, ALLOC_ASYNC, 0 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, 6, POOL_ALLOC, ALLOC_ASYNC, 1 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, 15, PTR_SIZE, FREE_ASYNC, 0 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020, 15, PTR_SIZE, FREE_ASYNC, 1 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc, 7, PTR_SIZE, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 7, PTR_SIZE, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch, 8, DRV_PITCH, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2, 8, DRV_PITCH, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost, 9, PTR_SIZE, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, 9, PTR_SIZE, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, 10, PTR_SIZE, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2, 10, PTR_SIZE, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, 11, PTR_SIZE, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, 12, PTR_SIZE, ALLOC_ASYNC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, 12, PTR_SIZE, ALLOC_ASYNC, 1 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync, 13, POOL_ALLOC, ALLOC_ASYNC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, 13, POOL_ALLOC, ALLOC_ASYNC, 1 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, 14, MEM_CREATE, ALLOC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, 16, PTR_SIZE, FREE_ASYNC, 0 },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, 16, PTR_SIZE, FREE_ASYNC, 1 },
 };
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
 /* Runtime allocation calls run driver allocation calls inside them; the
- * failure is reported once, by the outermost call the program made. */
+ * failure, or the allocation, is reported once, by the outermost call the
+ * program made. */
 static __thread int in_runtime_alloc;
 /* cuMemGetInfo is called from inside a callback; it must not re-enter. */
 static __thread int in_callback;
+/* The last context's device: looking it up costs a call into CUPTI. */
+static __thread CUcontext last_ctx;
+static __thread uint32_t last_ctx_device;
 
 typedef CUresult (*mem_get_info_fn)(size_t *, size_t *);
 static mem_get_info_fn mem_get_info;
+/* Whether stream-ordered allocations are recorded here (see the top). */
+static _Atomic int track_async;
 
 struct ptr_size_params {
 	void *ptr;
 	size_t size;
+	void *stream;
+};
+struct pool_alloc_params {
+	void *ptr;
+	size_t size;
+	void *pool;
+	void *stream;
+};
+struct free_params {
+	uint64_t ptr; /* void * or CUdeviceptr: 64 bits either way */
+	void *stream;
 };
 
 static const struct watched *find_watched(int driver, unsigned cbid)
@@ -95,17 +132,29 @@ static uint64_t requested_bytes(const struct watched *w, const void *params, uin
 		return p->size;
 	}
 	default: {
-		/* Every other watched API takes (T **ptr, size_t size, ...). */
+		/* Every other watched allocation takes (T **ptr, size_t size, ...). */
 		const struct ptr_size_params *p = params;
 		return p->size;
 	}
 	}
 }
 
+static uint32_t context_device(CUcontext ctx)
+{
+	if (ctx != last_ctx) {
+		uint32_t d = 0;
+		if (!ctx || cuptiGetDeviceId(ctx, &d) != CUPTI_SUCCESS)
+			return 0;
+		last_ctx = ctx;
+		last_ctx_device = d;
+	}
+	return last_ctx_device;
+}
+
 static void record_failure(const struct watched *w, const CUpti_CallbackData *cb, int64_t result)
 {
 	struct gp_host_ev ev;
-	uint32_t device = 0;
+	uint32_t device = context_device(cb->context);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.ts = gp_now();
@@ -113,8 +162,6 @@ static void record_failure(const struct watched *w, const CUpti_CallbackData *cb
 	ev.tid = gp_gettid();
 	ev.api = w->api;
 	ev.result = result;
-	if (cb->context)
-		cuptiGetDeviceId(cb->context, &device);
 	ev.a = requested_bytes(w, cb->functionParams, &device);
 	ev.device = device;
 	size_t free_b = 0, total_b = 0;
@@ -125,6 +172,46 @@ static void record_failure(const struct watched *w, const CUpti_CallbackData *cb
 		ev.flags |= GP_HEVF_HAS_MEMINFO;
 	}
 	in_callback = 0;
+	gp_hev_push(&ev, NULL, 0);
+}
+
+/* A stream-ordered allocation or free that succeeded: a GP_HEV_ALLOC (a:
+ * address, b: bytes) or GP_HEV_FREE (a: address) host event. */
+static void record_async(const struct watched *w, const CUpti_CallbackData *cb)
+{
+	struct gp_host_ev ev;
+	void *stream;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.ts = gp_now();
+	ev.tid = gp_gettid();
+	ev.api = w->api;
+	ev.id = cb->correlationId;
+	ev.device = context_device(cb->context);
+	if (w->role == FREE_ASYNC) {
+		const struct free_params *p = cb->functionParams;
+		ev.type = GP_HEV_FREE;
+		ev.a = p->ptr;
+		stream = p->stream;
+	} else if (w->layout == POOL_ALLOC) {
+		const struct pool_alloc_params *p = cb->functionParams;
+		ev.type = GP_HEV_ALLOC;
+		ev.a = p->ptr ? (uint64_t)(uintptr_t) * (void **)p->ptr : 0;
+		ev.b = p->size;
+		stream = p->stream;
+	} else {
+		const struct ptr_size_params *p = cb->functionParams;
+		ev.type = GP_HEV_ALLOC;
+		ev.a = p->ptr ? (uint64_t)(uintptr_t) * (void **)p->ptr : 0;
+		ev.b = p->size;
+		stream = p->stream;
+	}
+	uint32_t sid;
+	if (cb->context &&
+	    cuptiGetStreamIdEx(cb->context, (CUstream)stream, w->per_thread, &sid) == CUPTI_SUCCESS) {
+		ev.c = sid;
+		ev.flags |= GP_HEVF_HAS_STREAM;
+	}
 	gp_hev_push(&ev, NULL, 0);
 }
 
@@ -152,20 +239,29 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 		return;
 	int64_t result = driver ? (int64_t)*(const CUresult *)cb->functionReturnValue
 				: (int64_t)*(const cudaError_t *)cb->functionReturnValue;
-	if (result != 0)
+	if (result == 0) {
+		if (w->role != ALLOC && atomic_load_explicit(&track_async, memory_order_relaxed))
+			record_async(w, cb);
+	} else if (w->role != FREE_ASYNC && (gp_rec_live() & GP_REC_OOM)) {
 		record_failure(w, cb, result);
+	}
 }
 
-int gp_callbacks_enable(void *subscriber, int on)
+int gp_callbacks_enable(void *subscriber, unsigned parts)
 {
 	CUpti_SubscriberHandle sub = subscriber;
+	int oom = !!(parts & GP_REC_OOM);
+	int async = (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
 	/* libcuda may be loaded RTLD_LOCAL by cudart: ask for its handle. */
 	void *cuda = mem_get_info ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (cuda)
 		mem_get_info = (mem_get_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
+	atomic_store(&track_async, async);
 	for (size_t i = 0; i < NWATCHED; i++) {
 		CUpti_CallbackDomain dom = watched[i].driver ? CUPTI_CB_DOMAIN_DRIVER_API
 							     : CUPTI_CB_DOMAIN_RUNTIME_API;
+		int on = watched[i].role == ALLOC ? oom
+			 : watched[i].role == ALLOC_ASYNC ? (oom || async) : async;
 		CUptiResult r = cuptiEnableCallback(on ? 1 : 0, sub, dom, watched[i].cbid);
 		if (r != CUPTI_SUCCESS)
 			return (int)r;

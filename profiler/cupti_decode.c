@@ -237,6 +237,50 @@ static void on_memset(struct gp_writer_ctx *w, const CUpti_ActivityMemset4 *m)
 	flow_end(w, gpid, stream_tid(m->streamId), m->start, m->correlationId);
 }
 
+/* One alloc or free event and its counter update, from a CUPTI memory record
+ * or from the API callbacks' host events (host_decode.c). */
+void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m)
+{
+	int64_t gpid = gp_gpu_pid(w->host_pid, m->device);
+	gp_note_device(w, m->device);
+	gp_name_stream(w, m->device, m->stream);
+	gp_tw_begin(w->tw, 'i', m->alloc ? "alloc" : "free", "memory", gpid, stream_tid(m->stream),
+		    gp_rel_ts(m->ts));
+	gp_tw_field_str(w->tw, "s", "t");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_hex(w->tw, "addr", m->addr);
+	gp_tw_arg_u64(w->tw, "bytes", m->bytes);
+	gp_tw_arg_str(w->tw, "kind", m->kind);
+	gp_tw_arg_u64(w->tw, "device", m->device);
+	gp_tw_arg_i64(w->tw, "stream", m->stream == CUPTI_INVALID_STREAM_ID ? -1 : (int64_t)m->stream);
+	gp_tw_arg_u64(w->tw, "corr", m->corr);
+	gp_tw_arg_bool(w->tw, "async", m->async);
+	if (m->pool) {
+		gp_tw_arg_hex(w->tw, "pool", m->pool_addr);
+		gp_tw_arg_str(w->tw, "pool_type", m->pool == GP_POOL_LOCAL ? "local" : "imported");
+		if (m->pool == GP_POOL_LOCAL) {
+			gp_tw_arg_u64(w->tw, "pool_size", m->pool_size);
+			gp_tw_arg_u64(w->tw, "pool_used", m->pool_used);
+		}
+	}
+	gp_tw_end(w->tw);
+
+	struct gp_mem_op op = {
+		.ts = m->ts, .addr = m->addr, .bytes = m->bytes, .device = m->device,
+		.type = m->alloc ? GP_MEMOP_ALLOC : GP_MEMOP_FREE, .counter = m->counter,
+	};
+	if (gp_memc_push(w->mc, &op, gp_emit_counter, w) != 0)
+		atomic_fetch_add(&gp_rec.dropped_host, 1);
+	if (m->pool == GP_POOL_LOCAL) {
+		struct gp_mem_op pool = {
+			.ts = m->ts, .addr = m->pool_addr, .bytes = m->pool_size, .device = m->device,
+			.type = GP_MEMOP_POOL_SIZE, .counter = GP_MC_POOL_RESERVED,
+		};
+		if (gp_memc_push(w->mc, &pool, gp_emit_counter, w) != 0)
+			atomic_fetch_add(&gp_rec.dropped_host, 1);
+	}
+}
+
 static void on_memory(struct gp_writer_ctx *w, const CUpti_ActivityMemory4 *m)
 {
 	int alloc = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
@@ -244,49 +288,20 @@ static void on_memory(struct gp_writer_ctx *w, const CUpti_ActivityMemory4 *m)
 		w->bad_records++;
 		return;
 	}
-	int64_t gpid = gp_gpu_pid(w->host_pid, m->deviceId);
-	int64_t tid = stream_tid(m->streamId);
-	int pooled = m->isAsync &&
-		     m->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
-	gp_note_device(w, m->deviceId);
-	gp_name_stream(w, m->deviceId, m->streamId);
-	gp_tw_begin(w->tw, 'i', alloc ? "alloc" : "free", "memory", gpid, tid, gp_rel_ts(m->timestamp));
-	gp_tw_field_str(w->tw, "s", "t");
-	gp_tw_args_begin(w->tw);
-	gp_tw_arg_hex(w->tw, "addr", m->address);
-	gp_tw_arg_u64(w->tw, "bytes", m->bytes);
-	gp_tw_arg_str(w->tw, "kind", memory_kind_name(m->memoryKind));
-	gp_tw_arg_u64(w->tw, "device", m->deviceId);
-	gp_tw_arg_i64(w->tw, "stream", m->streamId == CUPTI_INVALID_STREAM_ID ? -1 : (int64_t)m->streamId);
-	gp_tw_arg_u64(w->tw, "corr", m->correlationId);
-	gp_tw_arg_bool(w->tw, "async", m->isAsync != 0);
-	if (pooled) {
-		int local = m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
-		gp_tw_arg_hex(w->tw, "pool", m->memoryPoolConfig.address);
-		gp_tw_arg_str(w->tw, "pool_type", local ? "local" : "imported");
-		if (local) {
-			gp_tw_arg_u64(w->tw, "pool_size", m->memoryPoolConfig.pool.size);
-			gp_tw_arg_u64(w->tw, "pool_used", m->memoryPoolConfig.utilizedSize);
-		}
-	}
-	gp_tw_end(w->tw);
-
-	struct gp_mem_op op = {
-		.ts = m->timestamp, .addr = m->address, .bytes = m->bytes, .device = m->deviceId,
-		.type = alloc ? GP_MEMOP_ALLOC : GP_MEMOP_FREE,
-		.counter = memory_kind_counter(m->memoryKind),
+	struct gp_memory_ev ev = {
+		.ts = m->timestamp, .addr = m->address, .bytes = m->bytes, .corr = m->correlationId,
+		.device = m->deviceId, .stream = m->streamId, .kind = memory_kind_name(m->memoryKind),
+		.counter = memory_kind_counter(m->memoryKind), .alloc = (uint8_t)alloc,
+		.async = m->isAsync != 0,
 	};
-	if (gp_memc_push(w->mc, &op, gp_emit_counter, w) != 0)
-		atomic_fetch_add(&gp_rec.dropped_host, 1);
-	if (pooled && m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
-		struct gp_mem_op pool = {
-			.ts = m->timestamp, .addr = m->memoryPoolConfig.address,
-			.bytes = m->memoryPoolConfig.pool.size, .device = m->deviceId,
-			.type = GP_MEMOP_POOL_SIZE, .counter = GP_MC_POOL_RESERVED,
-		};
-		if (gp_memc_push(w->mc, &pool, gp_emit_counter, w) != 0)
-			atomic_fetch_add(&gp_rec.dropped_host, 1);
+	if (m->isAsync && m->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID) {
+		int local = m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+		ev.pool = local ? GP_POOL_LOCAL : GP_POOL_IMPORTED;
+		ev.pool_addr = m->memoryPoolConfig.address;
+		ev.pool_size = local ? m->memoryPoolConfig.pool.size : 0;
+		ev.pool_used = local ? m->memoryPoolConfig.utilizedSize : 0;
 	}
+	gp_emit_memory(w, &ev);
 }
 
 static void on_memory_pool(struct gp_writer_ctx *w, const CUpti_ActivityMemoryPool3 *p)

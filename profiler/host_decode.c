@@ -1,7 +1,8 @@
-/* Host-side events (NVTX ranges, failed allocations) -> trace events.
- * Writer thread only. */
+/* Host-side events (NVTX ranges, failed and stream-ordered allocations) ->
+ * trace events. Writer thread only. */
 #include "writer_ctx.h"
 
+#include <cupti.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,32 @@ static void on_oom(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 	if (err)
 		gp_tw_arg_str(w->tw, "error", err);
 	gp_tw_end(w->tw);
+}
+
+/* A stream-ordered allocation or free from the API callbacks: written as
+ * CUPTI's memory records are (device memory, async, no pool details). The
+ * queue is in call order, so an allocation is always seen before its free;
+ * a free of an address allocated before recording began has no size. */
+static void on_async_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
+{
+	int alloc = ev->type == GP_HEV_ALLOC;
+	struct gp_memory_ev m = {
+		.ts = ev->ts, .addr = ev->a, .bytes = ev->b, .corr = ev->id, .device = ev->device,
+		.stream = (ev->flags & GP_HEVF_HAS_STREAM) ? (uint32_t)ev->c : CUPTI_INVALID_STREAM_ID,
+		.kind = "device", .counter = GP_MC_DEVICE, .alloc = (uint8_t)alloc, .async = 1,
+	};
+	if (!ev->a) {
+		w->bad_records++;
+		return;
+	}
+	if (alloc) {
+		if (gp_u64map_put(&w->async_live, ev->a, ev->b) != 0)
+			atomic_fetch_add(&gp_rec.dropped_host, 1);
+	} else {
+		int found;
+		m.bytes = gp_u64map_take(&w->async_live, ev->a, &found);
+	}
+	gp_emit_memory(w, &m);
 }
 
 void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size_t n)
@@ -123,6 +150,10 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 			break;
 		case GP_HEV_OOM:
 			on_oom(w, ev);
+			break;
+		case GP_HEV_ALLOC:
+		case GP_HEV_FREE:
+			on_async_memory(w, ev);
 			break;
 		default:
 			break;

@@ -141,7 +141,13 @@ unsigned gp_rec_parts(void)
 	if (atomic_load(&parsed))
 		return atomic_load(&parts);
 	const char *v = getenv("GPUPROF_RECORD");
+	const char *mode = getenv("GPUPROF_MODE");
 	unsigned p = (!v || !*v) ? GP_REC_ALL : parse_parts("GPUPROF_RECORD", v) & GP_REC_ALL;
+	/* PyTorch's tensor mode makes thousands of stream-ordered allocations a
+	 * step: by default they come from the API callbacks, without CUPTI's
+	 * costly pool records (api_callbacks.c); GPUPROF_RECORD=all has both. */
+	if ((!v || !*v) && mode && strcmp(mode, "tensor") == 0)
+		p &= ~(unsigned)GP_REC_POOLS;
 	atomic_store(&parts, p);
 	atomic_store(&parsed, 1);
 	return p;
@@ -188,6 +194,20 @@ static const struct {
 static int kind_wanted(size_t i)
 {
 	return !kinds[i].part || (gp_rec_live() & kinds[i].part);
+}
+
+/* Enables the activity kinds the live parts want and disables the others
+ * (after torch.profiler, or for gpuprof_bench_record). 0 or the CUptiResult
+ * of a required kind that failed. */
+static int apply_kinds(void)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		CUptiResult r = kind_wanted(i) ? cuptiActivityEnable(kinds[i].kind)
+					       : cuptiActivityDisable(kinds[i].kind);
+		if (r != CUPTI_SUCCESS && kinds[i].required)
+			return (int)r;
+	}
+	return 0;
 }
 
 static int start(void)
@@ -256,8 +276,7 @@ static int start(void)
 			   kinds[i].what, msg ? msg : "error");
 	}
 	gp_api_select_apply(gp_rec_live());
-	r = (gp_rec_live() & GP_REC_OOM) ? (CUptiResult)gp_callbacks_enable(subscriber, 1)
-					  : CUPTI_SUCCESS;
+	r = (CUptiResult)gp_callbacks_enable(subscriber, gp_rec_live());
 	if (r != CUPTI_SUCCESS) {
 		fail("enabling CUPTI callbacks", r);
 		err = -EIO;
@@ -312,9 +331,10 @@ GP_EXPORT int gpuprof_reclaim_cupti(void)
 	CUptiResult r = (CUptiResult)gp_bufs_register();
 	if (r != CUPTI_SUCCESS)
 		return (int)r;
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (kind_wanted(i))
-			cuptiActivityEnable(kinds[i].kind);
+	/* Kinds it left on that gpuprof does not record would now fill gpuprof's
+	 * buffers (memory pool records would record stream-ordered allocations a
+	 * second time, besides the callbacks): off. */
+	apply_kinds();
 	gp_api_select_apply(gp_rec_live());
 	return 0;
 }
@@ -334,16 +354,11 @@ GP_EXPORT int gpuprof_bench_record(const char *parts)
 		return -EINVAL;
 	unsigned want = parse_parts("gpuprof_bench_record", parts);
 	atomic_store(&gp_rec_live_parts, want);
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (!kinds[i].part)
-			continue;
-		CUptiResult r = kind_wanted(i) ? cuptiActivityEnable(kinds[i].kind)
-					       : cuptiActivityDisable(kinds[i].kind);
-		if (r != CUPTI_SUCCESS && kinds[i].required)
-			return (int)r;
-	}
+	int err = apply_kinds();
+	if (err)
+		return err;
 	gp_api_select_apply(want);
-	int err = gp_callbacks_enable(subscriber, !!(want & GP_REC_OOM));
+	err = gp_callbacks_enable(subscriber, want);
 	if (err)
 		return err;
 	struct gp_host_ev ev;

@@ -93,23 +93,25 @@ void gp_bufs_release(struct gp_cupti_buf *b);
 void gp_bufs_wait(int ms);
 void gp_bufs_wake(void);
 
-/* ---- Host-side events: NVTX, OOM (host_events.c) ---- */
+/* ---- Host-side events: NVTX, OOM, stream-ordered allocations (host_events.c) ---- */
 enum gp_host_ev_type {
 	GP_HEV_PUSH, GP_HEV_POP, GP_HEV_START, GP_HEV_END, GP_HEV_MARK,
-	GP_HEV_THREAD_NAME, GP_HEV_OOM, GP_HEV_DOMAIN_NAME,
+	GP_HEV_THREAD_NAME, GP_HEV_OOM, GP_HEV_DOMAIN_NAME, GP_HEV_ALLOC, GP_HEV_FREE,
 };
 #define GP_HEV_INLINE_NAME 96
 struct gp_host_ev {
 	uint64_t ts;
-	uint64_t id;        /* start/end range id; domain handle for DOMAIN_NAME */
+	uint64_t id;        /* start/end range id; domain handle for DOMAIN_NAME;
+			     * ALLOC/FREE: the API call's correlation id */
 	uint64_t domain;    /* NVTX domain handle (0 = default domain) */
-	uint64_t a, b, c;   /* OOM: requested bytes, free, total. NVTX: payload */
+	uint64_t a, b, c;   /* OOM: requested bytes, free, total. NVTX: payload.
+			     * ALLOC/FREE: address, bytes (ALLOC), stream id */
 	int64_t result;     /* OOM: CUDA error code */
 	uint32_t tid;
 	uint32_t device;
 	uint32_t category;
 	uint32_t color;
-	uint16_t api;       /* OOM: index into gp_oom_api_names */
+	uint16_t api;       /* OOM, ALLOC, FREE: index into gp_oom_api_names */
 	uint8_t type;
 	uint8_t flags;      /* GP_HEVF_* */
 	uint16_t name_len;
@@ -122,6 +124,7 @@ struct gp_host_ev {
 #define GP_HEVF_PAYLOAD_DOUBLE 8
 #define GP_HEVF_PAYLOAD_SIGNED 16
 #define GP_HEVF_HAS_MEMINFO 32
+#define GP_HEVF_HAS_STREAM 64
 
 int gp_hev_init(size_t max_events);
 /* Copies name (n bytes, may be NULL) into ev and queues it. Never blocks for
@@ -142,10 +145,13 @@ struct gp_nvtx_domain {
 	char *name; /* UTF-8, NUL-terminated */
 };
 
-/* ---- API callbacks: failed allocations (api_callbacks.c) ---- */
+/* ---- API callbacks: failed and stream-ordered allocations (api_callbacks.c) ---- */
 extern const char *const gp_oom_api_names[];
-/* Turns the failed-allocation callbacks on or off. 0 or a CUptiResult. */
-int gp_callbacks_enable(void *subscriber, int on);
+/* Turns the callbacks on or off as parts say: failed allocations with
+ * GP_REC_OOM; stream-ordered allocations and frees with GP_REC_MEMORY but
+ * without GP_REC_POOLS (CUPTI's memory records have them only with its pool
+ * records on). 0 or a CUptiResult. */
+int gp_callbacks_enable(void *subscriber, unsigned parts);
 void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata);
 
 /* ---- Which API calls become activity records (api_select.c) ---- */

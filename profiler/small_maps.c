@@ -148,3 +148,88 @@ void gp_strmap_free(struct gp_strmap *m)
 	m->vals = NULL;
 	m->cap = m->len = 0;
 }
+
+/* ---- u64 -> u64 ---- */
+
+static size_t find_u64(const struct gp_u64map *m, uint64_t key, int *found)
+{
+	size_t j = slot_of(key, m->cap);
+	while (m->keys[j]) {
+		if (m->keys[j] == key) {
+			*found = 1;
+			return j;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	*found = 0;
+	return j;
+}
+
+int gp_u64map_put(struct gp_u64map *m, uint64_t key, uint64_t val)
+{
+	int found;
+	if ((m->len + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		uint64_t *nk = calloc(ncap, sizeof(*nk));
+		uint64_t *nv = calloc(ncap, sizeof(*nv));
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->keys[i])
+				continue;
+			size_t j = slot_of(m->keys[i], ncap);
+			while (nk[j])
+				j = (j + 1) & (ncap - 1);
+			nk[j] = m->keys[i];
+			nv[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = ncap;
+	}
+	size_t j = find_u64(m, key, &found);
+	if (!found) {
+		m->keys[j] = key;
+		m->len++;
+	}
+	m->vals[j] = val;
+	return 0;
+}
+
+uint64_t gp_u64map_take(struct gp_u64map *m, uint64_t key, int *found)
+{
+	*found = 0;
+	if (!m->cap)
+		return 0;
+	size_t i = find_u64(m, key, found);
+	if (!*found)
+		return 0;
+	uint64_t val = m->vals[i];
+	m->keys[i] = 0;
+	m->len--;
+	/* backward shift, as gp_strmap_del */
+	for (size_t j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
+		size_t home = slot_of(m->keys[j], m->cap);
+		int move = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
+		if (move) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			m->keys[j] = 0;
+			i = j;
+		}
+	}
+	return val;
+}
+
+void gp_u64map_free(struct gp_u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	m->keys = m->vals = NULL;
+	m->cap = m->len = 0;
+}

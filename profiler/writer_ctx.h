@@ -10,6 +10,17 @@
 
 #include <stdint.h>
 
+/* A small open-addressing map of 64-bit keys to 64-bit values (0 is never a
+ * key): the sizes of live stream-ordered allocations, for their frees. */
+struct gp_u64map {
+	uint64_t *keys, *vals;
+	size_t cap, len;
+};
+int gp_u64map_put(struct gp_u64map *m, uint64_t key, uint64_t val); /* 0 or -ENOMEM */
+/* The value of key, removed from the map; 0 if key is not there. */
+uint64_t gp_u64map_take(struct gp_u64map *m, uint64_t key, int *found);
+void gp_u64map_free(struct gp_u64map *m);
+
 /* A small open-addressing set of 64-bit keys (0 is never a key). */
 struct gp_u64set {
 	uint64_t *keys;
@@ -51,6 +62,7 @@ struct gp_writer_ctx {
 	struct gp_u64set threads;    /* host tids named so far */
 	struct gp_strmap ranges;     /* open NVTX start/end ranges: id -> name */
 	struct gp_strmap kernels;    /* CUPTI name pointer -> demangled name */
+	struct gp_u64map async_live; /* stream-ordered allocation address -> bytes */
 	struct gp_device_info dev[GP_MAX_DEVICES];
 	uint64_t dev_counted;        /* bit per device: a zero counter was written */
 };
@@ -64,6 +76,18 @@ static inline int64_t gp_gpu_pid(int64_t host_pid, uint32_t device)
 {
 	return 1000000000LL + host_pid * 100 + (device % 100);
 }
+
+/* An allocation or free as the trace writes it (TRACE_FORMAT.md, alloc/free). */
+enum { GP_POOL_NONE, GP_POOL_LOCAL, GP_POOL_IMPORTED };
+struct gp_memory_ev {
+	uint64_t ts, addr, bytes, corr;
+	uint32_t device, stream;     /* stream: CUPTI's id, or CUPTI_INVALID_STREAM_ID */
+	const char *kind;            /* "device", "pinned_host", ... */
+	uint8_t counter;             /* enum gp_mem_counter */
+	uint8_t alloc, async, pool;  /* pool: GP_POOL_* */
+	uint64_t pool_addr, pool_size, pool_used; /* size and used: local pools */
+};
+void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m);
 
 void gp_decode_cupti_buffer(struct gp_writer_ctx *w, uint8_t *data, size_t valid);
 void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size_t n);
