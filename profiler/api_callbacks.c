@@ -247,6 +247,11 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 	}
 }
 
+int gp_callbacks_track_async(void)
+{
+	return atomic_load_explicit(&track_async, memory_order_relaxed);
+}
+
 int gp_callbacks_enable(void *subscriber, unsigned parts)
 {
 	CUpti_SubscriberHandle sub = subscriber;

@@ -288,6 +288,9 @@ static void on_memory(struct gp_writer_ctx *w, const CUpti_ActivityMemory4 *m)
 		w->bad_records++;
 		return;
 	}
+	/* the API callbacks record these (api_callbacks.c): not twice */
+	if (m->isAsync && gp_callbacks_track_async())
+		return;
 	struct gp_memory_ev ev = {
 		.ts = m->timestamp, .addr = m->address, .bytes = m->bytes, .corr = m->correlationId,
 		.device = m->deviceId, .stream = m->streamId, .kind = memory_kind_name(m->memoryKind),

@@ -275,6 +275,14 @@ static int start(void)
 		gp_rec_say("CUPTI cannot record %s here (%s); the trace will lack them",
 			   kinds[i].what, msg ? msg : "error");
 	}
+	/* Without pool records the callbacks record stream-ordered allocations.
+	 * CUPTI 13.0 was seen to write them into its memory records all the same
+	 * when its pool records were never on, with their cost, and not after
+	 * pool records were turned on and off again: so on and off. Should a
+	 * CUPTI still write them, the decoder skips them (cupti_decode.c). */
+	if (!(gp_rec_live() & GP_REC_POOLS) &&
+	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL) == CUPTI_SUCCESS)
+		cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
 	gp_api_select_apply(gp_rec_live());
 	r = (CUptiResult)gp_callbacks_enable(subscriber, gp_rec_live());
 	if (r != CUPTI_SUCCESS) {

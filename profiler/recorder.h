@@ -152,6 +152,9 @@ extern const char *const gp_oom_api_names[];
  * without GP_REC_POOLS (CUPTI's memory records have them only with its pool
  * records on). 0 or a CUptiResult. */
 int gp_callbacks_enable(void *subscriber, unsigned parts);
+/* Whether the callbacks record stream-ordered allocations now (then CUPTI's
+ * own records of them are skipped, should it write any). */
+int gp_callbacks_track_async(void);
 void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata);
 
 /* ---- Which API calls become activity records (api_select.c) ---- */
