@@ -7,7 +7,11 @@ installs no PyTorch hooks).
 
 VARIANT: the recorder's parts, GPUPROF_RECORD's names plus memory and none
 (default: none memory memory,kernels memory,api memory,api,launches
-all,memory). The first is the base.
+all,memory), or asis: the recorder as it started (GPUPROF_RECORD), or no
+recorder at all when run without gpuprof. The first is the base. CUPTI's
+memory pool records cannot be switched in one process: once turned off,
+CUPTI 13.0 was seen not to record stream-ordered allocations again; compare
+them across processes with asis.
 
 For each variant and round, while the GPU sleeps (torch.cuda._sleep) so that
 nothing waits for it, the host queues N elementwise kernels on a tiny tensor
@@ -41,11 +45,14 @@ a = ap.parse_args()
 if a.rounds < 1 or a.launches < 1:
     raise SystemExit("launch_cost.py: --rounds and --launches must be at least 1")
 lib = os.environ.get("CUDA_INJECTION64_PATH")
-if not lib:
-    raise SystemExit("launch_cost.py: run it under `gpuprof --trace`")
-record = ctypes.CDLL(lib).gpuprof_bench_record
-record.argtypes = [ctypes.c_char_p]
-record.restype = ctypes.c_int
+switching = any(v != "asis" for v in a.variants)
+if switching and not lib:
+    raise SystemExit("launch_cost.py: run it under `gpuprof --trace` (or use only asis)")
+record = None
+if switching:
+    record = ctypes.CDLL(lib).gpuprof_bench_record
+    record.argtypes = [ctypes.c_char_p]
+    record.restype = ctypes.c_int
 
 dev = torch.device("cuda")
 tiny_in = torch.ones(16, device=dev)
@@ -96,21 +103,24 @@ for _ in range(2):  # warm up: code paths, the allocator's pool
 for r in range(a.rounds):
     k = r % len(a.variants)
     for v in a.variants[k:] + a.variants[:k]:
-        err = record(v.encode())
-        if err != 0:
-            raise SystemExit("launch_cost.py: gpuprof_bench_record(%s) failed: %d" % (v, err))
+        if v != "asis":
+            err = record(v.encode())
+            if err != 0:
+                raise SystemExit("launch_cost.py: gpuprof_bench_record(%s) failed: %d" % (v, err))
         queue_kernels(tiny_in, tiny_out)  # the first after a switch may pay for it
         ht, gt = queue_kernels(tiny_in, tiny_out)
         hl, gl = queue_kernels(large_in, large_out)
         ha = alloc_free()
         for c, x in zip(cols, (ht, hl, gt, gl, ha)):
             res[v][c].append(x)
-record(b"all,memory")
+if record is not None:
+    record(b"all,memory")
 base = a.variants[0]
 for v in a.variants:
     parts = []
     for c in cols:
         m = statistics.median(res[v][c])
         parts.append("%s=%.2f(%+.2f)" % (c, m, m - statistics.median(res[base][c])))
-    print("LAUNCH_COST variant=%s %s rounds=%d n=%d backend=%s" % (
-        v, " ".join(parts), a.rounds, N, torch.cuda.memory.get_allocator_backend()), flush=True)
+    print("LAUNCH_COST variant=%s %s rounds=%d n=%d backend=%s recorder=%s" % (
+        v, " ".join(parts), a.rounds, N, torch.cuda.memory.get_allocator_backend(),
+        os.environ.get("GPUPROF_RECORD", "default") if lib else "none"), flush=True)
