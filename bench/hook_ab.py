@@ -12,6 +12,9 @@ VARIANT is HOOKS or HOOKS@REC.
          plus memory and none (e.g. none, memory, memory,kernels, all,memory);
          needs `gpuprof --trace` (it calls gpuprof_bench_record in the
          injected library). Without @REC the recorder is left as it started.
+         In tensor mode leave out `all` and `pools`: once CUPTI's pool
+         records were off, CUPTI 13.0 did not record stream-ordered
+         allocations again (bench/launch_cost.py).
 The first variant is the base; each round starts one variant later than the
 one before (the order rotates). Default: none fwd,bwd,phase fwd fwd,bwd.
 

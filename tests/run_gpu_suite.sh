@@ -174,7 +174,9 @@ if want cost; then
 	# shellcheck disable=SC2086
 	"$gp" --trace --force --mode native -o "$out/hook_ab.json.gz" bench/hook_ab.py --model gpt2 --rounds "$rounds" $ab \
 		2>>"$out/hook_ab.err" | sed 's/^HOOK_AB/A\/B native:/' >>"$table"
-	ab=${GPUPROF_AB_TENSOR:-none@none none@memory none@all,memory fwd,bwd,phase@all,memory}
+	# tensor mode: CUPTI's pool records cannot be switched in one process
+	# (bench/launch_cost.py), so the recorder's parts here are its default
+	ab=${GPUPROF_AB_TENSOR:-none@none none@memory none@memory,kernels,copies,api,launches,oom,nvtx fwd,bwd,phase@memory,kernels,copies,api,launches,oom,nvtx}
 	if [ "$ab" != skip ]; then
 		# shellcheck disable=SC2086
 		"$gp" --trace --force --mode tensor -o "$out/hook_ab_tensor.json.gz" bench/hook_ab.py --model gpt2 \
