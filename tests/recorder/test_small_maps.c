@@ -3,20 +3,10 @@
  * through growth and through deletions that shift colliding keys back. */
 #include "writer_ctx.h"
 
-#include <stdio.h>
-#include <stdlib.h>
+#include "../unit/check.h"
 
 /* writer_ctx.h declares the recorder's globals; this test needs none. */
 struct gp_rec_globals gp_rec;
-
-static int failures;
-#define CHECK(c)                                                                  \
-	do {                                                                      \
-		if (!(c)) {                                                       \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                               \
-		}                                                                 \
-	} while (0)
 
 #define N 5000
 /* distinct, nonzero, scattered: an odd multiplier is a bijection mod 2^64 */
@@ -52,7 +42,5 @@ int main(void)
 	CHECK(m.len == 0);
 	CHECK(gp_u64map_take(&m, KEY(0), &found) == 0 && !found);
 	gp_u64map_free(&m);
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	return failures ? 1 : 0;
+	return CHECK_DONE();
 }
