@@ -115,7 +115,7 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 			nvtx_args(w, ev);
 			gp_tw_end(w->tw);
 			/* Kept so the end event can carry the same name; bounded. */
-			if (w->ranges.len < 65536) {
+			if (w->ranges.map.len < 65536) {
 				char *copy = malloc(len + 1);
 				if (copy) {
 					memcpy(copy, name, len);

@@ -17,7 +17,8 @@ struct gp_u64map {
 	size_t cap, len;
 };
 int gp_u64map_put(struct gp_u64map *m, uint64_t key, uint64_t val); /* 0 or -ENOMEM */
-/* The value of key, removed from the map; 0 if key is not there. */
+/* The value of key, 0 if key is not there; take also removes it. */
+uint64_t gp_u64map_get(const struct gp_u64map *m, uint64_t key, int *found);
 uint64_t gp_u64map_take(struct gp_u64map *m, uint64_t key, int *found);
 void gp_u64map_free(struct gp_u64map *m);
 
@@ -31,11 +32,10 @@ int gp_u64set_add(struct gp_u64set *s, uint64_t key);
 void gp_u64set_free(struct gp_u64set *s);
 
 /* key -> owned string map, for names of open NVTX start/end ranges and of
- * demangled kernels. Bounded by the caller. */
+ * demangled kernels: a u64map holding the strings' pointers. Bounded by the
+ * caller (map.len). */
 struct gp_strmap {
-	uint64_t *keys;
-	char **vals;
-	size_t cap, len;
+	struct gp_u64map map;
 };
 const char *gp_strmap_get(const struct gp_strmap *m, uint64_t key);
 int gp_strmap_put(struct gp_strmap *m, uint64_t key, char *val); /* takes val */

@@ -5,6 +5,8 @@
 
 #include "../unit/check.h"
 
+#include <stdlib.h>
+
 /* writer_ctx.h declares the recorder's globals; this test needs none. */
 struct gp_rec_globals gp_rec;
 
@@ -42,5 +44,22 @@ int main(void)
 	CHECK(m.len == 0);
 	CHECK(gp_u64map_take(&m, KEY(0), &found) == 0 && !found);
 	gp_u64map_free(&m);
+
+	/* the string map on top of it: owned values replaced and freed */
+	struct gp_strmap sm = { 0 };
+	CHECK(gp_strmap_get(&sm, 7) == NULL);
+	for (uint64_t i = 0; i < 300; i++) {
+		char *v = malloc(24);
+		snprintf(v, 24, "v%llu", (unsigned long long)i);
+		CHECK(gp_strmap_put(&sm, KEY(i), v) == 0);
+	}
+	char *again = malloc(8);
+	snprintf(again, 8, "again");
+	CHECK(gp_strmap_put(&sm, KEY(5), again) == 0);
+	CHECK(strcmp(gp_strmap_get(&sm, KEY(5)), "again") == 0);
+	CHECK(strcmp(gp_strmap_get(&sm, KEY(299)), "v299") == 0);
+	gp_strmap_del(&sm, KEY(5));
+	CHECK(gp_strmap_get(&sm, KEY(5)) == NULL && sm.map.len == 299);
+	gp_strmap_free(&sm);
 	return CHECK_DONE();
 }
