@@ -22,8 +22,9 @@ Prints one HOOK_AB line per variant: the median step (ms) over all its steps,
 the difference from the base, the median and range of the per-round
 differences (each round's median against the base's in the same round), and
 the 90th percentile and slowest step, the median host time to queue a step
-and CPU time of the main thread, and the garbage collections per step and
-their time.
+and the main thread's CPU time until then, the median host time to queue its
+forward, backward and optimizer step (fwd_ms, bwd_ms, opt_ms), and the
+garbage collections per step and their time.
 
 EXAMPLES
   # hooks alone, the recorder taking every NVTX call
@@ -64,7 +65,8 @@ if any("@" in v for v in a.variants):
     record.argtypes = [ctypes.c_char_p]
     record.restype = ctypes.c_int
 
-step = train_models.build(a.model)
+marks = []  # host times when the step's forward and backward were queued
+step = train_models.build(a.model, marks)
 import gpuprof_torch  # noqa: E402  (installs itself now that torch is imported)
 
 hooks = gpuprof_torch._hooks
@@ -92,6 +94,7 @@ times = {v: [] for v in a.variants}
 rounds = {v: [] for v in a.variants}  # each round's median
 queue = {v: [] for v in a.variants}
 cpu = {v: [] for v in a.variants}
+phases = {v: ([], [], []) for v in a.variants}  # host ms: forward, backward, optimizer
 for r in range(a.rounds):
     # each round starts one variant later: a GPU that warms up or slows down
     # within a round (clocks, power) does not favour the first variant
@@ -116,7 +119,12 @@ for r in range(a.rounds):
         mine = []
         gc_now["ms"], gc_now["n"] = 0.0, 0
         for _ in range(a.steps):
+            t0 = time.perf_counter()
             total, queued, on_cpu = train_models.timed_step(step)
+            if len(marks) == 2:
+                fwd_end, bwd_end = marks
+                for into, ms in zip(phases[v], (fwd_end - t0, bwd_end - fwd_end, t0 + queued / 1000.0 - bwd_end)):
+                    into.append(ms * 1000.0)
             mine.append(total)
             queue[v].append(queued)
             cpu[v].append(on_cpu)
@@ -136,8 +144,9 @@ for v in a.variants:
     per_round = [(x / y - 1) * 100 for x, y in zip(rounds[v], rounds[b])]
     print("HOOK_AB model=%s variant=%s median_ms=%.3f delta_ms=%+.3f delta_pct=%+.2f "
           "round_pct=%+.2f round_min=%+.2f round_max=%+.2f p90_ms=%.2f max_ms=%.2f queue_ms=%.1f "
-          "cpu_ms=%.1f gc_per_step=%.2f gc_ms_per_step=%.3f n=%d" % (
+          "cpu_ms=%.1f fwd_ms=%.2f bwd_ms=%.2f opt_ms=%.2f gc_per_step=%.2f gc_ms_per_step=%.3f n=%d" % (
               a.model, v, m, m - base, (m / base - 1) * 100, statistics.median(per_round),
               min(per_round), max(per_round), sorted(times[v])[int(0.9 * (len(times[v]) - 1))],
               max(times[v]), statistics.median(queue[v]), statistics.median(cpu[v]),
+              *(statistics.median(p) if p else 0.0 for p in phases[v]),
               gc_n[v] / len(times[v]), gc_ms[v] / len(times[v]), len(times[v])), flush=True)

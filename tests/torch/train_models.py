@@ -10,7 +10,7 @@ Prints one line:
     max_allocated=.. max_reserved=..
     backend=.. [kernels_per_step=a,b,c]
 (enqueue_ms: host time until the step is queued, before the sync; cpu_ms:
-the main thread's CPU time; both medians.)
+the main thread's CPU time until then; both medians.)
 --count-kernels runs torch.profiler over the timed steps to count the GPU
 kernels of each (it cannot run under gpuprof: one CUPTI user per process).
 """
@@ -21,7 +21,12 @@ import time
 import torch
 
 
-def build(name):
+def build(name, marks=None):
+    """The model's training step; with a list `marks`, each step clears it
+    and appends the host time (time.perf_counter) when its forward and its
+    backward were queued."""
+    note = marks.append if marks is not None else (lambda t: None)
+    clock = time.perf_counter
     if name == "gpt2":
         from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -31,9 +36,13 @@ def build(name):
         x = torch.randint(0, cfg.vocab_size, (8, 1024), device="cuda")
 
         def step():
+            if marks is not None:
+                marks.clear()
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 loss = model(input_ids=x, labels=x).loss
+            note(clock())
             loss.backward()
+            note(clock())
             opt.step()
             opt.zero_grad(set_to_none=True)
 
@@ -48,8 +57,12 @@ def build(name):
         loss_fn = torch.nn.CrossEntropyLoss()
 
         def step():
+            if marks is not None:
+                marks.clear()
             loss = loss_fn(model(x), y)
+            note(clock())
             loss.backward()
+            note(clock())
             opt.step()
             opt.zero_grad(set_to_none=True)
 
@@ -59,14 +72,15 @@ def build(name):
 
 def timed_step(step):
     """Runs one step; (ms until the GPU finished it, ms until the host had
-    queued it, ms of this thread's CPU time)."""
+    queued it, ms of this thread's CPU time until then). The CPU time stops
+    before the sync, where the thread spins."""
     c0 = time.thread_time()
     t0 = time.perf_counter()
     step()
     t1 = time.perf_counter()
+    c1 = time.thread_time()
     torch.cuda.synchronize()
-    return ((time.perf_counter() - t0) * 1000.0, (t1 - t0) * 1000.0,
-            (time.thread_time() - c0) * 1000.0)
+    return ((time.perf_counter() - t0) * 1000.0, (t1 - t0) * 1000.0, (c1 - c0) * 1000.0)
 
 
 def main():
