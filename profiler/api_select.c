@@ -33,6 +33,14 @@ static const char *const kernel_launch_prefixes[] = {
 static const char *const copy_set_prefixes[] = {
 	"cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset", NULL,
 };
+/* Stream-ordered allocations and frees: while the API callbacks record them
+ * (no "pools" part), each event says its thread and API itself, so their API
+ * events would only cost the program (thousands a step in PyTorch's tensor
+ * mode) and the trace. */
+static const char *const stream_ordered_prefixes[] = {
+	"cudaMallocAsync", "cudaMallocFromPoolAsync", "cudaFreeAsync",
+	"cuMemAllocAsync", "cuMemAllocFromPoolAsync", "cuMemFreeAsync", NULL,
+};
 
 #define MAX_CBID 2048
 struct api_info {
@@ -40,6 +48,7 @@ struct api_info {
 	uint8_t traced;
 	uint8_t launch;
 	uint8_t kernel_launch; /* a kernel or graph launch (not a copy or set) */
+	uint8_t stream_ordered; /* a stream-ordered allocation or free */
 };
 static struct api_info apis[2][MAX_CBID];
 
@@ -83,6 +92,7 @@ static void load_domain(int driver)
 			    !strstr(a->name, "Access");
 		a->kernel_launch = has_prefix(a->name, kernel_launch_prefixes);
 		a->launch = a->kernel_launch || has_prefix(a->name, copy_set_prefixes);
+		a->stream_ordered = has_prefix(a->name, stream_ordered_prefixes);
 	}
 }
 
@@ -90,6 +100,7 @@ int gp_api_select_apply(unsigned parts)
 {
 	static int loaded;
 	int enabled = 0;
+	int callbacks_record = (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
 	for (int driver = 0; driver < 2; driver++) {
 		if (!loaded)
 			load_domain(driver);
@@ -98,7 +109,8 @@ int gp_api_select_apply(unsigned parts)
 			if (!a->traced)
 				continue;
 			uint8_t on = (parts & GP_REC_API) &&
-				     (!a->kernel_launch || (parts & GP_REC_LAUNCHES));
+				     (!a->kernel_launch || (parts & GP_REC_LAUNCHES)) &&
+				     !(a->stream_ordered && callbacks_record);
 			CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, on)
 					       : cuptiActivityEnableRuntimeApi(cbid, on);
 			if (r == CUPTI_SUCCESS && on)

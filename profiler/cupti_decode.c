@@ -255,6 +255,10 @@ void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m)
 	gp_tw_arg_i64(w->tw, "stream", m->stream == CUPTI_INVALID_STREAM_ID ? -1 : (int64_t)m->stream);
 	gp_tw_arg_u64(w->tw, "corr", m->corr);
 	gp_tw_arg_bool(w->tw, "async", m->async);
+	if (m->thread)
+		gp_tw_arg_u64(w->tw, "thread", m->thread);
+	if (m->api)
+		gp_tw_arg_str(w->tw, "api", m->api);
 	if (m->pool) {
 		gp_tw_arg_hex(w->tw, "pool", m->pool_addr);
 		gp_tw_arg_str(w->tw, "pool_type", m->pool == GP_POOL_LOCAL ? "local" : "imported");

@@ -74,6 +74,7 @@ static void on_async_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev
 		.ts = ev->ts, .addr = ev->a, .bytes = ev->b, .corr = ev->id, .device = ev->device,
 		.stream = (ev->flags & GP_HEVF_HAS_STREAM) ? (uint32_t)ev->c : CUPTI_INVALID_STREAM_ID,
 		.kind = "device", .counter = GP_MC_DEVICE, .alloc = (uint8_t)alloc, .async = 1,
+		.thread = ev->tid, .api = gp_oom_api_names[ev->api],
 	};
 	if (!ev->a) {
 		w->bad_records++;

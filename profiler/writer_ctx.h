@@ -86,6 +86,11 @@ struct gp_memory_ev {
 	uint8_t counter;             /* enum gp_mem_counter */
 	uint8_t alloc, async, pool;  /* pool: GP_POOL_* */
 	uint64_t pool_addr, pool_size, pool_used; /* size and used: local pools */
+	/* Recorded by the API callbacks: the calling thread and the API's name
+	 * (static), written as args "thread" and "api"; 0 and NULL for CUPTI's
+	 * records, whose corr finds the API event that says them. */
+	uint32_t thread;
+	const char *api;
 };
 void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m);
 

@@ -29,8 +29,12 @@ MAIN, AUTOGRAD = 100, 101
 class Sim:
     def __init__(self, mode="tensor", pid=4242, device=0, total=16 * GiB,
                  uuid="GPU-00000000-1111-2222-3333-444444444444", ts_base=1_700_000_000_000_000_000,
-                 cmdline="python3 train.py", start_us=1000.0):
+                 cmdline="python3 train.py", start_us=1000.0, callbacks=False):
         self.mode, self.pid, self.device, self.total, self.uuid = mode, pid, device, total, uuid
+        # stream-ordered allocations as the recorder's API callbacks write
+        # them: thread and API in the event, the driver call's corr (no API
+        # event), no pool args
+        self.callbacks = callbacks
         self.ts_base, self.cmdline = ts_base, cmdline
         self.gpu_pid = 1_000_000_000 + pid * 100 + device
         self.t = start_us
@@ -116,11 +120,17 @@ class Sim:
         self.t += 3.0
         args = {"addr": "0x%x" % addr, "bytes": nbytes, "kind": kind, "device": self.device,
                 "stream": 7 if async_ else -1, "corr": corr, "async": async_}
+        ev = {"ph": "i", "name": name, "cat": "memory", "pid": self.gpu_pid,
+              "tid": 7 if async_ else 0, "ts": self.rel(at), "s": "t", "args": args}
+        if async_ and self.callbacks:
+            args.update({"thread": tid, "api": api.replace("cudaMalloc", "cuMemAlloc").replace(
+                "cudaFree", "cuMemFree")})
+            self._emit(self.host, at, ev)
+            return at
         if pool_used is not None:
             args.update({"pool": "0x5000", "pool_type": "local", "pool_size": self.pool,
                          "pool_used": pool_used})
-        self._emit(self.cupti, at, {"ph": "i", "name": name, "cat": "memory", "pid": self.gpu_pid,
-                                    "tid": 7 if async_ else 0, "ts": self.rel(at), "s": "t", "args": args})
+        self._emit(self.cupti, at, ev)
         self.api(api, tid, start, self.t, corr)
         return at
 

@@ -122,6 +122,30 @@ def test_train():
     eq(len(json.loads(out)["devices"][0]["peak"]["top"]), 3, "--top 3")
 
 
+def test_callbacks():
+    """Stream-ordered allocations as the recorder's API callbacks write them
+    in tensor mode (thread and API in the event, the driver call's corr that
+    no API event has, no pool args): attributed as those with API events."""
+    make("train")
+    sim = synth.Sim(callbacks=True)
+    synth.train(sim, 6)
+    sim.write(os.path.join(TMP, "train.callbacks.json.gz"))
+    base, _ = analyze_json("train.json.gz")
+    doc, err = analyze_json("train.callbacks.json.gz")
+    p, b = dev(doc)["peak"], dev(base)["peak"]
+    for k in ("bytes", "t", "step", "phase", "layer", "other", "by_category", "by_layer", "by_phase"):
+        eq(p[k], b[k], "callbacks: peak %s as with API events" % k)
+    eq([(t["bytes"], t["layer"], t["category"], t["step"], t["phase"]) for t in p["top"]],
+       [(t["bytes"], t["layer"], t["category"], t["step"], t["phase"]) for t in b["top"]],
+       "callbacks: top allocations as with API events")
+    eq(sorted(x["api"] for x in p["by_api"]), ["cuMemAllocAsync", "cudaMalloc"],
+       "callbacks: by API, the driver call (and cuBLAS's cudaMalloc)")
+    eq(doc["traces"][0]["unattributed_allocations"], 0, "callbacks: every allocation attributed")
+    eq(dev(doc)["summary"]["allocations"], dev(base)["summary"]["allocations"], "callbacks: allocations")
+    eq(p["reserved"], None, "callbacks: no pool records, reserved unknown")
+    eq(err, "", "callbacks: nothing on stderr")
+
+
 def test_teardown():
     exp = make("teardown")
     doc, _ = analyze_json("teardown.json.gz")

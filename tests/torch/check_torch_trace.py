@@ -54,10 +54,16 @@ def main():
         ok = False
 
     order = sorted(range(len(ev)), key=lambda i: (ev[i].get("ts", 0), i))
-    api = {}  # corr -> (tid, ts)
+    api = {}  # corr -> (tid, ts, API name)
     for e in ev:
         if e.get("cat") in ("cuda_runtime", "cuda_driver") and e["ph"] == "X":
             api[e["args"]["corr"]] = (e["tid"], e["ts"], e["name"])
+    for e in ev:
+        # tensor mode: recorded by the API callbacks, the event says its
+        # thread and API itself (its corr is the driver call's, no API event's)
+        ar = e.get("args") or {}
+        if e.get("cat") == "memory" and "thread" in ar and ar.get("corr") not in api:
+            api[ar.get("corr")] = (ar["thread"], e["ts"], ar.get("api", "?"))
 
     # ranges per thread, in ts order
     fwd_first = None

@@ -31,6 +31,7 @@ enum {
 	EVF_ASYNC = 1,      /* stream-ordered (cudaMallocAsync) */
 	EVF_POOL_SIZE = 2,  /* e holds the size of local pool d */
 	EVF_MEMINFO = 4,    /* oom: free and total are known */
+	EVF_THREAD = 8,     /* alloc/free: tid is the calling thread, name its API */
 };
 
 struct an_ev {

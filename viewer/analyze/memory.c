@@ -311,10 +311,22 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 	return err ? -ENOMEM : 0;
 }
 
-static struct an_thread *api_thread(struct an_proc *p, uint64_t corr, const struct an_corr_ent **ent)
+/* The thread that made an allocation or free, and its API: the event's own
+ * (recorded by the API callbacks), or its API event's, found by corr. */
+static struct an_thread *call_thread(struct an_proc *p, const struct an_ev *ev, int64_t *tid,
+				     struct an_str **api)
 {
-	*ent = an_source_api(p->src, corr);
-	return *ent ? an_thread_get(p, (*ent)->tid) : NULL;
+	if (ev->flags & EVF_THREAD) {
+		*tid = ev->tid;
+		*api = ev->name;
+		return an_thread_get(p, ev->tid);
+	}
+	const struct an_corr_ent *ent = an_source_api(p->src, ev->c);
+	if (!ent)
+		return NULL;
+	*tid = ent->tid;
+	*api = ent->api;
+	return an_thread_get(p, ent->tid);
 }
 
 /* What follows a failed allocation: the same request failing again (a
@@ -333,8 +345,9 @@ static void oom_follow(struct an_oom *o, const struct an_rec *r)
 static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		    const struct an_ev *ev, int64_t ts)
 {
-	const struct an_corr_ent *ent;
-	struct an_thread *t = api_thread(p, ev->c, &ent);
+	int64_t tid = 0;
+	struct an_str *api = NULL;
+	struct an_thread *t = call_thread(p, ev, &tid, &api);
 	struct an_rec *r, *old;
 	uint64_t total;
 
@@ -365,9 +378,9 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		r->flags |= R_ASYNC;
 	if (!p->seen_fwd)
 		r->flags |= R_BEFORE_FWD;
-	if (ent) {
-		r->tid = ent->tid;
-		r->api = an_str_ref(ent->api);
+	if (api) {
+		r->tid = tid;
+		r->api = an_str_ref(api);
 	} else {
 		r->flags |= R_NO_API;
 		p->unattributed++;
@@ -445,8 +458,9 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		   const struct an_ev *ev, int64_t ts)
 {
-	const struct an_corr_ent *ent;
-	struct an_thread *t = api_thread(p, ev->c, &ent);
+	int64_t tid = 0;
+	struct an_str *api = NULL;
+	struct an_thread *t = call_thread(p, ev, &tid, &api);
 	struct an_rec *r = an_map_del(&pd->live, ev->a);
 
 	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))

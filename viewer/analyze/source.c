@@ -296,6 +296,15 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 			return r;
 		ev.flags |= EVF_POOL_SIZE;
 	}
+	/* recorded by the API callbacks: says its thread and API itself */
+	if (a[AK_THREAD].type != JT_NONE) {
+		uint64_t th;
+		if ((r = need_u64(s, &a[AK_THREAD], "thread", UINT32_MAX, &th, err, errcap)) ||
+		    (r = get_str(s, &a[AK_API], "api", 1, &ev.name, err, errcap)))
+			return r;
+		ev.tid = (int64_t)th;
+		ev.flags |= EVF_THREAD;
+	}
 	return push(s, &ev, err, errcap);
 }
 
