@@ -88,9 +88,21 @@ static const struct watched watched[] = {
 static __thread int in_runtime_alloc;
 /* cuMemGetInfo is called from inside a callback; it must not re-enter. */
 static __thread int in_callback;
-/* The last context's device: looking it up costs a call into CUPTI. */
+/* The last context's device and the last stream's id, per thread: looking
+ * them up costs a call into CUPTI, twice per allocation and free. A context
+ * or stream handle can come back for a new one once destroyed, so every
+ * destruction moves the generation on and the cached values are dropped. */
+static _Atomic uint64_t handle_gen = 1;
+static _Atomic int caching; /* CUPTI tells us of destructions: caches kept */
+static __thread uint64_t cache_gen;
 static __thread CUcontext last_ctx;
 static __thread uint32_t last_ctx_device;
+static __thread struct {
+	CUcontext ctx;
+	void *stream;
+	uint8_t per_thread;
+	uint32_t id;
+} last_stream;
 
 typedef CUresult (*mem_get_info_fn)(size_t *, size_t *);
 static mem_get_info_fn mem_get_info;
@@ -146,6 +158,35 @@ static uint64_t requested_bytes(const struct watched *w, const void *params, uin
 	}
 }
 
+/* Drops this thread's cached device and stream id if a context or stream
+ * was destroyed since they were looked up. */
+static void check_cache(void)
+{
+	uint64_t gen = atomic_load_explicit(&handle_gen, memory_order_acquire);
+	if (cache_gen != gen || !atomic_load_explicit(&caching, memory_order_relaxed)) {
+		last_ctx = NULL;
+		last_stream.ctx = NULL;
+		cache_gen = gen;
+	}
+}
+
+/* CUPTI's id of a stream; 0 or -1 when CUPTI has none. */
+static int stream_id(CUcontext ctx, void *stream, uint8_t per_thread, uint32_t *id)
+{
+	if (last_stream.ctx != ctx || last_stream.stream != stream ||
+	    last_stream.per_thread != per_thread) {
+		uint32_t sid;
+		if (!ctx || cuptiGetStreamIdEx(ctx, (CUstream)stream, per_thread, &sid) != CUPTI_SUCCESS)
+			return -1;
+		last_stream.ctx = ctx;
+		last_stream.stream = stream;
+		last_stream.per_thread = per_thread;
+		last_stream.id = sid;
+	}
+	*id = last_stream.id;
+	return 0;
+}
+
 static uint32_t context_device(CUcontext ctx)
 {
 	if (ctx != last_ctx) {
@@ -161,6 +202,7 @@ static uint32_t context_device(CUcontext ctx)
 static void record_failure(const struct watched *w, const CUpti_CallbackData *cb, int64_t result)
 {
 	struct gp_host_ev ev;
+	check_cache();
 	uint32_t device = context_device(cb->context);
 
 	memset(&ev, 0, sizeof(ev));
@@ -194,6 +236,7 @@ static void record_async(const struct watched *w, const CUpti_CallbackData *cb)
 	ev.tid = gp_gettid();
 	ev.api = w->api;
 	ev.id = cb->correlationId;
+	check_cache();
 	ev.device = context_device(cb->context);
 	if (w->role == FREE_ASYNC) {
 		const struct free_params *p = cb->functionParams;
@@ -214,8 +257,7 @@ static void record_async(const struct watched *w, const CUpti_CallbackData *cb)
 		stream = p->stream;
 	}
 	uint32_t sid;
-	if (cb->context &&
-	    cuptiGetStreamIdEx(cb->context, (CUstream)stream, w->per_thread, &sid) == CUPTI_SUCCESS) {
+	if (stream_id(cb->context, stream, w->per_thread, &sid) == 0) {
 		ev.c = sid;
 		ev.flags |= GP_HEVF_HAS_STREAM;
 	}
@@ -228,6 +270,13 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 	int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
 	(void)userdata;
 
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		/* even while not recording: the caches outlive a pause */
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING ||
+		    cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
+			atomic_fetch_add_explicit(&handle_gen, 1, memory_order_release);
+		return;
+	}
 	if (in_callback || !gp_rec_running())
 		return;
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
@@ -269,6 +318,13 @@ int gp_callbacks_enable(void *subscriber, unsigned parts)
 	if (cuda)
 		mem_get_info = (mem_get_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
 	atomic_store(&track_async, async);
+	/* destructions of contexts and streams end what the caches hold */
+	static const CUpti_CallbackId destroyed[] = { CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+						      CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING };
+	int told = 1;
+	for (size_t i = 0; i < sizeof(destroyed) / sizeof(destroyed[0]); i++)
+		told &= cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, destroyed[i]) == CUPTI_SUCCESS;
+	atomic_store(&caching, told); /* else looked up every time */
 	for (size_t i = 0; i < NWATCHED; i++) {
 		const struct watched *wt = &watched[i];
 		CUpti_CallbackDomain dom = wt->driver ? CUPTI_CB_DOMAIN_DRIVER_API
