@@ -553,11 +553,14 @@ def _fmt_ts(ns):
 # the checks
 
 class Checker:
-    def __init__(self, sample, info, allow_recovered, rep):
+    def __init__(self, sample, info, allow_recovered, rep, callbacks=False):
         self.s = sample
         self.info = info
         self.ev = info.events
         self.allow_recovered = allow_recovered
+        # stream-ordered allocations recorded by the API callbacks (no pool
+        # records): they say thread and API themselves, no pool args
+        self.callbacks = callbacks
         self.rep = rep
         self.meta = None
         self.end = None
@@ -849,6 +852,19 @@ class Checker:
                 if a["stream"] < 0:
                     errs.append("%s: stream-ordered but stream %r" % (w, a["stream"]))
                 stream_map[m.stream].add(a["stream"])
+                if self.callbacks:
+                    if a.get("thread") != m.tid:
+                        errs.append("%s: thread %r, the sample called from tid %d" % (
+                            w, a.get("thread"), m.tid))
+                    base = m.api.replace("Free", "Malloc")
+                    want = [m.api] + [p.replace("Alloc", "Free") if m.op == "free" else p
+                                      for p in API_EQUIVALENTS.get(base, ())]
+                    if not isinstance(a.get("api"), str) or not any(
+                            a["api"].startswith(p) for p in want):
+                        errs.append("%s: api %r for the sample's %s" % (w, a.get("api"), m.api))
+                    if "pool" in a:
+                        errs.append("%s: pool args without pool records" % w)
+                    continue
                 if m.op == "alloc":
                     if _hexaddr(a.get("pool")) is None or not isinstance(a.get("pool_type"), str):
                         errs.append("%s: pool %r / pool_type %r missing" % (
@@ -1419,6 +1435,9 @@ def main(argv=None):
     ap.add_argument("sample_stdout")
     ap.add_argument("--allow-recovered", action="store_true",
                     help="accept a trace repaired after a crash (gpuprof.end recovered=true)")
+    ap.add_argument("--callbacks", action="store_true",
+                    help="recorded without pool records: stream-ordered allocations come from "
+                         "the API callbacks (thread and API in the event, no pool args)")
     args = ap.parse_args(argv)
     rep = Report()
     name = os.path.basename(args.sample_stdout).split(".")[0]
@@ -1430,7 +1449,7 @@ def main(argv=None):
               "expected_bytes=? traced_bytes=? dropped=? trace_bytes=%d failed=sample" % (
                   name, os.path.getsize(args.trace) if os.path.exists(args.trace) else 0))
         return 1
-    name = sample.name or name
+    name = (sample.name or name) + (".callbacks" if args.callbacks else "")
     exp_allocs = sum(1 for m in sample.mem if m.op == "alloc")
     exp_frees = sum(1 for m in sample.mem if m.op == "free")
     exp_bytes = sum(m.bytes for m in sample.mem if m.op == "alloc")
@@ -1455,7 +1474,7 @@ def main(argv=None):
         pass
     try:
         info = load_trace(args.trace, rep)
-        c = Checker(sample, info, args.allow_recovered, rep)
+        c = Checker(sample, info, args.allow_recovered, rep, args.callbacks)
         stats = c.stats
         c.check_frame()
         c.check_memory()

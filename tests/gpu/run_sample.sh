@@ -2,7 +2,12 @@
 # Runs one sample under gpuprof and checks the trace against what the sample
 # says it did.
 #
-#   run_sample.sh GPUPROF SAMPLE WORKDIR [--python PY] [--expect-rc N] [--allow-recovered]
+#   run_sample.sh GPUPROF SAMPLE WORKDIR [--python PY] [--expect-rc N] [--allow-recovered] [--callbacks]
+#
+# --callbacks: record without CUPTI's pool records (GPUPROF_RECORD without
+# "pools"), so that stream-ordered allocations come from gpuprof's API
+# callbacks, as in PyTorch's tensor mode; files and result are named
+# <sample>.callbacks.
 #
 # Exit: 0 pass, 1 fail, 77 no usable GPU here (ctest SKIP_RETURN_CODE).
 # Leaves WORKDIR/<sample>.json.gz, .stdout, .stderr and .check for a look.
@@ -11,7 +16,7 @@
 set -u
 
 if [ $# -lt 3 ]; then
-	echo "usage: $0 GPUPROF SAMPLE WORKDIR [--python PY] [--expect-rc N] [--allow-recovered]" >&2
+	echo "usage: $0 GPUPROF SAMPLE WORKDIR [--python PY] [--expect-rc N] [--allow-recovered] [--callbacks]" >&2
 	exit 2
 fi
 GPUPROF=$1
@@ -21,11 +26,13 @@ shift 3
 PY=python3
 EXPECT_RC=0
 RECOVERED=
+CALLBACKS=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--python) PY=$2; shift 2 ;;
 	--expect-rc) EXPECT_RC=$2; shift 2 ;;
 	--allow-recovered) RECOVERED=--allow-recovered; shift ;;
+	--callbacks) CALLBACKS=--callbacks; shift ;;
 	*) echo "$0: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -52,14 +59,18 @@ for f in "$GPUPROF" "$SAMPLE"; do
 	fi
 done
 
-name=$(basename "$SAMPLE")
+name=$(basename "$SAMPLE")${CALLBACKS:+.callbacks}
 mkdir -p "$WORK" || exit 1
 trace=$WORK/$name.json.gz
 out=$WORK/$name.stdout
 err=$WORK/$name.stderr
 rm -f "$trace" "$out" "$err" "$WORK/$name.check"
 
-echo "running: $GPUPROF --trace -o $trace --force -- $SAMPLE"
+if [ -n "$CALLBACKS" ]; then
+	GPUPROF_RECORD=memory,kernels,copies,api,launches,oom,nvtx
+	export GPUPROF_RECORD
+fi
+echo "running: ${GPUPROF_RECORD:+GPUPROF_RECORD=$GPUPROF_RECORD }$GPUPROF --trace -o $trace --force -- $SAMPLE"
 "$GPUPROF" --trace -o "$trace" --force -- "$SAMPLE" >"$out" 2>"$err"
 rc=$?
 echo "gpuprof exit status $rc (expected $EXPECT_RC)"
@@ -90,7 +101,7 @@ if [ ! -s "$trace" ]; then
 	exit 1
 fi
 
-"$PY" "$HERE/check_trace.py" "$trace" "$out" $RECOVERED >"$WORK/$name.check" 2>&1
+"$PY" "$HERE/check_trace.py" "$trace" "$out" $RECOVERED $CALLBACKS >"$WORK/$name.check" 2>&1
 crc=$?
 cat "$WORK/$name.check"
 line=$(grep '^RESULT ' "$WORK/$name.check" | tail -n 1)

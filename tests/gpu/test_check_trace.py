@@ -270,6 +270,38 @@ class CheckerTest(unittest.TestCase):
         find(t, lambda e: e.get("name") == "reg")[0][0]["args"]["color"] = 0xFF00FF00
         self.assertPass(t, s)
 
+    # -- stream-ordered allocations from the API callbacks (--callbacks) ---
+    def callbacks_case(self, thread=PID):
+        """base_case with its stream-ordered pair as the callbacks record it:
+        thread and driver API in the event, a corr no API event has, no pool
+        args."""
+        t, s = base_case()
+        for x in find(t, lambda e: e.get("cat") == "memory" and e["args"].get("async")):
+            e = x[0]
+            a = e["args"]
+            for k in ("pool", "pool_type", "pool_size", "pool_used"):
+                a.pop(k, None)
+            a.update(thread=thread, corr=a["corr"] + 10000,
+                     api="cuMemAllocAsync" if e["name"] == "alloc" else "cuMemFreeAsync")
+        return t, s
+
+    def test_callbacks_pass(self):
+        t, s = self.callbacks_case()
+        rc, out = self.run_checker(t, s, ["--callbacks"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("RESULT synthetic.callbacks PASS", out)
+
+    def test_callbacks_wrong_thread(self):
+        t, s = self.callbacks_case(thread=TID2)
+        rc, out = self.run_checker(t, s, ["--callbacks"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("CHECK attribution FAIL", out)
+
+    def test_callbacks_without_flag(self):
+        # the pool args and the API event are required without --callbacks
+        t, s = self.callbacks_case()
+        self.assertFail(t, s, "attribution")
+
     # -- memory ------------------------------------------------------------
     def test_missing_free(self):
         t, s = base_case()
