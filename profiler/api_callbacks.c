@@ -6,19 +6,21 @@
  * failure, queues an "oom" host event with the request and the device's free
  * and total memory at that moment.
  *
- * Stream-ordered allocations (cudaMallocAsync and its kin, and their frees):
- * CUPTI records them only with its memory pool records on, which cost about
- * 1.5-3 µs of the program's time per allocation and free (bench/launch_cost.py
- * on the H100's host), in PyTorch's tensor mode thousands a step. Without
- * the "pools" part these callbacks record them instead, as host events with
- * the address, size, device, stream, calling thread and API: a fraction of
- * that. They are taken at the driver level only: a runtime call
- * (cudaMallocAsync) runs its driver call (cuMemAllocAsync) inside it, and
- * CUPTI calls back for both, each at entry and exit; the driver level alone
- * sees the runtime's calls and the program's own driver calls, at half the
- * cost (about 1.5 µs less per allocation and free, bench/op_cost on the
- * H100's host). Such an event's corr is the driver call's, which no API event
- * has: it carries its thread and API itself. */
+ * Allocations and frees without CUPTI's memory records: CUPTI records
+ * stream-ordered allocations (cudaMallocAsync and its kin) only with its
+ * memory pool records on, which cost about 1.5-3 µs of the program's time
+ * per allocation and free (bench/op_cost and bench/launch_cost.py on the
+ * H100's host), in PyTorch's tensor mode thousands a step. Without the
+ * "pools" part the recorder switches pool records on and off at start, after
+ * which CUPTI 13.0 records no allocation made through an API at all (only
+ * module globals): so these callbacks record them all, as host events with
+ * the address, size, kind, device, stream, calling thread and API. They are
+ * taken at the driver level only: a runtime call (cudaMalloc) runs its driver
+ * call (cuMemAlloc_v2) inside it, and CUPTI calls back for both, each at
+ * entry and exit; the driver level alone sees the runtime's calls and the
+ * program's own driver calls, at half the cost (about 1.5 µs less per
+ * allocation and free). Such an event's corr is the driver call's, which no
+ * API event has: it carries its thread and API itself. */
 #include "recorder.h"
 
 #include <cuda.h>
@@ -33,14 +35,15 @@ const char *const gp_oom_api_names[] = {
 	"cudaMallocPitch", "cudaMallocAsync", "cudaMallocFromPoolAsync",
 	"cuMemAlloc", "cuMemAllocPitch", "cuMemAllocHost", "cuMemHostAlloc",
 	"cuMemAllocManaged", "cuMemAllocAsync", "cuMemAllocFromPoolAsync", "cuMemCreate",
-	"cudaFreeAsync", "cuMemFreeAsync",
+	"cudaFreeAsync", "cuMemFreeAsync", "cuMemFree", "cuMemFreeHost",
 };
 
-/* PTR_SIZE: (T **ptr, size_t size, stream) for allocations, (T ptr, stream)
+/* PTR_SIZE: (T **ptr, size_t size, ...) for allocations, (T ptr, stream)
  * for frees; POOL_ALLOC: (T **ptr, size_t size, pool, stream). */
 enum param_layout { PTR_SIZE, RT_PITCH, DRV_PITCH, MEM_CREATE, POOL_ALLOC };
 
-enum role { ALLOC, ALLOC_ASYNC, FREE_ASYNC };
+/* ALLOC and FREE: not stream-ordered. */
+enum role { ALLOC, ALLOC_ASYNC, FREE_ASYNC, FREE };
 
 struct watched {
 	int driver;
@@ -49,36 +52,39 @@ struct watched {
 	uint8_t layout;
 	uint8_t role;
 	uint8_t per_thread; /* a _ptsz call: stream 0 is the per-thread stream */
+	uint8_t records;    /* recorded on success (driver level, 64-bit pointers) */
+	uint8_t kind;       /* enum gp_cb_kind of what it allocates */
 };
 
 static const struct watched watched[] = {
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 0, PTR_SIZE, ALLOC, 0 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, 1, PTR_SIZE, ALLOC, 0 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, 2, PTR_SIZE, ALLOC, 0 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, 3, PTR_SIZE, ALLOC, 0 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020, 4, RT_PITCH, ALLOC, 0 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 5, PTR_SIZE, ALLOC_ASYNC, 0 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020, 5, PTR_SIZE, ALLOC_ASYNC, 1 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020, 6, POOL_ALLOC, ALLOC_ASYNC, 0 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, 6, POOL_ALLOC, ALLOC_ASYNC, 1 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, 15, PTR_SIZE, FREE_ASYNC, 0 },
-	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020, 15, PTR_SIZE, FREE_ASYNC, 1 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc, 7, PTR_SIZE, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 7, PTR_SIZE, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch, 8, DRV_PITCH, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2, 8, DRV_PITCH, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost, 9, PTR_SIZE, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, 9, PTR_SIZE, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, 10, PTR_SIZE, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2, 10, PTR_SIZE, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, 11, PTR_SIZE, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, 12, PTR_SIZE, ALLOC_ASYNC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, 12, PTR_SIZE, ALLOC_ASYNC, 1 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync, 13, POOL_ALLOC, ALLOC_ASYNC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, 13, POOL_ALLOC, ALLOC_ASYNC, 1 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, 14, MEM_CREATE, ALLOC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, 16, PTR_SIZE, FREE_ASYNC, 0 },
-	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, 16, PTR_SIZE, FREE_ASYNC, 1 },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 0, PTR_SIZE, ALLOC, 0, 0, GP_CBK_DEVICE },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, 1, PTR_SIZE, ALLOC, 0, 0, GP_CBK_PINNED_HOST },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, 2, PTR_SIZE, ALLOC, 0, 0, GP_CBK_PINNED_HOST },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, 3, PTR_SIZE, ALLOC, 0, 0, GP_CBK_MANAGED },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020, 4, RT_PITCH, ALLOC, 0, 0, GP_CBK_DEVICE },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 5, PTR_SIZE, ALLOC_ASYNC, 0, 0, GP_CBK_DEVICE },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020, 5, PTR_SIZE, ALLOC_ASYNC, 1, 0, GP_CBK_DEVICE },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020, 6, POOL_ALLOC, ALLOC_ASYNC, 0, 0, GP_CBK_DEVICE },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, 6, POOL_ALLOC, ALLOC_ASYNC, 1, 0, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc, 7, PTR_SIZE, ALLOC, 0, 0, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 7, PTR_SIZE, ALLOC, 0, 1, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch, 8, DRV_PITCH, ALLOC, 0, 0, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2, 8, DRV_PITCH, ALLOC, 0, 1, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost, 9, PTR_SIZE, ALLOC, 0, 0, GP_CBK_PINNED_HOST },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, 9, PTR_SIZE, ALLOC, 0, 1, GP_CBK_PINNED_HOST },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, 10, PTR_SIZE, ALLOC, 0, 1, GP_CBK_PINNED_HOST },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2, 10, PTR_SIZE, ALLOC, 0, 1, GP_CBK_PINNED_HOST },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, 11, PTR_SIZE, ALLOC, 0, 1, GP_CBK_MANAGED },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, 12, PTR_SIZE, ALLOC_ASYNC, 0, 1, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, 12, PTR_SIZE, ALLOC_ASYNC, 1, 1, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync, 13, POOL_ALLOC, ALLOC_ASYNC, 0, 1, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, 13, POOL_ALLOC, ALLOC_ASYNC, 1, 1, GP_CBK_DEVICE },
+	/* a physical allocation without an address: its failures only */
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, 14, MEM_CREATE, ALLOC, 0, 0, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, 16, PTR_SIZE, FREE_ASYNC, 0, 1, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, 16, PTR_SIZE, FREE_ASYNC, 1, 1, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, 17, PTR_SIZE, FREE, 0, 1, GP_CBK_DEVICE },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, 18, PTR_SIZE, FREE, 0, 1, GP_CBK_PINNED_HOST },
 };
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
@@ -106,8 +112,8 @@ static __thread struct {
 
 typedef CUresult (*mem_get_info_fn)(size_t *, size_t *);
 static mem_get_info_fn mem_get_info;
-/* Whether stream-ordered allocations are recorded here (see the top). */
-static _Atomic int track_async;
+/* Whether allocations and frees are recorded here (see the top). */
+static _Atomic int tracking;
 
 struct ptr_size_params {
 	void *ptr;
@@ -224,31 +230,38 @@ static void record_failure(const struct watched *w, const CUpti_CallbackData *cb
 	gp_hev_push(&ev, NULL, 0);
 }
 
-/* A stream-ordered allocation or free that succeeded: a GP_HEV_ALLOC (a:
- * address, b: bytes) or GP_HEV_FREE (a: address) host event. */
-static void record_async(const struct watched *w, const CUpti_CallbackData *cb)
+/* An allocation or free that succeeded: a GP_HEV_ALLOC (a: address, b:
+ * bytes) or GP_HEV_FREE (a: address) host event; stream-ordered ones with
+ * GP_HEVF_ASYNC and their stream (c). */
+static void record_call(const struct watched *w, const CUpti_CallbackData *cb)
 {
 	struct gp_host_ev ev;
-	void *stream;
+	void *stream = NULL;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.ts = gp_now();
 	ev.tid = gp_gettid();
 	ev.api = w->api;
 	ev.id = cb->correlationId;
+	ev.mem_kind = w->kind;
 	check_cache();
 	ev.device = context_device(cb->context);
-	if (w->role == FREE_ASYNC) {
+	if (w->role == FREE_ASYNC || w->role == FREE) {
 		const struct free_params *p = cb->functionParams;
 		ev.type = GP_HEV_FREE;
 		ev.a = p->ptr;
-		stream = p->stream;
+		stream = p->stream; /* FREE: not a parameter, not read */
 	} else if (w->layout == POOL_ALLOC) {
 		const struct pool_alloc_params *p = cb->functionParams;
 		ev.type = GP_HEV_ALLOC;
 		ev.a = p->ptr ? (uint64_t)(uintptr_t) * (void **)p->ptr : 0;
 		ev.b = p->size;
 		stream = p->stream;
+	} else if (w->layout == DRV_PITCH) {
+		const cuMemAllocPitch_v2_params *p = cb->functionParams;
+		ev.type = GP_HEV_ALLOC;
+		ev.a = p->dptr ? (uint64_t)*p->dptr : 0;
+		ev.b = p->pPitch ? (uint64_t)*p->pPitch * p->Height : 0;
 	} else {
 		const struct ptr_size_params *p = cb->functionParams;
 		ev.type = GP_HEV_ALLOC;
@@ -256,10 +269,13 @@ static void record_async(const struct watched *w, const CUpti_CallbackData *cb)
 		ev.b = p->size;
 		stream = p->stream;
 	}
-	uint32_t sid;
-	if (stream_id(cb->context, stream, w->per_thread, &sid) == 0) {
-		ev.c = sid;
-		ev.flags |= GP_HEVF_HAS_STREAM;
+	if (w->role == ALLOC_ASYNC || w->role == FREE_ASYNC) {
+		uint32_t sid;
+		ev.flags |= GP_HEVF_ASYNC;
+		if (stream_id(cb->context, stream, w->per_thread, &sid) == 0) {
+			ev.c = sid;
+			ev.flags |= GP_HEVF_HAS_STREAM;
+		}
 	}
 	gp_hev_push(&ev, NULL, 0);
 }
@@ -296,28 +312,28 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 	int64_t result = driver ? (int64_t)*(const CUresult *)cb->functionReturnValue
 				: (int64_t)*(const cudaError_t *)cb->functionReturnValue;
 	if (result == 0) {
-		if (w->role != ALLOC && atomic_load_explicit(&track_async, memory_order_relaxed))
-			record_async(w, cb);
-	} else if (w->role != FREE_ASYNC && (gp_rec_live() & GP_REC_OOM)) {
+		if (w->records && atomic_load_explicit(&tracking, memory_order_relaxed))
+			record_call(w, cb);
+	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && (gp_rec_live() & GP_REC_OOM)) {
 		record_failure(w, cb, result);
 	}
 }
 
-int gp_callbacks_track_async(void)
+int gp_callbacks_tracking(void)
 {
-	return atomic_load_explicit(&track_async, memory_order_relaxed);
+	return atomic_load_explicit(&tracking, memory_order_relaxed);
 }
 
 int gp_callbacks_enable(void *subscriber, unsigned parts)
 {
 	CUpti_SubscriberHandle sub = subscriber;
 	int oom = !!(parts & GP_REC_OOM);
-	int async = (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
+	int track = (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
 	/* libcuda may be loaded RTLD_LOCAL by cudart: ask for its handle. */
 	void *cuda = mem_get_info ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (cuda)
 		mem_get_info = (mem_get_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
-	atomic_store(&track_async, async);
+	atomic_store(&tracking, track);
 	/* destructions of contexts and streams end what the caches hold */
 	static const CUpti_CallbackId destroyed[] = { CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
 						      CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING };
@@ -329,16 +345,12 @@ int gp_callbacks_enable(void *subscriber, unsigned parts)
 		const struct watched *wt = &watched[i];
 		CUpti_CallbackDomain dom = wt->driver ? CUPTI_CB_DOMAIN_DRIVER_API
 						      : CUPTI_CB_DOMAIN_RUNTIME_API;
-		int on;
-		/* failures of any allocation; stream-ordered calls at the driver
-		 * level only while tracked (see the top), where their failures
-		 * are then reported too, under the driver API's name */
-		if (wt->role == ALLOC)
-			on = oom;
-		else if (wt->driver)
-			on = wt->role == ALLOC_ASYNC ? (oom || async) : async;
-		else
-			on = wt->role == ALLOC_ASYNC && oom && !async;
+		/* Failures of any allocation, at both levels (the runtime's name
+		 * wins, see in_runtime_alloc); while the callbacks record the
+		 * calls, at the driver level only (see the top), where failures
+		 * are then reported under the driver API's name. */
+		int fails = wt->role == ALLOC || wt->role == ALLOC_ASYNC;
+		int on = track ? wt->driver && (wt->records || (fails && oom)) : fails && oom;
 		CUptiResult r = cuptiEnableCallback(on ? 1 : 0, sub, dom, wt->cbid);
 		if (r != CUPTI_SUCCESS)
 			return (int)r;

@@ -293,7 +293,10 @@ static void on_memory(struct gp_writer_ctx *w, const CUpti_ActivityMemory4 *m)
 		return;
 	}
 	/* the API callbacks record these (api_callbacks.c): not twice */
-	if (m->isAsync && gp_callbacks_track_async())
+	if (gp_callbacks_tracking() &&
+	    (m->isAsync || m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE ||
+	     m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED ||
+	     m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED))
 		return;
 	struct gp_memory_ev ev = {
 		.ts = m->timestamp, .addr = m->address, .bytes = m->bytes, .corr = m->correlationId,

@@ -67,13 +67,17 @@ static void on_oom(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
  * CUPTI's memory records are (device memory, async, no pool details). The
  * queue is in call order, so an allocation is always seen before its free;
  * a free of an address allocated before recording began has no size. */
-static void on_async_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
+/* An allocation or free recorded by the API callbacks (api_callbacks.c). */
+static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 {
+	static const char *const kind_names[GP_CBK_COUNT] = { "device", "pinned_host", "managed" };
+	static const uint8_t counters[GP_CBK_COUNT] = { GP_MC_DEVICE, GP_MC_PINNED_HOST, GP_MC_MANAGED };
 	int alloc = ev->type == GP_HEV_ALLOC;
+	unsigned kind = ev->mem_kind < GP_CBK_COUNT ? ev->mem_kind : GP_CBK_DEVICE;
 	struct gp_memory_ev m = {
 		.ts = ev->ts, .addr = ev->a, .bytes = ev->b, .corr = ev->id, .device = ev->device,
 		.stream = (ev->flags & GP_HEVF_HAS_STREAM) ? (uint32_t)ev->c : CUPTI_INVALID_STREAM_ID,
-		.kind = "device", .counter = GP_MC_DEVICE, .alloc = (uint8_t)alloc, .async = 1,
+		.alloc = (uint8_t)alloc, .async = (ev->flags & GP_HEVF_ASYNC) != 0,
 		.thread = ev->tid, .api = gp_oom_api_names[ev->api],
 	};
 	if (!ev->a) {
@@ -81,12 +85,20 @@ static void on_async_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev
 		return;
 	}
 	if (alloc) {
-		if (gp_u64map_put(&w->async_live, ev->a, ev->b) != 0)
+		if (ev->b >> 56 || gp_u64map_put(&w->cb_live, ev->a, ev->b | (uint64_t)kind << 56) != 0)
 			atomic_fetch_add(&gp_rec.dropped_host, 1);
 	} else {
+		/* a free of what was allocated before recording began: its
+		 * bytes are unknown (0), its kind the freeing API's */
 		int found;
-		m.bytes = gp_u64map_take(&w->async_live, ev->a, &found);
+		uint64_t v = gp_u64map_take(&w->cb_live, ev->a, &found);
+		if (found) {
+			m.bytes = v & ((1ull << 56) - 1);
+			kind = (unsigned)(v >> 56) < GP_CBK_COUNT ? (unsigned)(v >> 56) : GP_CBK_DEVICE;
+		}
 	}
+	m.kind = kind_names[kind];
+	m.counter = counters[kind];
 	gp_emit_memory(w, &m);
 }
 
@@ -154,7 +166,7 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 			break;
 		case GP_HEV_ALLOC:
 		case GP_HEV_FREE:
-			on_async_memory(w, ev);
+			on_call_memory(w, ev);
 			break;
 		default:
 			break;

@@ -275,11 +275,14 @@ static int start(void)
 		gp_rec_say("CUPTI cannot record %s here (%s); the trace will lack them",
 			   kinds[i].what, msg ? msg : "error");
 	}
-	/* Without pool records the callbacks record stream-ordered allocations.
-	 * CUPTI 13.0 was seen to write them into its memory records all the same
-	 * when its pool records were never on, with their cost, and not after
-	 * pool records were turned on and off again: so on and off. Should a
-	 * CUPTI still write them, the decoder skips them (cupti_decode.c). */
+	/* Without pool records the callbacks record allocations and frees
+	 * (api_callbacks.c). CUPTI 13.0 was seen to write stream-ordered ones
+	 * into its memory records all the same when its pool records were
+	 * never on, with their cost (bench/op_cost: +2-3 µs per allocation and
+	 * free); after pool records were turned on and off again it wrote no
+	 * memory record of an API's allocation at all, stream-ordered or not,
+	 * only module globals: so on and off. Should a CUPTI still write them,
+	 * the decoder skips them (cupti_decode.c). */
 	if (!(gp_rec_live() & GP_REC_POOLS) &&
 	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL) == CUPTI_SUCCESS)
 		cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY_POOL);

@@ -112,6 +112,7 @@ struct gp_host_ev {
 	uint32_t category;
 	uint32_t color;
 	uint16_t api;       /* OOM, ALLOC, FREE: index into gp_oom_api_names */
+	uint8_t mem_kind;   /* ALLOC, FREE: enum gp_cb_kind of the API */
 	uint8_t type;
 	uint8_t flags;      /* GP_HEVF_* */
 	uint16_t name_len;
@@ -125,6 +126,10 @@ struct gp_host_ev {
 #define GP_HEVF_PAYLOAD_SIGNED 16
 #define GP_HEVF_HAS_MEMINFO 32
 #define GP_HEVF_HAS_STREAM 64
+#define GP_HEVF_ASYNC 128 /* ALLOC/FREE: stream-ordered */
+
+/* What an allocation API recorded by the callbacks allocates. */
+enum gp_cb_kind { GP_CBK_DEVICE, GP_CBK_PINNED_HOST, GP_CBK_MANAGED, GP_CBK_COUNT };
 
 int gp_hev_init(size_t max_events);
 /* Copies name (n bytes, may be NULL) into ev and queues it. Never blocks for
@@ -148,13 +153,13 @@ struct gp_nvtx_domain {
 /* ---- API callbacks: failed and stream-ordered allocations (api_callbacks.c) ---- */
 extern const char *const gp_oom_api_names[];
 /* Turns the callbacks on or off as parts say: failed allocations with
- * GP_REC_OOM; stream-ordered allocations and frees with GP_REC_MEMORY but
- * without GP_REC_POOLS (CUPTI's memory records have them only with its pool
- * records on). 0 or a CUptiResult. */
+ * GP_REC_OOM; allocations and frees with GP_REC_MEMORY but without
+ * GP_REC_POOLS (see api_callbacks.c: without pool records CUPTI records
+ * none). 0 or a CUptiResult. */
 int gp_callbacks_enable(void *subscriber, unsigned parts);
-/* Whether the callbacks record stream-ordered allocations now (then CUPTI's
- * own records of them are skipped, should it write any). */
-int gp_callbacks_track_async(void);
+/* Whether the callbacks record allocations and frees now (then CUPTI's own
+ * records of what they record are skipped, should it write any). */
+int gp_callbacks_tracking(void);
 void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata);
 
 /* ---- Which API calls become activity records (api_select.c) ---- */

@@ -62,7 +62,10 @@ struct gp_writer_ctx {
 	struct gp_u64set threads;    /* host tids named so far */
 	struct gp_strmap ranges;     /* open NVTX start/end ranges: id -> name */
 	struct gp_strmap kernels;    /* CUPTI name pointer -> demangled name */
-	struct gp_u64map async_live; /* stream-ordered allocation address -> bytes */
+	/* live allocations recorded by the API callbacks: address -> bytes,
+	 * with the enum gp_cb_kind in the top byte (a free says only its
+	 * address, and cudaFree frees managed memory as well as device) */
+	struct gp_u64map cb_live;
 	struct gp_device_info dev[GP_MAX_DEVICES];
 	uint64_t dev_counted;        /* bit per device: a zero counter was written */
 };

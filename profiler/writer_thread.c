@@ -259,7 +259,7 @@ void gp_writer_stop(int clean, int timeout_ms)
 	gp_u64set_free(&ctx.threads);
 	gp_strmap_free(&ctx.ranges);
 	gp_strmap_free(&ctx.kernels);
-	gp_u64map_free(&ctx.async_live);
+	gp_u64map_free(&ctx.cb_live);
 }
 
 /* ---- metadata ---- */

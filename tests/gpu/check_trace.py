@@ -158,6 +158,15 @@ API_EQUIVALENTS = {
     "cudaMallocPitch": ("cuMemAllocPitch",),
 }
 MAX_LIST = 8
+# the driver calls that the API callbacks (--callbacks) name for a sample's
+# call: the runtime's frees run cuMemFree_v2 / cuMemFreeHost / cuMemFreeAsync
+CALLBACK_FREES = {"cudaFree": ("cuMemFree",), "cudaFreeHost": ("cuMemFreeHost",),
+                  "cudaFreeAsync": ("cuMemFreeAsync",)}
+
+
+def callback_apis(api):
+    """API names accepted for an allocation or free recorded by the callbacks."""
+    return (api,) + API_EQUIVALENTS.get(api, ()) + CALLBACK_FREES.get(api, ())
 
 
 class Fatal(Exception):
@@ -852,20 +861,7 @@ class Checker:
                 if a["stream"] < 0:
                     errs.append("%s: stream-ordered but stream %r" % (w, a["stream"]))
                 stream_map[m.stream].add(a["stream"])
-                if self.callbacks:
-                    if a.get("thread") != m.tid:
-                        errs.append("%s: thread %r, the sample called from tid %d" % (
-                            w, a.get("thread"), m.tid))
-                    base = m.api.replace("Free", "Malloc")
-                    want = [m.api] + [p.replace("Alloc", "Free") if m.op == "free" else p
-                                      for p in API_EQUIVALENTS.get(base, ())]
-                    if not isinstance(a.get("api"), str) or not any(
-                            a["api"].startswith(p) for p in want):
-                        errs.append("%s: api %r for the sample's %s" % (w, a.get("api"), m.api))
-                    if "pool" in a:
-                        errs.append("%s: pool args without pool records" % w)
-                    continue
-                if m.op == "alloc":
+                if m.op == "alloc" and not self.callbacks:
                     if _hexaddr(a.get("pool")) is None or not isinstance(a.get("pool_type"), str):
                         errs.append("%s: pool %r / pool_type %r missing" % (
                             w, a.get("pool"), a.get("pool_type")))
@@ -875,6 +871,18 @@ class Checker:
                 if a["stream"] != -1 or e.get("tid") != 0:
                     errs.append("%s: stream %r tid %r, expected -1 and 0 (no stream)" % (
                         w, a["stream"], e.get("tid")))
+            if self.callbacks:
+                # the event says its thread and (driver) API; its corr is the
+                # driver call's, which no API event has
+                if a.get("thread") != m.tid:
+                    errs.append("%s: thread %r, the sample called from tid %d" % (
+                        w, a.get("thread"), m.tid))
+                if not isinstance(a.get("api"), str) or not any(
+                        a["api"].startswith(p) for p in callback_apis(m.api)):
+                    errs.append("%s: api %r for the sample's %s" % (w, a.get("api"), m.api))
+                if "pool" in a:
+                    errs.append("%s: pool args without pool records" % w)
+                continue
             apis = self.api_by_corr.get(a["corr"], [])
             if not apis:
                 errs.append("%s: no API event with corr %d" % (w, a["corr"]))
@@ -1341,6 +1349,8 @@ class Checker:
         errs = []
         for w, ae, tid, b, e in inside_checks:
             apis = [x for x in self.api_by_corr.get(ae.args["corr"], []) if x.get("tid") == tid]
+            if self.callbacks and ae.args.get("thread") == tid:
+                apis = [ae]  # recorded by the callbacks, in the call: its own time
             if not apis:
                 errs.append("%s: no API event for the allocation on this thread" % w)
                 continue

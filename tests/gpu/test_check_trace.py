@@ -272,17 +272,22 @@ class CheckerTest(unittest.TestCase):
 
     # -- stream-ordered allocations from the API callbacks (--callbacks) ---
     def callbacks_case(self, thread=PID):
-        """base_case with its stream-ordered pair as the callbacks record it:
-        thread and driver API in the event, a corr no API event has, no pool
-        args."""
+        """base_case with its allocations and frees as the callbacks record
+        them: thread and driver API in the event, a corr no API event has, no
+        pool args (module globals stay CUPTI's)."""
         t, s = base_case()
-        for x in find(t, lambda e: e.get("cat") == "memory" and e["args"].get("async")):
+        driver = {("alloc", "device", False): "cuMemAlloc_v2", ("free", "device", False): "cuMemFree_v2",
+                  ("alloc", "device", True): "cuMemAllocAsync", ("free", "device", True): "cuMemFreeAsync",
+                  ("alloc", "pinned_host", False): "cuMemAllocHost_v2",
+                  ("free", "pinned_host", False): "cuMemFreeHost"}
+        for x in find(t, lambda e: e.get("cat") == "memory" and e.get("name") in ("alloc", "free")
+                      and e["args"]["kind"] != "device_static"):
             e = x[0]
             a = e["args"]
             for k in ("pool", "pool_type", "pool_size", "pool_used"):
                 a.pop(k, None)
-            a.update(thread=thread, corr=a["corr"] + 10000,
-                     api="cuMemAllocAsync" if e["name"] == "alloc" else "cuMemFreeAsync")
+            a.update(thread=thread if a["kind"] != "pinned_host" else TID2, corr=a["corr"] + 10000,
+                     api=driver[(e["name"], a["kind"], a["async"])])
         return t, s
 
     def test_callbacks_pass(self):
