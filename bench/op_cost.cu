@@ -1,7 +1,8 @@
 /* What the recorder costs the program per CUDA operation, in host time, with
  * nothing between the program and CUDA but gpuprof: a kernel launch, a
  * stream-ordered allocation and free (what PyTorch's tensor mode makes
- * thousands of a step), a memset, an NVTX push and pop. bench/launch_cost.py
+ * thousands of a step), a memset, an NVTX push and pop, and two calls it
+ * records nothing of (cudaGetDevice, cudaGetLastError). bench/launch_cost.py
  * measures the same through PyTorch, whose own 5-10 µs per operation and
  * their noise hide differences of a tenth of a microsecond; this does not.
  *
@@ -39,8 +40,11 @@
 #define MAX_ROUNDS 1000
 #define MAX_OPS 900 /* below the ~1024 launches CUDA queues before a launch blocks */
 
-enum op { OP_LAUNCH, OP_ALLOC_FREE, OP_MEMSET, OP_NVTX, NOPS };
-static const char *const op_names[NOPS] = { "launch_us", "alloc_free_us", "memset_us", "nvtx_us" };
+/* OP_GET_DEVICE and OP_LAST_ERROR: calls gpuprof records nothing of, which
+ * PyTorch makes many of per operation (what tracing costs every API call) */
+enum op { OP_LAUNCH, OP_ALLOC_FREE, OP_MEMSET, OP_NVTX, OP_GET_DEVICE, OP_LAST_ERROR, NOPS };
+static const char *const op_names[NOPS] = { "launch_us", "alloc_free_us", "memset_us", "nvtx_us",
+					    "get_device_us", "last_error_us" };
 
 struct settings {
 	int rounds;
@@ -142,6 +146,17 @@ static int time_ops(const struct settings *s, cudaStream_t st, void **ptrs, void
 		nvtxRangePop();
 	}
 	us[OP_NVTX] = (now_us() - t) / s->ops;
+
+	int dev = 0;
+	t = now_us();
+	for (int i = 0; i < s->ops; i++)
+		CK(cudaGetDevice(&dev));
+	us[OP_GET_DEVICE] = (now_us() - t) / s->ops;
+
+	t = now_us();
+	for (int i = 0; i < s->ops; i++)
+		CK(cudaGetLastError());
+	us[OP_LAST_ERROR] = (now_us() - t) / s->ops;
 	return 0;
 }
 
