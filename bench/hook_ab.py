@@ -14,7 +14,12 @@ VARIANT is HOOKS or HOOKS@REC.
          injected library). Without @REC the recorder is left as it started.
          In tensor mode leave out `all` and `pools`: once CUPTI's pool
          records were off, CUPTI 13.0 did not record stream-ordered
-         allocations again (bench/launch_cost.py).
+         allocations again (bench/launch_cost.py). And a variant without
+         `memory` (e.g. none) switches CUPTI's memory records off and on,
+         after which CUPTI writes them all again (skipped by the decoder,
+         paid by the program: bench/RESULTS.md, session 5), and what CUPTI
+         set up for kernels stays while they are off: the standalone
+         recorder's cost is bench/overhead.sh's.
 The first variant is the base; each round starts one variant later than the
 one before (the order rotates). Default: none fwd,bwd,phase fwd fwd,bwd.
 
