@@ -7,6 +7,7 @@
  * their noise hide differences of a tenth of a microsecond; this does not.
  *
  *   op_cost [-r ROUNDS] [-n OPS] [VARIANT...]
+ *   (built with the samples: <build>/samples/op_cost)
  *
  * VARIANT: the recorder's parts as gpuprof_bench_record takes them
  * (GPUPROF_RECORD's names plus memory and none), switched in this process;
