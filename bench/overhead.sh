@@ -3,7 +3,8 @@
 # against the same program unprofiled with the same allocator. Runs each
 # configuration in its own process, alternating, ROUNDS times, and prints the
 # median step (median over rounds of each run's median), the host time to
-# queue a step and the main thread's CPU time per step.
+# queue a step (and its forward, backward and optimizer step) and the main
+# thread's CPU time per step until then.
 #   bench/overhead.sh GPUPROF OUTDIR [CONFIG...]
 # CONFIG: name=mode[+ENV=VALUE...], mode one of plain-native, plain-tensor
 # (PyTorch's cudaMallocAsync backend), cuda, native, tensor; e.g.
@@ -39,8 +40,9 @@ runs = collections.defaultdict(lambda: collections.defaultdict(list))
 by_round = collections.defaultdict(dict)  # config -> round -> median_ms
 for line in open(sys.argv[1]):
     d = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
-    for k in ("median_ms", "enqueue_ms", "cpu_ms"):
-        runs[d["config"]][k].append(float(d[k]))
+    for k in ("median_ms", "enqueue_ms", "cpu_ms", "fwd_ms", "bwd_ms", "opt_ms"):
+        if k in d:
+            runs[d["config"]][k].append(float(d[k]))
     by_round[d["config"]][d["round"]] = float(d["median_ms"])
 names = [c.split("=", 1)[0] for c in sys.argv[2:]]
 base = {}
@@ -64,7 +66,11 @@ for n, c in zip(names, sys.argv[2:]):
         pr = [(by_round[n][k] / by_round[bn][k] - 1) * 100 for k in by_round[n] if k in by_round[bn]]
         rel = " %+.1f%% (per round: median %+.1f%%, %s)" % (
             (m / bm - 1) * 100, statistics.median(pr), " ".join("%+.1f" % x for x in pr))
-    print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms cpu %.1f ms" % (
+    split = ""
+    if r.get("fwd_ms"):  # host time to queue each part of the step
+        split = " (fwd %.1f bwd %.1f opt %.1f)" % tuple(
+            statistics.median(r[k]) for k in ("fwd_ms", "bwd_ms", "opt_ms"))
+    print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms%s cpu %.1f ms" % (
         n, m, rel, " ".join("%.2f" % x for x in r["median_ms"]),
-        statistics.median(r["enqueue_ms"]), statistics.median(r["cpu_ms"])))
+        statistics.median(r["enqueue_ms"]), split, statistics.median(r["cpu_ms"])))
 PY

@@ -7,10 +7,11 @@ gpt2: transformers GPT2LMHeadModel, 12 layers x 768, batch 8 x 1024, bf16
 autocast, AdamW. resnet50: torchvision, batch 64 x 3 x 224 x 224, SGD.
 Prints one line:
   GPUPROF_TORCH model=.. steps=.. median_ms=.. enqueue_ms=.. cpu_ms=..
-    max_allocated=.. max_reserved=..
+    fwd_ms=.. bwd_ms=.. opt_ms=.. max_allocated=.. max_reserved=..
     backend=.. [kernels_per_step=a,b,c]
 (enqueue_ms: host time until the step is queued, before the sync; cpu_ms:
-the main thread's CPU time until then; both medians.)
+the main thread's CPU time until then; fwd_ms, bwd_ms, opt_ms: host time to
+queue the forward, the backward and the optimizer step; all medians.)
 --count-kernels runs torch.profiler over the timed steps to count the GPU
 kernels of each (it cannot run under gpuprof: one CUPTI user per process).
 """
@@ -91,7 +92,8 @@ def main():
     ap.add_argument("--count-kernels", action="store_true")
     args = ap.parse_args()
     torch.manual_seed(0)
-    step = build(args.model)
+    marks = []
+    step = build(args.model, marks)
     for _ in range(args.warmup):
         step()
     torch.cuda.synchronize()
@@ -99,6 +101,7 @@ def main():
     times = []
     enqueue = []  # host time until the step is queued (before the sync)
     cpu = []  # CPU time of this thread per step
+    phases = ([], [], [])  # host ms to queue forward, backward, optimizer step
     if args.count_kernels:
         from torch.autograd import DeviceType
 
@@ -111,7 +114,12 @@ def main():
             kernels.append(n)
     else:
         for _ in range(args.steps):
+            t0 = time.perf_counter()
             total, queued, on_cpu = timed_step(step)
+            if len(marks) == 2:
+                ends = (marks[0], marks[1], t0 + queued / 1000.0)
+                for i, into in enumerate(phases):
+                    into.append((ends[i] - (t0 if i == 0 else ends[i - 1])) * 1000.0)
             times.append(total)
             enqueue.append(queued)
             cpu.append(on_cpu)
@@ -120,6 +128,8 @@ def main():
             f"median_ms={statistics.median(times) if times else 0:.3f} "
             f"enqueue_ms={statistics.median(enqueue) if enqueue else 0:.3f} "
             f"cpu_ms={statistics.median(cpu) if cpu else 0:.3f} "
+            + "".join(f"{k}={statistics.median(v) if v else 0:.3f} "
+                      for k, v in zip(("fwd_ms", "bwd_ms", "opt_ms"), phases)) +
             f"max_allocated={torch.cuda.max_memory_allocated()} "
             f"max_reserved={torch.cuda.max_memory_reserved()} backend={backend}")
     if kernels:
