@@ -89,8 +89,7 @@ static const struct watched watched[] = {
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
 /* Runtime allocation calls run driver allocation calls inside them; the
- * failure, or the allocation, is reported once, by the outermost call the
- * program made. */
+ * failure is reported once, by the outermost call the program made. */
 static __thread int in_runtime_alloc;
 /* cuMemGetInfo is called from inside a callback; it must not re-enter. */
 static __thread int in_callback;
@@ -230,13 +229,22 @@ static void record_failure(const struct watched *w, const CUpti_CallbackData *cb
 	gp_hev_push(&ev, NULL, 0);
 }
 
+/* The stream parameter of a stream-ordered call (only those have one). */
+static void *call_stream(const struct watched *w, const void *params)
+{
+	if (w->role == FREE_ASYNC)
+		return ((const struct free_params *)params)->stream;
+	if (w->layout == POOL_ALLOC)
+		return ((const struct pool_alloc_params *)params)->stream;
+	return ((const struct ptr_size_params *)params)->stream;
+}
+
 /* An allocation or free that succeeded: a GP_HEV_ALLOC (a: address, b:
  * bytes) or GP_HEV_FREE (a: address) host event; stream-ordered ones with
  * GP_HEVF_ASYNC and their stream (c). */
 static void record_call(const struct watched *w, const CUpti_CallbackData *cb)
 {
 	struct gp_host_ev ev;
-	void *stream = NULL;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.ts = gp_now();
@@ -250,29 +258,22 @@ static void record_call(const struct watched *w, const CUpti_CallbackData *cb)
 		const struct free_params *p = cb->functionParams;
 		ev.type = GP_HEV_FREE;
 		ev.a = p->ptr;
-		stream = p->stream; /* FREE: not a parameter, not read */
-	} else if (w->layout == POOL_ALLOC) {
-		const struct pool_alloc_params *p = cb->functionParams;
-		ev.type = GP_HEV_ALLOC;
-		ev.a = p->ptr ? (uint64_t)(uintptr_t) * (void **)p->ptr : 0;
-		ev.b = p->size;
-		stream = p->stream;
 	} else if (w->layout == DRV_PITCH) {
 		const cuMemAllocPitch_v2_params *p = cb->functionParams;
 		ev.type = GP_HEV_ALLOC;
 		ev.a = p->dptr ? (uint64_t)*p->dptr : 0;
 		ev.b = p->pPitch ? (uint64_t)*p->pPitch * p->Height : 0;
 	} else {
+		/* PTR_SIZE and POOL_ALLOC both begin (T **ptr, size_t size) */
 		const struct ptr_size_params *p = cb->functionParams;
 		ev.type = GP_HEV_ALLOC;
 		ev.a = p->ptr ? (uint64_t)(uintptr_t) * (void **)p->ptr : 0;
 		ev.b = p->size;
-		stream = p->stream;
 	}
 	if (w->role == ALLOC_ASYNC || w->role == FREE_ASYNC) {
 		uint32_t sid;
 		ev.flags |= GP_HEVF_ASYNC;
-		if (stream_id(cb->context, stream, w->per_thread, &sid) == 0) {
+		if (stream_id(cb->context, call_stream(w, cb->functionParams), w->per_thread, &sid) == 0) {
 			ev.c = sid;
 			ev.flags |= GP_HEVF_HAS_STREAM;
 		}
@@ -328,7 +329,7 @@ int gp_callbacks_enable(void *subscriber, unsigned parts)
 {
 	CUpti_SubscriberHandle sub = subscriber;
 	int oom = !!(parts & GP_REC_OOM);
-	int track = (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
+	int track = gp_rec_by_callbacks(parts);
 	/* libcuda may be loaded RTLD_LOCAL by cudart: ask for its handle. */
 	void *cuda = mem_get_info ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (cuda)
