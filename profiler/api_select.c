@@ -100,7 +100,7 @@ int gp_api_select_apply(unsigned parts)
 {
 	static int loaded;
 	int enabled = 0;
-	int callbacks_record = (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
+	int callbacks_record = gp_rec_by_callbacks(parts);
 	for (int driver = 0; driver < 2; driver++) {
 		if (!loaded)
 			load_domain(driver);

@@ -1,5 +1,5 @@
-/* Host-side events (NVTX ranges, failed and stream-ordered allocations) ->
- * trace events. Writer thread only. */
+/* Host-side events (NVTX ranges, failed allocations, allocations and frees
+ * recorded by the API callbacks) -> trace events. Writer thread only. */
 #include "writer_ctx.h"
 
 #include <cupti.h>
@@ -63,11 +63,10 @@ static void on_oom(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 	gp_tw_end(w->tw);
 }
 
-/* A stream-ordered allocation or free from the API callbacks: written as
- * CUPTI's memory records are (device memory, async, no pool details). The
- * queue is in call order, so an allocation is always seen before its free;
- * a free of an address allocated before recording began has no size. */
-/* An allocation or free recorded by the API callbacks (api_callbacks.c). */
+/* An allocation or free recorded by the API callbacks (api_callbacks.c):
+ * written as CUPTI's memory records are, without pool details. The queue is
+ * in call order, so an allocation is always seen before its free; a free of
+ * an address allocated before recording began has no size (0). */
 static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 {
 	static const char *const kind_names[GP_CBK_COUNT] = { "device", "pinned_host", "managed" };
@@ -88,8 +87,7 @@ static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 		if (ev->b >> 56 || gp_u64map_put(&w->cb_live, ev->a, ev->b | (uint64_t)kind << 56) != 0)
 			atomic_fetch_add(&gp_rec.dropped_host, 1);
 	} else {
-		/* a free of what was allocated before recording began: its
-		 * bytes are unknown (0), its kind the freeing API's */
+		/* not found: its kind is the freeing API's */
 		int found;
 		uint64_t v = gp_u64map_take(&w->cb_live, ev->a, &found);
 		if (found) {

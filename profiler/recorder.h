@@ -63,6 +63,12 @@ static inline unsigned gp_rec_live(void)
 {
 	return atomic_load_explicit(&gp_rec_live_parts, memory_order_relaxed);
 }
+/* Whether parts have gpuprof's API callbacks record allocations and frees:
+ * memory without CUPTI's pool records (api_callbacks.c says why). */
+static inline int gp_rec_by_callbacks(unsigned parts)
+{
+	return (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
+}
 
 /* A whole number from the environment within [min, max]: 0 and *out;
  * -ENOENT when unset or empty; -EINVAL when not such a number. Says nothing. */
@@ -93,7 +99,7 @@ void gp_bufs_release(struct gp_cupti_buf *b);
 void gp_bufs_wait(int ms);
 void gp_bufs_wake(void);
 
-/* ---- Host-side events: NVTX, OOM, stream-ordered allocations (host_events.c) ---- */
+/* ---- Host-side events: NVTX, OOM, allocations and frees (host_events.c) ---- */
 enum gp_host_ev_type {
 	GP_HEV_PUSH, GP_HEV_POP, GP_HEV_START, GP_HEV_END, GP_HEV_MARK,
 	GP_HEV_THREAD_NAME, GP_HEV_OOM, GP_HEV_DOMAIN_NAME, GP_HEV_ALLOC, GP_HEV_FREE,
@@ -150,7 +156,7 @@ struct gp_nvtx_domain {
 	char *name; /* UTF-8, NUL-terminated */
 };
 
-/* ---- API callbacks: failed and stream-ordered allocations (api_callbacks.c) ---- */
+/* ---- API callbacks: failed allocations, allocations and frees (api_callbacks.c) ---- */
 extern const char *const gp_oom_api_names[];
 /* Turns the callbacks on or off as parts say: failed allocations with
  * GP_REC_OOM; allocations and frees with GP_REC_MEMORY but without

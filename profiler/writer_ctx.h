@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 /* A small open-addressing map of 64-bit keys to 64-bit values (0 is never a
- * key): the sizes of live stream-ordered allocations, for their frees. */
+ * key): the sizes of live allocations recorded by the API callbacks, for
+ * their frees; and under gp_strmap. */
 struct gp_u64map {
 	uint64_t *keys, *vals;
 	size_t cap, len;

@@ -567,8 +567,8 @@ class Checker:
         self.info = info
         self.ev = info.events
         self.allow_recovered = allow_recovered
-        # stream-ordered allocations recorded by the API callbacks (no pool
-        # records): they say thread and API themselves, no pool args
+        # recorded without pool records: every allocation and free comes
+        # from the API callbacks, says its thread and API, has no pool args
         self.callbacks = callbacks
         self.rep = rep
         self.meta = None
@@ -1446,7 +1446,7 @@ def main(argv=None):
     ap.add_argument("--allow-recovered", action="store_true",
                     help="accept a trace repaired after a crash (gpuprof.end recovered=true)")
     ap.add_argument("--callbacks", action="store_true",
-                    help="recorded without pool records: stream-ordered allocations come from "
+                    help="recorded without pool records: allocations and frees come from "
                          "the API callbacks (thread and API in the event, no pool args)")
     args = ap.parse_args(argv)
     rep = Report()

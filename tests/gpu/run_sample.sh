@@ -5,7 +5,7 @@
 #   run_sample.sh GPUPROF SAMPLE WORKDIR [--python PY] [--expect-rc N] [--allow-recovered] [--callbacks]
 #
 # --callbacks: record without CUPTI's pool records (GPUPROF_RECORD without
-# "pools"), so that stream-ordered allocations come from gpuprof's API
+# "pools"), so that allocations and frees come from gpuprof's API
 # callbacks, as in PyTorch's tensor mode; files and result are named
 # <sample>.callbacks.
 #
