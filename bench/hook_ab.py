@@ -126,10 +126,9 @@ for r in range(a.rounds):
         for _ in range(a.steps):
             t0 = time.perf_counter()
             total, queued, on_cpu = train_models.timed_step(step)
-            if len(marks) == 2:
-                fwd_end, bwd_end = marks
-                for into, ms in zip(phases[v], (fwd_end - t0, bwd_end - fwd_end, t0 + queued / 1000.0 - bwd_end)):
-                    into.append(ms * 1000.0)
+            split = train_models.phase_ms(marks, t0, queued)
+            for into, ms in zip(phases[v], split or ()):
+                into.append(ms)
             mine.append(total)
             queue[v].append(queued)
             cpu[v].append(on_cpu)

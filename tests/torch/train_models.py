@@ -71,6 +71,17 @@ def build(name, marks=None):
     raise SystemExit("unknown model " + name)
 
 
+def phase_ms(marks, t0, queued_ms):
+    """Host ms to queue a step's forward, backward and optimizer step, from
+    build()'s marks of a step that began at t0 and was queued in queued_ms;
+    None without both marks."""
+    if len(marks) != 2:
+        return None
+    fwd_end, bwd_end = marks
+    return ((fwd_end - t0) * 1000.0, (bwd_end - fwd_end) * 1000.0,
+            t0 * 1000.0 + queued_ms - bwd_end * 1000.0)
+
+
 def timed_step(step):
     """Runs one step; (ms until the GPU finished it, ms until the host had
     queued it, ms of this thread's CPU time until then). The CPU time stops
@@ -116,10 +127,9 @@ def main():
         for _ in range(args.steps):
             t0 = time.perf_counter()
             total, queued, on_cpu = timed_step(step)
-            if len(marks) == 2:
-                ends = (marks[0], marks[1], t0 + queued / 1000.0)
-                for i, into in enumerate(phases):
-                    into.append((ends[i] - (t0 if i == 0 else ends[i - 1])) * 1000.0)
+            split = phase_ms(marks, t0, queued)
+            for into, ms in zip(phases, split or ()):
+                into.append(ms)
             times.append(total)
             enqueue.append(queued)
             cpu.append(on_cpu)
