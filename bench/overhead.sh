@@ -9,7 +9,9 @@
 # CONFIG: name=mode[+ENV=VALUE...], mode one of plain-native, plain-tensor
 # (PyTorch's cudaMallocAsync backend), cuda, native, tensor; e.g.
 #   base=plain-native  cuda=cuda  cuda-memonly=cuda+GPUPROF_RECORD=memory
-# Environment: ROUNDS (2), STEPS (25), MODEL (gpt2).
+# Environment: ROUNDS (2), STEPS (25), MODEL (gpt2), THREADS (1: after the
+# table, each run's step and what each of its threads did, train_models.py
+# --threads).
 set -u
 gp=$1 out=$2
 shift 2
@@ -17,6 +19,8 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")/.." && pwd)
 tm=$here/tests/torch/train_models.py
 rounds=${ROUNDS:-2} steps=${STEPS:-25} model=${MODEL:-gpt2}
+extra=()
+[ "${THREADS:-0}" = 1 ] && extra=(--threads)
 [ $# -gt 0 ] || set -- plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor
 res=$out/overhead.txt
 : >"$res"
@@ -30,15 +34,20 @@ for r in $(seq "$rounds"); do
 		plain-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm") ;;
 		*) cmd=(env "${envs[@]}" "$gp" --trace --force --mode "$mode" -o "$out/$name.json.gz" "$tm") ;;
 		esac
-		"${cmd[@]}" --model "$model" --steps "$steps" 2>>"$out/$name.err" |
-			sed -n "s/^GPUPROF_TORCH /OVERHEAD config=$name round=$r /p" >>"$res"
+		"${cmd[@]}" --model "$model" --steps "$steps" "${extra[@]}" 2>>"$out/$name.err" |
+			sed -n -e "s/^GPUPROF_TORCH /OVERHEAD config=$name round=$r /p" \
+				-e "s/^GPUPROF_THREADS /THREADS config=$name round=$r /p" >>"$res"
 	done
 done
 python3 - "$res" "$@" <<'PY'
 import collections, statistics, sys
 runs = collections.defaultdict(lambda: collections.defaultdict(list))
 by_round = collections.defaultdict(dict)  # config -> round -> median_ms
+threads = []
 for line in open(sys.argv[1]):
+    if line.startswith("THREADS "):
+        threads.append(line.split()[1:])
+        continue
     d = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
     for k in ("median_ms", "enqueue_ms", "cpu_ms", "fwd_ms", "bwd_ms", "opt_ms"):
         if k in d:
@@ -73,4 +82,9 @@ for n, c in zip(names, sys.argv[2:]):
     print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms%s cpu %.1f ms" % (
         n, m, rel, " ".join("%.2f" % x for x in r["median_ms"]),
         statistics.median(r["enqueue_ms"]), split, statistics.median(r["cpu_ms"])))
+for t in threads:  # config=, round=, main=, other=
+    d = dict(w.split("=", 1) for w in t)
+    print("threads %-14s round %s step %.2f ms main %s other %s" % (
+        d["config"], d["round"], by_round[d["config"]].get(d["round"], 0.0), d["main"],
+        d.get("other", "")))
 PY

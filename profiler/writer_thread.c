@@ -213,6 +213,8 @@ int gp_writer_start(struct gp_trace_writer *tw)
 		ctx.mc = NULL;
 		return -r;
 	}
+	/* named, so that top, perf and gdb tell it from the program's threads */
+	pthread_setname_np(thread, "gpuprof-writer");
 	thread_started = 1;
 	return 0;
 }

@@ -2,6 +2,7 @@
 tests and the overhead benchmark.
 
   train_models.py --model gpt2|resnet50 [--steps N] [--warmup W] [--count-kernels]
+                  [--threads]
 
 gpt2: transformers GPT2LMHeadModel, 12 layers x 768, batch 8 x 1024, bf16
 autocast, AdamW. resnet50: torchvision, batch 64 x 3 x 224 x 224, SGD.
@@ -14,8 +15,16 @@ the main thread's CPU time until then; fwd_ms, bwd_ms, opt_ms: host time to
 queue the forward, the backward and the optimizer step; all medians.)
 --count-kernels runs torch.profiler over the timed steps to count the GPU
 kernels of each (it cannot run under gpuprof: one CUPTI user per process).
+--threads adds a line on what each of the process's threads did over the
+timed steps (Linux /proc), to see what runs beside the training thread:
+  GPUPROF_THREADS main=CPU_MS/IVCS@CPU other=NAME:CPU_MS/IVCS@CPU,...
+(others: the 8 busiest, busiest first; CPU_MS: CPU ms per step; IVCS:
+involuntary context switches per step, the thread preempted; CPU: the
+processor it last ran on.)
 """
 import argparse
+import os
+import re
 import statistics
 import time
 
@@ -95,12 +104,49 @@ def timed_step(step):
     return ((time.perf_counter() - t0) * 1000.0, (t1 - t0) * 1000.0, (c1 - c0) * 1000.0)
 
 
+def thread_stats():
+    """{tid: (name, cpu_ms, involuntary switches, last processor)} of this
+    process's threads, from /proc/self/task."""
+    hz = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/self/task/{tid}/status") as f:
+                status = f.read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()  # fields[0] is stat's 3rd
+        ivcs = int(re.search(r"nonvoluntary_ctxt_switches:\s*(\d+)", status).group(1))
+        out[int(tid)] = (name, (int(fields[11]) + int(fields[12])) * 1000.0 / hz, ivcs,
+                         int(fields[36]))
+    return out
+
+
+def threads_line(before, after, steps):
+    """One GPUPROF_THREADS line: each thread's CPU ms and involuntary context
+    switches per step between two thread_stats(), and where it last ran."""
+    main_tid = os.getpid()
+    rows = []
+    for tid, (name, cpu, ivcs, where) in after.items():
+        _, cpu0, ivcs0, _ = before.get(tid, (name, 0.0, 0, where))
+        rows.append((tid == main_tid, (cpu - cpu0) / steps, (ivcs - ivcs0) / steps, name, where))
+    fmt = lambda r: "%.1f/%.1f@%d" % (r[1], r[2], r[4])
+    main = [r for r in rows if r[0]]
+    others = sorted((r for r in rows if not r[0] and r[1] > 0), key=lambda r: -r[1])[:8]
+    return ("GPUPROF_THREADS main=" + (fmt(main[0]) if main else "?") + " other=" +
+            ",".join(r[3].replace(" ", "_").replace(",", "_") + ":" + fmt(r) for r in others))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="gpt2")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--count-kernels", action="store_true")
+    ap.add_argument("--threads", action="store_true")
     args = ap.parse_args()
     torch.manual_seed(0)
     marks = []
@@ -124,6 +170,7 @@ def main():
                     and not e.name.startswith(("Memcpy", "Memset")))
             kernels.append(n)
     else:
+        before = thread_stats() if args.threads else None
         for _ in range(args.steps):
             t0 = time.perf_counter()
             total, queued, on_cpu = timed_step(step)
@@ -133,6 +180,8 @@ def main():
             times.append(total)
             enqueue.append(queued)
             cpu.append(on_cpu)
+        if before is not None:
+            print(threads_line(before, thread_stats(), args.steps), flush=True)
     backend = torch.cuda.memory.get_allocator_backend()
     line = (f"GPUPROF_TORCH model={args.model} steps={args.steps} "
             f"median_ms={statistics.median(times) if times else 0:.3f} "
