@@ -21,6 +21,8 @@ timed steps (Linux /proc), to see what runs beside the training thread:
 (others: the 8 busiest, busiest first; CPU_MS: CPU ms per step; IVCS:
 involuntary context switches per step, the thread preempted; CPU: the
 processor it last ran on.)
+With GPUPROF_PERF_CTL naming perf record's --control fifo, the timed steps
+alone are profiled: "enable" is written to it before them, "disable" after.
 """
 import argparse
 import os
@@ -171,6 +173,10 @@ def main():
             kernels.append(n)
     else:
         before = thread_stats() if args.threads else None
+        perf_ctl = os.environ.get("GPUPROF_PERF_CTL")
+        if perf_ctl:
+            perf_ctl = open(perf_ctl, "w", buffering=1)
+            perf_ctl.write("enable\n")
         for _ in range(args.steps):
             t0 = time.perf_counter()
             total, queued, on_cpu = timed_step(step)
@@ -180,6 +186,9 @@ def main():
             times.append(total)
             enqueue.append(queued)
             cpu.append(on_cpu)
+        if perf_ctl:
+            perf_ctl.write("disable\n")
+            perf_ctl.close()
         if before is not None:
             print(threads_line(before, thread_stats(), args.steps), flush=True)
     backend = torch.cuda.memory.get_allocator_backend()
