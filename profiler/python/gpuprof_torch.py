@@ -47,13 +47,11 @@ class _Names:
     def __init__(self):
         self.fwd = {}  # id(module) -> "fwd:<path>"
         self.path = {}  # id(module) -> "<path>"
-        self.bwd_hook = {}  # id(module) -> its backward prehook, made once (_Hooks._bwd_hook)
         self.refs = {}  # id(module) -> weakref whose callback forgets it
 
     def _forget(self, key):
         self.fwd.pop(key, None)
         self.path.pop(key, None)
-        self.bwd_hook.pop(key, None)
         self.refs.pop(key, None)
 
     def _set(self, module, path):
@@ -93,18 +91,21 @@ def _no_range(grad_outputs):
 
 
 class _Pending:
-    """Backward hooks noted in one outermost forward: (node, hook) pairs,
-    registered at most once. Owned by the outermost output's node."""
+    """Backward hooks noted in one outermost forward: (node, module path)
+    pairs, registered at most once, each with the path's hook (hook_for).
+    Owned by the outermost output's node."""
 
-    __slots__ = ("notes", "__weakref__")
+    __slots__ = ("notes", "hook_for", "__weakref__")
 
-    def __init__(self, notes):
+    def __init__(self, notes, hook_for):
         self.notes = notes
+        self.hook_for = hook_for
 
     def register(self):
         notes, self.notes = self.notes, []
-        for g, hook in notes:
-            g.register_prehook(hook)
+        hook_for = self.hook_for
+        for g, path in notes:
+            g.register_prehook(hook_for(path))
 
 
 def _compiled_model(module):
@@ -158,6 +159,7 @@ class _Hooks:
         self.step = 0
         self.step_clock = None  # the optimizer whose steps number the steps
         self.open_bwd = {}  # thread id -> (range id, path); ended at the end of backward
+        self.bwd_hooks = {}  # module path -> its backward prehook, made once (_bwd_hook_for)
         self.pending = []  # weak references to _Pending notes, oldest first
         self.handles = []
         self.restore = []  # (owner, attribute, original) patched by install()
@@ -185,45 +187,47 @@ class _Hooks:
                 _say("PyTorch hooks: %r" % (e,))
         return st
 
-    def fwd_pre(self, module):
-        """A module's forward begins; returns this thread's state."""
-        st = self._thread()
-        stack = st.stack
-        name = self.fwd_names.get(id(module))
-        if name is None:
-            name = self.names.lookup(module, stack[0] if stack else None)
-        if not stack:
-            st.notes = []  # a forward that raised left its notes
-        stack.append(module)
-        if self.fwd:
-            self.push(name)
-        return st
-
-    def fwd_post(self, st, module, output):
-        stack = st.stack
-        if stack and stack[-1] is module:
-            stack.pop()
-            if self.fwd:
-                self.pop()
-        if self.bwd and output is not None and self.grad_enabled():
-            self._watch_backward(st, module, output)
-
     def make_call(self, orig):
-        """The wrapper of nn.Module.__call__ (orig)."""
+        """The wrapper of nn.Module.__call__ (orig). Its work is inlined, with
+        what it needs bound once here: each method call or attribute lookup
+        it saves is paid on every module call, about 150 a GPT-2 forward."""
         compiling = self.compiling
-        pre, post = self.fwd_pre, self.fwd_post
+        hooks = self
+        fwd_names = self.fwd_names
+        lookup = self.names.lookup
+        fwd, bwd = self.fwd, self.bwd
+        push, pop = self.push, self.pop
+        grad_enabled = self.grad_enabled
+        watch = self._watch_backward
+        new_thread = self._thread
 
         def __call__(module, *args, **kwargs):
             if compiling():
                 # inside torch.compile's tracing: no NVTX calls in the graph
                 return orig(module, *args, **kwargs)
-            st = pre(module)
+            try:
+                st = hooks.tls.s
+            except AttributeError:
+                st = new_thread()
+            stack = st.stack
+            name = fwd_names.get(id(module))
+            if name is None:
+                name = lookup(module, stack[0] if stack else None)
+            if not stack:
+                st.notes = []  # a forward that raised left its notes
+            stack.append(module)
+            if fwd:
+                push(name)
             try:
                 output = orig(module, *args, **kwargs)
-            except BaseException:
-                post(st, module, None)  # the range ends with the exception
-                raise
-            post(st, module, output)
+            finally:
+                # also when it raises: the range ends with the exception
+                if stack and stack[-1] is module:
+                    stack.pop()
+                    if fwd:
+                        pop()
+            if bwd and output is not None and grad_enabled():
+                watch(st, module, output)
             return output
 
         __call__.__wrapped__ = orig
@@ -276,18 +280,21 @@ class _Hooks:
             md = g.metadata
             dup = "gpuprof" in md
             md["gpuprof"] = True
+        # The notes hold module paths; their hooks are made as they are
+        # registered, when backward starts.
         notes = st.notes
         if st.stack:
             if not dup:
-                hook = self._bwd_hook(module)
-                if hook is not None:
-                    notes.append((g, hook))
+                path = self.names.path.get(id(module))
+                if path is not None:
+                    notes.append((g, path))
             return
-        hook = None
+        path = None
         if dup and notes and notes[-1][0] is g:
-            hook = notes.pop()[1]  # the inner module's name wins
+            path = notes.pop()[1]  # the inner module's name wins
         elif not dup:
-            hook = self._bwd_hook(module)
+            path = self.names.path.get(id(module))
+        hook = self._bwd_hook_for(path) if path is not None else None
         if hook is None:
             if not notes:
                 return
@@ -300,7 +307,7 @@ class _Hooks:
         # through a C++ node would be freed only by a garbage collection).
         if notes:
             st.notes = []
-            p = _Pending(notes)
+            p = _Pending(notes, self._bwd_hook_for)
             try:
                 g.metadata["gpuprof.notes"] = p
             except Exception:
@@ -313,14 +320,10 @@ class _Hooks:
                     self.pending = [r for r in self.pending if r() is not None]
         g.register_prehook(hook)
 
-    def _bwd_hook(self, module):
-        key = id(module)
-        hook = self.names.bwd_hook.get(key)
+    def _bwd_hook_for(self, path):
+        hook = self.bwd_hooks.get(path)
         if hook is None:
-            path = self.names.path.get(key)
-            if path is None:
-                return None
-            hook = self.names.bwd_hook[key] = functools.partial(self._bwd_enter, "bwd:" + path)
+            hook = self.bwd_hooks[path] = functools.partial(self._bwd_enter, "bwd:" + path)
         return hook
 
     def _bwd_enter_outer(self, hook, ref, grad_outputs):
