@@ -11,7 +11,8 @@
 #   base=plain-native  cuda=cuda  cuda-memonly=cuda+GPUPROF_RECORD=memory
 # Environment: ROUNDS (2), STEPS (25), MODEL (gpt2), THREADS (1: after the
 # table, each run's step and what each of its threads did, train_models.py
-# --threads).
+# --threads), PIPELINED (1: steps not waited for one by one,
+# train_models.py --pipelined).
 set -u
 gp=$1 out=$2
 shift 2
@@ -20,7 +21,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 tm=$here/tests/torch/train_models.py
 rounds=${ROUNDS:-2} steps=${STEPS:-25} model=${MODEL:-gpt2}
 extra=()
-[ "${THREADS:-0}" = 1 ] && extra=(--threads)
+[ "${THREADS:-0}" = 1 ] && extra+=(--threads)
+[ "${PIPELINED:-0}" = 1 ] && extra+=(--pipelined)
 [ $# -gt 0 ] || set -- plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor
 res=$out/overhead.txt
 : >"$res"

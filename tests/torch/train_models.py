@@ -2,7 +2,7 @@
 tests and the overhead benchmark.
 
   train_models.py --model gpt2|resnet50 [--steps N] [--warmup W] [--count-kernels]
-                  [--threads]
+                  [--threads] [--pipelined]
 
 gpt2: transformers GPT2LMHeadModel, 12 layers x 768, batch 8 x 1024, bf16
 autocast, AdamW. resnet50: torchvision, batch 64 x 3 x 224 x 224, SGD.
@@ -15,6 +15,13 @@ the main thread's CPU time until then; fwd_ms, bwd_ms, opt_ms: host time to
 queue the forward, the backward and the optimizer step; all medians.)
 --count-kernels runs torch.profiler over the timed steps to count the GPU
 kernels of each (it cannot run under gpuprof: one CUPTI user per process).
+--pipelined times the steps without waiting for each: as in a training loop
+that never reads a value back, the host queues the next step while the GPU
+runs this one; a step's time is then the GPU timeline's between the starts
+of consecutive steps (CUDA events), and a host slower than the GPU shows in
+it only when it falls behind. By default each step ends with a
+synchronize (as a loop calling loss.item() each step does), so all host
+time before the GPU gets going counts.
 --threads adds a line on what each of the process's threads did over the
 timed steps (Linux /proc), to see what runs beside the training thread:
   GPUPROF_THREADS main=CPU_MS/IVCS@CPU other=NAME:CPU_MS/IVCS@CPU,...
@@ -149,6 +156,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--count-kernels", action="store_true")
     ap.add_argument("--threads", action="store_true")
+    ap.add_argument("--pipelined", action="store_true")
     args = ap.parse_args()
     torch.manual_seed(0)
     marks = []
@@ -177,15 +185,27 @@ def main():
         if perf_ctl:
             perf_ctl = open(perf_ctl, "w", buffering=1)
             perf_ctl.write("enable\n")
-        for _ in range(args.steps):
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.steps + 1)]
+        for i in range(args.steps):
             t0 = time.perf_counter()
-            total, queued, on_cpu = timed_step(step)
+            if args.pipelined:
+                c0 = time.thread_time()
+                starts[i].record()
+                step()
+                queued = (time.perf_counter() - t0) * 1000.0
+                on_cpu = (time.thread_time() - c0) * 1000.0
+            else:
+                total, queued, on_cpu = timed_step(step)
+                times.append(total)
             split = phase_ms(marks, t0, queued)
             for into, ms in zip(phases, split or ()):
                 into.append(ms)
-            times.append(total)
             enqueue.append(queued)
             cpu.append(on_cpu)
+        if args.pipelined:
+            starts[-1].record()
+            torch.cuda.synchronize()
+            times = [starts[i].elapsed_time(starts[i + 1]) for i in range(args.steps)]
         if perf_ctl:
             perf_ctl.write("disable\n")
             perf_ctl.close()
