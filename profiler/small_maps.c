@@ -12,41 +12,20 @@ static size_t slot_of(uint64_t key, size_t cap)
 	return (size_t)(key >> 17) & (cap - 1);
 }
 
+/* ---- set of u64: a u64map whose values are unused ---- */
+
 int gp_u64set_add(struct gp_u64set *s, uint64_t key)
 {
-	if ((s->len + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		uint64_t *n = calloc(ncap, sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->keys[i])
-				continue;
-			size_t j = slot_of(s->keys[i], ncap);
-			while (n[j])
-				j = (j + 1) & (ncap - 1);
-			n[j] = s->keys[i];
-		}
-		free(s->keys);
-		s->keys = n;
-		s->cap = ncap;
-	}
-	size_t j = slot_of(key, s->cap);
-	while (s->keys[j]) {
-		if (s->keys[j] == key)
-			return 0;
-		j = (j + 1) & (s->cap - 1);
-	}
-	s->keys[j] = key;
-	s->len++;
-	return 1;
+	int found;
+	gp_u64map_get(&s->map, key, &found);
+	if (found)
+		return 0;
+	return gp_u64map_put(&s->map, key, 1) == 0 ? 1 : -ENOMEM;
 }
 
 void gp_u64set_free(struct gp_u64set *s)
 {
-	free(s->keys);
-	s->keys = NULL;
-	s->cap = s->len = 0;
+	gp_u64map_free(&s->map);
 }
 
 /* ---- u64 -> owned string: a u64map whose values are char pointers ---- */

@@ -12,7 +12,7 @@
 
 /* A small open-addressing map of 64-bit keys to 64-bit values (0 is never a
  * key): the sizes of live allocations recorded by the API callbacks, for
- * their frees; and under gp_strmap. */
+ * their frees; and under gp_u64set and gp_strmap. */
 struct gp_u64map {
 	uint64_t *keys, *vals;
 	size_t cap, len;
@@ -23,10 +23,10 @@ uint64_t gp_u64map_get(const struct gp_u64map *m, uint64_t key, int *found);
 uint64_t gp_u64map_take(struct gp_u64map *m, uint64_t key, int *found);
 void gp_u64map_free(struct gp_u64map *m);
 
-/* A small open-addressing set of 64-bit keys (0 is never a key). */
+/* A small set of 64-bit keys (0 is never a key): a u64map whose values are
+ * unused. */
 struct gp_u64set {
-	uint64_t *keys;
-	size_t cap, len;
+	struct gp_u64map map;
 };
 /* 1 if key was added, 0 if present, -ENOMEM. */
 int gp_u64set_add(struct gp_u64set *s, uint64_t key);

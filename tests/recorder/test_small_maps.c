@@ -1,6 +1,7 @@
 /* The writer thread's address -> size map (sizes of live stream-ordered
  * allocations): every key put is found with its latest value until taken,
- * through growth and through deletions that shift colliding keys back. */
+ * through growth and through deletions that shift colliding keys back; and
+ * the string map and the set built on it. */
 #include "writer_ctx.h"
 
 #include "../unit/check.h"
@@ -61,5 +62,14 @@ int main(void)
 	gp_strmap_del(&sm, KEY(5));
 	CHECK(gp_strmap_get(&sm, KEY(5)) == NULL && sm.map.len == 299);
 	gp_strmap_free(&sm);
+
+	/* the set on top of it: 1 when added, 0 when already there */
+	struct gp_u64set set = { 0 };
+	for (uint64_t i = 0; i < 300; i++)
+		CHECK(gp_u64set_add(&set, KEY(i)) == 1);
+	for (uint64_t i = 0; i < 300; i++)
+		CHECK(gp_u64set_add(&set, KEY(i)) == 0);
+	CHECK(set.map.len == 300);
+	gp_u64set_free(&set);
 	return CHECK_DONE();
 }
