@@ -100,17 +100,24 @@ def phase_ms(marks, t0, queued_ms):
             t0 * 1000.0 + queued_ms - bwd_end * 1000.0)
 
 
-def timed_step(step):
+def timed_step(step, start=None):
     """Runs one step; (ms until the GPU finished it, ms until the host had
     queued it, ms of this thread's CPU time until then). The CPU time stops
-    before the sync, where the thread spins."""
+    before the sync, where the thread spins. With a CUDA event `start`, it is
+    recorded as the step begins and the step is not waited for: the first
+    is None (--pipelined)."""
     c0 = time.thread_time()
     t0 = time.perf_counter()
+    if start is not None:
+        start.record()
     step()
     t1 = time.perf_counter()
     c1 = time.thread_time()
+    queued, on_cpu = (t1 - t0) * 1000.0, (c1 - c0) * 1000.0
+    if start is not None:
+        return None, queued, on_cpu
     torch.cuda.synchronize()
-    return ((time.perf_counter() - t0) * 1000.0, (t1 - t0) * 1000.0, (c1 - c0) * 1000.0)
+    return (time.perf_counter() - t0) * 1000.0, queued, on_cpu
 
 
 def thread_stats():
@@ -188,14 +195,8 @@ def main():
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.steps + 1)]
         for i in range(args.steps):
             t0 = time.perf_counter()
-            if args.pipelined:
-                c0 = time.thread_time()
-                starts[i].record()
-                step()
-                queued = (time.perf_counter() - t0) * 1000.0
-                on_cpu = (time.thread_time() - c0) * 1000.0
-            else:
-                total, queued, on_cpu = timed_step(step)
+            total, queued, on_cpu = timed_step(step, starts[i] if args.pipelined else None)
+            if total is not None:
                 times.append(total)
             split = phase_ms(marks, t0, queued)
             for into, ms in zip(phases, split or ()):
