@@ -294,11 +294,12 @@ class _Hooks:
             path = notes.pop()[1]  # the inner module's name wins
         elif not dup:
             path = self.names.path.get(id(module))
-        hook = self._bwd_hook_for(path) if path is not None else None
-        if hook is None:
-            if not notes:
-                return
+        if path is not None:
+            hook = self._bwd_hook_for(path)
+        elif notes:
             hook = _no_range
+        else:
+            return
         # The outermost module's output: its node owns the notes of
         # everything inside it, and its own hook is registered now. That
         # hook registers the notes too if no wrapped backward did (e.g.
