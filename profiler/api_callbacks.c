@@ -29,8 +29,9 @@
 #include <dlfcn.h>
 #include <string.h>
 
-/* Index into this table is gp_host_ev.api (the watched[] api numbers). */
-const char *const gp_oom_api_names[] = {
+/* The allocation and free APIs the callbacks watch; gp_host_ev.api (the
+ * watched[] api numbers) indexes it. */
+const char *const gp_memory_api_names[] = {
 	"cudaMalloc", "cudaMallocHost", "cudaHostAlloc", "cudaMallocManaged",
 	"cudaMallocPitch", "cudaMallocAsync", "cudaMallocFromPoolAsync",
 	"cuMemAlloc", "cuMemAllocPitch", "cuMemAllocHost", "cuMemHostAlloc",

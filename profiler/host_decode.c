@@ -44,7 +44,7 @@ static const char *cuda_error_name(int driver_api, int64_t r)
 
 static void on_oom(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 {
-	const char *api = gp_oom_api_names[ev->api];
+	const char *api = gp_memory_api_names[ev->api];
 	gp_name_host_thread(w, ev->tid);
 	gp_tw_begin(w->tw, 'i', "oom", "memory", w->host_pid, ev->tid, gp_rel_ts(ev->ts));
 	gp_tw_field_str(w->tw, "s", "p");
@@ -77,7 +77,7 @@ static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 		.ts = ev->ts, .addr = ev->a, .bytes = ev->b, .corr = ev->id, .device = ev->device,
 		.stream = (ev->flags & GP_HEVF_HAS_STREAM) ? (uint32_t)ev->c : CUPTI_INVALID_STREAM_ID,
 		.alloc = (uint8_t)alloc, .async = (ev->flags & GP_HEVF_ASYNC) != 0,
-		.thread = ev->tid, .api = gp_oom_api_names[ev->api],
+		.thread = ev->tid, .api = gp_memory_api_names[ev->api],
 	};
 	if (!ev->a) {
 		w->bad_records++;

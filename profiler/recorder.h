@@ -117,7 +117,7 @@ struct gp_host_ev {
 	uint32_t device;
 	uint32_t category;
 	uint32_t color;
-	uint16_t api;       /* OOM, ALLOC, FREE: index into gp_oom_api_names */
+	uint16_t api;       /* OOM, ALLOC, FREE: index into gp_memory_api_names */
 	uint8_t mem_kind;   /* ALLOC, FREE: enum gp_cb_kind of the API */
 	uint8_t type;
 	uint8_t flags;      /* GP_HEVF_* */
@@ -157,7 +157,7 @@ struct gp_nvtx_domain {
 };
 
 /* ---- API callbacks: failed allocations, allocations and frees (api_callbacks.c) ---- */
-extern const char *const gp_oom_api_names[];
+extern const char *const gp_memory_api_names[];
 /* Turns the callbacks on or off as parts say: failed allocations with
  * GP_REC_OOM; allocations and frees with GP_REC_MEMORY but without
  * GP_REC_POOLS (see api_callbacks.c: without pool records CUPTI records
