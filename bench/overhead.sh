@@ -12,7 +12,10 @@
 # Environment: ROUNDS (2), STEPS (25), MODEL (gpt2), THREADS (1: after the
 # table, each run's step and what each of its threads did, train_models.py
 # --threads), PIPELINED (1: steps not waited for one by one,
-# train_models.py --pipelined).
+# train_models.py --pipelined), PIN (a CPU list: every run under taskset -c,
+# so that runs differ in what they run, not in where the VM placed them).
+# Each run's steal time (the hypervisor running someone else on our vCPUs,
+# /proc/stat) is printed after the table.
 set -u
 gp=$1 out=$2
 shift 2
@@ -23,6 +26,9 @@ rounds=${ROUNDS:-2} steps=${STEPS:-25} model=${MODEL:-gpt2}
 extra=()
 [ "${THREADS:-0}" = 1 ] && extra+=(--threads)
 [ "${PIPELINED:-0}" = 1 ] && extra+=(--pipelined)
+pin=()
+[ -n "${PIN:-}" ] && pin=(taskset -c "$PIN")
+steal() { awk '$1 == "cpu" { print $9 + 0 }' /proc/stat; }
 [ $# -gt 0 ] || set -- plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor
 res=$out/overhead.txt
 : >"$res"
@@ -36,9 +42,11 @@ for r in $(seq "$rounds"); do
 		plain-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm") ;;
 		*) cmd=(env "${envs[@]}" "$gp" --trace --force --mode "$mode" -o "$out/$name.json.gz" "$tm") ;;
 		esac
-		"${cmd[@]}" --model "$model" --steps "$steps" "${extra[@]}" 2>>"$out/$name.err" |
+		s0=$(steal)
+		"${pin[@]}" "${cmd[@]}" --model "$model" --steps "$steps" "${extra[@]}" 2>>"$out/$name.err" |
 			sed -n -e "s/^GPUPROF_TORCH /OVERHEAD config=$name round=$r /p" \
 				-e "s/^GPUPROF_THREADS /THREADS config=$name round=$r /p" >>"$res"
+		echo "STEAL config=$name round=$r ticks=$(($(steal) - s0))" >>"$res"
 	done
 done
 python3 - "$res" "$@" <<'PY'
@@ -46,7 +54,12 @@ import collections, statistics, sys
 runs = collections.defaultdict(lambda: collections.defaultdict(list))
 by_round = collections.defaultdict(dict)  # config -> round -> median_ms
 threads = []
+steal = collections.defaultdict(list)
 for line in open(sys.argv[1]):
+    if line.startswith("STEAL "):
+        d = dict(w.split("=", 1) for w in line.split()[1:])
+        steal[d["config"]].append(d["ticks"])
+        continue
     if line.startswith("THREADS "):
         threads.append(line.split()[1:])
         continue
@@ -84,6 +97,9 @@ for n, c in zip(names, sys.argv[2:]):
     print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms%s cpu %.1f ms" % (
         n, m, rel, " ".join("%.2f" % x for x in r["median_ms"]),
         statistics.median(r["enqueue_ms"]), split, statistics.median(r["cpu_ms"])))
+for n in names:  # clock ticks (USER_HZ) summed over the vCPUs, run by run
+    if steal.get(n):
+        print("steal %-14s ticks per run %s" % (n, " ".join(steal[n])))
 for t in threads:  # config=, round=, main=, other=
     d = dict(w.split("=", 1) for w in t)
     print("threads %-14s round %s step %.2f ms main %s other %s" % (
