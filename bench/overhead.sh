@@ -56,14 +56,14 @@ by_round = collections.defaultdict(dict)  # config -> round -> median_ms
 threads = []
 steal = collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    if line.startswith("STEAL "):
-        d = dict(w.split("=", 1) for w in line.split()[1:])
+    tag, *words = line.split()
+    d = dict(w.split("=", 1) for w in words if "=" in w)
+    if tag == "STEAL":
         steal[d["config"]].append(d["ticks"])
         continue
-    if line.startswith("THREADS "):
-        threads.append(line.split()[1:])
+    if tag == "THREADS":
+        threads.append(d)
         continue
-    d = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
     for k in ("median_ms", "enqueue_ms", "cpu_ms", "fwd_ms", "bwd_ms", "opt_ms"):
         if k in d:
             runs[d["config"]][k].append(float(d[k]))
@@ -100,8 +100,7 @@ for n, c in zip(names, sys.argv[2:]):
 for n in names:  # clock ticks (USER_HZ) summed over the vCPUs, run by run
     if steal.get(n):
         print("steal %-14s ticks per run %s" % (n, " ".join(steal[n])))
-for t in threads:  # config=, round=, main=, other=
-    d = dict(w.split("=", 1) for w in t)
+for d in threads:  # config=, round=, main=, other=
     print("threads %-14s round %s step %.2f ms main %s other %s" % (
         d["config"], d["round"], by_round[d["config"]].get(d["round"], 0.0), d["main"],
         d.get("other", "")))
