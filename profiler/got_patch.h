@@ -1,0 +1,46 @@
+/* Redirecting the calls that loaded libraries make to a named function of
+ * another library, by rewriting their global offset table (GOT) slots.
+ * Used by alloc_patch.c; no CUDA here, so that it is tested on its own
+ * (tests/recorder/test_got_patch.c). Linux (glibc), x86_64 and aarch64;
+ * elsewhere gp_got_patch returns -ENOTSUP. */
+#ifndef GPUPROF_GOT_PATCH_H
+#define GPUPROF_GOT_PATCH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct gp_got_target {
+	const char *name;  /* the imported symbol, e.g. "cudaMallocAsync" */
+	void *replacement; /* what patched slots call instead */
+	/* The function the first patched slot called, set by that patch and
+	 * never changed: a slot that would call another function (a second
+	 * copy of the library) is left alone and counted in left. */
+	void *_Atomic real;
+};
+
+struct gp_got_result {
+	unsigned patched; /* slots calling a replacement */
+	unsigned left;    /* slots of a target not patched (see real) */
+	unsigned others;  /* slots importing a name of also_watch */
+};
+
+/* Patches every slot, in every loaded object but the one holding the
+ * replacements, that imports a target's name (JUMP_SLOT and GLOB_DAT
+ * relocations). Each object keeps its own lookup: a lazy slot not yet
+ * resolved gets what dlsym finds from the object's handle. also_watch
+ * (NULL-terminated, or NULL): names only counted, in others (e.g. the driver
+ * calls beneath the targets, which the caller must then watch another way).
+ * Serialised; safe while other threads call through the slots (one aligned
+ * store each). 0, -ENOTSUP or -ENOMEM; *res says what it found. */
+int gp_got_patch(struct gp_got_target *targets, size_t n, const char *const *also_watch,
+		 struct gp_got_result *res);
+
+/* To call now and then after gp_got_patch: if objects were loaded or
+ * unloaded since, patches again (the same arguments; returns 1, *res
+ * filled); else writes the replacement again into any patched slot that
+ * lost it (a lazy resolution racing with the patch) and returns 0. Or
+ * -errno. One step of dl_iterate_phdr when nothing changed. */
+int gp_got_refresh(struct gp_got_target *targets, size_t n, const char *const *also_watch,
+		   struct gp_got_result *res);
+
+#endif
