@@ -39,6 +39,14 @@ const char *const gp_memory_api_names[] = {
 	"cudaFreeAsync", "cuMemFreeAsync", "cuMemFree", "cuMemFreeHost",
 };
 
+/* Indexes of gp_memory_api_names. */
+enum {
+	API_CUDA_MALLOC_ASYNC = 5, API_CU_MEM_ALLOC_ASYNC = 12, API_CUDA_FREE_ASYNC = 15,
+	API_CU_MEM_FREE_ASYNC = 16,
+};
+
+__thread int gp_cb_wrapped;
+
 /* PTR_SIZE: (T **ptr, size_t size, ...) for allocations, (T ptr, stream)
  * for frees; POOL_ALLOC: (T **ptr, size_t size, pool, stream). */
 enum param_layout { PTR_SIZE, RT_PITCH, DRV_PITCH, MEM_CREATE, POOL_ALLOC };
@@ -112,6 +120,13 @@ static __thread struct {
 
 typedef CUresult (*mem_get_info_fn)(size_t *, size_t *);
 static mem_get_info_fn mem_get_info;
+/* For the patched calls, which have no CUPTI context at hand. */
+static CUresult (*ctx_get_current)(CUcontext *);
+static CUresult (*stream_get_ctx)(CUstream, CUcontext *);
+static __thread struct {
+	void *stream; /* an explicit stream (not 0, legacy or per-thread) */
+	CUcontext ctx;
+} last_stream_ctx;
 /* Whether allocations and frees are recorded here (see the top). */
 static _Atomic int tracking;
 
@@ -172,6 +187,7 @@ static void check_cache(void)
 	if (cache_gen != gen || !atomic_load_explicit(&caching, memory_order_relaxed)) {
 		last_ctx = NULL;
 		last_stream.ctx = NULL;
+		last_stream_ctx.stream = NULL;
 		cache_gen = gen;
 	}
 }
@@ -205,19 +221,19 @@ static uint32_t context_device(CUcontext ctx)
 	return last_ctx_device;
 }
 
-static void record_failure(const struct watched *w, const CUpti_CallbackData *cb, int64_t result)
+/* An "oom" host event: the request, and the device's free and total memory
+ * now. */
+static void push_failure(uint16_t api, uint64_t bytes, uint32_t device, int64_t result)
 {
 	struct gp_host_ev ev;
-	check_cache();
-	uint32_t device = context_device(cb->context);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.ts = gp_now();
 	ev.type = GP_HEV_OOM;
 	ev.tid = gp_gettid();
-	ev.api = w->api;
+	ev.api = api;
 	ev.result = result;
-	ev.a = requested_bytes(w, cb->functionParams, &device);
+	ev.a = bytes;
 	ev.device = device;
 	size_t free_b = 0, total_b = 0;
 	in_callback = 1;
@@ -228,6 +244,14 @@ static void record_failure(const struct watched *w, const CUpti_CallbackData *cb
 	}
 	in_callback = 0;
 	gp_hev_push(&ev, NULL, 0);
+}
+
+static void record_failure(const struct watched *w, const CUpti_CallbackData *cb, int64_t result)
+{
+	check_cache();
+	uint32_t device = context_device(cb->context);
+	uint64_t bytes = requested_bytes(w, cb->functionParams, &device);
+	push_failure(w->api, bytes, device, result);
 }
 
 /* The stream parameter of a stream-ordered call (only those have one). */
@@ -299,6 +323,8 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 		return;
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
 		return;
+	if (driver && gp_cb_wrapped)
+		return; /* a patched call (alloc_patch.c): it records itself */
 	const struct watched *w = find_watched(driver, cbid);
 	if (!w)
 		return;
@@ -326,15 +352,23 @@ int gp_callbacks_tracking(void)
 	return atomic_load_explicit(&tracking, memory_order_relaxed);
 }
 
+void gp_cb_find_driver(void)
+{
+	/* libcuda may be loaded RTLD_LOCAL by cudart: ask for its handle. */
+	void *cuda = mem_get_info ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (cuda) {
+		*(void **)&ctx_get_current = dlsym(cuda, "cuCtxGetCurrent");
+		*(void **)&stream_get_ctx = dlsym(cuda, "cuStreamGetCtx");
+		mem_get_info = (mem_get_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
+	}
+}
+
 int gp_callbacks_enable(void *subscriber, unsigned parts)
 {
 	CUpti_SubscriberHandle sub = subscriber;
 	int oom = !!(parts & GP_REC_OOM);
 	int track = gp_rec_by_callbacks(parts);
-	/* libcuda may be loaded RTLD_LOCAL by cudart: ask for its handle. */
-	void *cuda = mem_get_info ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-	if (cuda)
-		mem_get_info = (mem_get_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
+	gp_cb_find_driver();
 	atomic_store(&tracking, track);
 	/* destructions of contexts and streams end what the caches hold */
 	static const CUpti_CallbackId destroyed[] = { CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
@@ -353,9 +387,66 @@ int gp_callbacks_enable(void *subscriber, unsigned parts)
 		 * are then reported under the driver API's name. */
 		int fails = wt->role == ALLOC || wt->role == ALLOC_ASYNC;
 		int on = track ? wt->driver && (wt->records || (fails && oom)) : fails && oom;
+		if (track && wt->driver && (wt->api == API_CU_MEM_ALLOC_ASYNC ||
+					    wt->api == API_CU_MEM_FREE_ASYNC) && gp_alloc_patch_active())
+			on = 0; /* the patched calls record them (alloc_patch.c) */
 		CUptiResult r = cuptiEnableCallback(on ? 1 : 0, sub, dom, wt->cbid);
 		if (r != CUPTI_SUCCESS)
 			return (int)r;
 	}
 	return 0;
+}
+
+/* ---- Recording for the patched calls (alloc_patch.c) ---- */
+
+/* The context a stream-ordered call ran in: the stream's; for the special
+ * handles (0, legacy, per-thread) the current one. NULL if unknown. */
+static CUcontext call_context(void *stream)
+{
+	CUcontext ctx = NULL;
+	if ((uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD) {
+		if (ctx_get_current && ctx_get_current(&ctx) != CUDA_SUCCESS)
+			return NULL;
+		return ctx;
+	}
+	if (last_stream_ctx.stream == stream && last_stream_ctx.ctx)
+		return last_stream_ctx.ctx;
+	if (!stream_get_ctx || stream_get_ctx((CUstream)stream, &ctx) != CUDA_SUCCESS)
+		return NULL;
+	last_stream_ctx.stream = stream;
+	last_stream_ctx.ctx = ctx;
+	return ctx;
+}
+
+void gp_cb_record_async(int is_free, uint64_t addr, uint64_t bytes, void *stream,
+			uint8_t per_thread)
+{
+	struct gp_host_ev ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.ts = gp_now();
+	ev.tid = gp_gettid();
+	ev.api = is_free ? API_CUDA_FREE_ASYNC : API_CUDA_MALLOC_ASYNC;
+	ev.mem_kind = GP_CBK_DEVICE;
+	ev.type = is_free ? GP_HEV_FREE : GP_HEV_ALLOC;
+	ev.a = addr;
+	ev.b = is_free ? 0 : bytes;
+	ev.flags = GP_HEVF_ASYNC;
+	check_cache();
+	CUcontext ctx = call_context(stream);
+	ev.device = context_device(ctx);
+	uint32_t sid;
+	if (stream_id(ctx, stream, per_thread, &sid) == 0) {
+		ev.c = sid;
+		ev.flags |= GP_HEVF_HAS_STREAM;
+	}
+	gp_hev_push(&ev, NULL, 0);
+}
+
+void gp_cb_record_async_failure(uint64_t bytes, void *stream, int64_t result)
+{
+	if (!(gp_rec_live() & GP_REC_OOM))
+		return;
+	check_cache();
+	push_failure(API_CUDA_MALLOC_ASYNC, bytes, context_device(call_context(stream)), result);
 }

@@ -287,6 +287,8 @@ static int start(void)
 	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL) == CUPTI_SUCCESS)
 		cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
 	gp_api_select_apply(gp_rec_live());
+	if (gp_rec_by_callbacks(gp_rec_live()))
+		gp_alloc_patch_start(subscriber);
 	r = (CUptiResult)gp_callbacks_enable(subscriber, gp_rec_live());
 	if (r != CUPTI_SUCCESS) {
 		fail("enabling CUPTI callbacks", r);

@@ -167,6 +167,30 @@ int gp_callbacks_enable(void *subscriber, unsigned parts);
  * records of what they record are skipped, should it write any). */
 int gp_callbacks_tracking(void);
 void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata);
+/* Finds the driver calls the recording below needs (libcuda is loaded). */
+void gp_cb_find_driver(void);
+/* Nonzero on a thread inside a patched call (alloc_patch.c): the driver-level
+ * callbacks of the call beneath it record nothing. */
+extern __thread int gp_cb_wrapped;
+/* For the patched calls: a stream-ordered allocation (is_free 0: addr,
+ * bytes) or free (addr) on stream, as the callbacks would record it but with
+ * the runtime call's name; a failed allocation of bytes. */
+void gp_cb_record_async(int is_free, uint64_t addr, uint64_t bytes, void *stream,
+			uint8_t per_thread);
+void gp_cb_record_async_failure(uint64_t bytes, void *stream, int64_t result);
+
+/* ---- Stream-ordered allocations by patched calls (alloc_patch.c) ---- */
+/* When the callbacks record allocations (gp_rec_by_callbacks): points the
+ * loaded libraries' calls of cudaMallocAsync and cudaFreeAsync at recording
+ * wrappers, unless GPUPROF_PATCH=0. Says nothing; keeps subscriber to turn
+ * callbacks back on (gp_alloc_patch_tick). */
+void gp_alloc_patch_start(void *subscriber);
+/* Whether every caller found is patched: then the driver-level callbacks of
+ * cuMemAllocAsync and cuMemFreeAsync are off (gp_callbacks_enable). */
+int gp_alloc_patch_active(void);
+/* The writer thread, now and then: patches objects loaded since, repairs
+ * slots, and turns the callbacks back on if a caller cannot be patched. */
+void gp_alloc_patch_tick(void);
 
 /* ---- Which API calls become activity records (api_select.c) ---- */
 /* Turns API records on or off as parts (GP_REC_API, GP_REC_LAUNCHES) say,

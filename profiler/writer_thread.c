@@ -173,6 +173,7 @@ static void *writer_main(void *arg)
 			previous = now;
 		}
 		note_drops(w, seen_drops, gp_now());
+		gp_alloc_patch_tick();
 		/* The file is flushed every tick whatever CUPTI delivered, so a
 		 * killed program leaves everything decoded up to here. */
 		if (gp_tw_flush(w->tw) != 0)

@@ -28,8 +28,9 @@ The story
     smaller. Exit status 0.
 
 What gpuprof shows
-    An `oom` event: `cudaMalloc` (native mode) or `cuMemAllocAsync` (tensor
-    mode: the driver call inside PyTorch's cudaMallocAsync) of S bytes, failed, with the device's free and total memory at
+    An `oom` event: `cudaMalloc` (native mode) or `cudaMallocAsync` (tensor
+    mode; `cuMemAllocAsync`, the driver call inside it, with GPUPROF_PATCH=0)
+    of S bytes, failed, with the device's free and total memory at
     that moment, inside `fwd:blocks.3.act` of the first forward (before any
     `step:` mark). Live at the OOM: the input batch (allocated outside any
     module, ~S), the ReLU outputs of `fwd:blocks.0.act` .. `fwd:blocks.2.act`
