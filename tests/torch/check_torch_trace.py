@@ -60,9 +60,10 @@ def main():
             api[e["args"]["corr"]] = (e["tid"], e["ts"], e["name"])
     for e in ev:
         # tensor mode: recorded by the API callbacks, the event says its
-        # thread and API itself (its corr is the driver call's, no API event's)
+        # thread and API itself (its corr is the driver call's, no API event's;
+        # 0, no call id at all, when recorded in the patched call)
         ar = e.get("args") or {}
-        if e.get("cat") == "memory" and "thread" in ar and ar.get("corr") not in api:
+        if e.get("cat") == "memory" and "thread" in ar and ar.get("corr") and ar.get("corr") not in api:
             api[ar.get("corr")] = (ar["thread"], e["ts"], ar.get("api", "?"))
 
     # ranges per thread, in ts order
