@@ -51,6 +51,10 @@ static const char *const driver_calls[] = { "cuMemAllocAsync", "cuMemAllocAsync_
 static _Atomic int started;
 static _Atomic int active;
 static void *subscriber; /* borrowed from inject.c, lives as long as the process */
+/* What the last scan found, for the trace; only the writer thread reads it
+ * after start. */
+static struct gp_got_result found;
+static int unreported;
 
 static int recording(void)
 {
@@ -124,6 +128,8 @@ void gp_alloc_patch_start(void *sub)
 	gp_cb_find_driver();
 	if (gp_got_patch(targets, NTARGETS, driver_calls, &res) != 0)
 		return; /* not this platform, or no memory: the callbacks record */
+	found = res;
+	unreported = 1;
 	atomic_store(&active, all_patched(&res));
 	atomic_store(&started, 1);
 }
@@ -133,15 +139,9 @@ int gp_alloc_patch_active(void)
 	return atomic_load_explicit(&active, memory_order_relaxed);
 }
 
-void gp_alloc_patch_tick(void)
+static void update(const struct gp_got_result *res)
 {
-	struct gp_got_result res;
-
-	if (!atomic_load_explicit(&started, memory_order_relaxed))
-		return;
-	if (gp_got_refresh(targets, NTARGETS, driver_calls, &res) != 1)
-		return;
-	int now = all_patched(&res);
+	int now = all_patched(res);
 	if (now != atomic_exchange(&active, now) && gp_rec_running() &&
 	    gp_callbacks_enable(subscriber, gp_rec_live()) != 0) {
 		static atomic_flag said = ATOMIC_FLAG_INIT;
@@ -149,4 +149,27 @@ void gp_alloc_patch_tick(void)
 			gp_rec_say("cannot switch CUPTI's allocation callbacks; stream-ordered allocations "
 				   "may be missing from the trace");
 	}
+}
+
+int gp_alloc_patch_tick(struct gp_alloc_capture *cap)
+{
+	struct gp_got_result res;
+
+	if (!atomic_load_explicit(&started, memory_order_relaxed))
+		return 0;
+	if (gp_got_refresh(targets, NTARGETS, driver_calls, &res) == 1) {
+		if (res.patched != found.patched || res.left != found.left || res.others != found.others)
+			unreported = 1;
+		found = res;
+		update(&res);
+	}
+	if (!unreported)
+		return 0;
+	unreported = 0;
+	cap->patched = found.patched;
+	cap->left = found.left;
+	cap->others = found.others;
+	cap->callbacks_off = gp_alloc_patch_active();
+	memcpy(cap->first_unpatched, found.first_unpatched, sizeof(cap->first_unpatched));
+	return 1;
 }

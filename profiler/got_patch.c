@@ -21,6 +21,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -125,6 +126,19 @@ static int write_slot(const struct slot *s, void *value, size_t page)
 	return 0;
 }
 
+/* Counts a slot not patched (left or others) and names the first object
+ * that had one. */
+static void not_patched(struct gp_got_result *res, unsigned *count, const char *object)
+{
+	(*count)++;
+	if (!res->first_unpatched[0] && object) {
+		const char *base = strrchr(object, '/');
+		base = base ? base + 1 : object;
+		snprintf(res->first_unpatched, sizeof(res->first_unpatched), "%s",
+			 *base ? base : "(the program)");
+	}
+}
+
 static void remember(const struct slot *s)
 {
 	if (npatched < MAX_SLOTS)
@@ -143,12 +157,12 @@ static int same_real(struct gp_got_target *t, void *real)
 	return expected == real;
 }
 
-static void patch_resolved(struct scan *sc, const struct slot *s, void *current)
+static void patch_resolved(struct scan *sc, const struct slot *s, void *current, const char *object)
 {
 	struct gp_got_target *t = &sc->targets[s->target];
 	if (current != t->replacement) {
 		if (!same_real(t, current) || write_slot(s, t->replacement, sc->page) != 0) {
-			sc->res.left++;
+			not_patched(&sc->res, &sc->res.left, object);
 			return;
 		}
 	}
@@ -194,7 +208,7 @@ static void scan_relocs(struct scan *sc, const struct dl_phdr_info *info, const 
 		if (!memchr(name, '\0', strsz - sym->st_name))
 			continue;
 		if (watched(sc->also_watch, name)) {
-			sc->res.others++;
+			not_patched(&sc->res, &sc->res.others, info->dlpi_name);
 			continue;
 		}
 		int ti = target_of(sc, name);
@@ -202,14 +216,14 @@ static void scan_relocs(struct scan *sc, const struct dl_phdr_info *info, const 
 			continue;
 		uintptr_t at = info->dlpi_addr + r->r_offset;
 		if (!in_object(info, at, sizeof(void *)) || at % sizeof(void *)) {
-			sc->res.left++;
+			not_patched(&sc->res, &sc->res.left, info->dlpi_name);
 			continue;
 		}
 		struct slot s = { (void **)at, (unsigned)ti, in_relro(info, at, sc->page) };
 		void *current = __atomic_load_n(s.at, __ATOMIC_ACQUIRE);
 		/* A lazy slot points back into its own object's PLT. */
 		if (current == sc->targets[ti].replacement || !in_object(info, (uintptr_t)current, 1)) {
-			patch_resolved(sc, &s, current);
+			patch_resolved(sc, &s, current, info->dlpi_name);
 		} else if (sc->nlazy < MAX_LAZY) {
 			struct lazy *l = &sc->lazy[sc->nlazy++];
 			l->s = s;
@@ -217,12 +231,12 @@ static void scan_relocs(struct scan *sc, const struct dl_phdr_info *info, const 
 			size_t len = info->dlpi_name ? strlen(info->dlpi_name) : 0;
 			if (len >= sizeof(l->name)) {
 				sc->nlazy--;
-				sc->res.left++;
+				not_patched(&sc->res, &sc->res.left, info->dlpi_name);
 				continue;
 			}
 			memcpy(l->name, info->dlpi_name ? info->dlpi_name : "", len + 1);
 		} else {
-			sc->res.left++;
+			not_patched(&sc->res, &sc->res.left, info->dlpi_name);
 		}
 	}
 }
@@ -284,7 +298,7 @@ static void patch_lazy(struct scan *sc, const struct lazy *l)
 	void *h = dlopen(l->name[0] ? l->name : NULL, RTLD_LAZY | RTLD_NOLOAD);
 	struct link_map *lm = NULL;
 	if (!h) {
-		sc->res.left++; /* unloaded since */
+		not_patched(&sc->res, &sc->res.left, l->name); /* unloaded since */
 		return;
 	}
 	void *real = NULL;
@@ -294,7 +308,7 @@ static void patch_lazy(struct scan *sc, const struct lazy *l)
 		sc->res.patched++;
 		remember(&l->s);
 	} else {
-		sc->res.left++;
+		not_patched(&sc->res, &sc->res.left, l->name);
 	}
 	dlclose(h);
 }

@@ -22,6 +22,7 @@ struct gp_got_result {
 	unsigned patched; /* slots calling a replacement */
 	unsigned left;    /* slots of a target not patched (see real) */
 	unsigned others;  /* slots importing a name of also_watch */
+	char first_unpatched[128]; /* the first object with a left or other slot */
 };
 
 /* Patches every slot, in every loaded object but the one holding the

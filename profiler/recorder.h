@@ -188,9 +188,17 @@ void gp_alloc_patch_start(void *subscriber);
 /* Whether every caller found is patched: then the driver-level callbacks of
  * cuMemAllocAsync and cuMemFreeAsync are off (gp_callbacks_enable). */
 int gp_alloc_patch_active(void);
+/* How stream-ordered allocations are captured, for the trace's
+ * "gpuprof.alloc_capture" event. */
+struct gp_alloc_capture {
+	unsigned patched, left, others; /* callers' slots: see got_patch.h */
+	int callbacks_off;              /* cuMemAllocAsync/cuMemFreeAsync not watched */
+	char first_unpatched[128];      /* the first library keeping them watched */
+};
 /* The writer thread, now and then: patches objects loaded since, repairs
- * slots, and turns the callbacks back on if a caller cannot be patched. */
-void gp_alloc_patch_tick(void);
+ * slots, and turns the callbacks back on if a caller cannot be patched.
+ * 1 with *cap filled when the capture is new or changed, else 0. */
+int gp_alloc_patch_tick(struct gp_alloc_capture *cap);
 
 /* ---- Which API calls become activity records (api_select.c) ---- */
 /* Turns API records on or off as parts (GP_REC_API, GP_REC_LAUNCHES) say,

@@ -91,6 +91,21 @@ static void write_watermark(struct gp_writer_ctx *w, uint64_t ts)
 	gp_tw_end(w->tw);
 }
 
+/* How stream-ordered allocations are captured now (alloc_patch.c). */
+static void write_alloc_capture(struct gp_writer_ctx *w, const struct gp_alloc_capture *cap, uint64_t now)
+{
+	gp_tw_begin(w->tw, 'i', "gpuprof.alloc_capture", "gpuprof", w->host_pid, 0, gp_rel_ts(now));
+	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "patched", cap->patched);
+	gp_tw_arg_u64(w->tw, "left", cap->left);
+	gp_tw_arg_u64(w->tw, "others", cap->others);
+	gp_tw_arg_bool(w->tw, "driver_callbacks", !cap->callbacks_off);
+	if (cap->first_unpatched[0])
+		gp_tw_arg_str(w->tw, "first_unpatched", cap->first_unpatched);
+	gp_tw_end(w->tw);
+}
+
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -173,7 +188,9 @@ static void *writer_main(void *arg)
 			previous = now;
 		}
 		note_drops(w, seen_drops, gp_now());
-		gp_alloc_patch_tick();
+		struct gp_alloc_capture cap;
+		if (gp_alloc_patch_tick(&cap))
+			write_alloc_capture(w, &cap, gp_now());
 		/* The file is flushed every tick whatever CUPTI delivered, so a
 		 * killed program leaves everything decoded up to here. */
 		if (gp_tw_flush(w->tw) != 0)

@@ -221,6 +221,9 @@ print("bench trace %s: %.1f MiB, events=%d kernels=%d allocs=%d nvtx=%d dropped=
     os.path.basename(sys.argv[1]), os.path.getsize(sys.argv[1]) / 2**20, len(ev), c(lambda e: e.get("cat") == "kernel"),
     c(lambda e: e.get("name") == "alloc"), c(lambda e: e.get("cat") == "nvtx"),
     end.get("dropped_cupti"), end.get("dropped_host"), end.get("late_memory_records")))
+for e in ev:
+    if e.get("name") == "gpuprof.alloc_capture":
+        print("  alloc capture at %.0f ms: %s" % (e["ts"] / 1000, e["args"]))
 PY
 		rm -f "$f"
 	done

@@ -52,6 +52,14 @@ def main():
     if end.get("name") != "gpuprof.end" or end["args"].get("dropped_cupti") or end["args"].get("dropped_host"):
         notes.append("end/dropped: %s" % end.get("args"))
         ok = False
+    # how stream-ordered allocations were captured (tensor mode): patched
+    # calls, and whether the driver callbacks stayed on
+    for e in ev:
+        if e.get("name") == "gpuprof.alloc_capture":
+            c = e.get("args") or {}
+            notes.append("capture=patched:%s,left:%s,others:%s,driver_callbacks:%s%s" % (
+                c.get("patched"), c.get("left"), c.get("others"), c.get("driver_callbacks"),
+                ",first_unpatched:%s" % c["first_unpatched"] if "first_unpatched" in c else ""))
 
     order = sorted(range(len(ev)), key=lambda i: (ev[i].get("ts", 0), i))
     api = {}  # corr -> (tid, ts, API name)
