@@ -66,13 +66,15 @@ def main():
     for e in ev:
         if e.get("cat") in ("cuda_runtime", "cuda_driver") and e["ph"] == "X":
             api[e["args"]["corr"]] = (e["tid"], e["ts"], e["name"])
-    for e in ev:
-        # tensor mode: recorded by the API callbacks, the event says its
-        # thread and API itself (its corr is the driver call's, no API event's;
-        # 0, no call id at all, when recorded in the patched call)
-        ar = e.get("args") or {}
-        if e.get("cat") == "memory" and "thread" in ar and ar.get("corr") and ar.get("corr") not in api:
-            api[ar.get("corr")] = (ar["thread"], e["ts"], ar.get("api", "?"))
+
+    def caller(ar):
+        """(thread, API name) of an allocation or free: the event's own
+        (tensor mode: recorded by the callbacks or in the patched call, its
+        corr no API event's), else its API event's, found by corr."""
+        if "thread" in ar:
+            return ar["thread"], ar.get("api", "?")
+        tid_ts = api.get(ar.get("corr"))
+        return (tid_ts[0], tid_ts[2]) if tid_ts else (None, "no-api")
 
     # ranges per thread, in ts order
     fwd_first = None
@@ -181,7 +183,7 @@ def main():
         if not counted(ar):
             continue
         if e["name"] == "alloc":
-            live[ar["addr"]] = (ar["bytes"], e["ts"], ar.get("corr"))
+            live[ar["addr"]] = (ar["bytes"], e["ts"], caller(ar)[0])
             cur += ar["bytes"]
             if cur > peak:
                 peak, peak_ts = cur, e["ts"]
@@ -198,7 +200,7 @@ def main():
         if e["ts"] > peak_ts:
             break
         if e["name"] == "alloc":
-            live[ar["addr"]] = (ar["bytes"], e["ts"], ar.get("corr"))
+            live[ar["addr"]] = (ar["bytes"], e["ts"], caller(ar)[0])
         else:
             live.pop(ar["addr"], None)
     peak_live = live
@@ -209,14 +211,13 @@ def main():
     # attribution of the bytes live at the peak
     attributed = 0
     by_layer = defaultdict(int)
-    for addr, (b, ts, corr) in peak_live.items():
+    for addr, (b, ts, tid) in peak_live.items():
         who = None
         if fwd_first is not None and ts < fwd_first:
             who = "before first forward"
         else:
-            tid_ts = api.get(corr)
-            if tid_ts:
-                who = module_at(tid_ts[0], ts)
+            if tid is not None:
+                who = module_at(tid, ts)
             if who is None and in_phase(ts):
                 who = "phase"
         if who:
@@ -263,13 +264,12 @@ def main():
             break
         ar = e["args"]
         if e["name"] == "alloc":
-            lv[ar["addr"]] = (ar["bytes"], ar.get("kind"), ar.get("async"), ar.get("corr"))
+            lv[ar["addr"]] = (ar["bytes"], ar.get("kind"), ar.get("async"), caller(ar)[1])
         else:
             lv.pop(ar["addr"], None)
-    for addr, (b, kind, asy, corr) in lv.items():
+    for addr, (b, kind, asy, apin) in lv.items():
         if addr in peak_live:
             continue
-        apin = api.get(corr, (0, 0, "no-api"))[2]
         others["%s/%s%s/%d" % (apin, kind, "/async" if asy else "", b)] += 1
     other_msg = " others=" + ",".join("%sx%d" % (k, n) for k, n in sorted(others.items())[:8])
     top = sorted(by_layer.items(), key=lambda x: -x[1])[:3]
