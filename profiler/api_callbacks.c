@@ -20,7 +20,9 @@
  * entry and exit; the driver level alone sees the runtime's calls and the
  * program's own driver calls, at half the cost (about 1.5 µs less per
  * allocation and free). Such an event's corr is the driver call's, which no
- * API event has: it carries its thread and API itself. */
+ * API event has: it carries its thread and API itself. Libraries' calls of
+ * cudaMallocAsync and cudaFreeAsync are recorded in the calls instead, where
+ * alloc_patch.c can patch them, with the recording at the end of this file. */
 #include "recorder.h"
 
 #include <cuda.h>
