@@ -3,6 +3,7 @@
  * a caller bound to a second copy of the library is left alone; watched
  * names are counted; objects loaded later are patched by gp_got_refresh, and
  * a slot that lost its patch gets it back. */
+#include "check.h"
 #include "got_patch.h"
 
 #include <dlfcn.h>
@@ -16,15 +17,6 @@ int user_lazy_alloc(int x);
 int user_lazy_free(int x);
 int user_now_alloc(int x);
 int (*user_now_alloc_ptr(void))(int);
-
-static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 static int alloc_calls, free_calls;
 static struct gp_got_target targets[2];
@@ -158,7 +150,5 @@ int main(int argc, char **argv)
 		dlclose(provider);
 	dlclose(user_b);
 	dlclose(user_drv);
-	if (failures)
-		fprintf(stderr, "test_got_patch: %d failures\n", failures);
-	return failures ? 1 : 0;
+	return CHECK_DONE();
 }
