@@ -21,7 +21,6 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -134,8 +133,11 @@ static void not_patched(struct gp_got_result *res, unsigned *count, const char *
 	if (!res->first_unpatched[0] && object) {
 		const char *base = strrchr(object, '/');
 		base = base ? base + 1 : object;
-		snprintf(res->first_unpatched, sizeof(res->first_unpatched), "%s",
-			 *base ? base : "(the program)");
+		if (!*base)
+			base = "(the program)";
+		size_t n = strnlen(base, sizeof(res->first_unpatched) - 1);
+		memcpy(res->first_unpatched, base, n); /* a long name is cut */
+		res->first_unpatched[n] = '\0';
 	}
 }
 
