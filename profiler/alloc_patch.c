@@ -55,6 +55,7 @@ static void *subscriber; /* borrowed from inject.c, lives as long as the process
  * after start. */
 static struct gp_got_result found;
 static int unreported;
+static int switch_pending; /* found not yet applied to the callbacks */
 
 static int recording(void)
 {
@@ -130,7 +131,11 @@ void gp_alloc_patch_start(void *sub)
 		return; /* not this platform, or no memory: the callbacks record */
 	found = res;
 	unreported = 1;
-	atomic_store(&active, all_patched(&res));
+	/* The callbacks stay on until the writer's first tick: a call that was
+	 * already running when CUDA loaded the recorder (the program's first
+	 * CUDA call may be cudaMallocAsync) went through no wrapper, and only
+	 * the callback beneath it can record it. */
+	switch_pending = 1;
 	atomic_store(&started, 1);
 }
 
@@ -161,7 +166,11 @@ int gp_alloc_patch_tick(struct gp_alloc_capture *cap)
 		if (res.patched != found.patched || res.left != found.left || res.others != found.others)
 			unreported = 1;
 		found = res;
-		update(&res);
+		switch_pending = 1;
+	}
+	if (switch_pending) {
+		switch_pending = 0;
+		update(&found);
 	}
 	if (!unreported)
 		return 0;

@@ -186,7 +186,8 @@ void gp_cb_record_async_failure(uint64_t bytes, void *stream, int64_t result);
  * callbacks back on (gp_alloc_patch_tick). */
 void gp_alloc_patch_start(void *subscriber);
 /* Whether every caller found is patched: then the driver-level callbacks of
- * cuMemAllocAsync and cuMemFreeAsync are off (gp_callbacks_enable). */
+ * cuMemAllocAsync and cuMemFreeAsync are off (gp_callbacks_enable), from
+ * the writer's first tick on. */
 int gp_alloc_patch_active(void);
 /* How stream-ordered allocations are captured, for the trace's
  * "gpuprof.alloc_capture" event. */

@@ -2,7 +2,10 @@
  * cudaMallocFromPoolAsync on a custom pool (cudaMemPoolCreate with a release
  * threshold), on two streams, one block freed on the other stream than the one
  * it was allocated on. The custom pool is emptied, trimmed and destroyed; two
- * default-pool blocks stay live at exit. Pool allocations are kind "device". */
+ * default-pool blocks stay live at exit. Pool allocations are kind "device".
+ * The program's first CUDA call is a cudaMallocAsync on the legacy default
+ * stream: CUDA loads gpuprof while that call runs, so no patched slot (tensor
+ * mode) sees it and the trace must have it all the same. */
 #include "gp_sample.h"
 
 struct strm {
@@ -42,7 +45,16 @@ static void a_free(void *p, struct strm *st, const char *pool_label)
 int main(void)
 {
 	gp_begin("async_pools");
-	CK(cudaFree(0));
+	void *first = NULL;
+	CK(cudaMallocAsync(&first, 12345, 0)); /* the first CUDA call */
+	static struct strm legacy = { 0, "legacy", 0 };
+	CK(cudaStreamGetId(0, &legacy.id));
+	{
+		char extra[160];
+		snprintf(extra, sizeof extra, " async=1 pool=default stream=%s stream_id=%llu",
+			 legacy.label, legacy.id);
+		gp_log_alloc("device", "cudaMallocAsync", first, 12345, extra);
+	}
 	int dev = 0, supported = 0;
 	CK(cudaGetDevice(&dev));
 	CK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev));
@@ -115,7 +127,9 @@ int main(void)
 	CK(cudaMemPoolDestroy(pool));
 
 	a_free(d[5], &S[1], "default");
+	a_free(first, &legacy, "default");
 	CK(cudaStreamSynchronize(S[1].s));
+	CK(cudaStreamSynchronize(0));
 	/* d[1] and d[4] stay live at exit */
 
 	CK(cudaEventDestroy(ev));
