@@ -2,8 +2,8 @@
  *
  * Failed allocations: CUPTI writes no memory record for an allocation that
  * failed, and the requested size exists only in the API call's parameters, so
- * the exit callback of each allocation API looks at the result and, on
- * failure, queues an "oom" host event with the request and the device's free
+ * the exit callback of each allocation API looks at the result and, when it
+ * ran out of memory, queues an "oom" host event with the request and the device's free
  * and total memory at that moment.
  *
  * Allocations and frees without CUPTI's memory records: CUPTI records
@@ -344,7 +344,10 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 	if (result == 0) {
 		if (w->records && atomic_load_explicit(&tracking, memory_order_relaxed))
 			record_call(w, cb);
-	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && (gp_rec_live() & GP_REC_OOM)) {
+	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && result == CUDA_ERROR_OUT_OF_MEMORY &&
+		   (gp_rec_live() & GP_REC_OOM)) {
+		/* out of memory only (the driver's and the runtime's code are both
+		 * 2): cudart's first call fails inside on no context and retries */
 		record_failure(w, cb, result);
 	}
 }
@@ -447,7 +450,7 @@ void gp_cb_record_async(int is_free, uint64_t addr, uint64_t bytes, void *stream
 
 void gp_cb_record_async_failure(uint64_t bytes, void *stream, int64_t result)
 {
-	if (!(gp_rec_live() & GP_REC_OOM))
+	if (!(gp_rec_live() & GP_REC_OOM) || result != cudaErrorMemoryAllocation)
 		return;
 	check_cache();
 	push_failure(API_CUDA_MALLOC_ASYNC, bytes, context_device(call_context(stream)), result);
