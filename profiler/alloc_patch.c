@@ -55,7 +55,6 @@ static void *subscriber; /* borrowed from inject.c, lives as long as the process
  * after start. */
 static struct gp_got_result found;
 static int unreported;
-static int switch_pending; /* found not yet applied to the callbacks */
 
 static int recording(void)
 {
@@ -129,13 +128,12 @@ void gp_alloc_patch_start(void *sub)
 	gp_cb_find_driver();
 	if (gp_got_patch(targets, NTARGETS, driver_calls, &res) != 0)
 		return; /* not this platform, or no memory: the callbacks record */
+	/* found is applied to the callbacks at the writer's first tick, not
+	 * now: a call that was already running when CUDA loaded the recorder
+	 * (the program's first CUDA call may be cudaMallocAsync) went through
+	 * no wrapper, and only the callback beneath it can record it. */
 	found = res;
 	unreported = 1;
-	/* The callbacks stay on until the writer's first tick: a call that was
-	 * already running when CUDA loaded the recorder (the program's first
-	 * CUDA call may be cudaMallocAsync) went through no wrapper, and only
-	 * the callback beneath it can record it. */
-	switch_pending = 1;
 	atomic_store(&started, 1);
 }
 
@@ -166,19 +164,12 @@ int gp_alloc_patch_tick(struct gp_alloc_capture *cap)
 		if (res.patched != found.patched || res.left != found.left || res.others != found.others)
 			unreported = 1;
 		found = res;
-		switch_pending = 1;
 	}
-	if (switch_pending) {
-		switch_pending = 0;
-		update(&found);
-	}
+	update(&found); /* switches the callbacks only when that changes */
 	if (!unreported)
 		return 0;
 	unreported = 0;
-	cap->patched = found.patched;
-	cap->left = found.left;
-	cap->others = found.others;
+	cap->slots = found;
 	cap->callbacks_off = gp_alloc_patch_active();
-	memcpy(cap->first_unpatched, found.first_unpatched, sizeof(cap->first_unpatched));
 	return 1;
 }

@@ -8,6 +8,8 @@
 #ifndef GPUPROF_RECORDER_H
 #define GPUPROF_RECORDER_H
 
+#include "got_patch.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -192,9 +194,8 @@ int gp_alloc_patch_active(void);
 /* How stream-ordered allocations are captured, for the trace's
  * "gpuprof.alloc_capture" event. */
 struct gp_alloc_capture {
-	unsigned patched, left, others; /* callers' slots: see got_patch.h */
-	int callbacks_off;              /* cuMemAllocAsync/cuMemFreeAsync not watched */
-	char first_unpatched[128];      /* the first library keeping them watched */
+	struct gp_got_result slots; /* the callers' slots found (got_patch.h) */
+	int callbacks_off;          /* cuMemAllocAsync/cuMemFreeAsync not watched */
 };
 /* The writer thread, now and then: patches objects loaded since, repairs
  * slots, and turns the callbacks back on if a caller cannot be patched.

@@ -97,12 +97,12 @@ static void write_alloc_capture(struct gp_writer_ctx *w, const struct gp_alloc_c
 	gp_tw_begin(w->tw, 'i', "gpuprof.alloc_capture", "gpuprof", w->host_pid, 0, gp_rel_ts(now));
 	gp_tw_field_str(w->tw, "s", "g");
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "patched", cap->patched);
-	gp_tw_arg_u64(w->tw, "left", cap->left);
-	gp_tw_arg_u64(w->tw, "others", cap->others);
+	gp_tw_arg_u64(w->tw, "patched", cap->slots.patched);
+	gp_tw_arg_u64(w->tw, "left", cap->slots.left);
+	gp_tw_arg_u64(w->tw, "others", cap->slots.others);
 	gp_tw_arg_bool(w->tw, "driver_callbacks", !cap->callbacks_off);
-	if (cap->first_unpatched[0])
-		gp_tw_arg_str(w->tw, "first_unpatched", cap->first_unpatched);
+	if (cap->slots.first_unpatched[0])
+		gp_tw_arg_str(w->tw, "first_unpatched", cap->slots.first_unpatched);
 	gp_tw_end(w->tw);
 }
 
