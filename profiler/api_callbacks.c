@@ -269,18 +269,36 @@ static void *call_stream(const struct watched *w, const void *params)
 /* An allocation or free that succeeded: a GP_HEV_ALLOC (a: address, b:
  * bytes) or GP_HEV_FREE (a: address) host event; stream-ordered ones with
  * GP_HEVF_ASYNC and their stream (c). */
+/* The part of an allocation's or free's event that the callbacks and the
+ * patched calls share; the caller has run check_cache(). */
+static void begin_call_event(struct gp_host_ev *ev, uint16_t api, uint8_t kind, CUcontext ctx)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->ts = gp_now();
+	ev->tid = gp_gettid();
+	ev->api = api;
+	ev->mem_kind = kind;
+	ev->device = context_device(ctx);
+}
+
+/* A stream-ordered call's flag and stream id. */
+static void set_call_stream(struct gp_host_ev *ev, CUcontext ctx, void *stream, uint8_t per_thread)
+{
+	uint32_t sid;
+	ev->flags |= GP_HEVF_ASYNC;
+	if (stream_id(ctx, stream, per_thread, &sid) == 0) {
+		ev->c = sid;
+		ev->flags |= GP_HEVF_HAS_STREAM;
+	}
+}
+
 static void record_call(const struct watched *w, const CUpti_CallbackData *cb)
 {
 	struct gp_host_ev ev;
 
-	memset(&ev, 0, sizeof(ev));
-	ev.ts = gp_now();
-	ev.tid = gp_gettid();
-	ev.api = w->api;
-	ev.id = cb->correlationId;
-	ev.mem_kind = w->kind;
 	check_cache();
-	ev.device = context_device(cb->context);
+	begin_call_event(&ev, w->api, w->kind, cb->context);
+	ev.id = cb->correlationId;
 	if (w->role == FREE_ASYNC || w->role == FREE) {
 		const struct free_params *p = cb->functionParams;
 		ev.type = GP_HEV_FREE;
@@ -297,14 +315,8 @@ static void record_call(const struct watched *w, const CUpti_CallbackData *cb)
 		ev.a = p->ptr ? (uint64_t)(uintptr_t) * (void **)p->ptr : 0;
 		ev.b = p->size;
 	}
-	if (w->role == ALLOC_ASYNC || w->role == FREE_ASYNC) {
-		uint32_t sid;
-		ev.flags |= GP_HEVF_ASYNC;
-		if (stream_id(cb->context, call_stream(w, cb->functionParams), w->per_thread, &sid) == 0) {
-			ev.c = sid;
-			ev.flags |= GP_HEVF_HAS_STREAM;
-		}
-	}
+	if (w->role == ALLOC_ASYNC || w->role == FREE_ASYNC)
+		set_call_stream(&ev, cb->context, call_stream(w, cb->functionParams), w->per_thread);
 	gp_hev_push(&ev, NULL, 0);
 }
 
@@ -428,23 +440,13 @@ void gp_cb_record_async(int is_free, uint64_t addr, uint64_t bytes, void *stream
 {
 	struct gp_host_ev ev;
 
-	memset(&ev, 0, sizeof(ev));
-	ev.ts = gp_now();
-	ev.tid = gp_gettid();
-	ev.api = is_free ? API_CUDA_FREE_ASYNC : API_CUDA_MALLOC_ASYNC;
-	ev.mem_kind = GP_CBK_DEVICE;
+	check_cache();
+	CUcontext ctx = call_context(stream);
+	begin_call_event(&ev, is_free ? API_CUDA_FREE_ASYNC : API_CUDA_MALLOC_ASYNC, GP_CBK_DEVICE, ctx);
 	ev.type = is_free ? GP_HEV_FREE : GP_HEV_ALLOC;
 	ev.a = addr;
 	ev.b = is_free ? 0 : bytes;
-	ev.flags = GP_HEVF_ASYNC;
-	check_cache();
-	CUcontext ctx = call_context(stream);
-	ev.device = context_device(ctx);
-	uint32_t sid;
-	if (stream_id(ctx, stream, per_thread, &sid) == 0) {
-		ev.c = sid;
-		ev.flags |= GP_HEVF_HAS_STREAM;
-	}
+	set_call_stream(&ev, ctx, stream, per_thread);
 	gp_hev_push(&ev, NULL, 0);
 }
 
