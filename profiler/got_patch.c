@@ -226,20 +226,18 @@ static void scan_relocs(struct scan *sc, const struct dl_phdr_info *info, const 
 		/* A lazy slot points back into its own object's PLT. */
 		if (current == sc->targets[ti].replacement || !in_object(info, (uintptr_t)current, 1)) {
 			patch_resolved(sc, &s, current, info->dlpi_name);
-		} else if (sc->nlazy < MAX_LAZY) {
-			struct lazy *l = &sc->lazy[sc->nlazy++];
-			l->s = s;
-			l->base = info->dlpi_addr;
-			size_t len = info->dlpi_name ? strlen(info->dlpi_name) : 0;
-			if (len >= sizeof(l->name)) {
-				sc->nlazy--;
-				not_patched(&sc->res, &sc->res.left, info->dlpi_name);
-				continue;
-			}
-			memcpy(l->name, info->dlpi_name ? info->dlpi_name : "", len + 1);
-		} else {
-			not_patched(&sc->res, &sc->res.left, info->dlpi_name);
+			continue;
 		}
+		const char *object = info->dlpi_name ? info->dlpi_name : "";
+		size_t len = strlen(object);
+		if (sc->nlazy == MAX_LAZY || len >= sizeof(sc->lazy[0].name)) {
+			not_patched(&sc->res, &sc->res.left, object);
+			continue;
+		}
+		struct lazy *l = &sc->lazy[sc->nlazy++];
+		l->s = s;
+		l->base = info->dlpi_addr;
+		memcpy(l->name, object, len + 1);
 	}
 }
 
@@ -306,12 +304,10 @@ static void patch_lazy(struct scan *sc, const struct lazy *l)
 	void *real = NULL;
 	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && (uintptr_t)lm->l_addr == l->base)
 		real = dlsym(h, t->name);
-	if (real && same_real(t, real) && write_slot(&l->s, t->replacement, sc->page) == 0) {
-		sc->res.patched++;
-		remember(&l->s);
-	} else {
+	if (real)
+		patch_resolved(sc, &l->s, real, l->name);
+	else
 		not_patched(&sc->res, &sc->res.left, l->name);
-	}
 	dlclose(h);
 }
 
