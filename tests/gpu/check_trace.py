@@ -568,7 +568,8 @@ class Checker:
         self.ev = info.events
         self.allow_recovered = allow_recovered
         # recorded without pool records: every allocation and free comes
-        # from the API callbacks, says its thread and API, has no pool args
+        # from the API callbacks or a patched call (stream-ordered ones in
+        # tensor mode), says its thread and API, has no pool args
         self.callbacks = callbacks
         self.rep = rep
         self.meta = None
@@ -872,8 +873,9 @@ class Checker:
                     errs.append("%s: stream %r tid %r, expected -1 and 0 (no stream)" % (
                         w, a["stream"], e.get("tid")))
             if self.callbacks:
-                # the event says its thread and (driver) API; its corr is the
-                # driver call's, which no API event has
+                # the event says its thread and API (the driver call's, or the
+                # runtime call's when recorded in the patched call); its corr
+                # is the driver call's, which no API event has, or 0
                 if a.get("thread") != m.tid:
                     errs.append("%s: thread %r, the sample called from tid %d" % (
                         w, a.get("thread"), m.tid))
@@ -1447,7 +1449,8 @@ def main(argv=None):
                     help="accept a trace repaired after a crash (gpuprof.end recovered=true)")
     ap.add_argument("--callbacks", action="store_true",
                     help="recorded without pool records: allocations and frees come from "
-                         "the API callbacks (thread and API in the event, no pool args)")
+                         "the API callbacks or patched calls (thread and API in the event, "
+                         "no pool args)")
     args = ap.parse_args(argv)
     rep = Report()
     name = os.path.basename(args.sample_stdout).split(".")[0]

@@ -6,7 +6,8 @@
 #
 # --callbacks: record without CUPTI's pool records (GPUPROF_RECORD without
 # "pools"), so that allocations and frees come from gpuprof's API
-# callbacks, as in PyTorch's tensor mode; files and result are named
+# callbacks (stream-ordered ones from its patched calls), as in PyTorch's
+# tensor mode; files and result are named
 # <sample>.callbacks.
 #
 # Exit: 0 pass, 1 fail, 77 no usable GPU here (ctest SKIP_RETURN_CODE).
