@@ -7,7 +7,10 @@
 # thread's CPU time per step until then.
 #   bench/overhead.sh GPUPROF OUTDIR [CONFIG...]
 # CONFIG: name=mode[+ENV=VALUE...], mode one of plain-native, plain-tensor
-# (PyTorch's cudaMallocAsync backend), cuda, native, tensor; e.g.
+# (PyTorch's cudaMallocAsync backend), cuda, native, tensor, and
+# torchprof-native, torchprof-tensor (no gpuprof: torch.profiler with
+# profile_memory over the timed steps, the budget's reference; its JSON's
+# size is printed and the file deleted); e.g.
 #   base=plain-native  cuda=cuda  cuda-memonly=cuda+GPUPROF_RECORD=memory
 # Environment: ROUNDS (2), STEPS (25), MODEL (gpt2), THREADS (1: after the
 # table, each run's step and what each of its threads did, train_models.py
@@ -40,6 +43,8 @@ for r in $(seq "$rounds"); do
 		case $mode in
 		plain-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= python3 "$tm") ;;
 		plain-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm") ;;
+		torchprof-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= python3 "$tm" --torch-profiler "$out/$name.json") ;;
+		torchprof-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm" --torch-profiler "$out/$name.json") ;;
 		*) cmd=(env "${envs[@]}" "$gp" --trace --force --mode "$mode" -o "$out/$name.json.gz" "$tm") ;;
 		esac
 		s0=$(steal)
@@ -47,6 +52,7 @@ for r in $(seq "$rounds"); do
 			sed -n -e "s/^GPUPROF_TORCH /OVERHEAD config=$name round=$r /p" \
 				-e "s/^GPUPROF_THREADS /THREADS config=$name round=$r /p" >>"$res"
 		echo "STEAL config=$name round=$r ticks=$(($(steal) - s0))" >>"$res"
+		rm -f "$out/$name.json"
 	done
 done
 python3 - "$res" "$@" <<'PY'
@@ -64,7 +70,7 @@ for line in open(sys.argv[1]):
     if tag == "THREADS":
         threads.append(d)
         continue
-    for k in ("median_ms", "enqueue_ms", "cpu_ms", "fwd_ms", "bwd_ms", "opt_ms"):
+    for k in ("median_ms", "enqueue_ms", "cpu_ms", "fwd_ms", "bwd_ms", "opt_ms", "torch_profiler_bytes"):
         if k in d:
             runs[d["config"]][k].append(float(d[k]))
     by_round[d["config"]][d["round"]] = float(d["median_ms"])
@@ -81,7 +87,7 @@ for n, c in zip(names, sys.argv[2:]):
         continue
     mode = c.split("=", 1)[1].split("+")[0]
     m = statistics.median(r["median_ms"])
-    bn = base.get("tensor" if mode in ("tensor", "plain-tensor") else "native", "")
+    bn = base.get("tensor" if mode in ("tensor", "plain-tensor", "torchprof-tensor") else "native", "")
     b = runs.get(bn, {})
     rel = ""
     if b and not mode.startswith("plain"):
@@ -94,9 +100,12 @@ for n, c in zip(names, sys.argv[2:]):
     if r.get("fwd_ms"):  # host time to queue each part of the step
         split = " (fwd %.1f bwd %.1f opt %.1f)" % tuple(
             statistics.median(r[k]) for k in ("fwd_ms", "bwd_ms", "opt_ms"))
-    print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms%s cpu %.1f ms" % (
+    size = ""
+    if r.get("torch_profiler_bytes"):
+        size = " torch.profiler JSON %.0f MB" % (statistics.median(r["torch_profiler_bytes"]) / 1e6)
+    print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms%s cpu %.1f ms%s" % (
         n, m, rel, " ".join("%.2f" % x for x in r["median_ms"]),
-        statistics.median(r["enqueue_ms"]), split, statistics.median(r["cpu_ms"])))
+        statistics.median(r["enqueue_ms"]), split, statistics.median(r["cpu_ms"]), size))
 for n in names:  # clock ticks (USER_HZ) summed over the vCPUs, run by run
     if steal.get(n):
         print("steal %-14s ticks per run %s" % (n, " ".join(steal[n])))

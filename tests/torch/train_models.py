@@ -2,7 +2,7 @@
 tests and the overhead benchmark.
 
   train_models.py --model gpt2|resnet50 [--steps N] [--warmup W] [--count-kernels]
-                  [--threads] [--pipelined]
+                  [--threads] [--pipelined] [--torch-profiler JSON]
 
 gpt2: transformers GPT2LMHeadModel, 12 layers x 768, batch 8 x 1024, bf16
 autocast, AdamW. resnet50: torchvision, batch 64 x 3 x 224 x 224, SGD.
@@ -22,6 +22,10 @@ of consecutive steps (CUDA events), and a host slower than the GPU shows in
 it only when it falls behind. By default each step ends with a
 synchronize (as a loop calling loss.item() each step does), so all host
 time before the GPU gets going counts.
+--torch-profiler JSON times the steps inside torch.profiler.profile (CPU and
+CUDA activities, profile_memory=True), the reference the overhead budget
+names, and writes its Chrome trace to JSON after the timed steps (the
+export is not timed); the line then also says torch_profiler_bytes=.
 --threads adds a line on what each of the process's threads did over the
 timed steps (Linux /proc), to see what runs beside the training thread:
   GPUPROF_THREADS main=CPU_MS/IVCS@CPU other=NAME:CPU_MS/IVCS@CPU,...
@@ -164,7 +168,10 @@ def main():
     ap.add_argument("--count-kernels", action="store_true")
     ap.add_argument("--threads", action="store_true")
     ap.add_argument("--pipelined", action="store_true")
+    ap.add_argument("--torch-profiler", metavar="JSON")
     args = ap.parse_args()
+    if args.count_kernels and args.torch_profiler:
+        ap.error("--count-kernels already runs torch.profiler: not with --torch-profiler")
     torch.manual_seed(0)
     marks = []
     step = build(args.model, marks)
@@ -193,6 +200,11 @@ def main():
             perf_ctl = open(perf_ctl, "w", buffering=1)
             perf_ctl.write("enable\n")
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.steps + 1)]
+        prof = None
+        if args.torch_profiler:
+            acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+            prof = torch.profiler.profile(activities=acts, profile_memory=True)
+            prof.__enter__()
         for i in range(args.steps):
             t0 = time.perf_counter()
             total, queued, on_cpu = timed_step(step, starts[i] if args.pipelined else None)
@@ -207,6 +219,11 @@ def main():
             starts[-1].record()
             torch.cuda.synchronize()
             times = [starts[i].elapsed_time(starts[i + 1]) for i in range(args.steps)]
+        if prof is not None:
+            torch.cuda.synchronize()
+            prof.__exit__(None, None, None)
+            prof.export_chrome_trace(args.torch_profiler)
+            prof_bytes = os.path.getsize(args.torch_profiler)
         if perf_ctl:
             perf_ctl.write("disable\n")
             perf_ctl.close()
@@ -221,6 +238,8 @@ def main():
                       for k, v in zip(("fwd_ms", "bwd_ms", "opt_ms"), phases)) +
             f"max_allocated={torch.cuda.max_memory_allocated()} "
             f"max_reserved={torch.cuda.max_memory_reserved()} backend={backend}")
+    if args.torch_profiler and not args.count_kernels:
+        line += f" torch_profiler_bytes={prof_bytes}"
     if kernels:
         line += " kernels_per_step=" + ",".join(map(str, kernels))
     print(line, flush=True)
