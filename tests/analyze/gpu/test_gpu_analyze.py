@@ -189,8 +189,11 @@ def case_frag(c):
         c.check(0 < fr["worst"]["gap"] <= int(e["worst_gap"]) * 1.01, "worst gap %d vs %s" % (
             fr["worst"]["gap"], e["worst_gap"]))
         gap = "worst gap %.2f GiB (torch %.2f)" % (fr["worst"]["gap"] / GiB, int(e["worst_gap"]) / GiB)
+    elif fr["known"]:
+        # marks were written, none of them while a segment stood unused
+        gap = "no gap at any gpuprof:torch.memory mark"
     else:
-        gap = "gap not known: the trace has no gpuprof:torch.memory marks"
+        gap = "gap not known: %s" % (fr.get("why") or "no gpuprof:torch.memory marks")
     t, ef = c.trace("frag.retry", os.path.join(HERE, "scenarios.py"), "frag", mode="native")
     r = c.analyze("frag.retry", t)
     c.check(r["oom_count"] >= 1, "retry scenario: a failed cudaMalloc (oom_count %d)" % r["oom_count"])
