@@ -1,0 +1,93 @@
+"""What each piece of the hooks' work per module call costs on this host, in
+µs: the Python and PyTorch calls the module-call wrapper and its backward
+note make (gpuprof_torch.py, _Hooks.make_call and _watch_backward), each
+timed alone in a loop. It says which of them a compiled wrapper would save
+and which it would still pay (the PyTorch calls themselves).
+
+  hook_pieces.py [--device cuda|cpu] [--number N]
+
+Prints a HOOK_PIECES line with the versions of Python and PyTorch, one
+HOOK_PIECE line per piece (best of 5 repeats of N calls; module calls are of
+an nn.Identity), then first_grad_fn (reading a new output's grad_fn once,
+which makes its Python object) and wrapper_extra (what one Python wrapper
+around nn.Module.__call__ adds to a module call). NVTX calls go to PyTorch's stubs unless a
+tool (gpuprof) is attached.
+
+EXAMPLES
+  python3 bench/hook_pieces.py                    # on the GPU machine
+  python3 bench/hook_pieces.py --device cpu       # anywhere with PyTorch
+  gpuprof --trace --mode native -o t.json.gz bench/hook_pieces.py  # NVTX recorded"""
+import argparse
+import sys
+import threading
+import time
+import timeit
+
+import torch
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+ap.add_argument("--number", type=int, default=100000)
+a = ap.parse_args()
+if a.number < 1:
+    raise SystemExit("hook_pieces.py: --number must be at least 1")
+
+leaf = torch.randn(4, device=a.device, requires_grad=True)
+y = leaf * 2
+g = y.grad_fn
+lin = torch.nn.Identity()  # a module call with (nearly) nothing inside
+x = y
+tls = threading.local()
+tls.s = object()
+names = {id(lin): "transformer.h.0.mlp.c_fc"}
+nvtx = getattr(torch._C, "_nvtx", None)
+compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+
+
+def nothing():
+    pass
+
+
+def wrapped(module, *args, **kwargs):
+    return orig(module, *args, **kwargs)
+
+
+orig = torch.nn.Module.__call__
+pieces = [
+    ("python_call", "nothing()"),
+    ("wrapper_frame", "wrapped(lin, x)"),
+    ("module_call", "lin(x)"),
+    ("grad_fn", "y.grad_fn"),
+    ("is_grad_enabled", "torch.is_grad_enabled()"),
+    ("tls_get", "tls.s"),
+    ("name_lookup", "names.get(id(lin))"),
+    ("tensor_type_check", "type(y) is torch.Tensor"),
+]
+if hasattr(g, "_sequence_nr"):
+    pieces.append(("sequence_nr", "g._sequence_nr()"))
+else:
+    pieces.append(("node_metadata", "g.metadata"))
+if compiling is not None:
+    pieces.append(("is_compiling", "compiling()"))
+if nvtx is not None:
+    pieces.append(("nvtx_push_pop", "nvtx.rangePushA('transformer.h.0.mlp.c_fc'); nvtx.rangePop()"))
+
+print("HOOK_PIECES python=%s torch=%s device=%s number=%d" % (
+    sys.version.split()[0], torch.__version__, a.device, a.number), flush=True)
+took = {}
+for name, stmt in pieces:
+    n = a.number
+    took[name] = min(timeit.repeat(stmt, globals=globals(), number=n, repeat=5)) / n * 1e6
+    print("HOOK_PIECE %-18s %.3f us" % (name, took[name]), flush=True)
+# A new output's node has no Python object yet: the first read of grad_fn
+# makes it (what the backward note pays for each module output).
+outs = [leaf * 2 for _ in range(min(a.number, 20000))]
+t0 = time.perf_counter()
+for o in outs:
+    o.grad_fn
+t1 = time.perf_counter()
+for o in outs:
+    o
+t2 = time.perf_counter()
+print("HOOK_PIECE %-18s %.3f us" % ("first_grad_fn", ((t1 - t0) - (t2 - t1)) / len(outs) * 1e6))
+print("HOOK_PIECE %-18s %.3f us" % ("wrapper_extra", took["wrapper_frame"] - took["module_call"]))
