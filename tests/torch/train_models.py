@@ -238,7 +238,7 @@ def main():
                       for k, v in zip(("fwd_ms", "bwd_ms", "opt_ms"), phases)) +
             f"max_allocated={torch.cuda.max_memory_allocated()} "
             f"max_reserved={torch.cuda.max_memory_reserved()} backend={backend}")
-    if args.torch_profiler and not args.count_kernels:
+    if args.torch_profiler:  # never with --count-kernels (refused above)
         line += f" torch_profiler_bytes={prof_bytes}"
     if kernels:
         line += " kernels_per_step=" + ",".join(map(str, kernels))
