@@ -6,6 +6,7 @@ names are documented in exporters/TRACE_FORMAT.md ("PyTorch programs").
 Installed lazily: an import hook waits for the program to import torch. The
 hooks only push and pop NVTX ranges; they never change what the program
 computes. Any failure turns them off with one "gpuprof:" line on stderr."""
+import atexit
 import functools
 import importlib.abc
 import json
@@ -419,6 +420,23 @@ class _Hooks:
         t = threading.Thread(target=sample, name="gpuprof-memory", daemon=True)
         t.start()
 
+    def exit_marks(self):
+        """native mode, at exit: PyTorch's allocated and reserved bytes as
+        the program ends, so that a program shorter than the sampler's
+        period, or ending between two samples, still has its last state in
+        the trace. Never initialises CUDA."""
+        if not self.memory_marks:
+            return
+        cuda = self.torch.cuda
+        try:
+            if not cuda.is_initialized():
+                return
+            n = cuda.device_count()
+        except Exception:
+            return
+        for dev in range(n):
+            self._memory_mark(None, dev)
+
     def _memory_mark(self, last=None, dev=None):
         """native mode: PyTorch's own allocated and reserved bytes, so that
         the trace shows allocated inside the segments (fragmentation).
@@ -614,6 +632,8 @@ def _on_torch_imported(torch):
         _hooks = _Hooks(torch, _parts())
         _hooks.install()
         _hooks.start_memory_sampler()
+        if _hooks.memory_marks:
+            atexit.register(_hooks.exit_marks)
     except Exception as e:
         _say("PyTorch hooks not installed (%r); allocations are still recorded, "
              "without layer names" % (e,))

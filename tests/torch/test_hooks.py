@@ -2,11 +2,12 @@
 on the CPU, with NVTX replaced by a recorder of calls: module paths as
 named_modules() gives them, forward push/pop nesting, one backward range per
 autograd node (innermost module wins), phases and step marks, the memory
-marks of native mode, torch.compile's wrapper named after the model, and
-that uninstall() removes everything. Needs only a torch build (any version
+marks of native mode (the one at exit in a child process), torch.compile's
+wrapper named after the model, and that uninstall() removes everything. Needs only a torch build (any version
 with Node.register_prehook); exit 77 (skipped) without torch.
   test_hooks.py"""
 import os
+import subprocess
 import sys
 
 try:
@@ -57,6 +58,20 @@ torch._C._nvtx = FakeNvtx()
 torch._C._cuda_memoryStats = lambda d: {"allocated_bytes": {"all": {"current": 5}},
                                         "reserved_bytes": {"all": {"current": 9}}}
 torch.cuda.current_device = lambda: 0
+
+if sys.argv[1:] == ["--exit-child"]:
+    # A program that only imports torch and ends: gpuprof's exit handler,
+    # registered as the hooks install, runs before this one (atexit runs
+    # the last registered first), which prints the marks it wrote.
+    import atexit
+    import json
+
+    atexit.register(lambda: print("EXIT_MARKS " + json.dumps(
+        [e[1] for e in log if e[0] == "mark" and e[1].startswith("gpuprof:torch.memory")])))
+    torch.cuda.is_initialized = lambda: True
+    torch.cuda.device_count = lambda: 1
+    import gpuprof_torch  # noqa: E402,F401
+    sys.exit(0)
 
 import gpuprof_torch  # noqa: E402  (installs itself: torch is imported)
 
@@ -196,6 +211,23 @@ h1.remove()
 h2.remove()
 eq(seen, [("pre", True), ("post", torch.Size([2, 4]))], "the program's own hooks ran")
 eq(torch.allclose(y, model[1](model[0](x) * 2)), True, "a forward hook's returned output is used")
+
+# native mode marks PyTorch's memory as the program ends (atexit), only where
+# the program initialised CUDA itself
+log.clear()
+gpuprof_torch._hooks.exit_marks()
+eq([e for e in log if e[0] == "mark"], [], "no exit mark without CUDA initialised")
+torch.cuda.is_initialized = lambda: True
+torch.cuda.device_count = lambda: 1
+gpuprof_torch._hooks.exit_marks()
+eq([e[1] for e in log if e[0] == "mark"],
+   ['gpuprof:torch.memory {"allocated": 5, "reserved": 9, "device": 0}'], "exit mark")
+child = subprocess.run([sys.executable, os.path.abspath(__file__), "--exit-child"],
+                       capture_output=True, text=True, timeout=120)
+eq([ln for ln in child.stdout.splitlines() if ln.startswith("EXIT_MARKS")],
+   ['EXIT_MARKS ["gpuprof:torch.memory {\\"allocated\\": 5, \\"reserved\\": 9, \\"device\\": 0}"]'],
+   "a program that ends gets its exit mark (atexit)")
+log.clear()
 
 # uninstall removes every hook and patch; install brings them back
 call = torch.nn.Module.__call__

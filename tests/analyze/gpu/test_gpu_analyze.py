@@ -183,9 +183,9 @@ def case_frag(c):
     fr = d["summary"]["fragmentation"]
     if fr["known"] and fr["worst"]:
         # native mode's allocated bytes are sampled (gpuprof:torch.memory
-        # marks, every 100 ms here: the story takes steps of its own), so the
-        # worst gap seen is one of the gaps the story had: above zero, never
-        # above its worst
+        # marks, every 100 ms here and once at exit: the story takes steps of
+        # its own), so the worst gap seen is one of the gaps the story had:
+        # above zero, never above its worst
         c.check(0 < fr["worst"]["gap"] <= int(e["worst_gap"]) * 1.01, "worst gap %d vs %s" % (
             fr["worst"]["gap"], e["worst_gap"]))
         gap = "worst gap %.2f GiB (torch %.2f)" % (fr["worst"]["gap"] / GiB, int(e["worst_gap"]) / GiB)
