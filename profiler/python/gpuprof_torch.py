@@ -17,6 +17,9 @@ import weakref
 
 _MODE = os.environ.get("GPUPROF_MODE", "")
 _OPS = os.environ.get("GPUPROF_OPS") == "1"
+# GPUPROF_TORCH_FAST=1: each module call's work is done by the compiled
+# _gpuprof_call (gpuprof_call.c) where it was built for this Python
+_FAST = os.environ.get("GPUPROF_TORCH_FAST") == "1"
 _installed = False
 _hooks = None  # the installed _Hooks (bench/hook_ab.py switches it off and on)
 
@@ -166,6 +169,7 @@ class _Hooks:
         self.restore = []  # (owner, attribute, original) patched by install()
         self.announced = False
         self.memory_marks = _MODE == "native"
+        self.fast = False  # whether module calls go through _gpuprof_call
 
     # ---- forward ----
     # nn.Module.__call__ is wrapped rather than hooked with global module
@@ -201,6 +205,18 @@ class _Hooks:
         grad_enabled = self.grad_enabled
         watch = self._watch_backward
         new_thread = self._thread
+        fast = self._fast_call(orig) if _FAST else None
+        if fast is not None:
+            # torch.compile inlines this function and takes the first
+            # branch; a C callable in its place would be a graph break
+            def __call__(module, *args, **kwargs):
+                if compiling():
+                    return orig(module, *args, **kwargs)
+                return fast(module, args, kwargs)
+
+            __call__.__wrapped__ = orig
+            __call__.__doc__ = getattr(orig, "__doc__", None)
+            return __call__
 
         def __call__(module, *args, **kwargs):
             if compiling():
@@ -234,6 +250,23 @@ class _Hooks:
         __call__.__wrapped__ = orig
         __call__.__doc__ = getattr(orig, "__doc__", None)
         return __call__
+
+    def _fast_call(self, orig):
+        """The compiled module call (gpuprof_call.c) doing what make_call's
+        Python wrapper does, or None where it was not built for this Python
+        (said once)."""
+        try:
+            import _gpuprof_call
+        except ImportError as e:
+            global _FAST
+            _FAST = False  # said once; the Python wrapper from now on
+            _say("GPUPROF_TORCH_FAST=1: compiled module calls not available (%s); "
+                 "the Python ones are used" % (e,))
+            return None
+        self.fast = True
+        return _gpuprof_call.Call(orig, self, self.torch.Tensor, self.fwd_names, self.names.path,
+                                  self.names.lookup, self._thread, self.push, self.pop,
+                                  self.grad_enabled, self._watch_backward, self.fwd, self.bwd)
 
     # ---- backward ----
     # A module's backward begins when the gradient of its output arrives: a

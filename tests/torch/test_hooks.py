@@ -76,6 +76,10 @@ if sys.argv[1:] == ["--exit-child"]:
 import gpuprof_torch  # noqa: E402  (installs itself: torch is imported)
 
 failures = []
+# GPUPROF_TORCH_FAST=1 (CTest's torch.hooks.fast): the same checks with the
+# compiled module calls, which must then be the ones in use
+if os.environ.get("GPUPROF_TORCH_FAST") == "1" and not gpuprof_torch._hooks.fast:
+    failures.append("GPUPROF_TORCH_FAST=1: the compiled module calls are not in use")
 
 
 def eq(got, want, what):
@@ -222,11 +226,14 @@ torch.cuda.device_count = lambda: 1
 gpuprof_torch._hooks.exit_marks()
 eq([e[1] for e in log if e[0] == "mark"],
    ['gpuprof:torch.memory {"allocated": 5, "reserved": 9, "device": 0}'], "exit mark")
+# without GPUPROF_MODE at its start: gpuprof's sitecustomize (on PYTHONPATH in
+# torch.hooks.fast) would install the hooks before the fakes (the child sets it)
+child_env = {k: v for k, v in os.environ.items() if k != "GPUPROF_MODE"}
 child = subprocess.run([sys.executable, os.path.abspath(__file__), "--exit-child"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=child_env)
 eq([ln for ln in child.stdout.splitlines() if ln.startswith("EXIT_MARKS")],
    ['EXIT_MARKS ["gpuprof:torch.memory {\\"allocated\\": 5, \\"reserved\\": 9, \\"device\\": 0}"]'],
-   "a program that ends gets its exit mark (atexit)")
+   "a program that ends gets its exit mark (atexit; its stderr: %r)" % child.stderr[-300:])
 log.clear()
 
 # uninstall removes every hook and patch; install brings them back
