@@ -4,18 +4,25 @@ tensors, so that the step is nearly all Python and PyTorch overhead. Variants
 take turns; the best of the rounds is printed per variant. NVTX calls go to
 stubs unless PyTorch has them.
 
-  hook_cpu.py [--rounds R] [--steps S] [--forward-only] VARIANT...
+  hook_cpu.py [--rounds R] [--steps S] [--forward-only] [--count K] VARIANT...
 
 VARIANT: none, or a comma list of the hooks' parts (fwd, bwd, phase) and of
 the probes regonly (instead of the backward naming, register a prehook that
 does nothing on each module output's node, in the forward) and empty (global
 forward pre- and post-hooks that do nothing: what PyTorch's hooked module
 call costs by itself). --forward-only times the forward alone (with grad)
-and also prints the cost per module call.
+and also prints the cost per module call. --count K runs K steps of one
+variant and nothing else, to be counted by valgrind: instructions per module
+call = (count with K - count with 0) / (K x module calls), module calls 162
+a forward of this model. GPUPROF_TORCH_FAST=1 with the build's
+profiler/python on PYTHONPATH uses the compiled module calls.
 
 EXAMPLES
   python3 bench/hook_cpu.py none fwd fwd,bwd fwd,bwd,phase fwd,regonly
-  python3 bench/hook_cpu.py --forward-only --steps 300 none empty fwd fwd,bwd"""
+  python3 bench/hook_cpu.py --forward-only --steps 300 none empty fwd fwd,bwd
+  GPUPROF_TORCH_FAST=1 PYTHONPATH=build/profiler/python valgrind --tool=cachegrind \\
+      --cache-sim=no --cachegrind-out-file=/dev/null \\
+      python3 bench/hook_cpu.py --forward-only --count 100 fwd,bwd"""
 import argparse
 import os
 import statistics
@@ -33,6 +40,7 @@ ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--rounds", type=int, default=8)
 ap.add_argument("--steps", type=int, default=60)
 ap.add_argument("--forward-only", action="store_true")
+ap.add_argument("--count", type=int, metavar="K")
 ap.add_argument("variants", nargs="+")
 a = ap.parse_args()
 torch.set_num_threads(1)
@@ -145,6 +153,22 @@ def make(v):
 def _nothing(grads):
     return None
 
+
+if a.count is not None:
+    # K steps of one variant and nothing else, for an instruction count that
+    # the host's noise does not move: run under valgrind with K and with 0
+    if len(a.variants) != 1 or a.count < 0:
+        raise SystemExit("hook_cpu.py: --count K needs K >= 0 and one variant")
+    h = make(a.variants[0])
+    if h is not None:
+        h.install()
+    step()  # names the modules
+    for _ in range(a.count):
+        step()
+    print("HOOK_CPU_COUNT variant=%s steps=%d compiled=%d torch=%s python=%s" % (
+        a.variants[0], a.count, int(bool(getattr(h, "fast", False))), torch.__version__,
+        sys.version.split()[0]))
+    sys.exit(0)
 
 variants = a.variants
 best = {v: [] for v in variants}
