@@ -25,6 +25,11 @@ except ImportError as e:
     print("_gpuprof_call not built for this Python: skipped (%s)" % e)
     sys.exit(77)
 
+# the hooks' own per-thread state (importing them without torch installs
+# only their wait for `import torch`)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "profiler", "python"))
+from gpuprof_torch import _Thread as Thread  # noqa: E402
+
 failures = []
 
 
@@ -49,16 +54,6 @@ class Node:
 class OldNode:  # a PyTorch without _sequence_nr
     def __init__(self):
         self.metadata = {}
-
-
-class Thread:
-    __slots__ = ("stack", "notes", "last_seq", "bwd_depth")
-
-    def __init__(self):
-        self.stack = []
-        self.notes = []
-        self.last_seq = None
-        self.bwd_depth = 0
 
 
 class Hooks:
