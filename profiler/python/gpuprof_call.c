@@ -180,6 +180,17 @@ static int note_backward(Call *c, PyObject *st, PyObject *stack, PyObject *modul
 	return err;
 }
 
+/* Takes module off the top of the thread's stack, where its call put it
+ * (a call that raised inside may have left its callees above it): 1, 0 if
+ * it is not on top, -1 with an exception. */
+static int pop_if_top(PyObject *stack, PyObject *module)
+{
+	Py_ssize_t n = PyList_GET_SIZE(stack);
+	if (n == 0 || PyList_GET_ITEM(stack, n - 1) != module)
+		return 0;
+	return PyList_SetSlice(stack, n - 1, n, NULL) < 0 ? -1 : 1;
+}
+
 /* Ends the module's forward range if it is still the innermost one (as the
  * Python wrapper's finally: also when the call raised; an exception from
  * the call is kept over one from here). */
@@ -192,20 +203,18 @@ static PyObject *end_forward(Call *c, PyObject *stack, PyObject *module, PyObjec
 	if (!result)
 		PyErr_Fetch(&et, &ev, &tb);
 #endif
-	Py_ssize_t n = PyList_GET_SIZE(stack);
-	if (n > 0 && PyList_GET_ITEM(stack, n - 1) == module) {
-		int bad = PyList_SetSlice(stack, n - 1, n, NULL) < 0;
-		if (!bad && c->fwd) {
-			PyObject *r = PyObject_CallNoArgs(c->pop);
-			bad = !r;
-			Py_XDECREF(r);
-		}
-		if (bad) {
-			if (result)
-				Py_CLEAR(result);
-			else
-				PyErr_Clear();
-		}
+	int popped = pop_if_top(stack, module);
+	int bad = popped < 0;
+	if (popped > 0 && c->fwd) {
+		PyObject *r = PyObject_CallNoArgs(c->pop);
+		bad = !r;
+		Py_XDECREF(r);
+	}
+	if (bad) {
+		if (result)
+			Py_CLEAR(result);
+		else
+			PyErr_Clear();
 	}
 #if PY_VERSION_HEX >= 0x030C0000
 	if (raised)
@@ -278,9 +287,7 @@ static PyObject *call_vectorcall(PyObject *self, PyObject *const *argv, size_t n
 	if (c->fwd) {
 		PyObject *r = PyObject_CallOneArg(c->push, name);
 		if (!r) {
-			Py_ssize_t n = PyList_GET_SIZE(stack);
-			if (n > 0 && PyList_GET_ITEM(stack, n - 1) == module)
-				PyList_SetSlice(stack, n - 1, n, NULL);
+			pop_if_top(stack, module);
 			goto out;
 		}
 		Py_DECREF(r);
@@ -296,11 +303,27 @@ out:
 	return result;
 }
 
+/* The objects a Call owns, in Call()'s argument order: its constructor,
+ * traverse and clear go through this one list. */
+static const size_t field_offsets[] = {
+	offsetof(Call, orig),  offsetof(Call, hooks), offsetof(Call, tensor_type),
+	offsetof(Call, fwd_names), offsetof(Call, paths), offsetof(Call, lookup),
+	offsetof(Call, new_thread), offsetof(Call, push), offsetof(Call, pop),
+	offsetof(Call, grad_enabled), offsetof(Call, watch),
+};
+#define NFIELDS (sizeof(field_offsets) / sizeof(field_offsets[0]))
+_Static_assert(NFIELDS == 11, "Call()'s argument format below has 11 objects");
+
+static PyObject **field(PyObject *self, size_t i)
+{
+	return (PyObject **)((char *)self + field_offsets[i]);
+}
+
 static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
 	static char *kw[] = { "orig", "hooks", "tensor_type", "fwd_names", "paths", "lookup",
 			      "new_thread", "push", "pop", "grad_enabled", "watch", "fwd", "bwd", NULL };
-	PyObject *o[11];
+	PyObject *o[NFIELDS];
 	int fwd, bwd;
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO!O!OOOOOOpp:Call", kw, &o[0], &o[1], &o[2],
 					 &PyDict_Type, &o[3], &PyDict_Type, &o[4], &o[5], &o[6],
@@ -314,11 +337,8 @@ static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 	if (!c)
 		return NULL;
 	c->vectorcall = call_vectorcall;
-	PyObject **fields[] = { &c->orig, &c->hooks, &c->tensor_type, &c->fwd_names, &c->paths,
-				&c->lookup, &c->new_thread, &c->push, &c->pop, &c->grad_enabled,
-				&c->watch };
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		*fields[i] = Py_NewRef(o[i]);
+	for (size_t i = 0; i < NFIELDS; i++)
+		*field((PyObject *)c, i) = Py_NewRef(o[i]);
 	c->fwd = fwd;
 	c->bwd = bwd;
 	return (PyObject *)c;
@@ -326,35 +346,15 @@ static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 
 static int call_traverse(PyObject *self, visitproc visit, void *arg)
 {
-	Call *c = (Call *)self;
-	Py_VISIT(c->orig);
-	Py_VISIT(c->hooks);
-	Py_VISIT(c->tensor_type);
-	Py_VISIT(c->fwd_names);
-	Py_VISIT(c->paths);
-	Py_VISIT(c->lookup);
-	Py_VISIT(c->new_thread);
-	Py_VISIT(c->push);
-	Py_VISIT(c->pop);
-	Py_VISIT(c->grad_enabled);
-	Py_VISIT(c->watch);
+	for (size_t i = 0; i < NFIELDS; i++)
+		Py_VISIT(*field(self, i));
 	return 0;
 }
 
 static int call_clear(PyObject *self)
 {
-	Call *c = (Call *)self;
-	Py_CLEAR(c->orig);
-	Py_CLEAR(c->hooks);
-	Py_CLEAR(c->tensor_type);
-	Py_CLEAR(c->fwd_names);
-	Py_CLEAR(c->paths);
-	Py_CLEAR(c->lookup);
-	Py_CLEAR(c->new_thread);
-	Py_CLEAR(c->push);
-	Py_CLEAR(c->pop);
-	Py_CLEAR(c->grad_enabled);
-	Py_CLEAR(c->watch);
+	for (size_t i = 0; i < NFIELDS; i++)
+		Py_CLEAR(*field(self, i));
 	return 0;
 }
 
