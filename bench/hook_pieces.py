@@ -1,6 +1,6 @@
 """What each piece of the hooks' work per module call costs on this host, in
 µs: the Python and PyTorch calls the module-call wrapper and its backward
-note make (gpuprof_torch.py, _Hooks.make_call and _watch_backward), each
+note make (gpuprof_torch.py, _Hooks._python_call and _watch_backward), each
 timed alone in a loop. It says which of them a compiled wrapper would save
 and which it would still pay (the PyTorch calls themselves).
 

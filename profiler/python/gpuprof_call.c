@@ -1,5 +1,6 @@
 /* _gpuprof_call: the per-module-call work of gpuprof's PyTorch hooks,
- * compiled (GPUPROF_TORCH_FAST=1; gpuprof_torch.py, _Hooks.make_call).
+ * compiled (GPUPROF_TORCH_FAST=1; gpuprof_torch.py's _Hooks._python_call
+ * is the same in Python).
  *
  * Why: on a host where the recorder's CUPTI work leaves a synced training
  * step's forward host-bound, every µs the hooks spend per module call is a

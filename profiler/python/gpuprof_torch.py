@@ -193,9 +193,28 @@ class _Hooks:
         return st
 
     def make_call(self, orig):
-        """The wrapper of nn.Module.__call__ (orig). Its work is inlined, with
-        what it needs bound once here: each method call or attribute lookup
-        it saves is paid on every module call, about 150 a GPT-2 forward."""
+        """The wrapper of nn.Module.__call__ (orig): the compiled module call
+        behind a Python descriptor (GPUPROF_TORCH_FAST=1, where it was built),
+        else the Python one."""
+        compiling = self.compiling
+        fast = self._fast_call(orig) if _FAST else None
+        if fast is not None:
+            # torch.compile inlines this function and takes the first
+            # branch; a C callable in its place would be a graph break
+            def __call__(module, *args, **kwargs):
+                if compiling():
+                    return orig(module, *args, **kwargs)
+                return fast(module, args, kwargs)
+        else:
+            __call__ = self._python_call(orig)
+        __call__.__wrapped__ = orig
+        __call__.__doc__ = getattr(orig, "__doc__", None)
+        return __call__
+
+    def _python_call(self, orig):
+        """make_call's wrapper in Python. Its work is inlined, with what it
+        needs bound once here: each method call or attribute lookup it saves
+        is paid on every module call, about 150 a GPT-2 forward."""
         compiling = self.compiling
         hooks = self
         fwd_names = self.fwd_names
@@ -205,18 +224,6 @@ class _Hooks:
         grad_enabled = self.grad_enabled
         watch = self._watch_backward
         new_thread = self._thread
-        fast = self._fast_call(orig) if _FAST else None
-        if fast is not None:
-            # torch.compile inlines this function and takes the first
-            # branch; a C callable in its place would be a graph break
-            def __call__(module, *args, **kwargs):
-                if compiling():
-                    return orig(module, *args, **kwargs)
-                return fast(module, args, kwargs)
-
-            __call__.__wrapped__ = orig
-            __call__.__doc__ = getattr(orig, "__doc__", None)
-            return __call__
 
         def __call__(module, *args, **kwargs):
             if compiling():
@@ -247,13 +254,11 @@ class _Hooks:
                 watch(st, module, output)
             return output
 
-        __call__.__wrapped__ = orig
-        __call__.__doc__ = getattr(orig, "__doc__", None)
         return __call__
 
     def _fast_call(self, orig):
-        """The compiled module call (gpuprof_call.c) doing what make_call's
-        Python wrapper does, or None where it was not built for this Python
+        """The compiled module call (gpuprof_call.c) doing what
+        _python_call's wrapper does, or None where it was not built for this Python
         (said once)."""
         try:
             import _gpuprof_call
@@ -432,7 +437,6 @@ class _Hooks:
             period = 100
         if not self.memory_marks or period <= 0:
             return
-        cuda = self.torch.cuda
         hooks = self
 
         def sample():
@@ -441,9 +445,7 @@ class _Hooks:
             while hooks.memory_marks:
                 time.sleep(period / 1000.0)
                 try:
-                    if not cuda.is_initialized():
-                        continue
-                    n = cuda.device_count()
+                    n = hooks._cuda_devices()
                 except Exception as e:
                     _say("PyTorch's memory not sampled (%r)" % (e,))
                     return
@@ -460,15 +462,18 @@ class _Hooks:
         the trace. Never initialises CUDA."""
         if not self.memory_marks:
             return
-        cuda = self.torch.cuda
         try:
-            if not cuda.is_initialized():
-                return
-            n = cuda.device_count()
+            n = self._cuda_devices()
         except Exception:
             return
         for dev in range(n):
             self._memory_mark(None, dev)
+
+    def _cuda_devices(self):
+        """How many devices to mark: 0 until the program has initialised
+        CUDA itself (never initialised here)."""
+        cuda = self.torch.cuda
+        return cuda.device_count() if cuda.is_initialized() else 0
 
     def _memory_mark(self, last=None, dev=None):
         """native mode: PyTorch's own allocated and reserved bytes, so that
