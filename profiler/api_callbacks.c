@@ -266,9 +266,6 @@ static void *call_stream(const struct watched *w, const void *params)
 	return ((const struct ptr_size_params *)params)->stream;
 }
 
-/* An allocation or free that succeeded: a GP_HEV_ALLOC (a: address, b:
- * bytes) or GP_HEV_FREE (a: address) host event; stream-ordered ones with
- * GP_HEVF_ASYNC and their stream (c). */
 /* The part of an allocation's or free's event that the callbacks and the
  * patched calls share; the caller has run check_cache(). */
 static void begin_call_event(struct gp_host_ev *ev, uint16_t api, uint8_t kind, CUcontext ctx)
@@ -292,6 +289,9 @@ static void set_call_stream(struct gp_host_ev *ev, CUcontext ctx, void *stream, 
 	}
 }
 
+/* An allocation or free that succeeded: a GP_HEV_ALLOC (a: address, b:
+ * bytes) or GP_HEV_FREE (a: address) host event; stream-ordered ones with
+ * GP_HEVF_ASYNC and their stream (c). */
 static void record_call(const struct watched *w, const CUpti_CallbackData *cb)
 {
 	struct gp_host_ev ev;
