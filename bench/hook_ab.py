@@ -6,8 +6,10 @@ the GPU machine) does not hide a 1% effect.
   hook_ab.py [--model gpt2|resnet50] [--rounds R] [--steps S] [VARIANT...]
 
 VARIANT is HOOKS or HOOKS@REC.
-  HOOKS: none, or a comma list of fwd, bwd, phase, and nomem (no
-         gpuprof:torch.memory marks).
+  HOOKS: none, or a comma list of fwd, bwd, phase, nomem (no
+         gpuprof:torch.memory marks) and fast (the compiled module calls
+         of GPUPROF_TORCH_FAST=1; without it the Python ones, whatever
+         GPUPROF_TORCH_FAST says).
   REC:   what the recorder records during the variant, GPUPROF_RECORD's names
          plus memory and none (e.g. none, memory, memory,kernels, all,memory);
          needs `gpuprof --trace` (it calls gpuprof_bench_record in the
@@ -34,6 +36,9 @@ garbage collections per step and their time.
 EXAMPLES
   # hooks alone, the recorder taking every NVTX call
   gpuprof --trace --mode native -o t.json.gz bench/hook_ab.py none fwd,bwd,phase
+  # the compiled module calls against the Python ones
+  gpuprof --trace --mode native -o t.json.gz bench/hook_ab.py none fwd,bwd,phase \\
+      fwd,bwd,phase,fast
   # the recorder's parts: idle, memory only, everything; then with the hooks
   gpuprof --trace --mode native -o t.json.gz bench/hook_ab.py \\
       none@none none@memory none@all,memory fwd,bwd,phase@all,memory"""
@@ -117,7 +122,12 @@ for r in range(a.rounds):
             h.step = hooks.step
             if "nomem" in hook_parts.split(","):
                 h.memory_marks = False
+            h.want_fast = "fast" in hook_parts.split(",")
             h.install()
+            if h.want_fast and not h.fast:
+                raise SystemExit("hook_ab.py: variant %s: the compiled module calls are not "
+                                 "available (run it under gpuprof --trace, or put the build's "
+                                 "profiler/python on PYTHONPATH)" % v)
         for _ in range(2):
             step()
         torch.cuda.synchronize()

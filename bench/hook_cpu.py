@@ -14,15 +14,19 @@ call costs by itself). --forward-only times the forward alone (with grad)
 and also prints the cost per module call. --count K runs K steps of one
 variant and nothing else, to be counted by valgrind: instructions per module
 call = (count with K - count with 0) / (K x module calls), module calls 162
-a forward of this model. GPUPROF_TORCH_FAST=1 with the build's
-profiler/python on PYTHONPATH uses the compiled module calls.
+a forward of this model. The part fast makes a variant use the compiled
+module calls (GPUPROF_TORCH_FAST=1's; the build's profiler/python must be on
+PYTHONPATH), so that both kinds take turns in one process; without it a
+variant uses the Python ones, whatever GPUPROF_TORCH_FAST says.
 
 EXAMPLES
   python3 bench/hook_cpu.py none fwd fwd,bwd fwd,bwd,phase fwd,regonly
   python3 bench/hook_cpu.py --forward-only --steps 300 none empty fwd fwd,bwd
-  GPUPROF_TORCH_FAST=1 PYTHONPATH=build/profiler/python valgrind --tool=cachegrind \\
+  PYTHONPATH=build/profiler/python python3 bench/hook_cpu.py --forward-only \\
+      none fwd,bwd fwd,bwd,fast
+  PYTHONPATH=build/profiler/python valgrind --tool=cachegrind \\
       --cache-sim=no --cachegrind-out-file=/dev/null \\
-      python3 bench/hook_cpu.py --forward-only --count 100 fwd,bwd"""
+      python3 bench/hook_cpu.py --forward-only --count 100 fwd,bwd,fast"""
 import argparse
 import os
 import statistics
@@ -136,6 +140,7 @@ def make(v):
         return _Empty()
     h = gpuprof_torch._Hooks(torch, parts & {"fwd", "bwd", "phase"})
     h.announced = True
+    h.want_fast = "fast" in parts
     h.memory_marks = False
     if "regonly" in parts:
         h.bwd = True
@@ -154,6 +159,13 @@ def _nothing(grads):
     return None
 
 
+def install(h):
+    h.install()
+    if getattr(h, "want_fast", False) and not h.fast:
+        raise SystemExit("hook_cpu.py: a fast variant needs _gpuprof_call: put the build's "
+                         "profiler/python on PYTHONPATH")
+
+
 if a.count is not None:
     # K steps of one variant and nothing else, for an instruction count that
     # the host's noise does not move: run under valgrind with K and with 0
@@ -161,7 +173,7 @@ if a.count is not None:
         raise SystemExit("hook_cpu.py: --count K needs K >= 0 and one variant")
     h = make(a.variants[0])
     if h is not None:
-        h.install()
+        install(h)
     step()  # names the modules
     for _ in range(a.count):
         step()
@@ -176,7 +188,7 @@ for r in range(a.rounds):
     for v in variants:
         h = make(v)
         if h is not None:
-            h.install()
+            install(h)
         for _ in range(5):
             step()
         ts = []

@@ -169,6 +169,7 @@ class _Hooks:
         self.restore = []  # (owner, attribute, original) patched by install()
         self.announced = False
         self.memory_marks = _MODE == "native"
+        self.want_fast = _FAST  # try the compiled module calls (benches set it per variant)
         self.fast = False  # whether module calls go through _gpuprof_call
 
     # ---- forward ----
@@ -197,7 +198,7 @@ class _Hooks:
         behind a Python descriptor (GPUPROF_TORCH_FAST=1, where it was built),
         else the Python one."""
         compiling = self.compiling
-        fast = self._fast_call(orig) if _FAST else None
+        fast = self._fast_call(orig) if self.want_fast else None
         if fast is not None:
             # torch.compile inlines this function and takes the first
             # branch; a C callable in its place would be a graph break
@@ -264,6 +265,8 @@ class _Hooks:
             import _gpuprof_call
         except ImportError as e:
             global _FAST
+            if not _FAST:
+                return None  # said already
             _FAST = False  # said once; the Python wrapper from now on
             _say("GPUPROF_TORCH_FAST=1: compiled module calls not available (%s); "
                  "the Python ones are used" % (e,))
