@@ -17,9 +17,12 @@ import weakref
 
 _MODE = os.environ.get("GPUPROF_MODE", "")
 _OPS = os.environ.get("GPUPROF_OPS") == "1"
-# GPUPROF_TORCH_FAST=1: each module call's work is done by the compiled
-# _gpuprof_call (gpuprof_call.c) where it was built for this Python
-_FAST = os.environ.get("GPUPROF_TORCH_FAST") == "1"
+# Each module call's work is done by the compiled _gpuprof_call
+# (gpuprof_call.c) where it was built for this Python: it halved what the
+# hooks cost a GPT-2 step (bench/RESULTS.md, session 10). GPUPROF_TORCH_FAST=0
+# keeps the Python wrapper; =1 also says so when the compiled one is missing.
+_FAST = os.environ.get("GPUPROF_TORCH_FAST", "") != "0"
+_FAST_ASKED = os.environ.get("GPUPROF_TORCH_FAST", "") == "1"
 _installed = False
 _hooks = None  # the installed _Hooks (bench/hook_ab.py switches it off and on)
 
@@ -195,8 +198,8 @@ class _Hooks:
 
     def make_call(self, orig):
         """The wrapper of nn.Module.__call__ (orig): the compiled module call
-        behind a Python descriptor (GPUPROF_TORCH_FAST=1, where it was built),
-        else the Python one."""
+        behind a Python descriptor, where it was built (and not
+        GPUPROF_TORCH_FAST=0), else the Python one."""
         compiling = self.compiling
         fast = self._fast_call(orig) if self.want_fast else None
         if fast is not None:
@@ -259,17 +262,17 @@ class _Hooks:
 
     def _fast_call(self, orig):
         """The compiled module call (gpuprof_call.c) doing what
-        _python_call's wrapper does, or None where it was not built for this Python
-        (said once)."""
+        _python_call's wrapper does, or None where it was not built for this
+        Python: then the trace's gpuprof:torch mark says so, and stderr too
+        where GPUPROF_TORCH_FAST=1 asked for it (once)."""
         try:
             import _gpuprof_call
         except ImportError as e:
-            global _FAST
-            if not _FAST:
-                return None  # said already
-            _FAST = False  # said once; the Python wrapper from now on
-            _say("GPUPROF_TORCH_FAST=1: compiled module calls not available (%s); "
-                 "the Python ones are used" % (e,))
+            global _FAST, _FAST_ASKED
+            if _FAST_ASKED:
+                _say("GPUPROF_TORCH_FAST=1: compiled module calls not available (%s); "
+                     "the Python ones are used" % (e,))
+            _FAST = _FAST_ASKED = False  # not tried again
             return None
         self.fast = True
         return _gpuprof_call.Call(orig, self, self.torch.Tensor, self.fwd_names, self.names.path,
@@ -637,7 +640,8 @@ class _Hooks:
             pass
         conf = os.environ.get("PYTORCH_ALLOC_CONF") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
         info = {"torch": torch.__version__, "mode": _MODE, "alloc_conf": conf,
-                "backend": backend, "pid": os.getpid(), "ops": _OPS}
+                "backend": backend, "pid": os.getpid(), "ops": _OPS,
+                "compiled_calls": self.fast}
         self.mark("gpuprof:torch " + json.dumps(info, sort_keys=True))
         if _MODE == "native":
             import atexit

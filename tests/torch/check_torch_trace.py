@@ -60,6 +60,12 @@ def main():
             notes.append("capture=patched:%s,left:%s,others:%s,driver_callbacks:%s%s" % (
                 c.get("patched"), c.get("left"), c.get("others"), c.get("driver_callbacks"),
                 ",first_unpatched:%s" % c["first_unpatched"] if "first_unpatched" in c else ""))
+    # which module calls the hooks used: compiled (gpuprof_call.c) or Python
+    for e in ev:
+        if e.get("cat") == "nvtx" and e.get("name", "").startswith("gpuprof:torch {"):
+            info = json.loads(e["name"][len("gpuprof:torch "):])
+            notes.append("calls=%s" % {True: "compiled", False: "python"}.get(info.get("compiled_calls"), "?"))
+            break
 
     order = sorted(range(len(ev)), key=lambda i: (ev[i].get("ts", 0), i))
     api = {}  # corr -> (tid, ts, API name)

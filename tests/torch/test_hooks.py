@@ -6,6 +6,7 @@ marks of native mode (the one at exit in a child process), torch.compile's
 wrapper named after the model, and that uninstall() removes everything. Needs only a torch build (any version
 with Node.register_prehook); exit 77 (skipped) without torch.
   test_hooks.py"""
+import json
 import os
 import subprocess
 import sys
@@ -64,7 +65,6 @@ if sys.argv[1:] == ["--exit-child"]:
     # registered as the hooks install, runs before this one (atexit runs
     # the last registered first), which prints the marks it wrote.
     import atexit
-    import json
 
     atexit.register(lambda: print("EXIT_MARKS " + json.dumps(
         [e[1] for e in log if e[0] == "mark" and e[1].startswith("gpuprof:torch.memory")])))
@@ -76,10 +76,13 @@ if sys.argv[1:] == ["--exit-child"]:
 import gpuprof_torch  # noqa: E402  (installs itself: torch is imported)
 
 failures = []
-# GPUPROF_TORCH_FAST=1 (CTest's torch.hooks.fast): the same checks with the
-# compiled module calls, which must then be the ones in use
-if os.environ.get("GPUPROF_TORCH_FAST") == "1" and not gpuprof_torch._hooks.fast:
-    failures.append("GPUPROF_TORCH_FAST=1: the compiled module calls are not in use")
+# CTest runs this twice: GPUPROF_TORCH_FAST=0 (torch.hooks) with the Python
+# wrapper, =1 (torch.hooks.fast) with the compiled module calls, each of
+# which must then be the one in use
+want_fast = os.environ.get("GPUPROF_TORCH_FAST")
+if want_fast in ("0", "1") and gpuprof_torch._hooks.fast != (want_fast == "1"):
+    failures.append("GPUPROF_TORCH_FAST=%s: compiled module calls in use: %s" % (
+        want_fast, gpuprof_torch._hooks.fast))
 
 
 def eq(got, want, what):
@@ -127,7 +130,10 @@ eq(sorted(ended), sorted(e[2] for e in starts), "every backward range ended")
 eq("phase:backward" in pushes, True, "phase:backward")
 eq("phase:zero_grad" in pushes, True, "phase:zero_grad")
 marks = [e[1] for e in log if e[0] == "mark"]
-eq(any(m.startswith("gpuprof:torch {") for m in marks), True, "gpuprof:torch announced")
+announced = [json.loads(m[len("gpuprof:torch "):]) for m in marks if m.startswith("gpuprof:torch {")]
+eq(len(announced), 1, "gpuprof:torch announced once")
+eq(announced[0].get("compiled_calls") if announced else None, gpuprof_torch._hooks.fast,
+   "gpuprof:torch says whether the compiled module calls are in use")
 eq('gpuprof:torch.memory {"allocated": 5, "reserved": 9, "device": 0}' in marks, True,
    "native mode: PyTorch's allocated/reserved marked before backward")
 if STEP_HOOKS:
