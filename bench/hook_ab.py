@@ -7,8 +7,8 @@ the GPU machine) does not hide a 1% effect.
 
 VARIANT is HOOKS or HOOKS@REC.
   HOOKS: none, or a comma list of fwd, bwd, phase, nomem (no
-         gpuprof:torch.memory marks) and fast (the compiled module calls
-         of GPUPROF_TORCH_FAST=1; without it the Python ones, whatever
+         gpuprof:torch.memory marks) and fast (the compiled module calls,
+         gpuprof's default; without it the Python ones, whatever
          GPUPROF_TORCH_FAST says).
   REC:   what the recorder records during the variant, GPUPROF_RECORD's names
          plus memory and none (e.g. none, memory, memory,kernels, all,memory);

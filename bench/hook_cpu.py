@@ -15,7 +15,7 @@ and also prints the cost per module call. --count K runs K steps of one
 variant and nothing else, to be counted by valgrind: instructions per module
 call = (count with K - count with 0) / (K x module calls), module calls 162
 a forward of this model. The part fast makes a variant use the compiled
-module calls (GPUPROF_TORCH_FAST=1's; the build's profiler/python must be on
+module calls (gpuprof's default; the build's profiler/python must be on
 PYTHONPATH), so that both kinds take turns in one process; without it a
 variant uses the Python ones, whatever GPUPROF_TORCH_FAST says.
 

@@ -18,9 +18,10 @@ import weakref
 _MODE = os.environ.get("GPUPROF_MODE", "")
 _OPS = os.environ.get("GPUPROF_OPS") == "1"
 # Each module call's work is done by the compiled _gpuprof_call
-# (gpuprof_call.c) where it was built for this Python: it halved what the
-# hooks cost a GPT-2 step (bench/RESULTS.md, session 10). GPUPROF_TORCH_FAST=0
-# keeps the Python wrapper; =1 also says so when the compiled one is missing.
+# (gpuprof_call.c) where it was built for this Python: it cut what the hooks
+# cost a GPT-2 step by 14-62% (bench/RESULTS.md, session 10).
+# GPUPROF_TORCH_FAST=0 keeps the Python wrapper; =1 also says so on stderr
+# when the compiled one is missing.
 _FAST = os.environ.get("GPUPROF_TORCH_FAST", "") != "0"
 _FAST_ASKED = os.environ.get("GPUPROF_TORCH_FAST", "") == "1"
 _installed = False
