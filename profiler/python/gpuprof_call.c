@@ -1,6 +1,6 @@
 /* _gpuprof_call: the per-module-call work of gpuprof's PyTorch hooks,
- * compiled (GPUPROF_TORCH_FAST=1; gpuprof_torch.py's _Hooks._python_call
- * is the same in Python).
+ * compiled: the hooks' default where it is built (gpuprof_torch.py's
+ * _Hooks._python_call does the same in Python; GPUPROF_TORCH_FAST=0 uses it).
  *
  * Why: on a host where the recorder's CUPTI work leaves a synced training
  * step's forward host-bound, every µs the hooks spend per module call is a
