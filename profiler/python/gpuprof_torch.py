@@ -645,7 +645,6 @@ class _Hooks:
                 "compiled_calls": self.fast}
         self.mark("gpuprof:torch " + json.dumps(info, sort_keys=True))
         if _MODE == "native":
-            import atexit
             atexit.register(self._mark_segments)
         if _MODE == "tensor" and backend not in ("cudaMallocAsync", "unknown"):
             _say("tensor mode asked PyTorch for backend:cudaMallocAsync but it uses %s: "
