@@ -269,6 +269,17 @@ static void push_failure(uint16_t api, uint64_t bytes, uint32_t device, int64_t 
 	gp_hev_push(&ev, NULL, 0);
 }
 
+/* Whether a failed allocation becomes an "oom" event: out of memory only,
+ * the driver's code or the runtime's (both 2). Other failures are not the
+ * program running out: cudart's first call fails inside on no context and
+ * retries. */
+_Static_assert((int)CUDA_ERROR_OUT_OF_MEMORY == (int)cudaErrorMemoryAllocation,
+	       "one code for out of memory");
+static int records_failure(int64_t result)
+{
+	return result == CUDA_ERROR_OUT_OF_MEMORY && (gp_rec_live() & GP_REC_OOM);
+}
+
 static void record_failure(const struct watched *w, const CUpti_CallbackData *cb, int64_t result)
 {
 	check_cache();
@@ -377,10 +388,7 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 	if (result == 0) {
 		if (w->records && atomic_load_explicit(&tracking, memory_order_relaxed))
 			record_call(w, cb);
-	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && result == CUDA_ERROR_OUT_OF_MEMORY &&
-		   (gp_rec_live() & GP_REC_OOM)) {
-		/* out of memory only (the driver's and the runtime's code are both
-		 * 2): cudart's first call fails inside on no context and retries */
+	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && records_failure(result)) {
 		record_failure(w, cb, result);
 	}
 }
@@ -473,7 +481,7 @@ void gp_cb_record_async(int is_free, uint64_t addr, uint64_t bytes, void *stream
 
 void gp_cb_record_async_failure(uint64_t bytes, void *stream, int64_t result)
 {
-	if (!(gp_rec_live() & GP_REC_OOM) || result != cudaErrorMemoryAllocation)
+	if (!records_failure(result))
 		return;
 	check_cache();
 	push_failure(API_CUDA_MALLOC_ASYNC, bytes, context_device(call_context(stream)), result);
