@@ -9,8 +9,12 @@ and which it would still pay (the PyTorch calls themselves).
 Prints a HOOK_PIECES line with the versions of Python and PyTorch, one
 HOOK_PIECE line per piece (best of 5 repeats of N calls; module calls are of
 an nn.Identity), then first_grad_fn (reading a new output's grad_fn once,
-which makes its Python object) and wrapper_extra (what one Python wrapper
-around nn.Module.__call__ adds to a module call). NVTX calls go to PyTorch's stubs unless a
+which makes its Python object), wrapper_extra (what one Python wrapper
+around nn.Module.__call__ adds to a module call), register_prehook and
+prehook_called (a backward prehook per node: registering it, and the engine
+calling it, on a chain of 200 nodes; best of 20) and, on a GPU,
+cuda_memory_stats (one torch._C._cuda_memoryStats call: native mode's
+memory mark). NVTX calls go to PyTorch's stubs unless a
 tool (gpuprof) is attached.
 
 EXAMPLES
@@ -91,3 +95,57 @@ for o in outs:
 t2 = time.perf_counter()
 print("HOOK_PIECE %-18s %.3f us" % ("first_grad_fn", ((t1 - t0) - (t2 - t1)) / len(outs) * 1e6))
 print("HOOK_PIECE %-18s %.3f us" % ("wrapper_extra", took["wrapper_frame"] - took["module_call"]))
+
+
+# A backward prehook per module output (gpuprof's backward naming): what
+# registering one costs, and what the engine pays to call one (it wraps the
+# gradients for Python), on a chain of CHAIN nodes.
+CHAIN = 200
+
+
+def chain():
+    z = leaf
+    for _ in range(CHAIN):
+        z = z * 1.0
+    nodes = []
+    g = z.grad_fn
+    while g is not None and len(nodes) < CHAIN:
+        nodes.append(g)
+        nxt = [f for f, _ in g.next_functions if f is not None]
+        g = nxt[0] if nxt else None
+    return z, nodes
+
+
+def prehook(grad_outputs):
+    return None
+
+
+def backward_ms(hooked):
+    best = reg = None
+    for _ in range(20):
+        z, nodes = chain()
+        t0 = time.perf_counter()
+        if hooked:
+            for n in nodes:
+                n.register_prehook(prehook)
+        t1 = time.perf_counter()
+        z.sum().backward()
+        if a.device == "cuda":
+            torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        best = t2 - t1 if best is None else min(best, t2 - t1)
+        reg = t1 - t0 if reg is None else min(reg, t1 - t0)
+        leaf.grad = None
+    return best, reg
+
+
+if hasattr(g, "register_prehook"):
+    plain, _ = backward_ms(False)
+    hooked, reg = backward_ms(True)
+    print("HOOK_PIECE %-18s %.3f us" % ("register_prehook", reg / CHAIN * 1e6))
+    print("HOOK_PIECE %-18s %.3f us" % ("prehook_called", (hooked - plain) / CHAIN * 1e6))
+if a.device == "cuda":
+    dev = torch.cuda.current_device()
+    n = max(1, a.number // 100)
+    t = min(timeit.repeat("torch._C._cuda_memoryStats(dev)", globals=globals(), number=n, repeat=5))
+    print("HOOK_PIECE %-18s %.3f us" % ("cuda_memory_stats", t / n * 1e6))
