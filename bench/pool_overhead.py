@@ -1,0 +1,107 @@
+"""Pools bench/overhead.sh rounds from several runs (calls of the device,
+machines) into one budget verdict per configuration: each round's step
+against the plain run of the same round and allocator, the median of all
+those per-round differences, a distribution-free 95% confidence interval of
+that median (from the order statistics: the rounds are independent draws of
+one configuration's cost), and how many rounds met a target.
+
+  pool_overhead.py [--target CONFIG=PCT ...] FILE...
+
+FILE holds OVERHEAD lines as overhead.sh writes them (overhead.txt, or a
+bench/gpu-tables/ copy; other lines are skipped). Rounds are told apart by
+file and round number. plain-native's configuration must be named plain and
+plain-tensor's plain-async, as overhead.sh's default list names them;
+torchprof-tensor pairs with plain-async, every other configuration with
+plain (as in overhead.sh).
+
+EXAMPLES
+  python3 bench/pool_overhead.py --target native=1 --target tensor=2 \\
+      bench/gpu-tables/2026-11-22-session11/0[1-3]-run*.txt"""
+import argparse
+import collections
+import math
+import statistics
+import sys
+
+TENSOR_SIDE = {"plain-async", "tensor", "torchprof-tensor"}
+
+
+def fail(msg):
+    print("pool_overhead.py: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def median_ci(xs, level=0.95):
+    """The narrowest pair of order statistics (lo, hi) of xs whose interval
+    holds the true median with probability >= level, and that probability;
+    (None, None, 0.0) for fewer than 6 values, where no such interval
+    reaches 95%."""
+    n = len(xs)
+    s = sorted(xs)
+    for k in range(n // 2, -1, -1):  # interval s[k] .. s[n-1-k]
+        # P(k < B(n, 1/2) < n - k), B the number of values below the median
+        cover = sum(math.comb(n, i) for i in range(k + 1, n - k)) / 2.0 ** n
+        if k < n - 1 - k and cover >= level:
+            return s[k], s[n - 1 - k], cover
+    return None, None, 0.0
+
+
+def parse(path, into):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("OVERHEAD "):
+                continue
+            kv = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
+            try:
+                ms = float(kv["median_ms"])
+                key = (path, kv["round"])
+                name = kv["config"]
+            except (KeyError, ValueError):
+                ms = None
+            if ms is None or not math.isfinite(ms) or ms <= 0:
+                fail("%s: malformed line: %s" % (path, line.strip()[:200]))
+            into[key][name] = ms
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", action="append", default=[], metavar="CONFIG=PCT")
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    targets = {}
+    for t in a.target:
+        name, _, pct = t.partition("=")
+        try:
+            targets[name] = float(pct)
+        except ValueError:
+            fail("--target wants CONFIG=PCT, not %r" % t)
+    rounds = collections.defaultdict(dict)
+    for p in a.files:
+        try:
+            parse(p, rounds)
+        except (OSError, UnicodeDecodeError) as e:
+            fail("%s: %s" % (p, e))
+    diffs = collections.defaultdict(list)
+    for cfgs in rounds.values():
+        for name, ms in cfgs.items():
+            if name in ("plain", "plain-async"):
+                continue
+            base = cfgs.get("plain-async" if name in TENSOR_SIDE else "plain")
+            if base:
+                diffs[name].append((ms / base - 1) * 100)
+    if not diffs:
+        fail("no rounds with a plain run to compare with")
+    for name in sorted(diffs):
+        d = diffs[name]
+        lo, hi, cover = median_ci(d)
+        ci = "%.0f%% CI %+.2f..%+.2f" % (cover * 100, lo, hi) if lo is not None else "no CI (< 6 rounds)"
+        met = ""
+        if name in targets:
+            met = " rounds_within_%g%%=%d/%d" % (targets[name], sum(x <= targets[name] for x in d), len(d))
+        print("POOLED config=%s rounds=%d median_pct=%+.2f %s%s per_round=%s" % (
+            name, len(d), statistics.median(d), ci.replace(" ", "_", 1), met,
+            ",".join("%+.1f" % x for x in d)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""bench/pool_overhead.py: the median's confidence interval from order
+statistics, rounds paired with the plain run of their own file, round and
+allocator, and malformed input refused with exit 2."""
+import os
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+tool = os.path.join(here, "..", "..", "bench", "pool_overhead.py")
+sys.path.insert(0, os.path.dirname(tool))
+import pool_overhead  # noqa: E402
+
+fails = 0
+
+
+def check(what, ok):
+    global fails
+    print("%s %s" % ("ok  " if ok else "FAIL", what))
+    fails += not ok
+
+
+# n = 12: s[2]..s[9] holds the median with 1 - 2*(1+12+66)/4096 = 0.9614
+lo, hi, cover = pool_overhead.median_ci(list(range(12, 0, -1)))
+check("n=12 interval is the 3rd..10th value", (lo, hi) == (3, 10))
+check("n=12 coverage 0.9614", abs(cover - (1 - 2 * 79 / 4096)) < 1e-12)
+# n = 6: only the extremes reach 95% (1 - 2/64 = 0.96875)
+check("n=6 interval is min..max", pool_overhead.median_ci([5, 1, 4, 2, 6, 3])[:2] == (1, 6))
+check("n=5 has none", pool_overhead.median_ci([1, 2, 3, 4, 5]) == (None, None, 0.0))
+
+
+def line(cfg, rnd, ms):
+    return "OVERHEAD config=%s round=%d model=gpt2 steps=15 median_ms=%.3f enqueue_ms=1\n" % (cfg, rnd, ms)
+
+
+def run(texts, *args):
+    paths = []
+    with tempfile.TemporaryDirectory() as d:
+        for i, t in enumerate(texts):
+            p = os.path.join(d, "run%d.txt" % i)
+            with open(p, "w") as f:
+                f.write(t)
+            paths.append(p)
+        r = subprocess.run([sys.executable, tool, *args, *paths], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+# Round 1 appears in both files with different plain runs: each native run
+# must be paired with its own file's plain (+1% and +3%), tensor with
+# plain-async (+2%, +4%); an unpaired configuration gets no line.
+a = "noise\n" + line("plain", 1, 100) + line("native", 1, 101) + line("plain-async", 1, 100) + \
+    line("tensor", 1, 102) + "STEAL config=plain round=1 ticks=3\n"
+b = line("plain", 1, 50) + line("native", 1, 51.5) + line("plain-async", 1, 50) + line("tensor", 1, 52)
+rc, out, err = run([a, b], "--target", "native=2")
+print(out, err, end="")
+check("exit 0", rc == 0)
+nat = [l for l in out.splitlines() if "config=native " in l]
+ten = [l for l in out.splitlines() if "config=tensor " in l]
+check("native pooled over both files", len(nat) == 1 and "rounds=2 " in nat[0] and "median_pct=+2.00" in nat[0])
+check("native per round paired in its file", nat and "per_round=+1.0,+3.0" in nat[0])
+check("native target counted", nat and "rounds_within_2%=1/2" in nat[0])
+check("tensor paired with plain-async", len(ten) == 1 and "per_round=+2.0,+4.0" in ten[0])
+check("no CI under 6 rounds", nat and "no_CI" in nat[0])
+
+for bad in (line("native", 1, float("nan")), "OVERHEAD config=native median_ms=70\n",
+            line("native", 1, 0.0), "OVERHEAD config=x round=1 median_ms=abc\n"):
+    rc, out, err = run([line("plain", 1, 70) + bad])
+    check("refused with exit 2: %r" % bad.strip()[:50], rc == 2 and err.startswith("pool_overhead.py: "))
+rc, out, err = run([line("native", 1, 70)])
+check("nothing to pair: exit 2", rc == 2)
+sys.exit(1 if fails else 0)
