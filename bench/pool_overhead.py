@@ -9,10 +9,10 @@ one configuration's cost), and how many rounds met a target.
 
 FILE holds OVERHEAD lines as overhead.sh writes them (overhead.txt, or a
 bench/gpu-tables/ copy; other lines are skipped). Rounds are told apart by
-file and round number. plain-native's configuration must be named plain and
-plain-tensor's plain-async, as overhead.sh's default list names them;
-torchprof-tensor pairs with plain-async, every other configuration with
-plain (as in overhead.sh).
+file and round number. The plain runs are the configurations whose name
+starts with "plain" (overhead.sh's default names plain and plain-async);
+every other run is paired with the plain run of its round that used the
+same allocator (the line's backend=, as PyTorch reported it).
 
 EXAMPLES
   python3 bench/pool_overhead.py --target native=1 --target tensor=2 \\
@@ -22,9 +22,6 @@ import collections
 import math
 import statistics
 import sys
-
-TENSOR_SIDE = {"plain-async", "tensor", "torchprof-tensor"}
-
 
 def fail(msg):
     print("pool_overhead.py: " + msg, file=sys.stderr)
@@ -55,12 +52,12 @@ def parse(path, into):
             try:
                 ms = float(kv["median_ms"])
                 key = (path, kv["round"])
-                name = kv["config"]
+                name, backend = kv["config"], kv["backend"]
             except (KeyError, ValueError):
                 ms = None
             if ms is None or not math.isfinite(ms) or ms <= 0:
                 fail("%s: malformed line: %s" % (path, line.strip()[:200]))
-            into[key][name] = ms
+            into[key][name] = (ms, backend)
 
 
 def main():
@@ -82,13 +79,16 @@ def main():
         except (OSError, UnicodeDecodeError) as e:
             fail("%s: %s" % (p, e))
     diffs = collections.defaultdict(list)
-    for cfgs in rounds.values():
-        for name, ms in cfgs.items():
-            if name in ("plain", "plain-async"):
-                continue
-            base = cfgs.get("plain-async" if name in TENSOR_SIDE else "plain")
-            if base:
-                diffs[name].append((ms / base - 1) * 100)
+    for (path, rnd), cfgs in rounds.items():
+        plain = {}  # backend -> the plain run's step
+        for name, (ms, backend) in cfgs.items():
+            if name.startswith("plain"):
+                if backend in plain:
+                    fail("%s: round %s has two plain runs with backend %s" % (path, rnd, backend))
+                plain[backend] = ms
+        for name, (ms, backend) in cfgs.items():
+            if not name.startswith("plain") and backend in plain:
+                diffs[name].append((ms / plain[backend] - 1) * 100)
     if not diffs:
         fail("no rounds with a plain run to compare with")
     for name in sorted(diffs):

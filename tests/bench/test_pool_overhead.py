@@ -29,8 +29,11 @@ check("n=6 interval is min..max", pool_overhead.median_ci([5, 1, 4, 2, 6, 3])[:2
 check("n=5 has none", pool_overhead.median_ci([1, 2, 3, 4, 5]) == (None, None, 0.0))
 
 
-def line(cfg, rnd, ms):
-    return "OVERHEAD config=%s round=%d model=gpt2 steps=15 median_ms=%.3f enqueue_ms=1\n" % (cfg, rnd, ms)
+def line(cfg, rnd, ms, backend=None):
+    if backend is None:
+        backend = "cudaMallocAsync" if cfg in ("plain-async", "tensor") else "native"
+    return "OVERHEAD config=%s round=%d model=gpt2 steps=15 median_ms=%.3f enqueue_ms=1 backend=%s\n" % (
+        cfg, rnd, ms, backend)
 
 
 def run(texts, *args):
@@ -47,10 +50,12 @@ def run(texts, *args):
 
 # Round 1 appears in both files with different plain runs: each native run
 # must be paired with its own file's plain (+1% and +3%), tensor with
-# plain-async (+2%, +4%); an unpaired configuration gets no line.
-a = "noise\n" + line("plain", 1, 100) + line("native", 1, 101) + line("plain-async", 1, 100) + \
-    line("tensor", 1, 102) + "STEAL config=plain round=1 ticks=3\n"
-b = line("plain", 1, 50) + line("native", 1, 51.5) + line("plain-async", 1, 50) + line("tensor", 1, 52)
+# plain-async (+2%, +4%): by the allocator its line names, so a tensor-mode
+# configuration of another name (tensor-cb) pairs with plain-async too.
+a = "noise\n" + line("plain", 1, 100) + line("native", 1, 101) + line("plain-async", 1, 90) + \
+    line("tensor", 1, 91.8) + line("tensor-cb", 1, 94.5, "cudaMallocAsync") + \
+    "STEAL config=plain round=1 ticks=3\n"
+b = line("plain", 1, 50) + line("native", 1, 51.5) + line("plain-async", 1, 40) + line("tensor", 1, 41.6)
 rc, out, err = run([a, b], "--target", "native=2")
 print(out, err, end="")
 check("exit 0", rc == 0)
@@ -61,11 +66,16 @@ check("native per round paired in its file", nat and "per_round=+1.0,+3.0" in na
 check("native target counted", nat and "rounds_within_2%=1/2" in nat[0])
 check("tensor paired with plain-async", len(ten) == 1 and "per_round=+2.0,+4.0" in ten[0])
 check("no CI under 6 rounds", nat and "no_CI" in nat[0])
+cb = [l for l in out.splitlines() if "config=tensor-cb " in l]
+check("another tensor-mode name paired with plain-async", len(cb) == 1 and "per_round=+5.0" in cb[0])
 
 for bad in (line("native", 1, float("nan")), "OVERHEAD config=native median_ms=70\n",
-            line("native", 1, 0.0), "OVERHEAD config=x round=1 median_ms=abc\n"):
+            line("native", 1, 0.0), "OVERHEAD config=x round=1 median_ms=abc\n",
+            "OVERHEAD config=native round=1 median_ms=70\n"):
     rc, out, err = run([line("plain", 1, 70) + bad])
     check("refused with exit 2: %r" % bad.strip()[:50], rc == 2 and err.startswith("pool_overhead.py: "))
 rc, out, err = run([line("native", 1, 70)])
 check("nothing to pair: exit 2", rc == 2)
+rc, out, err = run([line("plain", 1, 70) + line("plain-again", 1, 71, "native") + line("native", 1, 72)])
+check("two plain runs of one allocator in a round: exit 2", rc == 2 and "two plain runs" in err)
 sys.exit(1 if fails else 0)
