@@ -13,13 +13,18 @@ VARIANT is HOOKS or HOOKS@REC.
   REC:   what the recorder records during the variant, GPUPROF_RECORD's names
          plus memory and none (e.g. none, memory, memory,kernels, all,memory);
          needs `gpuprof --trace` (it calls gpuprof_bench_record in the
-         injected library). Without @REC the recorder is left as it started.
+         injected library). Without @REC the recorder is left as it started
+         (in tensor mode: module globals recorded until the first step).
          In tensor mode leave out `all` and `pools`: once CUPTI's pool
          records were off, CUPTI 13.0 did not record stream-ordered
          allocations again (bench/launch_cost.py). And a variant without
          `memory` (e.g. none) switches CUPTI's memory records off and on,
          after which CUPTI writes them all again (skipped by the decoder,
-         paid by the program: bench/RESULTS.md, session 5), and what CUPTI
+         paid by the program: bench/RESULTS.md, session 5; the recorder
+         now switches pool records on and off after it, as at its start,
+         and gpuprof.end's skipped_memory_records says whether that kept
+         CUPTI quiet). In tensor mode CUPTI's memory records are on only
+         with `statics` (module globals) beside `memory`. And what CUPTI
          set up for kernels stays while they are off: the standalone
          recorder's cost is bench/overhead.sh's.
 The first variant is the base; each round starts one variant later than the

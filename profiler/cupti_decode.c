@@ -292,12 +292,15 @@ static void on_memory(struct gp_writer_ctx *w, const CUpti_ActivityMemory4 *m)
 		w->bad_records++;
 		return;
 	}
-	/* the API callbacks record these (api_callbacks.c): not twice */
+	/* the API callbacks record these (api_callbacks.c): not twice; counted,
+	 * since CUPTI was not meant to write them and the program paid for them */
 	if (gp_callbacks_tracking() &&
 	    (m->isAsync || m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE ||
 	     m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED ||
-	     m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED))
+	     m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED)) {
+		w->skipped_memory_records++;
 		return;
+	}
 	struct gp_memory_ev ev = {
 		.ts = m->timestamp, .addr = m->address, .bytes = m->bytes, .corr = m->correlationId,
 		.device = m->deviceId, .stream = m->streamId, .kind = memory_kind_name(m->memoryKind),

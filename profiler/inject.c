@@ -100,38 +100,66 @@ size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max)
 
 _Atomic unsigned gp_rec_live_parts;
 
+static const struct {
+	const char *name;
+	unsigned bit;
+} part_names[] = {
+	{ "kernels", GP_REC_KERNELS }, { "copies", GP_REC_COPIES },   { "api", GP_REC_API },
+	{ "launches", GP_REC_LAUNCHES }, { "oom", GP_REC_OOM },       { "nvtx", GP_REC_NVTX },
+	{ "pools", GP_REC_POOLS },     { "statics", GP_REC_STATICS }, { "memory", GP_REC_MEMORY },
+	{ "all", GP_REC_ALL },         { "none", 0 },
+};
+#define N_PART_NAMES (sizeof(part_names) / sizeof(part_names[0]))
+
 /* A comma list of part names (GPUPROF_RECORD's syntax) as GP_REC_* bits;
  * unknown names are said on stderr and left out. */
 static unsigned parse_parts(const char *what, const char *v)
 {
-	static const struct {
-		const char *name;
-		unsigned bit;
-	} names[] = {
-		{ "kernels", GP_REC_KERNELS }, { "copies", GP_REC_COPIES }, { "api", GP_REC_API },
-		{ "oom", GP_REC_OOM },         { "nvtx", GP_REC_NVTX },     { "all", GP_REC_ALL },
-		{ "launches", GP_REC_LAUNCHES }, { "memory", GP_REC_MEMORY }, { "pools", GP_REC_POOLS },
-		{ "none", 0 },
-	};
 	unsigned p = 0;
 	const char *s = v;
 	while (*s) {
 		size_t len = strcspn(s, ",");
 		size_t i;
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (strlen(names[i].name) == len && strncmp(s, names[i].name, len) == 0)
+		for (i = 0; i < N_PART_NAMES; i++)
+			if (strlen(part_names[i].name) == len && strncmp(s, part_names[i].name, len) == 0)
 				break;
-		if (i < sizeof(names) / sizeof(names[0]))
-			p |= names[i].bit;
+		if (i < N_PART_NAMES)
+			p |= part_names[i].bit;
 		else if (len)
-			gp_rec_say("%s: unknown part '%.*s' ignored "
-				   "(kernels, copies, api, launches, oom, nvtx, pools, memory, all)", what,
-				   (int)len, s);
+			gp_rec_say("%s: unknown part '%.*s' ignored (kernels, copies, api, launches, "
+				   "oom, nvtx, pools, statics, memory, all)", what, (int)len, s);
 		s += len;
 		if (*s == ',')
 			s++;
 	}
 	return p;
+}
+
+void gp_rec_parts_names(unsigned parts, char *out, size_t cap)
+{
+	size_t n = 0;
+	if (!cap)
+		return;
+	out[0] = '\0';
+	/* single parts only: the table's last two are "all" and "none" */
+	for (size_t i = 0; i + 2 < N_PART_NAMES; i++) {
+		if (!(parts & part_names[i].bit))
+			continue;
+		int w = snprintf(out + n, cap - n, "%s%s", n ? "," : "", part_names[i].name);
+		if (w < 0 || (size_t)w >= cap - n)
+			return;
+		n += (size_t)w;
+	}
+	if (!n)
+		snprintf(out, cap, "none");
+}
+
+static _Atomic int statics_first_step;
+
+int gp_rec_statics_first_step(void)
+{
+	gp_rec_parts();
+	return atomic_load(&statics_first_step);
 }
 
 unsigned gp_rec_parts(void)
@@ -145,9 +173,15 @@ unsigned gp_rec_parts(void)
 	unsigned p = (!v || !*v) ? GP_REC_ALL : parse_parts("GPUPROF_RECORD", v) & GP_REC_ALL;
 	/* PyTorch's tensor mode makes thousands of stream-ordered allocations a
 	 * step: by default they come from the API callbacks, without CUPTI's
-	 * costly pool records (api_callbacks.c); GPUPROF_RECORD=all has both. */
-	if ((!v || !*v) && mode && strcmp(mode, "tensor") == 0)
+	 * costly pool records (api_callbacks.c), and CUPTI's memory records,
+	 * which then add only module globals at a cost to every allocation, are
+	 * on only until the first training step has loaded the modules its
+	 * kernels need (gpuprof_first_step_ended). GPUPROF_RECORD=all has both
+	 * for the whole run. */
+	if ((!v || !*v) && mode && strcmp(mode, "tensor") == 0) {
 		p &= ~(unsigned)GP_REC_POOLS;
+		atomic_store(&statics_first_step, 1);
+	}
 	atomic_store(&parts, p);
 	atomic_store(&parsed, 1);
 	return p;
@@ -193,7 +227,35 @@ static const struct {
 
 static int kind_wanted(size_t i)
 {
-	return !kinds[i].part || (gp_rec_live() & kinds[i].part);
+	unsigned live = gp_rec_live();
+	if (kinds[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2 && gp_rec_by_callbacks(live))
+		return (live & GP_REC_STATICS) != 0;
+	return !kinds[i].part || (live & kinds[i].part);
+}
+
+/* The memory records are required where they are the allocations; beside the
+ * callbacks they add only module globals, and the trace is whole without. */
+static int kind_required(size_t i)
+{
+	if (kinds[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2)
+		return !gp_rec_by_callbacks(gp_rec_live());
+	return kinds[i].required;
+}
+
+/* Without pool records the callbacks record allocations and frees
+ * (api_callbacks.c). CUPTI 13.0 was seen to write stream-ordered ones into
+ * its memory records all the same when its pool records were never on,
+ * with their cost (bench/op_cost: +2-3 µs per allocation and free); after
+ * pool records were turned on and off again it wrote no memory record of an
+ * API's allocation at all, stream-ordered or not, only module globals: so on
+ * and off, whenever the memory records are (re)enabled that way. Should a
+ * CUPTI still write them, the decoder skips and counts them
+ * (cupti_decode.c). */
+static void quiet_api_memory_records(void)
+{
+	if (gp_rec_by_callbacks(gp_rec_live()) && (gp_rec_live() & GP_REC_STATICS) &&
+	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL) == CUPTI_SUCCESS)
+		cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
 }
 
 /* Enables the activity kinds the live parts want and disables the others
@@ -204,9 +266,10 @@ static int apply_kinds(void)
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		CUptiResult r = kind_wanted(i) ? cuptiActivityEnable(kinds[i].kind)
 					       : cuptiActivityDisable(kinds[i].kind);
-		if (r != CUPTI_SUCCESS && kinds[i].required)
+		if (r != CUPTI_SUCCESS && kind_required(i))
 			return (int)r;
 	}
+	quiet_api_memory_records();
 	return 0;
 }
 
@@ -265,7 +328,7 @@ static int start(void)
 		r = cuptiActivityEnable(kinds[i].kind);
 		if (r == CUPTI_SUCCESS)
 			continue;
-		if (kinds[i].required) {
+		if (kind_required(i)) {
 			fail("enabling CUPTI memory activity", r);
 			err = -EIO;
 			goto fail_activity;
@@ -273,19 +336,10 @@ static int start(void)
 		const char *msg = NULL;
 		cuptiGetResultString(r, &msg);
 		gp_rec_say("CUPTI cannot record %s here (%s); the trace will lack them",
-			   kinds[i].what, msg ? msg : "error");
+			   kinds[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2 ? "module globals" : kinds[i].what,
+			   msg ? msg : "error");
 	}
-	/* Without pool records the callbacks record allocations and frees
-	 * (api_callbacks.c). CUPTI 13.0 was seen to write stream-ordered ones
-	 * into its memory records all the same when its pool records were
-	 * never on, with their cost (bench/op_cost: +2-3 µs per allocation and
-	 * free); after pool records were turned on and off again it wrote no
-	 * memory record of an API's allocation at all, stream-ordered or not,
-	 * only module globals: so on and off. Should a CUPTI still write them,
-	 * the decoder skips them (cupti_decode.c). */
-	if (!(gp_rec_live() & GP_REC_POOLS) &&
-	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL) == CUPTI_SUCCESS)
-		cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+	quiet_api_memory_records();
 	gp_api_select_apply(gp_rec_live());
 	if (gp_rec_by_callbacks(gp_rec_live()))
 		gp_alloc_patch_start(subscriber);
@@ -327,10 +381,14 @@ fail_file:
 /* Called by gpuprof's PyTorch hooks (ctypes) before torch.profiler starts:
  * its buffer callbacks will hand CUPTI buffers that gpuprof did not zero, so
  * CUPTI must zero them itself again. gpuprof_reclaim_cupti() undoes it. */
+static _Atomic int yielded; /* torch.profiler holds CUPTI's activity kinds */
+
 GP_EXPORT int gpuprof_yield_cupti(void)
 {
-	if (gp_rec_running())
+	if (gp_rec_running()) {
+		atomic_store(&yielded, 1);
 		gp_bufs_zeroed(0);
+	}
 	return 0;
 }
 
@@ -349,7 +407,41 @@ GP_EXPORT int gpuprof_reclaim_cupti(void)
 	 * second time, besides the callbacks): off. */
 	apply_kinds();
 	gp_api_select_apply(gp_rec_live());
+	atomic_store(&yielded, 0);
 	return 0;
+}
+
+/* A mark of the recorder's own in the trace, on the calling thread. */
+static void push_mark(const char *text)
+{
+	struct gp_host_ev ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.ts = gp_now();
+	ev.type = GP_HEV_MARK;
+	ev.tid = gp_gettid();
+	gp_hev_push(&ev, text, strlen(text));
+}
+
+/* Called by gpuprof's PyTorch hooks (ctypes) when the program's first
+ * optimizer step has ended. With tensor mode's default parts
+ * (gp_rec_statics_first_step) module globals stop being recorded here: the
+ * kernels of a training step and the modules that hold them are loaded by
+ * now, and from here on each allocation and free costs ~0.4 µs less. A mark
+ * "gpuprof:record.statics off" says when. While torch.profiler holds CUPTI
+ * the records go off when it gives CUPTI back (gpuprof_reclaim_cupti). 0
+ * (also when there is nothing to do) or a CUptiResult. */
+GP_EXPORT int gpuprof_first_step_ended(void)
+{
+	if (!gp_rec_running() || !gp_rec_statics_first_step())
+		return 0;
+	unsigned was = atomic_fetch_and(&gp_rec_live_parts, ~(unsigned)GP_REC_STATICS);
+	if (!(was & GP_REC_STATICS) || !gp_rec_by_callbacks(was))
+		return 0;
+	push_mark("gpuprof:record.statics off");
+	if (atomic_load(&yielded))
+		return 0;
+	CUptiResult r = cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2);
+	return r == CUPTI_SUCCESS ? 0 : (int)r;
 }
 
 /* For bench/ (hook_ab.py): turns parts of the recording off and on while the
@@ -374,14 +466,9 @@ GP_EXPORT int gpuprof_bench_record(const char *parts)
 	err = gp_callbacks_enable(subscriber, want);
 	if (err)
 		return err;
-	struct gp_host_ev ev;
 	char text[160];
-	int n = snprintf(text, sizeof(text), "gpuprof:bench.record %s", parts);
-	memset(&ev, 0, sizeof(ev));
-	ev.ts = gp_now();
-	ev.type = GP_HEV_MARK;
-	ev.tid = gp_gettid();
-	gp_hev_push(&ev, text, n < 0 ? 0 : (size_t)n >= sizeof(text) ? sizeof(text) - 1 : (size_t)n);
+	snprintf(text, sizeof(text), "gpuprof:bench.record %s", parts);
+	push_mark(text);
 	return 0;
 }
 

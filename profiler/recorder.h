@@ -51,13 +51,26 @@ enum {
 	GP_REC_NVTX = 1 << 4,    /* gpuprof as the NVTX tool */
 	GP_REC_LAUNCHES = 1 << 5, /* API records of kernel launches (with "api") */
 	GP_REC_POOLS = 1 << 7,   /* memory pool records (creation, trim, destruction) */
-	GP_REC_ALL = 0x3f | GP_REC_POOLS,
+	/* module globals (__device__ variables: CUPTI's DEVICE_STATIC memory
+	 * records). While the callbacks record allocations (gp_rec_by_callbacks)
+	 * they are all that CUPTI's memory records add, at ~0.4 µs of every
+	 * allocation and free (bench/RESULTS.md, session 8): without this part
+	 * those records are off. Otherwise they come with the memory records. */
+	GP_REC_STATICS = 1 << 8,
+	GP_REC_ALL = 0x3f | GP_REC_POOLS | GP_REC_STATICS,
 	/* Only gpuprof_bench_record() turns memory records off; GPUPROF_RECORD
 	 * always has them. */
 	GP_REC_MEMORY = 1 << 6,
 };
 /* The parts GPUPROF_RECORD asks for (parsed once; bad names said once). */
 unsigned gp_rec_parts(void);
+/* Writes parts as GPUPROF_RECORD's names, comma-separated ("memory" too;
+ * "none" when empty), into out; truncated to cap. */
+void gp_rec_parts_names(unsigned parts, char *out, size_t cap);
+/* Whether module globals stop being recorded at the end of the program's
+ * first training step (gpuprof_first_step_ended): --mode tensor without
+ * GPUPROF_RECORD. */
+int gp_rec_statics_first_step(void);
 /* The parts recording now: gp_rec_parts() plus memory, unless
  * gpuprof_bench_record() changed them. */
 extern _Atomic unsigned gp_rec_live_parts;

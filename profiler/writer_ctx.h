@@ -59,6 +59,7 @@ struct gp_writer_ctx {
 	int64_t host_pid;
 	uint64_t records;            /* CUPTI records decoded */
 	uint64_t bad_records;        /* records with impossible fields, skipped */
+	uint64_t skipped_memory_records; /* CUPTI's of what the callbacks record */
 	struct gp_u64set streams;    /* (device << 32 | stream) named so far */
 	struct gp_u64set threads;    /* host tids named so far */
 	struct gp_strmap ranges;     /* open NVTX start/end ranges: id -> name */

@@ -131,6 +131,7 @@ static void write_end(struct gp_writer_ctx *w)
 	gp_tw_arg_u64(w->tw, "live_allocations", ms.live_allocs);
 	gp_tw_arg_u64(w->tw, "records", w->records);
 	gp_tw_arg_u64(w->tw, "bad_records", w->bad_records);
+	gp_tw_arg_u64(w->tw, "skipped_memory_records", w->skipped_memory_records);
 	struct gp_tw_stats st;
 	gp_tw_get_stats(w->tw, &st);
 	gp_tw_arg_u64(w->tw, "events", st.events + 1);
@@ -336,6 +337,16 @@ static void write_meta(struct gp_writer_ctx *w)
 	gp_tw_arg_str(w->tw, "clock", "cupti");
 	const char *mode = getenv("GPUPROF_MODE");
 	gp_tw_arg_str(w->tw, "mode", mode && *mode ? mode : "cuda");
+	unsigned parts = gp_rec_parts() | GP_REC_MEMORY;
+	char names[160];
+	gp_rec_parts_names(parts, names, sizeof(names));
+	gp_tw_arg_str(w->tw, "record", names);
+	/* module globals: with the memory records (run), until the first
+	 * training step ended (first_step: a mark says when), or not at all */
+	gp_tw_arg_str(w->tw, "statics",
+		      !gp_rec_by_callbacks(parts) ? "run" :
+		      !(parts & GP_REC_STATICS) ? "none" :
+		      gp_rec_statics_first_step() ? "first_step" : "run");
 	gp_tw_arg_i64(w->tw, "gpu_pid_base", gp_gpu_pid(w->host_pid, 0));
 	const char *root = getenv("GPUPROF_ROOT_PID");
 	if (root)
