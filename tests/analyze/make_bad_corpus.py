@@ -56,6 +56,7 @@ def main():
         "first_event_not_meta.json": trace(alloc(), END),
         "format_2.json": trace(meta(format=2), END),
         "meta_wrong_type.json": trace(meta(ts_base_ns="abc"), END),
+        "meta_statics_unknown.json": trace(meta(statics="sometimes"), END),
         "bytes_negative.json": trace(meta(), alloc(bytes=-5), END),
         "bytes_1e300.json": trace(meta(), alloc().replace('"bytes":4096', '"bytes":1e300'), END),
         "bytes_string.json": trace(meta(), alloc(bytes="12"), END),

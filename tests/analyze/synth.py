@@ -29,12 +29,13 @@ MAIN, AUTOGRAD = 100, 101
 class Sim:
     def __init__(self, mode="tensor", pid=4242, device=0, total=16 * GiB,
                  uuid="GPU-00000000-1111-2222-3333-444444444444", ts_base=1_700_000_000_000_000_000,
-                 cmdline="python3 train.py", start_us=1000.0, callbacks=False):
+                 cmdline="python3 train.py", start_us=1000.0, callbacks=False, statics=None):
         self.mode, self.pid, self.device, self.total, self.uuid = mode, pid, device, total, uuid
         # stream-ordered allocations as the recorder's API callbacks write
         # them: thread and API in the event, the driver call's corr (no API
         # event), no pool args
         self.callbacks = callbacks
+        self.statics = statics  # gpuprof.meta's "statics" (run, first_step, none); None: unsaid
         self.ts_base, self.cmdline = ts_base, cmdline
         self.gpu_pid = 1_000_000_000 + pid * 100 + device
         self.t = start_us
@@ -222,6 +223,10 @@ class Sim:
         self.tick(1)
         self._emit(self.host, self.t, {"ph": "i", "name": name, "cat": "nvtx", "pid": self.pid, "tid": tid,
                                        "ts": self.rel(self.t), "s": "t", "args": {"domain": "default"}})
+        if name == "step:1" and self.statics == "first_step":
+            # the hooks tell the recorder, which stops recording module globals
+            self.mark("gpuprof:record.statics off")
+            self.statics_off_t = self.t
         if name.startswith("step:"):
             self.step = int(name[5:])
             self.series.append({"step": self.step, "live": self.fw, "total": self.fw + self.other,
@@ -263,6 +268,8 @@ class Sim:
                                    "start_unix_ns": 1_700_000_000_000_000_000 + 1000,
                                    "ts_base_ns": self.ts_base, "clock": "cupti", "mode": self.mode,
                                    "gpu_pid_base": 1_000_000_000 + self.pid * 100}}
+        if self.statics is not None:
+            meta["args"]["statics"] = self.statics
         if getattr(self, "rank", None) is not None:
             meta["args"]["rank"] = self.rank
         dev = {"ph": "i", "name": "gpuprof.device", "cat": "gpuprof", "pid": self.gpu_pid, "tid": 0,

@@ -292,7 +292,7 @@ static const struct keydef arg_keys[] = {
 	{ "dropped_host", 12, AK_DROPPED_HOST }, { "late_memory_records", 19, AK_LATE },
 	{ "unmatched_frees", 15, AK_UNMATCHED }, { "what", 4, AK_WHAT }, { "count", 5, AK_COUNT },
 	{ "events_kept", 11, AK_EVENTS_KEPT }, { "bytes_dropped", 13, AK_BYTES_DROPPED },
-	{ "rank", 4, AK_RANK }, { "thread", 6, AK_THREAD },
+	{ "rank", 4, AK_RANK }, { "thread", 6, AK_THREAD }, { "statics", 7, AK_STATICS },
 };
 
 /* Keys are found by length and first byte (at most a few candidates),

@@ -45,6 +45,7 @@ struct an_source {
 	uint64_t start_unix_ns;
 	int64_t rank;            /* torch.distributed's RANK; -1: not known */
 	int mode;
+	int statics;             /* module globals recorded: STATICS_* */
 	struct an_str *cmdline, *hostname, *version;
 	struct an_devinfo dev[AN_MAX_DEVICES];
 
@@ -60,6 +61,12 @@ struct an_source {
 	struct an_str *recent[16];
 	uint64_t unattributed_api; /* memory events whose API call was not found */
 };
+
+/* gpuprof.meta's "statics": whether module globals (device_static) were
+ * recorded for the whole run (also traces that do not say), until the first
+ * training step ended (a gpuprof:record.statics off mark says when), or not
+ * at all. */
+enum { STATICS_RUN, STATICS_FIRST_STEP, STATICS_NONE };
 
 /* Opens the input and reads its first event (gpuprof.meta). Returns 0, or
  * GP_AN_BAD_INPUT / GP_AN_FAIL with err set. */
