@@ -681,6 +681,9 @@ class Checker:
                 if _is_int(c) and recovered is True and ea.get("dropped_cupti") is None:
                     dropped += c
         self.stats["dropped"] = dropped
+        # CUPTI's memory records of what the callbacks recorded: not a fault
+        # of the trace (they are skipped), but each cost the program
+        self.stats["skipped"] = ea.get("skipped_memory_records")
         rep.check("dropped", not errs, "dropped_cupti=%r dropped_host=%r" % (
             ea.get("dropped_cupti"), ea.get("dropped_host")), errs)
 
@@ -1500,9 +1503,10 @@ def main(argv=None):
             rep.check("trace", False, "cannot be checked")
     ok = not rep.failed
     print("RESULT %s %s expected_allocs=%d traced_allocs=%d expected_frees=%d traced_frees=%d "
-          "expected_bytes=%d traced_bytes=%d dropped=%s trace_bytes=%d%s" % (
+          "expected_bytes=%d traced_bytes=%d dropped=%s skipped_memory_records=%s trace_bytes=%d%s" % (
               name, "PASS" if ok else "FAIL", exp_allocs, stats["traced_allocs"], exp_frees,
-              stats["traced_frees"], exp_bytes, stats["traced_bytes"], stats["dropped"], size,
+              stats["traced_frees"], exp_bytes, stats["traced_bytes"], stats["dropped"],
+              stats.get("skipped"), size,
               "" if ok else " failed=" + ",".join(rep.failed)))
     return 0 if ok else 1
 

@@ -7,7 +7,8 @@
 # --callbacks: record without CUPTI's pool records (GPUPROF_RECORD without
 # "pools"), so that allocations and frees come from gpuprof's API
 # callbacks (stream-ordered ones from its patched calls), as in PyTorch's
-# tensor mode; files and result are named
+# tensor mode (whose module globals, "statics", a program without training
+# steps keeps all run); files and result are named
 # <sample>.callbacks.
 #
 # Exit: 0 pass, 1 fail, 77 no usable GPU here (ctest SKIP_RETURN_CODE).
@@ -68,7 +69,7 @@ err=$WORK/$name.stderr
 rm -f "$trace" "$out" "$err" "$WORK/$name.check"
 
 if [ -n "$CALLBACKS" ]; then
-	GPUPROF_RECORD=memory,kernels,copies,api,launches,oom,nvtx
+	GPUPROF_RECORD=memory,kernels,copies,api,launches,oom,nvtx,statics
 	export GPUPROF_RECORD
 fi
 echo "running: ${GPUPROF_RECORD:+GPUPROF_RECORD=$GPUPROF_RECORD }$GPUPROF --trace -o $trace --force -- $SAMPLE"
