@@ -13,8 +13,7 @@ VARIANT is HOOKS or HOOKS@REC.
   REC:   what the recorder records during the variant, GPUPROF_RECORD's names
          plus memory and none (e.g. none, memory, memory,kernels, all,memory);
          needs `gpuprof --trace` (it calls gpuprof_bench_record in the
-         injected library). Without @REC the recorder is left as it started
-         (in tensor mode: module globals recorded until the first step).
+         injected library). Without @REC the recorder is left as it started.
          In tensor mode leave out `all` and `pools`: once CUPTI's pool
          records were off, CUPTI 13.0 did not record stream-ordered
          allocations again (bench/launch_cost.py). And a variant without

@@ -154,14 +154,6 @@ void gp_rec_parts_names(unsigned parts, char *out, size_t cap)
 		snprintf(out, cap, "none");
 }
 
-static _Atomic int statics_first_step;
-
-int gp_rec_statics_first_step(void)
-{
-	gp_rec_parts();
-	return atomic_load(&statics_first_step);
-}
-
 unsigned gp_rec_parts(void)
 {
 	static _Atomic int parsed;
@@ -173,15 +165,9 @@ unsigned gp_rec_parts(void)
 	unsigned p = (!v || !*v) ? GP_REC_ALL : parse_parts("GPUPROF_RECORD", v) & GP_REC_ALL;
 	/* PyTorch's tensor mode makes thousands of stream-ordered allocations a
 	 * step: by default they come from the API callbacks, without CUPTI's
-	 * costly pool records (api_callbacks.c), and CUPTI's memory records,
-	 * which then add only module globals at a cost to every allocation, are
-	 * on only until the first training step has loaded the modules its
-	 * kernels need (gpuprof_first_step_ended). GPUPROF_RECORD=all has both
-	 * for the whole run. */
-	if ((!v || !*v) && mode && strcmp(mode, "tensor") == 0) {
+	 * costly pool records (api_callbacks.c); GPUPROF_RECORD=all has both. */
+	if ((!v || !*v) && mode && strcmp(mode, "tensor") == 0)
 		p &= ~(unsigned)GP_REC_POOLS;
-		atomic_store(&statics_first_step, 1);
-	}
 	atomic_store(&parts, p);
 	atomic_store(&parsed, 1);
 	return p;
@@ -381,14 +367,10 @@ fail_file:
 /* Called by gpuprof's PyTorch hooks (ctypes) before torch.profiler starts:
  * its buffer callbacks will hand CUPTI buffers that gpuprof did not zero, so
  * CUPTI must zero them itself again. gpuprof_reclaim_cupti() undoes it. */
-static _Atomic int yielded; /* torch.profiler holds CUPTI's activity kinds */
-
 GP_EXPORT int gpuprof_yield_cupti(void)
 {
-	if (gp_rec_running()) {
-		atomic_store(&yielded, 1);
+	if (gp_rec_running())
 		gp_bufs_zeroed(0);
-	}
 	return 0;
 }
 
@@ -407,7 +389,6 @@ GP_EXPORT int gpuprof_reclaim_cupti(void)
 	 * second time, besides the callbacks): off. */
 	apply_kinds();
 	gp_api_select_apply(gp_rec_live());
-	atomic_store(&yielded, 0);
 	return 0;
 }
 
@@ -420,28 +401,6 @@ static void push_mark(const char *text)
 	ev.type = GP_HEV_MARK;
 	ev.tid = gp_gettid();
 	gp_hev_push(&ev, text, strlen(text));
-}
-
-/* Called by gpuprof's PyTorch hooks (ctypes) when the program's first
- * optimizer step has ended. With tensor mode's default parts
- * (gp_rec_statics_first_step) module globals stop being recorded here: the
- * kernels of a training step and the modules that hold them are loaded by
- * now, and from here on each allocation and free costs ~0.4 µs less. A mark
- * "gpuprof:record.statics off" says when. While torch.profiler holds CUPTI
- * the records go off when it gives CUPTI back (gpuprof_reclaim_cupti). 0
- * (also when there is nothing to do) or a CUptiResult. */
-GP_EXPORT int gpuprof_first_step_ended(void)
-{
-	if (!gp_rec_running() || !gp_rec_statics_first_step())
-		return 0;
-	unsigned was = atomic_fetch_and(&gp_rec_live_parts, ~(unsigned)GP_REC_STATICS);
-	if (!(was & GP_REC_STATICS) || !gp_rec_by_callbacks(was))
-		return 0;
-	push_mark("gpuprof:record.statics off");
-	if (atomic_load(&yielded))
-		return 0;
-	CUptiResult r = cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2);
-	return r == CUPTI_SUCCESS ? 0 : (int)r;
 }
 
 /* For bench/ (hook_ab.py): turns parts of the recording off and on while the

@@ -53,9 +53,10 @@ enum {
 	GP_REC_POOLS = 1 << 7,   /* memory pool records (creation, trim, destruction) */
 	/* module globals (__device__ variables: CUPTI's DEVICE_STATIC memory
 	 * records). While the callbacks record allocations (gp_rec_by_callbacks)
-	 * they are all that CUPTI's memory records add, at ~0.4 µs of every
-	 * allocation and free (bench/RESULTS.md, session 8): without this part
-	 * those records are off. Otherwise they come with the memory records. */
+	 * they are all that CUPTI's memory records add, and those records cost
+	 * every allocation and free ~0.55 µs (bench/op_cost, session 12):
+	 * without this part they are off. Otherwise they come with the memory
+	 * records. */
 	GP_REC_STATICS = 1 << 8,
 	GP_REC_ALL = 0x3f | GP_REC_POOLS | GP_REC_STATICS,
 	/* Only gpuprof_bench_record() turns memory records off; GPUPROF_RECORD
@@ -67,10 +68,6 @@ unsigned gp_rec_parts(void);
 /* Writes parts as GPUPROF_RECORD's names, comma-separated ("memory" too;
  * "none" when empty), into out; truncated to cap. */
 void gp_rec_parts_names(unsigned parts, char *out, size_t cap);
-/* Whether module globals stop being recorded at the end of the program's
- * first training step (gpuprof_first_step_ended): --mode tensor without
- * GPUPROF_RECORD. */
-int gp_rec_statics_first_step(void);
 /* The parts recording now: gp_rec_parts() plus memory, unless
  * gpuprof_bench_record() changed them. */
 extern _Atomic unsigned gp_rec_live_parts;

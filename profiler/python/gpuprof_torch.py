@@ -515,10 +515,6 @@ class _Hooks:
             self.mark("step:%d" % self.step)
             if self.memory_marks:
                 self._memory_mark()
-            if self.step == 1:
-                # tensor mode: module globals are loaded by now; the recorder
-                # stops recording them, which every allocation paid for
-                _cupti_call("gpuprof_first_step_ended", "end the recording of module globals")
 
     def wrap_zero_grad(self, fn):
         hooks = self
@@ -659,8 +655,7 @@ class _Hooks:
 def _cupti_call(fn, what):
     """Calls the recorder's fn (gpuprof_yield_cupti before torch.profiler
     starts, gpuprof_reclaim_cupti after it stops: the buffer callbacks and
-    activity kinds are torch's meanwhile; gpuprof_first_step_ended); says in
-    one line if it failed."""
+    activity kinds are torch's meanwhile); says in one line if it failed."""
     lib = os.environ.get("CUDA_INJECTION64_PATH")
     if not lib:
         return

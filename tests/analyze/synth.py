@@ -35,7 +35,7 @@ class Sim:
         # them: thread and API in the event, the driver call's corr (no API
         # event), no pool args
         self.callbacks = callbacks
-        self.statics = statics  # gpuprof.meta's "statics" (run, first_step, none); None: unsaid
+        self.statics = statics  # gpuprof.meta's "statics" (run, none); None: unsaid
         self.ts_base, self.cmdline = ts_base, cmdline
         self.gpu_pid = 1_000_000_000 + pid * 100 + device
         self.t = start_us
@@ -223,10 +223,6 @@ class Sim:
         self.tick(1)
         self._emit(self.host, self.t, {"ph": "i", "name": name, "cat": "nvtx", "pid": self.pid, "tid": tid,
                                        "ts": self.rel(self.t), "s": "t", "args": {"domain": "default"}})
-        if name == "step:1" and self.statics == "first_step":
-            # the hooks tell the recorder, which stops recording module globals
-            self.mark("gpuprof:record.statics off")
-            self.statics_off_t = self.t
         if name.startswith("step:"):
             self.step = int(name[5:])
             self.series.append({"step": self.step, "live": self.fw, "total": self.fw + self.other,

@@ -147,29 +147,22 @@ def test_callbacks():
 
 
 def test_statics():
-    """Module globals recorded until the first step ended (tensor mode's
-    default) or not at all: said in a note, the numbers as before."""
+    """Module globals not recorded (GPUPROF_RECORD without statics): said in
+    a note, the numbers as before; recorded: no note."""
     make("train")
     base, _ = analyze_json("train.json.gz")
     check(not any("module globals" in n for n in base["traces"][0]["notes"]),
           "statics unsaid (run): no note")
-    for statics in ("first_step", "none", "run"):
+    for statics in ("none", "run"):
         sim = synth.Sim(statics=statics)
         synth.train(sim, 6)
         name = "train.statics_%s.json.gz" % statics
         sim.write(os.path.join(TMP, name))
         doc, err = analyze_json(name)
         eq(err, "", "%s: nothing on stderr" % statics)
+        eq(dev(doc)["peak"], dev(base)["peak"], "%s: the peak as without" % statics)
         notes = [n for n in doc["traces"][0]["notes"] if "module globals" in n]
-        p, b = dev(doc)["peak"], dev(base)["peak"]
-        for k in ("bytes", "step", "phase", "layer", "by_category", "by_layer", "by_phase"):
-            eq(p[k], b[k], "%s: peak %s as without" % (statics, k))  # times move by the mark's tick
-        if statics == "first_step":
-            eq(len(notes), 1, "first_step: one note")
-            at = (sim.ts_base + sim.statics_off_t * 1000 - doc["time_origin_ns"]) / 1e9
-            check(notes and "until the first training step ended, at %.3f s" % at in notes[0],
-                  "first_step: says when (%.3f s): %r" % (at, notes))
-        elif statics == "none":
+        if statics == "none":
             eq(len(notes), 1, "none: one note")
             check(notes and "were not recorded" in notes[0], "none: says so: %r" % notes)
         else:

@@ -540,8 +540,6 @@ static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 	}
 	if (starts(n, "gpuprof:torch.profiler start", 28))
 		p->profiler_windows++;
-	if (starts(n, "gpuprof:record.statics off", 26) && !p->statics_off_ts)
-		p->statics_off_ts = ts;
 	return 0;
 }
 

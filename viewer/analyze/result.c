@@ -625,18 +625,9 @@ static struct json_object *trace_json(struct jb *b, const struct an_proc *p)
 			 "not to gpuprof", p->profiler_windows);
 		push(b, notes, jstr(b, line));
 	}
-	if (src->statics == STATICS_NONE) {
+	if (src->statics == STATICS_NONE)
 		push(b, notes, jstr(b, "module globals (__device__ variables, device_static) were not "
 				    "recorded (GPUPROF_RECORD without statics)"));
-	} else if (p->statics_off_ts) {
-		snprintf(line, sizeof(line),
-			 "module globals (__device__ variables, device_static) were recorded until "
-			 "the first training step ended, at %.3f s (tensor mode's default; a "
-			 "GPUPROF_RECORD that lists statics keeps them): modules loaded later "
-			 "are not counted",
-			 (double)(p->statics_off_ts - b->a->origin) / 1e9);
-		push(b, notes, jstr(b, line));
-	}
 	if (p->mode == MODE_NATIVE && !p->named_segs.count)
 		push(b, notes, jstr(b, "PyTorch did not name its segments (it did not exit normally?): "
 				    "reserved includes device memory of other libraries"));

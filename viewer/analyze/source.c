@@ -193,13 +193,10 @@ static int on_meta(struct an_source *s, char *err, size_t errcap)
 	else if (AN_JV_IS(&a[AK_MODE], "native"))
 		s->mode = MODE_NATIVE;
 	s->statics = STATICS_RUN;
-	if (AN_JV_IS(&a[AK_STATICS], "first_step"))
-		s->statics = STATICS_FIRST_STEP;
-	else if (AN_JV_IS(&a[AK_STATICS], "none"))
+	if (AN_JV_IS(&a[AK_STATICS], "none"))
 		s->statics = STATICS_NONE;
 	else if (a[AK_STATICS].type != JT_NONE && !AN_JV_IS(&a[AK_STATICS], "run"))
-		return say(s, err, errcap, GP_AN_BAD_INPUT,
-			   "gpuprof.meta: \"statics\" is not run, first_step or none");
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "gpuprof.meta: \"statics\" is not run or none");
 	s->have_meta = 1;
 	return 0;
 }

@@ -63,10 +63,8 @@ struct an_source {
 };
 
 /* gpuprof.meta's "statics": whether module globals (device_static) were
- * recorded for the whole run (also traces that do not say), until the first
- * training step ended (a gpuprof:record.statics off mark says when), or not
- * at all. */
-enum { STATICS_RUN, STATICS_FIRST_STEP, STATICS_NONE };
+ * recorded (also in traces that do not say) or not. */
+enum { STATICS_RUN, STATICS_NONE };
 
 /* Opens the input and reads its first event (gpuprof.meta). Returns 0, or
  * GP_AN_BAD_INPUT / GP_AN_FAIL with err set. */

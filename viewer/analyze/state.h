@@ -212,8 +212,6 @@ struct an_proc {
 	int expandable_segments;
 	/* torch.profiler windows (allocations missing) */
 	uint32_t profiler_windows;
-	/* when module globals stopped being recorded (absolute ns); 0: never */
-	int64_t statics_off_ts;
 	/* native mode: segments PyTorch named at exit */
 	struct an_map named_segs;
 	/* pass 2 of native mode: allocations known not to be PyTorch's */
