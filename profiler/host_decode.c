@@ -79,10 +79,10 @@ static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 		.alloc = (uint8_t)alloc, .async = (ev->flags & GP_HEVF_ASYNC) != 0,
 		.thread = ev->tid, .api = gp_memory_api_names[ev->api],
 	};
-	if (!ev->a) {
-		w->bad_records++;
+	/* freeing NULL does nothing (cudaFree(0) is a common way to start
+	 * CUDA), nor does an allocation that returned NULL: not bad records */
+	if (!ev->a)
 		return;
-	}
 	if (alloc) {
 		if (ev->b >> 56 || gp_u64map_put(&w->cb_live, ev->a, ev->b | (uint64_t)kind << 56) != 0)
 			atomic_fetch_add(&gp_rec.dropped_host, 1);

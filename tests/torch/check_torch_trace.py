@@ -73,8 +73,9 @@ def main():
     glob = sum(1 for e in ev if e.get("name") == "alloc" and (e.get("args") or {}).get("kind") == "device_static")
     good = statics == "run" and glob > 0
     ok &= good
-    notes.append("statics=%s,device_static=%d,skipped_memory_records=%s%s" % (
-        statics, glob, end["args"].get("skipped_memory_records"), "" if good else ",WRONG"))
+    notes.append("statics=%s,device_static=%d,skipped_memory_records=%s,bad_records=%s%s" % (
+        statics, glob, end["args"].get("skipped_memory_records"), end["args"].get("bad_records"),
+        "" if good else ",WRONG"))
 
     order = sorted(range(len(ev)), key=lambda i: (ev[i].get("ts", 0), i))
     api = {}  # corr -> (tid, ts, API name)
