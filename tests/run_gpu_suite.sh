@@ -92,8 +92,10 @@ if want torch; then
 		for mode in tensor native; do
 			"$gp" --trace --force --mode $mode -o "$out/$m.$mode.json.gz" $tm --model $m --steps 4 \
 				>"$out/$m.$mode.out" 2>"$out/$m.$mode.err"
+			# a failed check keeps its trace (the logs leave the models' traces out)
 			python3 tests/torch/check_torch_trace.py "$out/$m.$mode.json.gz" "$out/$m.$mode.out" \
-				--mode $mode --kernels "$out/$m.kref.out" --label "$m.$mode" >>"$table" 2>&1
+				--mode $mode --kernels "$out/$m.kref.out" --label "$m.$mode" >>"$table" 2>&1 ||
+				{ mkdir -p "$final/failed" && cp "$out/$m.$mode.json.gz" "$out/$m.kref.out" "$final/failed/"; }
 			grep -h "gpuprof:" "$out/$m.$mode.err" | grep -v "trace written\|open it" | sed "s/^/$m.$mode: /" >>"$table"
 		done
 	done
