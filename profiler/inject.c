@@ -199,23 +199,22 @@ static void on_fork_child(void)
  * trace is poorer but still worth having. */
 static const struct {
 	CUpti_ActivityKind kind;
-	int required;
 	unsigned part; /* GP_REC_*; 0: always */
 	const char *what;
 } kinds[] = {
-	{ CUPTI_ACTIVITY_KIND_MEMORY2, 1, GP_REC_MEMORY, "memory allocations" },
-	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, 0, "device properties" },
-	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0, GP_REC_POOLS, "memory pools" },
-	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0, GP_REC_KERNELS, "kernels" },
-	{ CUPTI_ACTIVITY_KIND_MEMCPY, 0, GP_REC_COPIES, "copies" },
-	{ CUPTI_ACTIVITY_KIND_MEMSET, 0, GP_REC_COPIES, "sets" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY2, GP_REC_MEMORY, "memory allocations" },
+	{ CUPTI_ACTIVITY_KIND_DEVICE, 0, "device properties" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY_POOL, GP_REC_POOLS, "memory pools" },
+	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, GP_REC_KERNELS, "kernels" },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY, GP_REC_COPIES, "copies" },
+	{ CUPTI_ACTIVITY_KIND_MEMSET, GP_REC_COPIES, "sets" },
 };
 
 static int kind_wanted(size_t i)
 {
 	unsigned live = gp_rec_live();
-	if (kinds[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2 && gp_rec_by_callbacks(live))
-		return (live & GP_REC_STATICS) != 0;
+	if (kinds[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2)
+		return gp_rec_memory_records(live);
 	return !kinds[i].part || (live & kinds[i].part);
 }
 
@@ -223,9 +222,7 @@ static int kind_wanted(size_t i)
  * callbacks they add only module globals, and the trace is whole without. */
 static int kind_required(size_t i)
 {
-	if (kinds[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2)
-		return !gp_rec_by_callbacks(gp_rec_live());
-	return kinds[i].required;
+	return kinds[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2 && !gp_rec_by_callbacks(gp_rec_live());
 }
 
 /* Without pool records the callbacks record allocations and frees
@@ -239,7 +236,8 @@ static int kind_required(size_t i)
  * (cupti_decode.c). */
 static void quiet_api_memory_records(void)
 {
-	if (gp_rec_by_callbacks(gp_rec_live()) && (gp_rec_live() & GP_REC_STATICS) &&
+	unsigned live = gp_rec_live();
+	if (gp_rec_by_callbacks(live) && gp_rec_memory_records(live) &&
 	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL) == CUPTI_SUCCESS)
 		cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
 }

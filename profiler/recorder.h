@@ -81,6 +81,13 @@ static inline int gp_rec_by_callbacks(unsigned parts)
 {
 	return (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
 }
+/* Whether parts have CUPTI's memory records (MEMORY2) on: they are the
+ * allocations unless the callbacks record those; beside the callbacks they
+ * add only module globals, so then only with GP_REC_STATICS. */
+static inline int gp_rec_memory_records(unsigned parts)
+{
+	return (parts & GP_REC_MEMORY) && (!gp_rec_by_callbacks(parts) || (parts & GP_REC_STATICS));
+}
 
 /* A whole number from the environment within [min, max]: 0 and *out;
  * -ENOENT when unset or empty; -EINVAL when not such a number. Says nothing. */
