@@ -69,6 +69,29 @@ check("no CI under 6 rounds", nat and "no_CI" in nat[0])
 cb = [l for l in out.splitlines() if "config=tensor-cb " in l]
 check("another tensor-mode name paired with plain-async", len(cb) == 1 and "per_round=+5.0" in cb[0])
 
+# --when keeps the rounds whose reference cost is within its bound; --corr
+# gives Pearson's r over the rounds that have both configurations.
+c = "".join(line("plain", r, 100) + line("torchprof", r, 100 + tp) + line("native", r, 100 + nat)
+            for r, tp, nat in ((1, 2, 1), (2, 3, 2), (3, 9, 3), (4, 12, 4)))
+rc, out, err = run([c], "--when", "torchprof<=3.5", "--corr", "torchprof")
+print(out, err, end="")
+check("--when: exit 0", rc == 0)
+check("--when says what it kept", "WHEN config=torchprof max_pct=3.5 rounds=2/4" in out)
+nat = [l for l in out.splitlines() if l.startswith("POOLED config=native ")]
+check("--when pools the kept rounds only", len(nat) == 1 and "per_round=+1.0,+2.0" in nat[0])
+check("--corr over the kept rounds: too few", "CORR config=native with=torchprof rounds=2 r=none" in out)
+rc, out, err = run([c], "--corr", "torchprof")
+check("--corr r of a monotone but unequal pair", rc == 0 and
+      "CORR config=native with=torchprof rounds=4 r=+0.97" in out)
+rc, out, err = run([c], "--when", "torchprof<=1")
+check("--when keeping nothing: exit 0, said", rc == 0 and "rounds=0/4" in out and "POOLED" not in out)
+for args in (("--when", "torchprof<4"), ("--when", "<=4"), ("--when", "torchprof<=x"),
+             ("--when", "torchprof<=nan"), ("--when", "absent<=4"), ("--corr", "absent")):
+    rc, out, err = run([c], *args)
+    check("refused with exit 2: %s %s" % args, rc == 2 and err.startswith("pool_overhead.py: "))
+check("pearson of a perfect line", abs(pool_overhead.pearson([1, 2, 3], [2, 4, 6]) - 1) < 1e-12)
+check("pearson of a constant is none", pool_overhead.pearson([1, 2, 3], [5, 5, 5]) is None)
+
 for bad in (line("native", 1, float("nan")), "OVERHEAD config=native median_ms=70\n",
             line("native", 1, 0.0), "OVERHEAD config=x round=1 median_ms=abc\n",
             "OVERHEAD config=native round=1 median_ms=70\n"):
