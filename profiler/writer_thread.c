@@ -341,8 +341,8 @@ static void write_meta(struct gp_writer_ctx *w)
 	char names[160];
 	gp_rec_parts_names(parts, names, sizeof(names));
 	gp_tw_arg_str(w->tw, "record", names);
-	/* module globals: recorded (run) or not (none: CUPTI's memory records
-	 * off, gp_rec_memory_records) */
+	/* module globals: recorded (run) or not (none) by the parts at start,
+	 * which always have memory (gp_rec_memory_records) */
 	gp_tw_arg_str(w->tw, "statics", gp_rec_memory_records(parts) ? "run" : "none");
 	gp_tw_arg_i64(w->tw, "gpu_pid_base", gp_gpu_pid(w->host_pid, 0));
 	const char *root = getenv("GPUPROF_ROOT_PID");
