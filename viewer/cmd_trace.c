@@ -44,6 +44,7 @@ struct trace_settings {
 	const char *python; /* NULL: $GPUPROF_PYTHON, else python3 */
 	enum gp_mode mode;  /* AUTO: tensor for Python programs, else cuda */
 	bool ops;           /* --ops: PyTorch op ranges too */
+	bool history;       /* --torch-history: PyTorch's allocator history (native) */
 	char **program;     /* PROGRAM ARGS..., NULL-terminated, inside argv */
 };
 
@@ -71,7 +72,7 @@ struct trace_file {
 	off_t size;
 };
 
-enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS };
+enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY };
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -79,6 +80,7 @@ static const struct option long_options[] = {
 	{ "python", required_argument, NULL, OPT_PYTHON },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "ops", no_argument, NULL, OPT_OPS },
+	{ "torch-history", no_argument, NULL, OPT_HISTORY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -489,6 +491,9 @@ static int setup_mode(const struct trace_settings *s, struct run *r)
 		mode = gp_runs_python(s->program[0]) ? GP_MODE_TENSOR : GP_MODE_CUDA;
 	if (s->ops && mode == GP_MODE_CUDA)
 		gp_msg("--ops needs a PyTorch program (--mode tensor or native); ignored");
+	if (s->history && mode != GP_MODE_NATIVE)
+		gp_msg("--torch-history needs --mode native (tensor mode records every tensor "
+		       "already); ignored");
 	if (mode != GP_MODE_CUDA) {
 		dir = malloc(strlen(r->recorder) + sizeof("/python"));
 		if (!dir)
@@ -500,7 +505,7 @@ static int setup_mode(const struct trace_settings *s, struct run *r)
 			gp_msg("the PyTorch hooks are missing (%s): layers and steps will not be "
 			       "named", dir);
 	}
-	err = gp_torch_env_export(mode, s->ops, dir);
+	err = gp_torch_env_export(mode, s->ops, s->history && mode == GP_MODE_NATIVE, dir);
 	if (err)
 		gp_msg("cannot set the environment: %s", strerror(-err));
 	else if (mode != GP_MODE_CUDA)
@@ -892,6 +897,9 @@ static int trace_main(int argc, char **argv)
 		case OPT_OPS:
 			s.ops = true;
 			break;
+		case OPT_HISTORY:
+			s.history = true;
+			break;
 		case 'h':
 			gp_print_help();
 			return GP_EXIT_OK;
@@ -961,7 +969,8 @@ cleanup:
 const struct gp_command gp_cmd_trace = {
 	.name = "trace",
 	.summary = "run PROGRAM and record its GPU memory activity to a trace",
-	.usage = "  gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--python PYTHON] [--] PROGRAM [ARGS...]\n",
+	.usage = "  gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]\n"
+		 "                 [--python PYTHON] [--] PROGRAM [ARGS...]\n",
 	.options =
 		"  trace (options go before PROGRAM; what follows PROGRAM is passed to it):\n"
 		"  -o, --output PATH      write the trace to PATH (default: in the current\n"
@@ -976,6 +985,10 @@ const struct gp_command gp_cmd_trace = {
 		"                         allocator, as its segments; cuda: no Python hooks\n"
 		"                         (the default for other programs)\n"
 		"      --ops              also record PyTorch ops (aten::...) as ranges\n"
+		"      --torch-history    native mode: also PyTorch's allocated bytes after every\n"
+		"                         allocation and free (its allocator's own history,\n"
+		"                         written at exit), not only sampled, so fragmentation\n"
+		"                         and the allocated peak are exact\n"
 		"      --python PYTHON    run PROGRAM.py with PYTHON (default: $GPUPROF_PYTHON,\n"
 		"                         else python3)\n"
 		"      --                 end of gpuprof's options\n",
@@ -984,6 +997,8 @@ const struct gp_command gp_cmd_trace = {
 		"      run python3 train.py --epochs 1 and record it\n"
 		"  gpuprof --trace -o run.json.gz -- ./app --flag\n"
 		"      record ./app --flag to run.json.gz\n"
+		"  gpuprof --trace --mode native --torch-history train.py\n"
+		"      PyTorch's own allocator, its allocated bytes exact on the timeline\n"
 		"  gpuprof --trace -- torchrun --nproc-per-node 1 train.py\n"
 		"      record every process that uses CUDA, one trace each\n",
 	.run = trace_main,

@@ -172,7 +172,7 @@ static int prepend_path(const char *var, const char *dir)
 	return r;
 }
 
-int gp_torch_env_export(enum gp_mode mode, bool ops, const char *python_dir)
+int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, const char *python_dir)
 {
 	if (setenv("GPUPROF_MODE", gp_mode_name(mode), 1) != 0)
 		return -errno;
@@ -182,6 +182,8 @@ int gp_torch_env_export(enum gp_mode mode, bool ops, const char *python_dir)
 	if (err)
 		return err;
 	if (ops && setenv("GPUPROF_OPS", "1", 1) != 0)
+		return -errno;
+	if (history && setenv("GPUPROF_TORCH_HISTORY", "1", 1) != 0)
 		return -errno;
 	if (mode != GP_MODE_TENSOR)
 		return 0;

@@ -24,9 +24,9 @@ bool gp_runs_python(const char *argv0);
  * a sentence to warn (NUL-terminated, "" if none). 0 or -ENAMETOOLONG. */
 int gp_tensor_alloc_conf(const char *user, char *out, size_t cap, char *warn, size_t wcap);
 
-/* Sets GPUPROF_MODE, PYTHONPATH (python_dir first), GPUPROF_OPS and, in
- * tensor mode, the allocator configuration; prints what it changed.
- * 0 or -errno. */
-int gp_torch_env_export(enum gp_mode mode, bool ops, const char *python_dir);
+/* Sets GPUPROF_MODE, PYTHONPATH (python_dir first), GPUPROF_OPS,
+ * GPUPROF_TORCH_HISTORY and, in tensor mode, the allocator configuration;
+ * prints what it changed. 0 or -errno. */
+int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, const char *python_dir);
 
 #endif

@@ -17,6 +17,9 @@ import weakref
 
 _MODE = os.environ.get("GPUPROF_MODE", "")
 _OPS = os.environ.get("GPUPROF_OPS") == "1"
+# --torch-history (native mode): PyTorch's allocator records its own history,
+# written into the trace at exit (_History).
+_HISTORY = os.environ.get("GPUPROF_TORCH_HISTORY") == "1"
 # Each module call's work is done by the compiled _gpuprof_call
 # (gpuprof_call.c) where it was built for this Python: it cut what the hooks
 # cost a GPT-2 step by 14-62% (bench/RESULTS.md, session 10).
@@ -642,7 +645,7 @@ class _Hooks:
         conf = os.environ.get("PYTORCH_ALLOC_CONF") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
         info = {"torch": torch.__version__, "mode": _MODE, "alloc_conf": conf,
                 "backend": backend, "pid": os.getpid(), "ops": _OPS,
-                "compiled_calls": self.fast}
+                "compiled_calls": self.fast, "history": _HISTORY and _MODE == "native"}
         self.mark("gpuprof:torch " + json.dumps(info, sort_keys=True))
         if _MODE == "native":
             atexit.register(self._mark_segments)
@@ -682,6 +685,15 @@ def _on_torch_imported(torch):
     except Exception as e:
         _say("PyTorch hooks not installed (%r); allocations are still recorded, "
              "without layer names" % (e,))
+    if _HISTORY and _MODE == "native":
+        try:
+            import gpuprof_history
+            mark = _hooks.mark if _hooks else torch.cuda.nvtx.mark
+            history = gpuprof_history.History(torch, _say, mark)
+            history.start()
+            atexit.register(history.write)
+        except Exception as e:
+            _say("--torch-history: PyTorch's allocator history not recorded (%r)" % (e,))
 
 
 class _TorchLoader(importlib.abc.Loader):

@@ -38,7 +38,9 @@ for args in "--help" "-h" "--trace --help" "trace -h" "recover --help"; do
 	check_rc 0 "$args"
 	[ ! -s err ] || { fail "$args: wrote to stderr"; show err >&2; }
 	for section in USAGE OPTIONS ENVIRONMENT EXAMPLES "EXIT STATUS" \
-		"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--python PYTHON] [--] PROGRAM [ARGS...]" \
+		"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
+		"                 [--python PYTHON] [--] PROGRAM [ARGS...]" \
+		"gpuprof --trace --mode native --torch-history train.py" \
 		"gpuprof recover TRACE [-o OUT]" \
 		"gpuprof --trace train.py --epochs 1" \
 		"gpuprof --trace -o run.json.gz -- ./app --flag" \
