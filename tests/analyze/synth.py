@@ -245,11 +245,12 @@ class Sim:
         self.ooms.append(rec)
         return rec
 
-    def torch_info(self, alloc_conf=""):
+    def torch_info(self, alloc_conf="", history=False):
         self.mark("gpuprof:torch " + json.dumps({"torch": "2.11.0", "mode": self.mode,
                                                  "alloc_conf": alloc_conf, "backend": "native"
                                                  if self.mode != "tensor" else "cudaMallocAsync",
-                                                 "pid": self.pid, "ops": False}, sort_keys=True))
+                                                 "pid": self.pid, "ops": False, "history": history},
+                                                sort_keys=True))
 
     def name_segments(self):
         for addr, r in sorted(self.live.items()):

@@ -285,6 +285,196 @@ def test_native_oom():
           "says PyTorch did not name its segments")
 
 
+sys.path.insert(0, os.path.join(ROOT, "profiler", "python"))
+import gpuprof_history  # noqa: E402
+
+# PyTorch's time_us is Unix time; the trace's clock here is 7 s off it, so
+# the analyzer must place the points by the marks' unix_ns, not take them as is
+UNIX_OFF_US = 7_000_000
+
+
+class TorchHistory:
+    """PyTorch's allocator as its history records it, beside a native Sim:
+    entries as torch.cuda.memory._snapshot() gives them, and what the
+    analyzer should find in them."""
+
+    def __init__(self, sim):
+        self.sim, self.entries = sim, []
+        self.alloc = self.res = 0
+        self.peak = self.peak_t = 0
+        self.worst = None  # (gap, t, step, phase)
+
+    def _add(self, action, size):
+        s = self.sim
+        s.tick(1)
+        self.entries.append({"action": action, "size": size, "addr": 0, "stream": 0,
+                             "time_us": (s.ts_base // 1000) + int(s.t) + UNIX_OFF_US})
+        self.alloc += {"alloc": size, "free_requested": -size}.get(action, 0)
+        self.res += {"segment_alloc": size, "segment_free": -size}.get(action, 0)
+        if action == "segment_alloc":
+            return  # shown with the allocation that follows it
+        if self.alloc > self.peak:
+            self.peak, self.peak_t = self.alloc, s.t
+        gap = self.res - self.alloc
+        if gap > 0 and (not self.worst or gap > self.worst[0]):
+            self.worst = (gap, s.t, s.step + 1, s.phase(synth.MAIN))
+
+    def segment(self, size, cat):
+        self.sim.tick(1)
+        addr = self.sim.alloc(size, cat)
+        self._add("segment_alloc", size)
+        return addr
+
+    def tensor(self, size):
+        self._add("alloc", size)
+
+    def free(self, size):
+        self._add("free_requested", size)
+        self._add("free_completed", size)  # changes nothing
+
+    def write(self, entries=None, wrapped=False, mark_bytes=None):
+        """The marks, as the hooks write them at exit."""
+        saved = gpuprof_history.MARK_BYTES
+        if mark_bytes:
+            gpuprof_history.MARK_BYTES = mark_bytes
+        try:
+            texts, problem = gpuprof_history.marks(0, entries or self.entries, (self.alloc, self.res),
+                                                   wrapped)
+        finally:
+            gpuprof_history.MARK_BYTES = saved
+        check(problem is None, "the history adds up (%s)" % problem)
+        for t in texts:
+            s = self.sim
+            unix_ns = s.ts_base + int((s.t + 1) * 1000) + UNIX_OFF_US * 1000  # mark() ticks 1 us
+            s.mark(gpuprof_history.finish(t, unix_ns))
+        return texts
+
+
+def history_story(mark_bytes=None, wrapped_from=None):
+    """A native run whose worst fragmentation lies between two of the hooks'
+    samples, in step 2's backward, and whose allocated peak is in step 1's
+    forward, seen only by the history."""
+    sim = synth.Sim(mode="native", total=8 * GiB)
+    h = TorchHistory(sim)
+    sim.torch_info(history=True)
+    h.segment(100 * MiB, "parameters")
+    h.tensor(60 * MiB)
+    for step in (1, 2):
+        sim.push("fwd:<Net>")
+        if step == 1:
+            h.segment(200 * MiB, "activations")
+        h.tensor(150 * MiB)
+        if step == 2:
+            h.segment(50 * MiB, "activations")
+            h.tensor(50 * MiB)
+        for _ in range(40):  # many small ones: a long mark
+            h.tensor(512 * 1024)
+            h.free(512 * 1024)
+        sim.pop()
+        sim.push("phase:backward")
+        h.free(150 * MiB)
+        if step == 2:
+            h.free(50 * MiB)  # the worst: 290 MiB reserved and unused
+        h.tensor(100 * MiB)
+        sim.pop()
+        h.free(100 * MiB)
+        sim.mark("step:%d" % step)
+        sim.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d}' % (h.alloc, h.res))
+    # a sample the history overrides (the analyzer must not mix the two)
+    sim.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d}' % (h.alloc + 5 * MiB, h.res))
+    sim.name_segments()
+    entries = h.entries[wrapped_from:] if wrapped_from else None
+    texts = h.write(entries, wrapped=bool(wrapped_from), mark_bytes=mark_bytes)
+    return sim, h, texts
+
+
+def test_history():
+    """--torch-history: PyTorch's allocator history placed on the trace's
+    clock and fed in time order: the allocated peak and the worst gap are
+    exact, with their step and phase; samples after it are not used."""
+    for mark_bytes in (None, 300):
+        sim, h, texts = history_story(mark_bytes)
+        name = "history_%s.json.gz" % (mark_bytes or "one")
+        check(len(texts) == 1 if mark_bytes is None else len(texts) > 5,
+              "%s: %d marks" % (name, len(texts)))
+        check(mark_bytes or len(texts[0]) > 1024, "a mark longer than names may be")
+        sim.write(os.path.join(TMP, name))
+        doc, _ = analyze_json(name)
+        d = dev(doc)
+        s = d["summary"]
+        eq((s["allocated"]["known"], s["allocated"]["source"]), (True, "torch history"),
+           "%s: allocated from the history" % name)
+        eq(s["allocated"]["peak"], h.peak, "%s: allocated peak, between two samples" % name)
+        eq(s["allocated"]["peak_t"], round(h.peak_t / 1e6, 6), "%s: when" % name)
+        eq(s["allocated"]["end"], h.alloc, "%s: allocated at the end, not the last sample" % name)
+        fr = s["fragmentation"]
+        eq(fr["source"], "torch history", "%s: fragmentation from the history" % name)
+        w = fr["worst"]
+        eq((w["gap"], w["t"], w["step"], w["phase"]),
+           (h.worst[0], round(h.worst[1] / 1e6, 6), h.worst[2], h.worst[3]),
+           "%s: worst gap, when, step and phase" % name)
+        check(h.worst[0] == 290 * MiB and h.worst[3] == "backward", "the story has its worst in backward")
+        th = doc["traces"][0]["torch_history"]
+        eq((th["complete"], th["marks"]), (True, len(texts)), "%s: torch_history" % name)
+        eq(doc["traces"][0]["notes"], [], "%s: no notes" % name)
+        rc, out, _ = run(name)
+        check("allocated (PyTorch history)" in out and "fragmentation: worst" in out,
+              "%s: the text says where allocated comes from" % name)
+
+    # a ring that dropped its oldest entries: anchored at the end, still exact
+    sim, h, texts = history_story(wrapped_from=20)
+    sim.write(os.path.join(TMP, "history_wrapped.json.gz"))
+    doc, _ = analyze_json("history_wrapped.json.gz")
+    s = dev(doc)["summary"]
+    eq(s["allocated"]["peak"], h.peak, "wrapped: the peak is after the dropped entries")
+    eq(s["fragmentation"]["worst"]["gap"], h.worst[0], "wrapped: worst gap")
+    eq(doc["traces"][0]["torch_history"]["complete"], False, "wrapped: not complete")
+    check(any("begins at" in n for n in doc["traces"][0]["notes"]), "wrapped: a note says so")
+
+    # asked, not written (the program died before exit)
+    sim = synth.Sim(mode="native", total=8 * GiB)
+    sim.torch_info(history=True)
+    sim.alloc(20 * MiB, "parameters")
+    sim.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d}' % (10 * MiB, 20 * MiB))
+    sim.name_segments()
+    sim.write(os.path.join(TMP, "history_missing.json.gz"))
+    doc, _ = analyze_json("history_missing.json.gz")
+    eq(dev(doc)["summary"]["allocated"]["source"], "torch marks", "missing history: samples")
+    check(any("--torch-history was asked" in n for n in doc["traces"][0]["notes"]),
+          "missing history: a note says so")
+
+
+def bad_history_marks():
+    """Traces whose history marks do not hold together: (name, path)."""
+    def one(name, texts):
+        sim = synth.Sim(mode="native", total=8 * GiB)
+        sim.torch_info(history=True)
+        sim.alloc(20 * MiB, "parameters")
+        sim.tick(1000)
+        for t in texts:
+            sim.mark("gpuprof:torch.history " + t)
+        path = os.path.join(TMP, "bad_history_%s.json.gz" % name)
+        sim.write(path)
+        return name, path
+
+    now_us = (1_700_000_000_000_000_000 // 1000) + 1000
+    ok = ('{"device": 0, "part": %d, "last": %s, "complete": true, "t0_us": %d, '
+          '"p": [0, 10, 20, 5, 0, 20], "unix_ns": %d}')
+    good = ok % (0, "false", now_us, now_us * 1000 + 2_000_000)
+    yield one("not_json", ["{bad"])
+    yield one("not_whole_points", [good.replace("0, 10, 20, 5, 0, 20", "0, 10, 20, 5")])
+    yield one("negative", [good.replace("0, 10, 20, 5, 0, 20", "0, -10, 20")])
+    yield one("float", [good.replace("0, 10, 20, 5, 0, 20", "0, 1.5, 20")])
+    yield one("absurd_bytes", [good.replace("0, 10, 20, 5, 0, 20", "0, %d, 20" % (1 << 51))])
+    yield one("device_absurd", [good.replace('"device": 0', '"device": 64')])
+    yield one("no_unix_ns", [good.replace(', "unix_ns": %d' % (now_us * 1000 + 2_000_000), "")])
+    yield one("part_again", [good, good])
+    yield one("after_last", [ok % (0, "true", now_us, now_us * 1000 + 2_000_000),
+                             ok % (1, "true", now_us + 10, now_us * 1000 + 2_000_000)])
+    yield one("back_in_time", [good, ok % (1, "true", now_us - 100, now_us * 1000 + 2_000_000)])
+    yield one("after_the_mark", [ok % (0, "true", now_us + 10_000_000, now_us * 1000)])
+
+
 def test_multi():
     exp = make("multi")
     doc, _ = analyze_json("multi.json.gz", "multi.5002.json.gz")
@@ -395,6 +585,7 @@ def bad_cases():
     with gzip.open(over, "wb") as f:
         f.write(("[\n" + ",\n".join(lines) + "\n]\n").encode())
     yield "overflow", over
+    yield from bad_history_marks()
 
 
 def test_bad():

@@ -7,7 +7,10 @@
  * PyTorch names its segments only at exit; what stays allocated to the end
  * without a name belongs to another library. So a native trace whose first
  * pass finds such allocations is read a second time, with them set apart
- * from the start: the peak of reserved memory is then PyTorch's alone. */
+ * from the start: the peak of reserved memory is then PyTorch's alone.
+ * So is a trace with PyTorch's allocator history (--torch-history), whose
+ * marks come at the end: pass 2 feeds its points in time order with the
+ * events (history.h). */
 #include "analyze.h"
 
 #include <errno.h>
@@ -110,7 +113,8 @@ static int fail(struct run *r, int status, const char *what)
 }
 
 /* Opens every input (those of --process only); one process each. */
-static int open_all(struct run *r, struct an_map *keep_other, struct an_map *keep_named)
+static int open_all(struct run *r, struct an_map *keep_other, struct an_map *keep_named,
+		    struct an_history *keep_hist)
 {
 	const struct gp_an_settings *s = r->a.settings;
 	int64_t origin = INT64_MAX;
@@ -138,6 +142,11 @@ static int open_all(struct run *r, struct an_map *keep_other, struct an_map *kee
 			an_source_close(src);
 			r->nsrc--;
 			continue;
+		}
+		if (keep_hist) {
+			src->hist = keep_hist[i];
+			src->hist_given = 1;
+			memset(&keep_hist[i], 0, sizeof(keep_hist[i]));
 		}
 		r->inputs[r->nsrc - 1] = &s->inputs[i];
 		r->total_size += src->in.size;
@@ -191,6 +200,9 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 	case AE_OOM:
 		err = an_memory_event(&r->a, p, ev, ts);
 		break;
+	case AE_HISTORY:
+		err = an_memory_torch_hist(&r->a, p, ev->device, ev->a, ev->b, ts);
+		break;
 	default:
 		err = an_attrib_event(&r->a, p, ev, ts);
 		break;
@@ -215,19 +227,42 @@ static int run_pass(struct run *r)
 		int64_t best_ts = 0;
 		int st;
 
+		struct an_history *hist = NULL;
+
 		for (size_t i = 0; i < r->nsrc; i++) {
+			struct an_history *h = &r->src[i].hist;
 			int64_t ts;
 
-			if (!r->has_head[i])
-				continue;
-			ts = r->src[i].ts_base_ns + r->head[i].ts;
-			if (best == SIZE_MAX || ts < best_ts) {
-				best = i;
-				best_ts = ts;
+			if (r->has_head[i]) {
+				ts = r->src[i].ts_base_ns + r->head[i].ts;
+				if (best == SIZE_MAX || ts < best_ts) {
+					best = i;
+					best_ts = ts;
+					hist = NULL;
+				}
+			}
+			/* pass 1 is still collecting the history */
+			if (r->src[i].hist_given && h->next < h->n) {
+				ts = r->src[i].ts_base_ns + h->pt[h->next].ts;
+				if (best == SIZE_MAX || ts < best_ts) {
+					best = i;
+					best_ts = ts;
+					hist = h;
+				}
 			}
 		}
 		if (best == SIZE_MAX)
 			break;
+		if (hist) {
+			const struct an_hist_pt *pt = &hist->pt[hist->next++];
+			struct an_ev ev = { .type = AE_HISTORY, .device = pt->device, .ts = pt->ts,
+					    .a = pt->allocated, .b = pt->reserved };
+
+			st = process(r, r->a.procs[best], &ev);
+			if (st)
+				return st;
+			continue;
+		}
 		st = process(r, r->a.procs[best], &r->head[best]);
 		an_str_unref(&r->a.st, r->head[best].name);
 		r->has_head[best] = 0;
@@ -301,6 +336,7 @@ int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
 {
 	struct run r;
 	struct an_map *other = NULL, *named = NULL;
+	struct an_history *hist = NULL;
 	struct json_object *doc = NULL;
 	int st, any;
 
@@ -316,7 +352,7 @@ int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
 		snprintf(err, errcap, "out of memory");
 		return GP_AN_FAIL;
 	}
-	st = open_all(&r, NULL, NULL);
+	st = open_all(&r, NULL, NULL, NULL);
 	if (!st)
 		st = run_pass(&r);
 	if (st)
@@ -324,7 +360,8 @@ int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
 
 	other = calloc(s->n_inputs, sizeof(*other));
 	named = calloc(s->n_inputs, sizeof(*named));
-	if (!other || !named) {
+	hist = calloc(s->n_inputs, sizeof(*hist));
+	if (!other || !named || !hist) {
 		st = fail(&r, GP_AN_FAIL, "out of memory");
 		goto cleanup;
 	}
@@ -333,11 +370,35 @@ int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
 		st = fail(&r, GP_AN_FAIL, "out of memory");
 		goto cleanup;
 	}
+	for (size_t i = 0; i < r.a.nprocs; i++) {
+		struct an_source *src = r.a.procs[i]->src;
+		size_t slot = (size_t)r.a.procs[i]->idx;
+
+		char why[200];
+		int e;
+
+		if (!src->hist.nmarks)
+			continue;
+		e = an_history_finish(&src->hist, why, sizeof(why));
+		if (e) {
+			if (e == -ENOMEM) {
+				st = fail(&r, GP_AN_FAIL, "out of memory");
+			} else {
+				snprintf(err, errcap, "%s: gpuprof:torch.history marks: %s", src->path, why);
+				st = r.a.status = GP_AN_BAD_INPUT;
+			}
+			goto cleanup;
+		}
+		hist[slot] = src->hist;
+		hist[slot].next = 0;
+		memset(&src->hist, 0, sizeof(src->hist));
+		any = 1;
+	}
 	if (any) {
 		free_procs(&r);
 		close_sources(&r);
 		r.a.pass = 2;
-		st = open_all(&r, other, named);
+		st = open_all(&r, other, named, hist);
 		if (!st)
 			st = run_pass(&r);
 		if (st)
@@ -385,8 +446,11 @@ cleanup:
 		an_map_free(&other[i]);
 	for (size_t i = 0; named && i < s->n_inputs; i++)
 		an_map_free(&named[i]);
+	for (size_t i = 0; hist && i < s->n_inputs; i++)
+		an_history_free(&hist[i]);
 	free(other);
 	free(named);
+	free(hist);
 	an_strtab_free(&r.a.st);
 	return st;
 }

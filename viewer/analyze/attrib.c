@@ -459,6 +459,8 @@ static int on_torch_info(struct an_analysis *a, struct an_proc *p, const char *j
 	TAKE("alloc_conf", alloc_conf)
 	TAKE("backend", backend)
 #undef TAKE
+	if (json_object_object_get_ex(o, "history", &v) && json_object_is_type(v, json_type_boolean))
+		p->history_asked = json_object_get_boolean(v);
 	if (p->alloc_conf && strcasestr(p->alloc_conf->s, "expandable_segments:true"))
 		p->expandable_segments = 1;
 	json_object_put(o);

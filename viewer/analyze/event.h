@@ -18,6 +18,7 @@ enum an_ev_type {
 	AE_START,     /* NVTX start (b), a id, name */
 	AE_END,       /* NVTX end (e), a id */
 	AE_MARK,      /* NVTX mark (i), name */
+	AE_HISTORY,   /* a point of PyTorch's allocator history (history.h): a allocated, b reserved */
 };
 
 /* Memory kinds of the format, in its order. */

@@ -589,8 +589,13 @@ int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts)
 void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t device,
 			 uint64_t allocated, uint64_t reserved, int64_t ts)
 {
-	struct an_pd *pd = an_pd_get(a, p, device);
+	const struct an_history *h = &p->src->hist;
+	struct an_pd *pd;
 
+	/* samples are only needed where PyTorch's own history is not */
+	if ((h->devices & (1ull << device)) && ts >= p->src->ts_base_ns + h->first_ts[device])
+		return;
+	pd = an_pd_get(a, p, device);
 	if (!pd)
 		return;
 	pd->has_torch_mem = 1;
@@ -599,4 +604,23 @@ void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t devi
 	if (allocated > pd->torch_allocated_peak)
 		pd->torch_allocated_peak = allocated;
 	frag_update(pd, ts);
+}
+
+int an_memory_torch_hist(struct an_analysis *a, struct an_proc *p, uint32_t device,
+			 uint64_t allocated, uint64_t reserved, int64_t ts)
+{
+	struct an_pd *pd = an_pd_get(a, p, device);
+
+	if (!pd)
+		return -ENOMEM;
+	pd->has_torch_mem = 1;
+	pd->torch_hist = 1;
+	pd->torch_allocated = allocated;
+	pd->torch_reserved = reserved;
+	if (allocated > pd->torch_allocated_peak) {
+		pd->torch_allocated_peak = allocated;
+		pd->torch_allocated_peak_ts = ts;
+	}
+	frag_update(pd, ts);
+	return 0;
 }

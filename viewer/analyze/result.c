@@ -537,6 +537,62 @@ static void describe(struct jb *b, struct json_object *o, struct set *s, int top
 
 /* ---- per trace ---- */
 
+/* ---- PyTorch's allocator history (--torch-history) ---- */
+
+static struct json_object *history_json(struct jb *b, const struct an_proc *p)
+{
+	const struct an_history *h = &p->src->hist;
+	struct json_object *o;
+
+	if (!h->devices)
+		return NULL;
+	o = jobj(b);
+	put(b, o, "points", jint(b, (int64_t)h->n));
+	put(b, o, "marks", jint(b, (int64_t)p->src->hist_marks));
+	put(b, o, "complete", jbool(b, (h->complete & h->devices) == h->devices && !h->gaps &&
+					    (h->ended & h->devices) == h->devices));
+	return o;
+}
+
+static void history_notes(struct jb *b, const struct an_proc *p, struct json_object *notes)
+{
+	const struct an_history *h = &p->src->hist;
+	char line[512];
+
+	if (p->history_asked && !h->devices && !p->src->hist_marks) {
+		push(b, notes, jstr(b, "--torch-history was asked, but the trace holds no "
+				    "gpuprof:torch.history marks (PyTorch writes its history at exit: "
+				    "did the program exit normally?): allocated is sampled"));
+		return;
+	}
+	for (int d = 0; d < AN_MAX_DEVICES; d++) {
+		uint64_t bit = 1ull << d;
+
+		if (!(h->devices & bit))
+			continue;
+		if (!(h->complete & bit)) {
+			snprintf(line, sizeof(line),
+				 "PyTorch's allocator history of device %d begins at %.3f s, not with the "
+				 "program (its ring, GPUPROF_TORCH_HISTORY_ENTRIES, dropped the oldest "
+				 "entries): allocated before that is sampled", d,
+				 (double)(p->src->ts_base_ns + h->first_ts[d] - b->a->origin) / 1e9);
+			push(b, notes, jstr(b, line));
+		}
+		if (h->gaps & bit) {
+			snprintf(line, sizeof(line),
+				 "parts of PyTorch's allocator history of device %d are missing (marks "
+				 "lost): what happened in them is not seen", d);
+			push(b, notes, jstr(b, line));
+		}
+		if (!(h->ended & bit)) {
+			snprintf(line, sizeof(line),
+				 "PyTorch's allocator history of device %d ends early (its last part is "
+				 "missing)", d);
+			push(b, notes, jstr(b, line));
+		}
+	}
+}
+
 static struct json_object *trace_json(struct jb *b, const struct an_proc *p)
 {
 	const struct an_source *src = p->src;
@@ -580,6 +636,7 @@ static struct json_object *trace_json(struct jb *b, const struct an_proc *p)
 	put(b, o, "reused_addresses", jint(b, (int64_t)p->reused_live));
 	put(b, o, "unattributed_allocations", jint(b, (int64_t)p->unattributed));
 	put(b, o, "profiler_windows", jint(b, p->profiler_windows));
+	put(b, o, "torch_history", history_json(b, p));
 
 	if (src->cut_short) {
 		snprintf(line, sizeof(line),
@@ -631,6 +688,7 @@ static struct json_object *trace_json(struct jb *b, const struct an_proc *p)
 	if (p->mode == MODE_NATIVE && !p->named_segs.count)
 		push(b, notes, jstr(b, "PyTorch did not name its segments (it did not exit normally?): "
 				    "reserved includes device memory of other libraries"));
+	history_notes(b, p, notes);
 	put(b, o, "notes", notes);
 	return o;
 }
@@ -655,8 +713,10 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 		put(b, x, "known", jbool(b, pd->has_torch_mem));
 		put(b, x, "end", num_or_null(b, pd->has_torch_mem, pd->torch_allocated));
 		put(b, x, "peak", num_or_null(b, pd->has_torch_mem, pd->torch_allocated_peak));
-		put(b, x, "peak_t", NULL);
-		put(b, x, "source", jstr(b, pd->has_torch_mem ? "torch marks" : NULL));
+		put(b, x, "peak_t", pd->torch_hist && pd->torch_allocated_peak
+					    ? jsec(b, pd->torch_allocated_peak_ts) : NULL);
+		put(b, x, "source", jstr(b, pd->torch_hist ? "torch history"
+					    : pd->has_torch_mem ? "torch marks" : NULL));
 	} else {
 		put(b, x, "known", jbool(b, 1));
 		put(b, x, "end", jint(b, (int64_t)pd->fw_live));
@@ -711,6 +771,8 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 	put(b, o, "kinds", kinds);
 	f = jobj(b);
 	put(b, f, "known", jbool(b, pd->frag_known));
+	put(b, f, "source", jstr(b, !pd->frag_known ? NULL : !native ? "pools"
+				   : pd->torch_hist ? "torch history" : "torch marks"));
 	if (!pd->frag_known) {
 		put(b, f, "why", jstr(b, native ? "in native mode the bytes allocated inside PyTorch's "
 					  "segments are not known from CUDA alone"

@@ -343,6 +343,43 @@ static int on_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
 	return push(s, &ev, err, errcap);
 }
 
+/* A mark of PyTorch's allocator history: longer than names may be
+ * (AN_STR_MAX), and no event; see history.h. */
+static int is_history(const struct an_jv *name)
+{
+	size_t n = sizeof(AN_HIST_PREFIX) - 1;
+
+	return name->type == JT_STR && name->n > n && !memcmp(name->p, AN_HIST_PREFIX, n);
+}
+
+static int on_history(struct an_source *s, int64_t ts, char *err, size_t errcap)
+{
+	const struct an_jv *v = &s->line.top[TK_NAME];
+	size_t plen = sizeof(AN_HIST_PREFIX) - 1, n;
+	const char *p;
+	char why[160];
+	int r;
+
+	s->hist_marks++;
+	if (s->hist_given)
+		return 0;
+	if (v->n > s->scratch_cap) {
+		char *b = realloc(s->scratch, v->n);
+
+		if (!b)
+			return oom_err(s, err, errcap);
+		s->scratch = b;
+		s->scratch_cap = v->n;
+	}
+	an_jv_str(v, s->scratch, &p, &n);
+	r = an_history_add(&s->hist, p + plen, n - plen, ts, why, sizeof(why));
+	if (r == -ENOMEM)
+		return oom_err(s, err, errcap);
+	if (r)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "gpuprof:torch.history mark: %s", why);
+	return 0;
+}
+
 static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t errcap)
 {
 	struct an_ev ev = { .ts = ts };
@@ -361,6 +398,8 @@ static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t e
 		if ((r = need_u64(s, &s->line.top[TK_ID], "id", UINT64_MAX, &ev.a, err, errcap)))
 			return r;
 	}
+	if (ev.type == AE_MARK && is_history(&s->line.top[TK_NAME]))
+		return on_history(s, ts, err, errcap);
 	if (ev.type != AE_POP && ev.type != AE_END &&
 	    (r = get_str(s, &s->line.top[TK_NAME], "name", 1, &ev.name, err, errcap)))
 		return r;
@@ -632,6 +671,7 @@ void an_source_close(struct an_source *s)
 	an_str_unref(s->st, s->cmdline);
 	an_str_unref(s->st, s->hostname);
 	an_str_unref(s->st, s->version);
+	an_history_free(&s->hist);
 	free(s->scratch);
 	memset(s, 0, sizeof(*s));
 }

@@ -14,6 +14,7 @@
 #include "event.h"
 #include "input.h"
 #include "parse.h"
+#include "history.h"
 #include "reorder.h"
 #include "strtab.h"
 
@@ -60,6 +61,12 @@ struct an_source {
 	/* names seen lately (API calls repeat): a hit skips the hashing */
 	struct an_str *recent[16];
 	uint64_t unattributed_api; /* memory events whose API call was not found */
+
+	/* PyTorch's allocator history: collected in pass 1; in pass 2 given
+	 * before reading (hist_given) and its marks skipped */
+	struct an_history hist;
+	int hist_given;
+	uint64_t hist_marks;
 };
 
 /* gpuprof.meta's "statics": whether module globals (device_static) were

@@ -154,6 +154,10 @@ struct an_pd {
 	/* allocated/reserved as PyTorch reported them (gpuprof:torch.memory) */
 	int has_torch_mem;
 	uint64_t torch_allocated, torch_reserved, torch_allocated_peak;
+	/* ... from its allocator's history (--torch-history): every change,
+	 * not samples; the peak's time is then known */
+	int torch_hist;
+	int64_t torch_allocated_peak_ts;
 
 	/* fragmentation: reserved - allocated, where both are known */
 	int frag_known;
@@ -210,6 +214,7 @@ struct an_proc {
 	/* gpuprof:torch */
 	struct an_str *torch_version, *alloc_conf, *backend;
 	int expandable_segments;
+	int history_asked;       /* --torch-history */
 	/* torch.profiler windows (allocations missing) */
 	uint32_t profiler_windows;
 	/* native mode: segments PyTorch named at exit */
@@ -271,6 +276,9 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd);
 int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts);
 /* a step:N mark: a point of each device's series, a new step snapshot */
 int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts);
+/* A point of PyTorch's allocator history (history.h). 0 or -ENOMEM. */
+int an_memory_torch_hist(struct an_analysis *a, struct an_proc *p, uint32_t device,
+			 uint64_t allocated, uint64_t reserved, int64_t ts);
 void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t device,
 			 uint64_t allocated, uint64_t reserved, int64_t ts);
 void an_rec_unref(struct an_analysis *a, struct an_rec *r);

@@ -264,7 +264,11 @@ static void summary(const struct out *o, struct json_object *d)
 
 	t_row(&t, "memory", "at end", "peak", "peak at");
 #define PEAK_AT(x) (get(x, "peak_t") ? (snprintf(at_s, sizeof(at_s), "%.3f s", getd(x, "peak_t")), at_s) : "")
-	if (json_object_get_boolean(get(al, "known")) && native)
+	if (json_object_get_boolean(get(al, "known")) && native &&
+	    !strcmp(gs(al, "source"), "torch history"))
+		/* PyTorch's own numbers after every allocation and free */
+		t_row(&t, "allocated (PyTorch history)", szj(al, "end"), szj(al, "peak"), PEAK_AT(al));
+	else if (json_object_get_boolean(get(al, "known")) && native)
 		/* PyTorch's own numbers, marked by the hooks every 100 ms or so:
 		 * the peak between two marks is not seen */
 		t_row(&t, "allocated (sampled)", szj(al, "end"), szj(al, "peak"),
@@ -302,9 +306,11 @@ static void summary(const struct out *o, struct json_object *d)
 	} else if (get(fr, "worst")) {
 		struct json_object *w = get(fr, "worst");
 
-		fprintf(o->f, "  fragmentation: worst %s reserved but not allocated at %s (%s reserved, "
-			"%s allocated); %s at the end\n", szj(w, "gap"), when(w), szj(w, "reserved"),
-			szj(w, "allocated"), szj(fr, "end"));
+		/* at PyTorch's sampled marks, the worst may lie between two */
+		fprintf(o->f, "  fragmentation%s: worst %s reserved but not allocated at %s (%s reserved, "
+			"%s allocated); %s at the end\n",
+			!strcmp(gs(fr, "source"), "torch marks") ? " (sampled)" : "", szj(w, "gap"),
+			when(w), szj(w, "reserved"), szj(w, "allocated"), szj(fr, "end"));
 	} else {
 		fprintf(o->f, "  fragmentation: none (reserved never exceeded allocated)\n");
 	}
