@@ -10,7 +10,7 @@ cd "$root"
 final=${OUT:-$root/build/gpu-out}
 out=$final/logs
 mkdir -p "$out"
-# sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models),
+# sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models), history,
 # features (workers, AMP, checkpointing, compile, torchrun, -m), samples
 # (samples/pytorch/run_all.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
 # all by default, or --only a,b
@@ -99,6 +99,21 @@ if want torch; then
 			grep -h "gpuprof:" "$out/$m.$mode.err" | grep -v "trace written\|open it" | sed "s/^/$m.$mode: /" >>"$table"
 		done
 	done
+fi
+
+if want history; then
+	# --torch-history: PyTorch's allocator history in native mode, checked
+	# against PyTorch's own peaks and the fragmentation story's worst gap
+	for m in gpt2 resnet50; do
+		"$gp" --trace --force --mode native --torch-history -o "$out/$m.history.json.gz" \
+			tests/torch/train_models.py --model $m --steps 4 >"$out/$m.history.out" 2>"$out/$m.history.err"
+		python3 tests/torch/check_history.py "$gp" "$out/$m.history.json.gz" "$out/$m.history.out" $m >>"$table" 2>&1
+		grep -h "gpuprof:" "$out/$m.history.err" | grep -v "trace written\|open it\|native mode" | sed "s/^/$m.history: /" >>"$table"
+	done
+	"$gp" --trace --force --mode native --torch-history -o "$out/frag.history.json.gz" \
+		samples/pytorch/fragmentation.py >"$out/frag.history.out" 2>"$out/frag.history.err"
+	python3 tests/torch/check_history.py "$gp" "$out/frag.history.json.gz" "$out/frag.history.out" fragmentation >>"$table" 2>&1
+	"$gp" analyze "$out/frag.history.json.gz" 2>&1 | grep -E "allocated|fragmentation" | sed 's/^/frag.history analyze: /' >>"$table"
 fi
 
 if want features; then

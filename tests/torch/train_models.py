@@ -237,7 +237,9 @@ def main():
             + "".join(f"{k}={statistics.median(v) if v else 0:.3f} "
                       for k, v in zip(("fwd_ms", "bwd_ms", "opt_ms"), phases)) +
             f"max_allocated={torch.cuda.max_memory_allocated()} "
-            f"max_reserved={torch.cuda.max_memory_reserved()} backend={backend}")
+            f"max_reserved={torch.cuda.max_memory_reserved()} "
+            f"max_requested={torch.cuda.memory_stats().get('requested_bytes.all.peak', -1)} "
+            f"backend={backend}")
     if args.torch_profiler:  # never with --count-kernels (refused above)
         line += f" torch_profiler_bytes={prof_bytes}"
     if kernels:

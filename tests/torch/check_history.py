@@ -1,0 +1,60 @@
+"""GPU check of --torch-history: `gpuprof analyze` of a native-mode trace
+with PyTorch's allocator history against PyTorch's own numbers of the same
+run (the GPUPROF_TORCH line of train_models.py, the GPUPROF_TORCH_EXPECT line
+of samples/pytorch/fragmentation.py).
+
+  check_history.py GPUPROF TRACE OUT LABEL
+
+train_models: allocated peak = memory_stats' requested_bytes.all.peak exactly
+(the history counts requested bytes), reserved peak = max_memory_reserved
+within 0.5%, the history complete. fragmentation: the worst reserved -
+allocated gap = the story's own worst (sampled after every allocation and
+free) within 0.1%. Prints one PASS/FAIL line; exit 0 or 1."""
+import json
+import subprocess
+import sys
+
+
+def main():
+    gp, trace, out, label = sys.argv[1:5]
+    exp = {}
+    for line in open(out):
+        if line.startswith(("GPUPROF_TORCH ", "GPUPROF_TORCH_EXPECT ")):
+            exp = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
+    p = subprocess.run([gp, "analyze", "--json", trace], capture_output=True, text=True)
+    if p.returncode != 0 or not exp:
+        print("FAIL history %s: analyze exit %d %s; expected line %s" % (
+            label, p.returncode, p.stderr.strip()[-200:], bool(exp)))
+        return 1
+    doc = json.loads(p.stdout)
+    d = doc["devices"][0]
+    s = d["summary"]
+    al, fr = s["allocated"], s["fragmentation"]
+    th = doc["traces"][0]["torch_history"] or {}
+    fails = []
+    if al["source"] != "torch history" or fr.get("source") != "torch history":
+        fails.append("sources %s/%s" % (al["source"], fr.get("source")))
+    if not th.get("complete"):
+        fails.append("history not complete: %s" % th)
+    worst = (fr.get("worst") or {}).get("gap", 0)
+    if "max_requested" in exp:
+        if al["peak"] != int(exp["max_requested"]):
+            fails.append("allocated peak %s != requested_bytes.all.peak %s" % (al["peak"], exp["max_requested"]))
+        res = s["reserved"]["peak"] or 0
+        if abs(res - int(exp["max_reserved"])) > 0.005 * int(exp["max_reserved"]):
+            fails.append("reserved peak %d vs max_memory_reserved %s" % (res, exp["max_reserved"]))
+        what = "allocated peak %d = requested peak; max_memory_allocated %s" % (al["peak"], exp["max_allocated"])
+    else:
+        want = int(exp["worst_gap"])
+        if abs(worst - want) > 0.001 * want:
+            fails.append("worst gap %d vs the story's %d" % (worst, want))
+        what = "worst gap %d (story %d)" % (worst, want)
+    print("%s history %s: %s; %d points in %d marks; worst gap %.2f GiB at %s s, step %s, %s%s" % (
+        "FAIL" if fails else "PASS", label, what, th.get("points", 0), th.get("marks", 0),
+        worst / 2**30, (fr.get("worst") or {}).get("t"), (fr.get("worst") or {}).get("step"),
+        (fr.get("worst") or {}).get("phase"), ("; " + "; ".join(fails)) if fails else ""))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
