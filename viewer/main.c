@@ -26,7 +26,7 @@ static const char help_environment[] =
 	"  GPUPROF_PYTHON         the interpreter for PROGRAM.py (default: python3)\n"
 	"  GPUPROF_TORCH_HISTORY_ENTRIES\n"
 	"                         --torch-history: the entries PyTorch's allocator keeps\n"
-	"                         (default 1000000, ~0.1 KiB each; the oldest go first)\n"
+	"                         (default 1000000; the oldest go first)\n"
 	"  NO_COLOR               set and not empty: no colors in analyze's report\n"
 	"                         (there are none anyway when stdout is no terminal)\n";
 
