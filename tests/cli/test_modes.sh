@@ -10,11 +10,12 @@ cp "$FAKE_RECORDER" lib/libgpuprof_inject.so
 cp -r "$HERE/../../profiler/python" lib/python
 GPUPROF_INJECT_LIB=$TMP/lib/libgpuprof_inject.so
 export GPUPROF_INJECT_LIB
-unset PYTHONPATH PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF GPUPROF_MODE GPUPROF_OPS
+unset PYTHONPATH PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF GPUPROF_MODE GPUPROF_OPS GPUPROF_TORCH_HISTORY
 
 cat >show.py <<'PY'
 import os, sys
-for k in ("GPUPROF_MODE", "PYTHONPATH", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "GPUPROF_OPS"):
+for k in ("GPUPROF_MODE", "PYTHONPATH", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "GPUPROF_OPS",
+          "GPUPROF_TORCH_HISTORY"):
     print("%s=%s" % (k, os.environ.get(k, "unset")))
 print("HOOKED=%s" % any(type(f).__name__ == "_TorchFinder" for f in sys.meta_path))
 print("USER_SITE=%s" % os.environ.get("USER_SITE_RAN", "no"))
@@ -64,6 +65,14 @@ PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True" gp --trace --mode native --op
 [ "$(line_of PYTORCH_CUDA_ALLOC_CONF out)" = "expandable_segments:True" ] || fail "native: alloc conf changed"
 [ "$(line_of GPUPROF_OPS out)" = 1 ] || fail "native: --ops not passed on"
 [ "$(line_of HOOKED out)" = True ] || fail "native: hooks not installed"
+[ "$(line_of GPUPROF_TORCH_HISTORY out)" = unset ] || fail "native: history asked without --torch-history"
+
+# --torch-history: passed on in native mode; refused with a line elsewhere
+gp --trace --mode native --torch-history --python "$PYTHON" -o h1.json.gz show.py
+[ "$(line_of GPUPROF_TORCH_HISTORY out)" = 1 ] || fail "native: --torch-history not passed on"
+gp --trace --torch-history --python "$PYTHON" -o h2.json.gz show.py
+[ "$(line_of GPUPROF_TORCH_HISTORY out)" = unset ] || fail "tensor: --torch-history passed on"
+check_err "gpuprof: --torch-history needs --mode native" "--torch-history in tensor mode"
 
 # --mode cuda for a Python program: no hooks
 gp --trace --mode cuda --python "$PYTHON" -o f.json.gz show.py

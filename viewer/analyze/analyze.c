@@ -225,9 +225,8 @@ static int run_pass(struct run *r)
 	for (;;) {
 		size_t best = SIZE_MAX;
 		int64_t best_ts = 0;
+		struct an_history *hist = NULL; /* best is a point of this history */
 		int st;
-
-		struct an_history *hist = NULL;
 
 		for (size_t i = 0; i < r->nsrc; i++) {
 			struct an_history *h = &r->src[i].hist;
@@ -373,7 +372,6 @@ int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
 	for (size_t i = 0; i < r.a.nprocs; i++) {
 		struct an_source *src = r.a.procs[i]->src;
 		size_t slot = (size_t)r.a.procs[i]->idx;
-
 		char why[200];
 		int e;
 
