@@ -431,6 +431,26 @@ def test_history():
     eq(doc["traces"][0]["torch_history"]["complete"], False, "wrapped: not complete")
     check(any("begins at" in n for n in doc["traces"][0]["notes"]), "wrapped: a note says so")
 
+    # the peak in a sample before a history that begins late: its time is the sample's
+    sim = synth.Sim(mode="native", total=8 * GiB)
+    h = TorchHistory(sim)
+    sim.torch_info(history=True)
+    h.segment(100 * MiB, "parameters")
+    h.tensor(90 * MiB)
+    sim.mark('gpuprof:torch.memory {"allocated": %d, "reserved": %d}' % (h.alloc, h.res))
+    sample_t = sim.t
+    h.free(90 * MiB)
+    later = len(h.entries)
+    h.tensor(70 * MiB)
+    h.free(70 * MiB)
+    sim.name_segments()
+    h.write(h.entries[later:], wrapped=True)
+    sim.write(os.path.join(TMP, "history_late.json.gz"))
+    doc, _ = analyze_json("history_late.json.gz")
+    s = dev(doc)["summary"]
+    eq((s["allocated"]["peak"], s["allocated"]["peak_t"]), (90 * MiB, round(sample_t / 1e6, 6)),
+       "late history: the sampled peak before it, at the sample's time")
+
     # asked, not written (the program died before exit)
     sim = synth.Sim(mode="native", total=8 * GiB)
     sim.torch_info(history=True)

@@ -586,6 +586,20 @@ int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts)
 	return 0;
 }
 
+/* PyTorch's own allocated and reserved bytes at ts, sampled or from its
+ * history. */
+static void torch_counts(struct an_pd *pd, uint64_t allocated, uint64_t reserved, int64_t ts)
+{
+	pd->has_torch_mem = 1;
+	pd->torch_allocated = allocated;
+	pd->torch_reserved = reserved;
+	if (allocated > pd->torch_allocated_peak) {
+		pd->torch_allocated_peak = allocated;
+		pd->torch_allocated_peak_ts = ts;
+	}
+	frag_update(pd, ts);
+}
+
 void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t device,
 			 uint64_t allocated, uint64_t reserved, int64_t ts)
 {
@@ -596,14 +610,8 @@ void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t devi
 	if ((h->devices & (1ull << device)) && ts >= p->src->ts_base_ns + h->first_ts[device])
 		return;
 	pd = an_pd_get(a, p, device);
-	if (!pd)
-		return;
-	pd->has_torch_mem = 1;
-	pd->torch_allocated = allocated;
-	pd->torch_reserved = reserved;
-	if (allocated > pd->torch_allocated_peak)
-		pd->torch_allocated_peak = allocated;
-	frag_update(pd, ts);
+	if (pd)
+		torch_counts(pd, allocated, reserved, ts);
 }
 
 int an_memory_torch_hist(struct an_analysis *a, struct an_proc *p, uint32_t device,
@@ -613,14 +621,7 @@ int an_memory_torch_hist(struct an_analysis *a, struct an_proc *p, uint32_t devi
 
 	if (!pd)
 		return -ENOMEM;
-	pd->has_torch_mem = 1;
 	pd->torch_hist = 1;
-	pd->torch_allocated = allocated;
-	pd->torch_reserved = reserved;
-	if (allocated > pd->torch_allocated_peak) {
-		pd->torch_allocated_peak = allocated;
-		pd->torch_allocated_peak_ts = ts;
-	}
-	frag_update(pd, ts);
+	torch_counts(pd, allocated, reserved, ts);
 	return 0;
 }

@@ -155,7 +155,8 @@ struct an_pd {
 	int has_torch_mem;
 	uint64_t torch_allocated, torch_reserved, torch_allocated_peak;
 	/* ... from its allocator's history (--torch-history): every change,
-	 * not samples; the peak's time is then known */
+	 * not samples, so the peak's time (that of the mark or point that
+	 * brought it) is reported */
 	int torch_hist;
 	int64_t torch_allocated_peak_ts;
 
