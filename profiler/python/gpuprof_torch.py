@@ -18,7 +18,7 @@ import weakref
 _MODE = os.environ.get("GPUPROF_MODE", "")
 _OPS = os.environ.get("GPUPROF_OPS") == "1"
 # --torch-history (native mode): PyTorch's allocator records its own history,
-# written into the trace at exit (_History).
+# written into the trace at exit (gpuprof_history.History).
 _HISTORY = os.environ.get("GPUPROF_TORCH_HISTORY") == "1"
 # Each module call's work is done by the compiled _gpuprof_call
 # (gpuprof_call.c) where it was built for this Python: it cut what the hooks

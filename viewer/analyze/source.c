@@ -102,6 +102,21 @@ static int need_i64(struct an_source *s, const struct an_jv *v, const char *key,
 	return 0;
 }
 
+/* The string v unescaped, in the scratch buffer when it had escapes. 0 or
+ * -ENOMEM. */
+static int unescape(struct an_source *s, const struct an_jv *v, const char **p, size_t *n)
+{
+	if (v->n > s->scratch_cap) {
+		char *b = realloc(s->scratch, v->n);
+
+		if (!b)
+			return -ENOMEM;
+		s->scratch = b;
+		s->scratch_cap = v->n;
+	}
+	return an_jv_str(v, s->scratch, p, n);
+}
+
 /* The string value of v, interned; *out NULL when v is absent and !required. */
 static int get_str(struct an_source *s, const struct an_jv *v, const char *key, int required,
 		   struct an_str **out, char *err, size_t errcap)
@@ -115,16 +130,8 @@ static int get_str(struct an_source *s, const struct an_jv *v, const char *key, 
 	if (v->type != JT_STR)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is %s", ev_what(&s->line),
 			   key, v->type == JT_NONE ? "missing" : "not a string");
-	if (v->n > s->scratch_cap) {
-		size_t cap = v->n;
-		char *b = realloc(s->scratch, cap);
-
-		if (!b)
-			return oom_err(s, err, errcap);
-		s->scratch = b;
-		s->scratch_cap = cap;
-	}
-	an_jv_str(v, s->scratch, &p, &n);
+	if (unescape(s, v, &p, &n))
+		return oom_err(s, err, errcap);
 	if (n > 0 && n <= AN_STR_MAX) {
 		unsigned slot = (unsigned)(n * 31 + (unsigned char)p[0] + (unsigned char)p[n - 1]) & 15;
 		struct an_str *r = s->recent[slot];
@@ -363,15 +370,8 @@ static int on_history(struct an_source *s, int64_t ts, char *err, size_t errcap)
 	s->hist_marks++;
 	if (s->hist_given)
 		return 0;
-	if (v->n > s->scratch_cap) {
-		char *b = realloc(s->scratch, v->n);
-
-		if (!b)
-			return oom_err(s, err, errcap);
-		s->scratch = b;
-		s->scratch_cap = v->n;
-	}
-	an_jv_str(v, s->scratch, &p, &n);
+	if (unescape(s, v, &p, &n))
+		return oom_err(s, err, errcap);
 	r = an_history_add(&s->hist, p + plen, n - plen, ts, why, sizeof(why));
 	if (r == -ENOMEM)
 		return oom_err(s, err, errcap);
