@@ -100,6 +100,19 @@ static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 	gp_emit_memory(w, &m);
 }
 
+/* PyTorch's allocated and reserved bytes beside "GPU memory" on the GPU's
+ * process (torch_counters.h). */
+static void on_torch_point(void *p, enum gp_tc_track track, const struct gp_tc_point *pt)
+{
+	struct gp_writer_ctx *w = p;
+	gp_tw_begin(w->tw, 'C', gp_tc_names[track], "memory", gp_gpu_pid(w->host_pid, pt->device), 0,
+		    pt->ts);
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, "allocated", pt->allocated);
+	gp_tw_arg_u64(w->tw, "reserved", pt->reserved);
+	gp_tw_end(w->tw);
+}
+
 void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -151,6 +164,7 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 			gp_tw_field_str(w->tw, "s", "t");
 			nvtx_args(w, ev);
 			gp_tw_end(w->tw);
+			gp_tc_mark(&w->torch, name, len, ts, on_torch_point, w);
 			break;
 		case GP_HEV_THREAD_NAME:
 			gp_u64set_add(&w->threads, ev->tid); /* the program's name wins */

@@ -6,6 +6,7 @@
 
 #include "mem_counters.h"
 #include "recorder.h"
+#include "torch_counters.h"
 #include "trace_writer.h"
 
 #include <stdint.h>
@@ -70,6 +71,7 @@ struct gp_writer_ctx {
 	struct gp_u64map cb_live;
 	struct gp_device_info dev[GP_MAX_DEVICES];
 	uint64_t dev_counted;        /* bit per device: a zero counter was written */
+	struct gp_torch_counters torch; /* PyTorch's memory marks drawn as counters */
 };
 
 static inline int64_t gp_rel_ts(uint64_t ts)

@@ -222,6 +222,7 @@ int gp_writer_start(struct gp_trace_writer *tw)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.tw = tw;
 	ctx.host_pid = gp_rec.pid;
+	gp_tc_init(&ctx.torch);
 	int err = gp_memc_create(&ctx.mc, 0);
 	if (err)
 		return err;

@@ -9,10 +9,45 @@ train_models: allocated peak = memory_stats' requested_bytes.all.peak exactly
 (the history counts requested bytes), reserved peak = max_memory_reserved
 within 0.5%, the history complete. fragmentation: the worst reserved -
 allocated gap = the story's own worst (sampled after every allocation and
-free) within 0.1%. Prints one PASS/FAIL line; exit 0 or 1."""
+free) within 0.1%. Both: the recorder drew the history as the counter track
+"PyTorch history" on GPU 0 (one point per history point, in time order, the
+same peak and worst gap), and the samples as "PyTorch sampled" in time order.
+Prints one PASS/FAIL line; exit 0 or 1."""
+import gzip
 import json
 import subprocess
 import sys
+
+
+def counters(trace, th, al, worst):
+    """The counter tracks against the analyzer's reading of the marks."""
+    gpu_pid = None
+    tracks = {"PyTorch history": [], "PyTorch sampled": []}
+    with gzip.open(trace, "rt", encoding="utf-8") as f:
+        for e in json.load(f):
+            if e.get("name") == "gpuprof.meta":
+                gpu_pid = e["args"]["gpu_pid_base"]
+            elif e.get("ph") == "C" and e.get("name") in tracks:
+                tracks[e["name"]].append(e)
+    fails = []
+    for name, evs in tracks.items():
+        if not evs:
+            fails.append("no %s counter" % name)
+        elif any(e["pid"] != gpu_pid for e in evs):
+            fails.append("%s counter not on GPU 0's process %s" % (name, gpu_pid))
+        elif any(b["ts"] < a["ts"] for a, b in zip(evs, evs[1:])):
+            fails.append("%s counter not in time order" % name)
+    h = tracks["PyTorch history"]
+    if h:
+        if len(h) != th.get("points"):
+            fails.append("%d history counter points vs %s points read" % (len(h), th.get("points")))
+        peak = max(e["args"]["allocated"] for e in h)
+        gap = max(e["args"]["reserved"] - e["args"]["allocated"] for e in h)
+        if al["source"] == "torch history" and peak != al["peak"]:
+            fails.append("history counter peak %d vs analyze's %d" % (peak, al["peak"]))
+        if gap != worst:
+            fails.append("history counter worst gap %d vs analyze's %d" % (gap, worst))
+    return fails
 
 
 def main():
@@ -37,6 +72,7 @@ def main():
     if not th.get("complete"):
         fails.append("history not complete: %s" % th)
     worst = (fr.get("worst") or {}).get("gap", 0)
+    fails += counters(trace, th, al, worst)
     if "max_requested" in exp:
         if al["peak"] != int(exp["max_requested"]):
             fails.append("allocated peak %s != requested_bytes.all.peak %s" % (al["peak"], exp["max_requested"]))
