@@ -303,6 +303,7 @@ class TorchHistory:
         self.alloc = self.res = 0
         self.peak = self.peak_t = 0
         self.worst = None  # (gap, t, step, phase)
+        self.at_peak, self.peak_res = None, 0  # the same when reserved first peaked
 
     def _add(self, action, size):
         s = self.sim
@@ -318,6 +319,9 @@ class TorchHistory:
         gap = self.res - self.alloc
         if gap > 0 and (not self.worst or gap > self.worst[0]):
             self.worst = (gap, s.t, s.step + 1, s.phase(synth.MAIN))
+        if self.res > self.peak_res:
+            self.peak_res = self.res
+            self.at_peak = (gap, s.t, s.step + 1, s.phase(synth.MAIN), self.res)
 
     def segment(self, size, cat):
         self.sim.tick(1)
@@ -414,12 +418,20 @@ def test_history():
            (h.worst[0], round(h.worst[1] / 1e6, 6), h.worst[2], h.worst[3]),
            "%s: worst gap, when, step and phase" % name)
         check(h.worst[0] == 290 * MiB and h.worst[3] == "backward", "the story has its worst in backward")
+        pk = fr["at_peak"]
+        eq((pk["gap"], pk["reserved"], pk["t"], pk["step"], pk["phase"]),
+           (h.at_peak[0], h.at_peak[4], round(h.at_peak[1] / 1e6, 6), h.at_peak[2], h.at_peak[3]),
+           "%s: the gap when reserved first peaked, when, step and phase" % name)
+        check(h.at_peak[0] == 90 * MiB and h.at_peak[2] == 2 and h.at_peak[3] == "forward",
+              "the story's reserved peaks in step 2's forward with 90 MiB unused")
         th = doc["traces"][0]["torch_history"]
         eq((th["complete"], th["marks"]), (True, len(texts)), "%s: torch_history" % name)
         eq(doc["traces"][0]["notes"], [], "%s: no notes" % name)
         rc, out, _ = run(name)
         check("allocated (PyTorch history)" in out and "fragmentation: worst" in out,
               "%s: the text says where allocated comes from" % name)
+        check("at the reserved peak: 90.0 MiB of 350 MiB not allocated (26%), at " in out,
+              "%s: the text says the gap at the reserved peak" % name)
 
     # a ring that dropped its oldest entries: anchored at the end, still exact
     sim, h, texts = history_story(wrapped_from=20)

@@ -85,10 +85,14 @@ def main():
         if abs(worst - want) > 0.001 * want:
             fails.append("worst gap %d vs the story's %d" % (worst, want))
         what = "worst gap %d (story %d)" % (worst, want)
-    print("%s history %s: %s; %d points in %d marks; worst gap %.2f GiB at %s s, step %s, %s%s" % (
-        "FAIL" if fails else "PASS", label, what, th.get("points", 0), th.get("marks", 0),
-        worst / 2**30, (fr.get("worst") or {}).get("t"), (fr.get("worst") or {}).get("step"),
-        (fr.get("worst") or {}).get("phase"), ("; " + "; ".join(fails)) if fails else ""))
+    pk = fr.get("at_peak") or {}
+    print("%s history %s: %s; %d points in %d marks; worst gap %.2f GiB at %s s, step %s, %s; "
+          "at the reserved peak %.2f of %.2f GiB unused at %s s, step %s, %s%s" % (
+              "FAIL" if fails else "PASS", label, what, th.get("points", 0), th.get("marks", 0),
+              worst / 2**30, (fr.get("worst") or {}).get("t"), (fr.get("worst") or {}).get("step"),
+              (fr.get("worst") or {}).get("phase"), pk.get("gap", 0) / 2**30,
+              pk.get("reserved", 0) / 2**30, pk.get("t"), pk.get("step"), pk.get("phase"),
+              ("; " + "; ".join(fails)) if fails else ""))
     return 1 if fails else 0
 
 

@@ -110,6 +110,15 @@ uint8_t an_current_phase(const struct an_proc *p, const struct an_thread *t)
 	return PH_NONE;
 }
 
+/* A moment that no thread made (PyTorch's allocator history, a pool's
+ * size): in the forward while any thread runs one. */
+uint8_t an_process_phase(const struct an_proc *p)
+{
+	if (p->nphases)
+		return p->phases[p->nphases - 1].phase;
+	return p->fwd_open ? PH_FORWARD : PH_NONE;
+}
+
 uint32_t an_current_phase_inst(const struct an_proc *p)
 {
 	return p->nphases ? p->phases[p->nphases - 1].inst : 0;
@@ -309,6 +318,7 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 	if (p->mode != MODE_CUDA && starts(f->name, "fwd:", 4) && f->name->len > 4) {
 		f->kind = FR_FWD;
 		t->nfwd++;
+		p->fwd_open++;
 		p->fwd_count++;
 		if (!p->seen_fwd) {
 			p->seen_fwd = 1;
@@ -355,8 +365,10 @@ static int on_pop(struct an_analysis *a, struct an_proc *p, const struct an_ev *
 	if (!t->depth)
 		return 0;
 	f = &t->stack[--t->depth];
-	if (f->kind == FR_FWD)
+	if (f->kind == FR_FWD) {
 		t->nfwd--;
+		p->fwd_open--;
+	}
 	if (f->kind == FR_PHASE) {
 		for (size_t i = p->nphases; i > 0; i--) {
 			if (p->phases[i - 1].inst == f->inst) {

@@ -193,13 +193,22 @@ static void frag_update(struct an_pd *pd, int64_t ts)
 		alloc = pd->fw_live;
 	}
 	pd->frag_known = 1;
+	/* the events of the moment reserved grew (the pool's growth and the
+	 * allocation it was for) all count: the state after the last of them */
+	if (res > pd->frag_peak_res || (res && res == pd->frag_peak_res && ts == pd->frag_peak_ts)) {
+		pd->frag_peak_res = res;
+		pd->frag_peak_alloc = alloc;
+		pd->frag_peak_ts = ts;
+		pd->frag_peak_step = an_current_step(pd->proc);
+		pd->frag_peak_phase = an_process_phase(pd->proc);
+	}
 	if (res > alloc && res - alloc > pd->frag_worst) {
 		pd->frag_worst = res - alloc;
 		pd->frag_worst_res = res;
 		pd->frag_worst_alloc = alloc;
 		pd->frag_worst_ts = ts;
 		pd->frag_worst_step = an_current_step(pd->proc);
-		pd->frag_worst_phase = an_current_phase(pd->proc, NULL);
+		pd->frag_worst_phase = an_process_phase(pd->proc);
 	}
 }
 

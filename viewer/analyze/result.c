@@ -778,6 +778,7 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 					  "segments are not known from CUDA alone"
 					: "no stream-ordered pool in this trace"));
 		put(b, f, "worst", NULL);
+		put(b, f, "at_peak", NULL);
 		put(b, f, "end", NULL);
 	} else {
 		uint64_t res = native ? pd->torch_reserved : pd->pool_sum;
@@ -796,6 +797,21 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 			put(b, f, "worst", x);
 		} else {
 			put(b, f, "worst", NULL);
+		}
+		if (pd->frag_peak_res) {
+			uint64_t pa = pd->frag_peak_alloc;
+
+			x = jobj(b);
+			put(b, x, "gap", jint(b, (int64_t)(pd->frag_peak_res > pa ? pd->frag_peak_res - pa : 0)));
+			put(b, x, "reserved", jint(b, (int64_t)pd->frag_peak_res));
+			put(b, x, "allocated", jint(b, (int64_t)pa));
+			put(b, x, "t", jsec(b, pd->frag_peak_ts));
+			put(b, x, "step", p->has_steps ? jint(b, pd->frag_peak_step) : NULL);
+			put(b, x, "phase", jstr(b, p->mode == MODE_CUDA ? NULL
+							: an_phase_names[pd->frag_peak_phase]));
+			put(b, f, "at_peak", x);
+		} else {
+			put(b, f, "at_peak", NULL);
 		}
 		put(b, f, "end", jint(b, (int64_t)(res > al ? res - al : 0)));
 	}

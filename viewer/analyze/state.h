@@ -166,6 +166,13 @@ struct an_pd {
 	int64_t frag_worst_ts;
 	uint32_t frag_worst_step;
 	uint8_t frag_worst_phase;
+	/* ... when reserved first reached its peak: how much of the most the
+	 * run ever held was not in use (the end's gap is often the whole
+	 * cache, freed by the program and kept by the allocator) */
+	uint64_t frag_peak_res, frag_peak_alloc;
+	int64_t frag_peak_ts;
+	uint32_t frag_peak_step;
+	uint8_t frag_peak_phase;
 
 	/* the peak of fw_live */
 	struct an_snap peak;
@@ -204,6 +211,7 @@ struct an_proc {
 	size_t nphases, lost_phases;
 	uint32_t next_inst;
 	uint32_t fwd_count;
+	uint32_t fwd_open;       /* fwd: frames open, on any thread */
 	int64_t first_fwd_ts;    /* absolute; 0 until the first forward */
 	int seen_fwd;
 	int64_t last_step;       /* N of the last step:N mark; 0 before */
@@ -266,6 +274,7 @@ struct an_thread *an_thread_get(struct an_proc *p, int64_t tid);
 /* NVTX events; 0 or -ENOMEM. */
 int an_attrib_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts);
 uint8_t an_current_phase(const struct an_proc *p, const struct an_thread *t);
+uint8_t an_process_phase(const struct an_proc *p);
 uint32_t an_current_step(const struct an_proc *p);
 int an_thread_has_inst(const struct an_thread *t, uint32_t inst);
 int an_phase_open(const struct an_proc *p, uint32_t inst);

@@ -314,6 +314,13 @@ static void summary(const struct out *o, struct json_object *d)
 	} else {
 		fprintf(o->f, "  fragmentation: none (reserved never exceeded allocated)\n");
 	}
+	if (get(fr, "worst") && get(fr, "at_peak")) {
+		struct json_object *pk = get(fr, "at_peak");
+
+		fprintf(o->f, "  at the reserved peak: %s of %s not allocated (%.0f%%), at %s\n",
+			szj(pk, "gap"), szj(pk, "reserved"),
+			100.0 * (double)geti(pk, "gap") / (double)geti(pk, "reserved"), when(pk));
+	}
 }
 
 static void cats(const struct out *o, struct json_object *arr, const char *indent)
