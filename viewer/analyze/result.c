@@ -574,7 +574,8 @@ static void history_notes(struct jb *b, const struct an_proc *p, struct json_obj
 			snprintf(line, sizeof(line),
 				 "PyTorch's allocator history of device %d begins at %.3f s, not with the "
 				 "program (its ring, GPUPROF_TORCH_HISTORY_ENTRIES, dropped the oldest "
-				 "entries): allocated before that is sampled", d,
+				 "entries, or it began after the program had allocated: CUDA started "
+				 "before gpuprof's hooks were loaded): allocated before that is sampled", d,
 				 (double)(p->src->ts_base_ns + h->first_ts[d] - b->a->origin) / 1e9);
 			push(b, notes, jstr(b, line));
 		}
