@@ -20,6 +20,7 @@ static const char history_prefix[] = "gpuprof:torch.history ";
 void gp_tc_init(struct gp_torch_counters *tc)
 {
 	memset(tc, 0, sizeof(*tc));
+	tc->max_history_points = GP_TC_MAX_HISTORY_POINTS;
 	for (int t = 0; t < GP_TC_TRACKS; t++)
 		for (int d = 0; d < GP_TC_MAX_DEVICES; d++)
 			tc->last_ts[t][d] = INT64_MIN;
@@ -198,12 +199,15 @@ static void give(struct gp_torch_counters *tc, enum gp_tc_track track, const str
 {
 	int64_t *last = &tc->last_ts[track][pt->device];
 
-	if (pt->ts < 0 || pt->ts < *last) {
+	if (pt->ts < 0 || pt->ts < *last ||
+	    (track == GP_TC_HISTORY && tc->history_points >= tc->max_history_points)) {
 		tc->left_out++;
 		return;
 	}
 	*last = pt->ts;
 	tc->points++;
+	if (track == GP_TC_HISTORY)
+		tc->history_points++;
 	emit(ctx, track, pt);
 }
 

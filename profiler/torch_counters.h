@@ -26,6 +26,12 @@
 #include <stdint.h>
 
 #define GP_TC_MAX_DEVICES 64
+/* History points drawn per trace, at most: each costs the writer about
+ * 1-2 µs at the program's exit (bench/RESULTS.md, session 15), and the
+ * writer has 10 s to finish there. Twice the default ring
+ * (GPUPROF_TORCH_HISTORY_ENTRIES); past it the history's later points are
+ * left out of the track (the marks keep them all). */
+#define GP_TC_MAX_HISTORY_POINTS 2000000
 
 enum gp_tc_track { GP_TC_SAMPLED, GP_TC_HISTORY, GP_TC_TRACKS };
 
@@ -48,10 +54,14 @@ struct gp_torch_counters {
 	int64_t hist_off[GP_TC_MAX_DEVICES];
 	uint64_t hist_off_set; /* bit per device */
 	uint64_t points;       /* given to emit */
-	uint64_t left_out;     /* older than their track's last point, or before the trace began */
+	uint64_t history_points, max_history_points; /* of them, and the bound */
+	/* older than their track's last point, before the trace began, or past
+	 * max_history_points */
+	uint64_t left_out;
 	uint64_t bad_marks;    /* torch memory marks that did not parse */
 };
 
+/* max_history_points: GP_TC_MAX_HISTORY_POINTS (tests lower it) */
 void gp_tc_init(struct gp_torch_counters *tc);
 
 /* text, len: an NVTX mark's message (not NUL-terminated); ts: the mark's

@@ -132,6 +132,12 @@ static void write_end(struct gp_writer_ctx *w)
 	gp_tw_arg_u64(w->tw, "records", w->records);
 	gp_tw_arg_u64(w->tw, "bad_records", w->bad_records);
 	gp_tw_arg_u64(w->tw, "skipped_memory_records", w->skipped_memory_records);
+	/* only where PyTorch's memory marks were seen: other traces unchanged */
+	if (w->torch.points || w->torch.left_out || w->torch.bad_marks) {
+		gp_tw_arg_u64(w->tw, "torch_points", w->torch.points);
+		gp_tw_arg_u64(w->tw, "torch_points_left_out", w->torch.left_out);
+		gp_tw_arg_u64(w->tw, "torch_marks_unread", w->torch.bad_marks);
+	}
 	struct gp_tw_stats st;
 	gp_tw_get_stats(w->tw, &st);
 	gp_tw_arg_u64(w->tw, "events", st.events + 1);

@@ -119,10 +119,21 @@ static void test_history(void)
 	CHECK(mark(&tc, &g, "gpuprof:torch.memory {\"allocated\": 1, \"reserved\": 2, \"device\": 0}",
 		   10) == 1);
 	CHECK(g.n == 6 && tc.left_out == 0);
+	/* past the bound, history points are left out; samples are not bounded */
+	tc.max_history_points = 6;
+	snprintf(text, sizeof(text),
+		 "gpuprof:torch.history {\"device\": 0, \"part\": 2, \"last\": true, "
+		 "\"complete\": true, \"t0_us\": %lld, \"p\": [0, 7, 9, 1, 8, 9], \"unix_ns\": 1}",
+		 (long long)(unix0 / 1000 - 3000000));
+	CHECK(mark(&tc, &g, text, mark0 + 2000) == 1);
+	CHECK(g.n == 7 && tc.history_points == 6 && tc.left_out == 1 && g.pt[6].allocated == 7);
+	CHECK(mark(&tc, &g, "gpuprof:torch.memory {\"allocated\": 1, \"reserved\": 2, \"device\": 0}",
+		   20) == 1);
+	CHECK(g.n == 8 && tc.points == 8);
 	/* an empty history */
 	CHECK(mark(&tc, &g, "gpuprof:torch.history {\"device\": 3, \"part\": 0, \"last\": true, "
 		  "\"complete\": true, \"t0_us\": 0, \"p\": [], \"unix_ns\": 1}", 10) == 1);
-	CHECK(g.n == 6);
+	CHECK(g.n == 8);
 }
 
 /* Every one is refused whole: no point of it is given. */

@@ -21,12 +21,14 @@ import sys
 
 def counters(trace, th, al, worst):
     """The counter tracks against the analyzer's reading of the marks."""
-    gpu_pid = None
+    gpu_pid, end = None, {}
     tracks = {"PyTorch history": [], "PyTorch sampled": []}
     with gzip.open(trace, "rt", encoding="utf-8") as f:
         for e in json.load(f):
             if e.get("name") == "gpuprof.meta":
                 gpu_pid = e["args"]["gpu_pid_base"]
+            elif e.get("name") == "gpuprof.end":
+                end = e["args"]
             elif e.get("ph") == "C" and e.get("name") in tracks:
                 tracks[e["name"]].append(e)
     fails = []
@@ -37,6 +39,10 @@ def counters(trace, th, al, worst):
             fails.append("%s counter not on GPU 0's process %s" % (name, gpu_pid))
         elif any(b["ts"] < a["ts"] for a, b in zip(evs, evs[1:])):
             fails.append("%s counter not in time order" % name)
+    drawn = sum(len(v) for v in tracks.values())
+    if (end.get("torch_points"), end.get("torch_points_left_out"), end.get("torch_marks_unread")) != (drawn, 0, 0):
+        fails.append("gpuprof.end torch_points %s, left out %s, unread %s; %d drawn" % (
+            end.get("torch_points"), end.get("torch_points_left_out"), end.get("torch_marks_unread"), drawn))
     h = tracks["PyTorch history"]
     if h:
         if len(h) != th.get("points"):
