@@ -1,20 +1,12 @@
 /* PyTorch's memory marks, as the hooks write them (profiler/python/
  * gpuprof_torch.py, gpuprof_history.py), must become counter points at the
  * times gpuprof analyze places them; anything else must give no point. */
+#include "check.h"
 #include "torch_counters.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(c)                                                                  \
-	do {                                                                      \
-		if (!(c)) {                                                       \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                               \
-		}                                                                 \
-	} while (0)
 
 struct got {
 	enum gp_tc_track track[64];
@@ -206,7 +198,5 @@ int main(void)
 	test_sampled();
 	test_history();
 	test_bad();
-	if (failures)
-		fprintf(stderr, "%d checks failed\n", failures);
-	return failures ? 1 : 0;
+	return CHECK_DONE();
 }

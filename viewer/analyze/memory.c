@@ -177,6 +177,16 @@ static int reserved_now(const struct an_pd *pd, uint64_t *res)
 	}
 }
 
+static void frag_note(struct an_frag_moment *m, const struct an_proc *p, uint64_t res,
+		      uint64_t alloc, int64_t ts)
+{
+	m->res = res;
+	m->alloc = alloc;
+	m->ts = ts;
+	m->step = an_current_step(p);
+	m->phase = an_process_phase(p);
+}
+
 static void frag_update(struct an_pd *pd, int64_t ts)
 {
 	uint64_t res, alloc;
@@ -195,20 +205,11 @@ static void frag_update(struct an_pd *pd, int64_t ts)
 	pd->frag_known = 1;
 	/* the events of the moment reserved grew (the pool's growth and the
 	 * allocation it was for) all count: the state after the last of them */
-	if (res > pd->frag_peak_res || (res && res == pd->frag_peak_res && ts == pd->frag_peak_ts)) {
-		pd->frag_peak_res = res;
-		pd->frag_peak_alloc = alloc;
-		pd->frag_peak_ts = ts;
-		pd->frag_peak_step = an_current_step(pd->proc);
-		pd->frag_peak_phase = an_process_phase(pd->proc);
-	}
+	if (res > pd->frag_peak.res || (res && res == pd->frag_peak.res && ts == pd->frag_peak.ts))
+		frag_note(&pd->frag_peak, pd->proc, res, alloc, ts);
 	if (res > alloc && res - alloc > pd->frag_worst) {
 		pd->frag_worst = res - alloc;
-		pd->frag_worst_res = res;
-		pd->frag_worst_alloc = alloc;
-		pd->frag_worst_ts = ts;
-		pd->frag_worst_step = an_current_step(pd->proc);
-		pd->frag_worst_phase = an_process_phase(pd->proc);
+		frag_note(&pd->frag_worst_at, pd->proc, res, alloc, ts);
 	}
 }
 

@@ -701,6 +701,21 @@ static struct json_object *num_or_null(struct jb *b, int known, uint64_t v)
 	return known ? jint(b, (int64_t)v) : NULL;
 }
 
+/* A Moment with the gap reserved - allocated. */
+static struct json_object *frag_moment(struct jb *b, const struct an_proc *p,
+				       const struct an_frag_moment *m)
+{
+	struct json_object *x = jobj(b);
+
+	put(b, x, "gap", jint(b, (int64_t)(m->res > m->alloc ? m->res - m->alloc : 0)));
+	put(b, x, "reserved", jint(b, (int64_t)m->res));
+	put(b, x, "allocated", jint(b, (int64_t)m->alloc));
+	put(b, x, "t", jsec(b, m->ts));
+	put(b, x, "step", p->has_steps ? jint(b, m->step) : NULL);
+	put(b, x, "phase", jstr(b, p->mode == MODE_CUDA ? NULL : an_phase_names[m->phase]));
+	return x;
+}
+
 static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 {
 	const struct an_proc *p = pd->proc;
@@ -786,34 +801,8 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 		uint64_t al = native ? pd->torch_allocated : pd->fw_live;
 
 		put(b, f, "why", NULL);
-		if (pd->frag_worst) {
-			x = jobj(b);
-			put(b, x, "gap", jint(b, (int64_t)pd->frag_worst));
-			put(b, x, "reserved", jint(b, (int64_t)pd->frag_worst_res));
-			put(b, x, "allocated", jint(b, (int64_t)pd->frag_worst_alloc));
-			put(b, x, "t", jsec(b, pd->frag_worst_ts));
-			put(b, x, "step", p->has_steps ? jint(b, pd->frag_worst_step) : NULL);
-			put(b, x, "phase", jstr(b, p->mode == MODE_CUDA ? NULL
-							: an_phase_names[pd->frag_worst_phase]));
-			put(b, f, "worst", x);
-		} else {
-			put(b, f, "worst", NULL);
-		}
-		if (pd->frag_peak_res) {
-			uint64_t pa = pd->frag_peak_alloc;
-
-			x = jobj(b);
-			put(b, x, "gap", jint(b, (int64_t)(pd->frag_peak_res > pa ? pd->frag_peak_res - pa : 0)));
-			put(b, x, "reserved", jint(b, (int64_t)pd->frag_peak_res));
-			put(b, x, "allocated", jint(b, (int64_t)pa));
-			put(b, x, "t", jsec(b, pd->frag_peak_ts));
-			put(b, x, "step", p->has_steps ? jint(b, pd->frag_peak_step) : NULL);
-			put(b, x, "phase", jstr(b, p->mode == MODE_CUDA ? NULL
-							: an_phase_names[pd->frag_peak_phase]));
-			put(b, f, "at_peak", x);
-		} else {
-			put(b, f, "at_peak", NULL);
-		}
+		put(b, f, "worst", pd->frag_worst ? frag_moment(b, p, &pd->frag_worst_at) : NULL);
+		put(b, f, "at_peak", pd->frag_peak.res ? frag_moment(b, p, &pd->frag_peak) : NULL);
 		put(b, f, "end", jint(b, (int64_t)(res > al ? res - al : 0)));
 	}
 	put(b, o, "fragmentation", f);

@@ -131,6 +131,14 @@ struct an_oom {
 
 struct an_proc;
 
+/* Reserved and allocated at one moment of a device, and when it was. */
+struct an_frag_moment {
+	uint64_t res, alloc;
+	int64_t ts;
+	uint32_t step;
+	uint8_t phase;
+};
+
 struct an_pd {
 	struct an_proc *proc;
 	uint32_t device;
@@ -162,17 +170,12 @@ struct an_pd {
 
 	/* fragmentation: reserved - allocated, where both are known */
 	int frag_known;
-	uint64_t frag_worst, frag_worst_res, frag_worst_alloc;
-	int64_t frag_worst_ts;
-	uint32_t frag_worst_step;
-	uint8_t frag_worst_phase;
-	/* ... when reserved first reached its peak: how much of the most the
-	 * run ever held was not in use (the end's gap is often the whole
-	 * cache, freed by the program and kept by the allocator) */
-	uint64_t frag_peak_res, frag_peak_alloc;
-	int64_t frag_peak_ts;
-	uint32_t frag_peak_step;
-	uint8_t frag_peak_phase;
+	uint64_t frag_worst; /* the largest gap, at frag_worst_at */
+	struct an_frag_moment frag_worst_at;
+	/* when reserved first reached its peak: how much of the most the run
+	 * ever held was not in use (the end's gap is often the whole cache,
+	 * freed by the program and kept by the allocator) */
+	struct an_frag_moment frag_peak;
 
 	/* the peak of fw_live */
 	struct an_snap peak;
