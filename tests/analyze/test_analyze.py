@@ -472,6 +472,10 @@ def test_history():
     sim.write(os.path.join(TMP, "history_missing.json.gz"))
     doc, _ = analyze_json("history_missing.json.gz")
     eq(dev(doc)["summary"]["allocated"]["source"], "torch marks", "missing history: samples")
+    rc, out, _ = run("history_missing.json.gz")
+    check("fragmentation (sampled): worst 10.0 MiB" in out and
+          "at the reserved peak (sampled): 10.0 MiB of 20.0 MiB not allocated (50%)" in out,
+          "missing history: the text says both gaps are sampled")
     check(any("--torch-history was asked" in n for n in doc["traces"][0]["notes"]),
           "missing history: a note says so")
 

@@ -317,7 +317,9 @@ static void summary(const struct out *o, struct json_object *d)
 	if (get(fr, "worst") && get(fr, "at_peak")) {
 		struct json_object *pk = get(fr, "at_peak");
 
-		fprintf(o->f, "  at the reserved peak: %s of %s not allocated (%.0f%%), at %s\n",
+		/* sampled: the peak of PyTorch's marks, which may miss the true one */
+		fprintf(o->f, "  at the reserved peak%s: %s of %s not allocated (%.0f%%), at %s\n",
+			!strcmp(gs(fr, "source"), "torch marks") ? " (sampled)" : "",
 			szj(pk, "gap"), szj(pk, "reserved"),
 			100.0 * (double)geti(pk, "gap") / (double)geti(pk, "reserved"), when(pk));
 	}
