@@ -1,21 +1,17 @@
 /* PyTorch's memory marks -> counter points (see torch_counters.h). The
- * limits are gpuprof analyze's (viewer/analyze/history.c), so that a mark
+ * limits are gpuprof analyze's (exporters/torch_marks.h), so that a mark
  * the analyzer refuses draws nothing either. */
 #include "torch_counters.h"
+
+#include "torch_marks.h"
 
 #include <errno.h>
 #include <string.h>
 
 const char *const gp_tc_names[GP_TC_TRACKS] = { "PyTorch sampled", "PyTorch history" };
 
-#define MAX_BYTES (1ull << 50)
-#define MAX_UNIX_US 4000000000000000ull    /* year 2096 */
-#define MAX_UNIX_NS 4000000000000000000ull
-#define MAX_DT_US 1000000000000ull         /* 11.6 days between two points */
-#define MAX_PARTS 100000000ull
-
-static const char sampled_prefix[] = "gpuprof:torch.memory ";
-static const char history_prefix[] = "gpuprof:torch.history ";
+static const char sampled_prefix[] = GP_TORCH_MEMORY_PREFIX;
+static const char history_prefix[] = GP_TORCH_HISTORY_PREFIX;
 
 void gp_tc_init(struct gp_torch_counters *tc)
 {
@@ -127,9 +123,9 @@ done:
 static int scan(struct cur *c, struct fields *f)
 {
 	static const uint64_t max[K_COUNT] = {
-		[K_ALLOCATED] = MAX_BYTES, [K_RESERVED] = MAX_BYTES,
-		[K_DEVICE] = GP_TC_MAX_DEVICES - 1, [K_PART] = MAX_PARTS,
-		[K_T0] = MAX_UNIX_US, [K_UNIX_NS] = MAX_UNIX_NS,
+		[K_ALLOCATED] = GP_TORCH_MAX_BYTES, [K_RESERVED] = GP_TORCH_MAX_BYTES,
+		[K_DEVICE] = GP_TC_MAX_DEVICES - 1, [K_PART] = GP_TORCH_MAX_PARTS,
+		[K_T0] = GP_TORCH_MAX_UNIX_US, [K_UNIX_NS] = GP_TORCH_MAX_UNIX_NS,
 	};
 
 	if (!eat(c, '{'))
@@ -238,11 +234,11 @@ static int walk(struct gp_torch_counters *tc, const struct fields *f, int64_t of
 
 	for (size_t i = 0; i < f->p_len; i += 3) {
 		uint64_t dt, a, r;
-		if ((i && !eat(&c, ',')) || uint_at(&c, MAX_DT_US, &dt) || !eat(&c, ',') ||
-		    uint_at(&c, MAX_BYTES, &a) || !eat(&c, ',') || uint_at(&c, MAX_BYTES, &r))
+		if ((i && !eat(&c, ',')) || uint_at(&c, GP_TORCH_MAX_DT_US, &dt) || !eat(&c, ',') ||
+		    uint_at(&c, GP_TORCH_MAX_BYTES, &a) || !eat(&c, ',') || uint_at(&c, GP_TORCH_MAX_BYTES, &r))
 			return -EINVAL;
 		t += dt;
-		if (t > MAX_UNIX_US)
+		if (t > GP_TORCH_MAX_UNIX_US)
 			return -EINVAL;
 		if (emit) {
 			/* |t * 1000| <= 4e18 and |off| <= 4e18 + the mark's ts: no overflow */

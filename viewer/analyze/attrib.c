@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/torch_marks.h"
 #include "state.h"
 
 const char *const an_phase_names[PH_N] = {
@@ -529,8 +530,10 @@ static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 	}
 	if (starts(n, "gpuprof:torch ", 14))
 		return on_torch_info(a, p, n->s + 14, n->len - 14);
-	if (starts(n, "gpuprof:torch.memory ", 21)) {
-		on_torch_memory(a, p, n->s + 21, n->len - 21, ts);
+	if (starts(n, GP_TORCH_MEMORY_PREFIX, sizeof(GP_TORCH_MEMORY_PREFIX) - 1)) {
+		size_t k = sizeof(GP_TORCH_MEMORY_PREFIX) - 1;
+
+		on_torch_memory(a, p, n->s + k, n->len - k, ts);
 		return 0;
 	}
 	if (starts(n, "gpuprof:torch.segment 0x", 24)) {

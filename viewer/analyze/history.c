@@ -11,10 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_UNIX_US 4000000000000000ll  /* year 2096 */
-#define MAX_UNIX_NS 4000000000000000000ll
-#define MAX_DT_US 1000000000000ll       /* 11.6 days between two points */
-#define MAX_PARTS 100000000ll
+/* the marks' limits (exporters/torch_marks.h) are the recorder's too */
+_Static_assert(GP_TORCH_MAX_BYTES == AN_MAX_BYTES, "the marks' bytes are the reader's bytes");
 /* a point may not lie after the mark that holds it by more than this: the
  * two clocks (PyTorch's time_us and the mark's) are read microseconds apart */
 #define SLACK_NS 1000000000ll
@@ -100,11 +98,11 @@ static int add_points(struct an_history *h, struct json_object *p, struct an_his
 			errno = 0;
 			v[k] = json_object_get_int64(x);
 			if (errno || v[k] < 0 ||
-			    (uint64_t)v[k] > (k ? AN_MAX_BYTES : (uint64_t)MAX_DT_US))
+			    (uint64_t)v[k] > (k ? AN_MAX_BYTES : (uint64_t)GP_TORCH_MAX_DT_US))
 				return bad(why, cap, "point %zu is out of range", i);
 		}
 		t += v[0];
-		if (t > MAX_UNIX_US)
+		if (t > GP_TORCH_MAX_UNIX_US)
 			return bad(why, cap, "point %zu is out of range", i);
 		pt->ts = t;
 		pt->allocated = (uint64_t)v[1];
@@ -143,9 +141,9 @@ int an_history_add(struct an_history *h, const char *json, size_t n, int64_t mar
 		return bad(why, cap, "not a JSON object");
 	}
 	if ((err = get_int(o, "device", 0, AN_MAX_DEVICES - 1, &dev, why, cap)) ||
-	    (err = get_int(o, "part", 0, MAX_PARTS, &part, why, cap)) ||
-	    (err = get_int(o, "t0_us", 0, MAX_UNIX_US, &t0, why, cap)) ||
-	    (err = get_int(o, "unix_ns", 0, MAX_UNIX_NS, &unix_ns, why, cap)) ||
+	    (err = get_int(o, "part", 0, GP_TORCH_MAX_PARTS, &part, why, cap)) ||
+	    (err = get_int(o, "t0_us", 0, GP_TORCH_MAX_UNIX_US, &t0, why, cap)) ||
+	    (err = get_int(o, "unix_ns", 0, GP_TORCH_MAX_UNIX_NS, &unix_ns, why, cap)) ||
 	    (err = get_bool(o, "last", &m.last, why, cap)) ||
 	    (err = get_bool(o, "complete", &m.complete, why, cap)))
 		goto out;

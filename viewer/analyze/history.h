@@ -13,8 +13,9 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "exporters/torch_marks.h"
 
-#define AN_HIST_PREFIX "gpuprof:torch.history "
+#define AN_HIST_PREFIX GP_TORCH_HISTORY_PREFIX
 #define AN_HIST_MAX_POINTS (1u << 24)
 
 struct an_hist_pt {

@@ -1,0 +1,18 @@
+/* The PyTorch hooks' memory marks (TRACE_FORMAT.md: gpuprof:torch.memory,
+ * gpuprof:torch.history) as both of their readers take them: the recorder,
+ * which draws them as counter tracks (profiler/torch_counters.c), and
+ * gpuprof analyze (viewer/analyze/history.c, attrib.c). One set of names and
+ * limits, so that a mark one of them refuses the other refuses too. */
+#ifndef GPUPROF_TORCH_MARKS_H
+#define GPUPROF_TORCH_MARKS_H
+
+#define GP_TORCH_MEMORY_PREFIX "gpuprof:torch.memory "
+#define GP_TORCH_HISTORY_PREFIX "gpuprof:torch.history "
+
+#define GP_TORCH_MAX_BYTES (1ll << 50)            /* allocated, reserved */
+#define GP_TORCH_MAX_UNIX_US 4000000000000000ll     /* a point's time: year 2096 */
+#define GP_TORCH_MAX_UNIX_NS 4000000000000000000ll  /* unix_ns */
+#define GP_TORCH_MAX_DT_US 1000000000000ll          /* 11.6 days between two points */
+#define GP_TORCH_MAX_PARTS 100000000ll
+
+#endif
