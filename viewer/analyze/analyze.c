@@ -240,7 +240,7 @@ static int run_pass(struct run *r)
 					hist = NULL;
 				}
 			}
-			/* pass 1 is still collecting the history */
+			/* pass 2: the history's next point (pass 1 only collects it) */
 			if (r->src[i].hist_given && h->next < h->n) {
 				ts = r->src[i].ts_base_ns + h->pt[h->next].ts;
 				if (best == SIZE_MAX || ts < best_ts) {

@@ -207,10 +207,8 @@ static void frag_update(struct an_pd *pd, int64_t ts)
 	 * allocation it was for) all count: the state after the last of them */
 	if (res > pd->frag_peak.res || (res && res == pd->frag_peak.res && ts == pd->frag_peak.ts))
 		frag_note(&pd->frag_peak, pd->proc, res, alloc, ts);
-	if (res > alloc && res - alloc > pd->frag_worst) {
-		pd->frag_worst = res - alloc;
-		frag_note(&pd->frag_worst_at, pd->proc, res, alloc, ts);
-	}
+	if (res > alloc && res - alloc > an_frag_gap(&pd->frag_worst))
+		frag_note(&pd->frag_worst, pd->proc, res, alloc, ts);
 }
 
 static void gpu_update(struct an_analysis *a, struct an_pd *pd, int64_t ts)

@@ -707,7 +707,7 @@ static struct json_object *frag_moment(struct jb *b, const struct an_proc *p,
 {
 	struct json_object *x = jobj(b);
 
-	put(b, x, "gap", jint(b, (int64_t)(m->res > m->alloc ? m->res - m->alloc : 0)));
+	put(b, x, "gap", jint(b, (int64_t)an_frag_gap(m)));
 	put(b, x, "reserved", jint(b, (int64_t)m->res));
 	put(b, x, "allocated", jint(b, (int64_t)m->alloc));
 	put(b, x, "t", jsec(b, m->ts));
@@ -801,7 +801,7 @@ static struct json_object *summary_json(struct jb *b, const struct an_pd *pd)
 		uint64_t al = native ? pd->torch_allocated : pd->fw_live;
 
 		put(b, f, "why", NULL);
-		put(b, f, "worst", pd->frag_worst ? frag_moment(b, p, &pd->frag_worst_at) : NULL);
+		put(b, f, "worst", an_frag_gap(&pd->frag_worst) ? frag_moment(b, p, &pd->frag_worst) : NULL);
 		put(b, f, "at_peak", pd->frag_peak.res ? frag_moment(b, p, &pd->frag_peak) : NULL);
 		put(b, f, "end", jint(b, (int64_t)(res > al ? res - al : 0)));
 	}

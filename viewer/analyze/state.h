@@ -139,6 +139,11 @@ struct an_frag_moment {
 	uint8_t phase;
 };
 
+static inline uint64_t an_frag_gap(const struct an_frag_moment *m)
+{
+	return m->res > m->alloc ? m->res - m->alloc : 0;
+}
+
 struct an_pd {
 	struct an_proc *proc;
 	uint32_t device;
@@ -170,8 +175,7 @@ struct an_pd {
 
 	/* fragmentation: reserved - allocated, where both are known */
 	int frag_known;
-	uint64_t frag_worst; /* the largest gap, at frag_worst_at */
-	struct an_frag_moment frag_worst_at;
+	struct an_frag_moment frag_worst; /* the largest gap (0: none yet) */
 	/* when reserved first reached its peak: how much of the most the run
 	 * ever held was not in use (the end's gap is often the whole cache,
 	 * freed by the program and kept by the allocator) */
