@@ -169,11 +169,12 @@ class History:
                 if not trace:
                     continue
                 end = state_at_end(snap["segments"], dev)
-                texts, problem = marks(dev, trace, end, len(trace) >= self.entries)
+                wrapped = len(trace) >= self.entries
+                texts, problem = marks(dev, trace, end, wrapped)
                 if problem:
                     self.say("--torch-history: %s; not written" % problem)
                     continue
-                if len(trace) >= self.entries:
+                if wrapped:
                     self.say("--torch-history: device %d's history holds only the last %d "
                              "allocations and frees (GPUPROF_TORCH_HISTORY_ENTRIES)" %
                              (dev, self.entries))

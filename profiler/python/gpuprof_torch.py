@@ -17,9 +17,9 @@ import weakref
 
 _MODE = os.environ.get("GPUPROF_MODE", "")
 _OPS = os.environ.get("GPUPROF_OPS") == "1"
-# --torch-history (native mode): PyTorch's allocator records its own history,
-# written into the trace at exit (gpuprof_history.History).
-_HISTORY = os.environ.get("GPUPROF_TORCH_HISTORY") == "1"
+# --torch-history (native mode only): PyTorch's allocator records its own
+# history, written into the trace at exit (gpuprof_history.History).
+_HISTORY = os.environ.get("GPUPROF_TORCH_HISTORY") == "1" and _MODE == "native"
 # Each module call's work is done by the compiled _gpuprof_call
 # (gpuprof_call.c) where it was built for this Python: it cut what the hooks
 # cost a GPT-2 step by 14-62% (bench/RESULTS.md, session 10).
@@ -645,7 +645,7 @@ class _Hooks:
         conf = os.environ.get("PYTORCH_ALLOC_CONF") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
         info = {"torch": torch.__version__, "mode": _MODE, "alloc_conf": conf,
                 "backend": backend, "pid": os.getpid(), "ops": _OPS,
-                "compiled_calls": self.fast, "history": _HISTORY and _MODE == "native"}
+                "compiled_calls": self.fast, "history": _HISTORY}
         self.mark("gpuprof:torch " + json.dumps(info, sort_keys=True))
         if _MODE == "native":
             atexit.register(self._mark_segments)
@@ -685,7 +685,7 @@ def _on_torch_imported(torch):
     except Exception as e:
         _say("PyTorch hooks not installed (%r); allocations are still recorded, "
              "without layer names" % (e,))
-    if _HISTORY and _MODE == "native":
+    if _HISTORY:
         try:
             import gpuprof_history
             mark = _hooks.mark if _hooks else torch.cuda.nvtx.mark
