@@ -10,7 +10,10 @@
 # (PyTorch's cudaMallocAsync backend), cuda, native, tensor, and
 # torchprof-native, torchprof-tensor (no gpuprof: torch.profiler with
 # profile_memory over the timed steps, the budget's reference; its JSON's
-# size is printed and the file deleted); e.g.
+# size is printed and the file deleted), and bare-native, bare-tensor (no
+# gpuprof: bench/bare_cupti.c, a CUPTI subscriber that only counts records,
+# the floor under any CUPTI tracer; BARE_CUPTI names the library, by default
+# beside GPUPROF's build, BARE_CUPTI_KINDS its kinds); e.g.
 #   base=plain-native  cuda=cuda  cuda-memonly=cuda+GPUPROF_RECORD=memory
 # Environment: ROUNDS (2), STEPS (25), MODEL (gpt2), THREADS (1: after the
 # table, each run's step and what each of its threads did, train_models.py
@@ -32,6 +35,11 @@ extra=()
 pin=()
 [ -n "${PIN:-}" ] && pin=(taskset -c "$PIN")
 steal() { awk '$1 == "cpu" { print $9 + 0 }' /proc/stat; }
+bare=${BARE_CUPTI:-$(dirname "$gp")/../tests/bench/libbare_cupti.so}
+case " $* " in *=bare-*)
+	# CUDA ignores an injection path that names no file: it would time plain
+	[ -f "$bare" ] || { echo "overhead.sh: no $bare (BARE_CUPTI)" >&2; exit 2; } ;;
+esac
 [ $# -gt 0 ] || set -- plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor
 res=$out/overhead.txt
 : >"$res"
@@ -43,6 +51,8 @@ for r in $(seq "$rounds"); do
 		case $mode in
 		plain-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= python3 "$tm") ;;
 		plain-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm") ;;
+		bare-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= CUDA_INJECTION64_PATH="$bare" python3 "$tm") ;;
+		bare-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync CUDA_INJECTION64_PATH="$bare" python3 "$tm") ;;
 		torchprof-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= python3 "$tm" --torch-profiler "$out/$name.json") ;;
 		torchprof-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm" --torch-profiler "$out/$name.json") ;;
 		*) cmd=(env "${envs[@]}" "$gp" --trace --force --mode "$mode" -o "$out/$name.json.gz" "$tm") ;;
@@ -87,7 +97,7 @@ for n, c in zip(names, sys.argv[2:]):
         continue
     mode = c.split("=", 1)[1].split("+")[0]
     m = statistics.median(r["median_ms"])
-    bn = base.get("tensor" if mode in ("tensor", "plain-tensor", "torchprof-tensor") else "native", "")
+    bn = base.get("tensor" if mode in ("tensor", "plain-tensor", "torchprof-tensor", "bare-tensor") else "native", "")
     b = runs.get(bn, {})
     rel = ""
     if b and not mode.startswith("plain"):
