@@ -14,6 +14,7 @@
  * to stdout and, on any failure, says one line and stays off.
  */
 #include <cupti.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,7 @@ static int enable_kinds(const char *list)
 {
 	char buf[256];
 	if (strlen(list) >= sizeof(buf))
-		return -22;
+		return -EINVAL;
 	strcpy(buf, list);
 	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		size_t i;
@@ -93,11 +94,11 @@ static int enable_kinds(const char *list)
 				break;
 		if (i == sizeof(kinds) / sizeof(kinds[0])) {
 			fprintf(stderr, "bare_cupti: unknown kind '%s' in BARE_CUPTI_KINDS\n", w);
-			return -22;
+			return -EINVAL;
 		}
 		if (cuptiActivityEnable(kinds[i].kind) != CUPTI_SUCCESS) {
 			fprintf(stderr, "bare_cupti: cannot enable %s\n", w);
-			return -22;
+			return -EINVAL;
 		}
 	}
 	return 0;
