@@ -261,22 +261,23 @@ static void summary(const struct out *o, struct json_object *d)
 	struct table t = { 4, "lrrl", NULL, 0, 0, 0 };
 	char at_s[64];
 	int native = !strcmp(gs(d, "mode"), "native");
+	/* at PyTorch's sampled marks, the worst gap and the peak may lie between two */
+	const char *fr_sampled = !strcmp(gs(fr, "source"), "torch marks") ? " (sampled)" : "";
 
 	t_row(&t, "memory", "at end", "peak", "peak at");
 #define PEAK_AT(x) (get(x, "peak_t") ? (snprintf(at_s, sizeof(at_s), "%.3f s", getd(x, "peak_t")), at_s) : "")
-	if (json_object_get_boolean(get(al, "known")) && native &&
-	    !strcmp(gs(al, "source"), "torch history"))
+	if (!json_object_get_boolean(get(al, "known")))
+		t_row(&t, "allocated", "?", "?", "(not known from CUDA alone)");
+	else if (!native)
+		t_row(&t, "allocated", szj(al, "end"), szj(al, "peak"), PEAK_AT(al));
+	else if (!strcmp(gs(al, "source"), "torch history"))
 		/* PyTorch's own numbers after every allocation and free */
 		t_row(&t, "allocated (PyTorch history)", szj(al, "end"), szj(al, "peak"), PEAK_AT(al));
-	else if (json_object_get_boolean(get(al, "known")) && native)
+	else
 		/* PyTorch's own numbers, marked by the hooks every 100 ms or so:
 		 * the peak between two marks is not seen */
 		t_row(&t, "allocated (sampled)", szj(al, "end"), szj(al, "peak"),
 		      get(al, "peak_t") ? PEAK_AT(al) : "(PyTorch's marks)");
-	else if (json_object_get_boolean(get(al, "known")))
-		t_row(&t, "allocated", szj(al, "end"), szj(al, "peak"), PEAK_AT(al));
-	else
-		t_row(&t, "allocated", "?", "?", "(not known from CUDA alone)");
 	if (json_object_get_boolean(get(rs, "known")))
 		t_row(&t, native ? "reserved (segments)" : "reserved (pools)", szj(rs, "end"),
 		      szj(rs, "peak"), PEAK_AT(rs));
@@ -306,10 +307,8 @@ static void summary(const struct out *o, struct json_object *d)
 	} else if (get(fr, "worst")) {
 		struct json_object *w = get(fr, "worst");
 
-		/* at PyTorch's sampled marks, the worst may lie between two */
 		fprintf(o->f, "  fragmentation%s: worst %s reserved but not allocated at %s (%s reserved, "
-			"%s allocated); %s at the end\n",
-			!strcmp(gs(fr, "source"), "torch marks") ? " (sampled)" : "", szj(w, "gap"),
+			"%s allocated); %s at the end\n", fr_sampled, szj(w, "gap"),
 			when(w), szj(w, "reserved"), szj(w, "allocated"), szj(fr, "end"));
 	} else {
 		fprintf(o->f, "  fragmentation: none (reserved never exceeded allocated)\n");
@@ -317,10 +316,8 @@ static void summary(const struct out *o, struct json_object *d)
 	if (get(fr, "worst") && get(fr, "at_peak")) {
 		struct json_object *pk = get(fr, "at_peak");
 
-		/* sampled: the peak of PyTorch's marks, which may miss the true one */
 		fprintf(o->f, "  at the reserved peak%s: %s of %s not allocated (%.0f%%), at %s\n",
-			!strcmp(gs(fr, "source"), "torch marks") ? " (sampled)" : "",
-			szj(pk, "gap"), szj(pk, "reserved"),
+			fr_sampled, szj(pk, "gap"), szj(pk, "reserved"),
 			100.0 * (double)geti(pk, "gap") / (double)geti(pk, "reserved"), when(pk));
 	}
 }
