@@ -48,13 +48,14 @@ for r in $(seq "$rounds"); do
 		name=${c%%=*} spec=${c#*=}
 		mode=${spec%%+*} envs=()
 		[ "$mode" != "$spec" ] && IFS=+ read -r -a envs <<<"${spec#*+}"
+		# the configurations without gpuprof set the allocator themselves
+		conf=
+		[ "${mode##*-}" = tensor ] && conf=backend:cudaMallocAsync
+		no_gp=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=$conf)
 		case $mode in
-		plain-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= python3 "$tm") ;;
-		plain-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm") ;;
-		bare-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= CUDA_INJECTION64_PATH="$bare" python3 "$tm") ;;
-		bare-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync CUDA_INJECTION64_PATH="$bare" python3 "$tm") ;;
-		torchprof-native) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF= python3 "$tm" --torch-profiler "$out/$name.json") ;;
-		torchprof-tensor) cmd=(env "${envs[@]}" PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$tm" --torch-profiler "$out/$name.json") ;;
+		plain-native | plain-tensor) cmd=("${no_gp[@]}" python3 "$tm") ;;
+		bare-native | bare-tensor) cmd=("${no_gp[@]}" CUDA_INJECTION64_PATH="$bare" python3 "$tm") ;;
+		torchprof-native | torchprof-tensor) cmd=("${no_gp[@]}" python3 "$tm" --torch-profiler "$out/$name.json") ;;
 		*) cmd=(env "${envs[@]}" "$gp" --trace --force --mode "$mode" -o "$out/$name.json.gz" "$tm") ;;
 		esac
 		s0=$(steal)
@@ -97,7 +98,7 @@ for n, c in zip(names, sys.argv[2:]):
         continue
     mode = c.split("=", 1)[1].split("+")[0]
     m = statistics.median(r["median_ms"])
-    bn = base.get("tensor" if mode in ("tensor", "plain-tensor", "torchprof-tensor", "bare-tensor") else "native", "")
+    bn = base.get("tensor" if mode.split("-")[-1] == "tensor" else "native", "")
     b = runs.get(bn, {})
     rel = ""
     if b and not mode.startswith("plain"):
