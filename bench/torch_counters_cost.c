@@ -9,6 +9,7 @@
 #include "torch_counters.h"
 #include "trace_writer.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,11 +79,15 @@ static double one(long points, const char *path, int draw, long *marks)
 
 int main(int argc, char **argv)
 {
-	long points = argc > 1 ? strtol(argv[1], NULL, 10) : 1000000, marks = 0;
 	const char *path = argc > 2 ? argv[2] : "/tmp/gpuprof-tc.json.gz";
 	double best[2] = { 1e9, 1e9 };
+	char *end = NULL;
+	long points = 1000000, marks = 0;
 
-	if (points <= 0) {
+	errno = 0;
+	if (argc > 1)
+		points = strtol(argv[1], &end, 10);
+	if (errno || points <= 0 || (end && (end == argv[1] || *end))) {
 		fprintf(stderr, "usage: bench_torch_counters [POINTS>0] [FILE]\n");
 		return 2;
 	}
