@@ -224,7 +224,7 @@ fi
 
 if want bench; then
 	# GPT-2 step, gpuprof vs unprofiled with the same allocator, alternating
-	# in one session (bench/overhead.sh); GPUPROF_BENCH_CONFIGS to bisect.
+	# in one run (bench/overhead.sh); GPUPROF_BENCH_CONFIGS to bisect.
 	# shellcheck disable=SC2086
 	ROUNDS=${GPUPROF_BENCH_ROUNDS:-2} STEPS=${GPUPROF_BENCH_STEPS:-25} bash bench/overhead.sh "$gp" "$out/bench" \
 		${GPUPROF_BENCH_CONFIGS:-plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor} \
