@@ -183,7 +183,7 @@ class _Hooks:
     # nn.Module.__call__ is wrapped rather than hooked with global module
     # hooks: any global hook sends every module call down PyTorch's hooked
     # path, which costs about 3 µs a call by itself (bench/hook_cpu.py, torch
-    # 2.11 on the GPU machine's host), more than the naming does, and the
+    # 2.11 on an H100's host), more than the naming does, and the
     # forward pass is where a GPU waits for the host. Modules with hooks of
     # their own still take that path, inside the wrapper.
     def _thread(self):
