@@ -15,7 +15,7 @@ Prints a Markdown table for bench/RESULTS.md: per GPU and metric (the
 runs, min, max, max - min and that as a percentage of min; then the
 largest spread. Exit 0; 2 on bad input.
 
-On the GPU machine, for example:
+On a machine with an NVIDIA GPU, for example:
   for i in 1 2 3 4 5; do
     gpuprof --trace -o gpt2.tensor.r$i.json.gz tests/torch/train_models.py --model gpt2 --steps 5
   done

@@ -1,7 +1,7 @@
 """What gpuprof costs a real training step, part by part, measured in one
 process: variants (hooks installed or not, recorder parts on or off) take
 turns for several rounds, so that process-to-process noise (1-2% per run on
-the GPU machine) does not hide a 1% effect.
+the hosts in bench/RESULTS.md) does not hide a 1% effect.
 
   hook_ab.py [--model gpt2|resnet50] [--rounds R] [--steps S] [VARIANT...]
 
@@ -19,7 +19,7 @@ VARIANT is HOOKS or HOOKS@REC.
          allocations again (bench/launch_cost.py). And a variant without
          `memory` (e.g. none) switches CUPTI's memory records off and on,
          after which CUPTI writes them all again (skipped by the decoder,
-         paid by the program: bench/RESULTS.md, session 5; the recorder
+         paid by the program (CUPTI 13.0); the recorder
          now switches pool records on and off after it, as at its start,
          and gpuprof.end's skipped_memory_records says whether that kept
          CUPTI quiet). In tensor mode CUPTI's memory records are on only

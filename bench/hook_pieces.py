@@ -18,7 +18,7 @@ memory mark). NVTX calls go to PyTorch's stubs unless a
 tool (gpuprof) is attached.
 
 EXAMPLES
-  python3 bench/hook_pieces.py                    # on the GPU machine
+  python3 bench/hook_pieces.py                    # with an NVIDIA GPU
   python3 bench/hook_pieces.py --device cpu       # anywhere with PyTorch
   gpuprof --trace --mode native -o t.json.gz bench/hook_pieces.py  # NVTX recorded"""
 import argparse

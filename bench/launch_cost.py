@@ -12,7 +12,7 @@ recorder at all when run without gpuprof. The first is the base. CUPTI's
 memory pool records cannot be switched in one process: once turned off,
 CUPTI 13.0 was seen not to record stream-ordered allocations again; compare
 them across processes with asis. Without pool records (tensor mode) CUPTI's
-memory records are on only with `statics` beside `memory` (since session 12).
+memory records are on only with `statics` beside `memory`.
 
 For each variant and round, while the GPU sleeps (torch.cuda._sleep) so that
 nothing waits for it, the host queues N elementwise kernels on a tiny tensor

@@ -14,8 +14,8 @@
  * or asis (the recorder as it started, or no recorder without gpuprof). The
  * first is the base. Leave out "all" and "pools" in tensor mode: CUPTI's pool
  * records cannot be switched back on (bench/launch_cost.py). There CUPTI's
- * memory records are on only with "statics" beside "memory" (session 12:
- * "memory" against "memory,statics" is what they cost).
+ * memory records are on only with "statics" beside "memory" ("memory"
+ * against "memory,statics" is what they cost).
  * Default: none memory memory,kernels memory,kernels,api,launches memory,nvtx.
  *
  * Each round runs every variant once, in an order that rotates by one each

@@ -1,5 +1,5 @@
-"""Pools bench/overhead.sh rounds from several runs (calls of the device,
-machines) into one budget verdict per configuration: each round's step
+"""Pools bench/overhead.sh rounds from several runs (machines, times)
+into one verdict per configuration: each round's step
 against the plain run of the same round and allocator, the median of all
 those per-round differences, a distribution-free 95% confidence interval of
 that median (from the order statistics: the rounds are independent draws of
@@ -8,7 +8,7 @@ one configuration's cost), and how many rounds met a target.
   pool_overhead.py [--target CONFIG=PCT ...] [--when CONFIG<=PCT] [--corr CONFIG] FILE...
 
 FILE holds OVERHEAD lines as overhead.sh writes them (overhead.txt, or a
-bench/gpu-tables/ copy; other lines are skipped). Rounds are told apart by
+bench/data/ copy; other lines are skipped). Rounds are told apart by
 file and round number. The plain runs are the configurations whose name
 starts with "plain" (overhead.sh's default names plain and plain-async);
 every other run is paired with the plain run of its round that used the
@@ -24,9 +24,9 @@ much a round's reference cost says about its other costs.
 
 EXAMPLES
   python3 bench/pool_overhead.py --target native=1 --target tensor=2 \\
-      bench/gpu-tables/2026-11-22-session11/0[1-3]-run*.txt
+      bench/data/2026-11-22-gpt2-overhead-h100-*.txt
   python3 bench/pool_overhead.py --when 'torchprof<=4.5' --corr torchprof \\
-      bench/gpu-tables/2026-11-22-session1[1-3]/0*-run*.txt"""
+      bench/data/2026-11-22-gpt2-overhead-h100-*.txt"""
 import argparse
 import collections
 import math

@@ -4,7 +4,7 @@
  * frees it with cudaFreeAsync (its cudaMallocAsync backend, in
  * libc10_cuda.so), a few thousand of each a training step. CUPTI's
  * driver-level callbacks (api_callbacks.c) cost about 1.6 µs per allocation
- * and free on a busy host (bench/RESULTS.md, session 7): most of it CUPTI's
+ * and free on a busy host (bench/RESULTS.md, cost): most of it CUPTI's
  * own, and in a step whose forward pass waits for the host it all shows.
  * So the slots through which loaded libraries call cudaMallocAsync,
  * cudaFreeAsync and their per-thread-stream variants are pointed at the

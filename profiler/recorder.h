@@ -54,7 +54,7 @@ enum {
 	/* module globals (__device__ variables: CUPTI's DEVICE_STATIC memory
 	 * records). While the callbacks record allocations (gp_rec_by_callbacks)
 	 * they are all that CUPTI's memory records add, and those records cost
-	 * every allocation and free ~0.55 µs (bench/op_cost, session 12):
+	 * every allocation and free ~0.55 µs (bench/op_cost, bench/RESULTS.md):
 	 * without this part they are off. Otherwise they come with the memory
 	 * records. */
 	GP_REC_STATICS = 1 << 8,

@@ -27,7 +27,7 @@
 
 #define GP_TC_MAX_DEVICES 64
 /* History points drawn per trace, at most: each costs the writer about
- * 1-2 µs at the program's exit (bench/RESULTS.md, session 15), and the
+ * 1-2 µs at the program's exit (bench/RESULTS.md, cost), and the
  * writer has 10 s to finish there. Twice the default ring
  * (GPUPROF_TORCH_HISTORY_ENTRIES); past it the history's later points are
  * left out of the track (the marks keep them all). */

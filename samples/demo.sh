@@ -24,7 +24,10 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 
 echo "demo: building into build/release"
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+# the samples for this machine's GPU where there is one (CMake's "native")
+arch=()
+nvidia-smi -L >/dev/null 2>&1 && arch=(-DCMAKE_CUDA_ARCHITECTURES=native)
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release "${arch[@]}" >/dev/null
 cmake --build build/release -j"$(nproc)" >/dev/null
 
 gp=build/release/viewer/gpuprof

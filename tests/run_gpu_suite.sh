@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole GPU suite in one call, for the GPU machine (see README.md):
+# The whole GPU suite in one call, on a machine with an NVIDIA GPU (README.md):
 # builds gpuprof there, runs every CTest test (the GPU ones included), the
 # PyTorch NVTX check and the GPT-2 overhead benchmark, and prints a short
 # table last. Logs and the table go to $OUT (or build/gpu-out).
@@ -21,11 +21,12 @@ table=$final/table.txt
 : >"$table"
 row() { printf '%s\n' "$*" | tee -a "$table" >/dev/null; }
 
-# json-c is not installed on the GPU machine: use the carried Debian packages.
+# json-c not installed (and no root or network to install it): unpack Debian's
+# packages from .deps/debs, where tests/gpu_snapshot.sh fetches them.
 if ! pkg-config --exists json-c 2>/dev/null; then
 	dst=$root/.deps/root
 	if ! ls "$root"/.deps/debs/*.deb >/dev/null 2>&1; then
-		echo "gpu-suite: json-c missing and no .deps/debs carried" >&2
+		echo "gpu-suite: json-c missing: install libjson-c-dev, or put its Debian packages in .deps/debs" >&2
 		exit 2
 	fi
 	mkdir -p "$dst"
@@ -41,7 +42,7 @@ row "device: $(head -1 "$out/gpu.txt") | $(date -u +%Y-%m-%dT%H:%MZ)"
 
 b=$root/build/gpu
 configure() {
-	cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPROF_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90
+	cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPROF_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=native
 }
 # a warm machine keeps the last build; a stale cache is thrown away once
 if ! { { configure || { rm -rf "$b" && configure; }; } && cmake --build "$b" -j"$(nproc)"; } >"$out/build.log" 2>&1; then
@@ -223,7 +224,7 @@ fi
 
 if want bench; then
 	# GPT-2 step, gpuprof vs unprofiled with the same allocator, alternating
-	# in one session (bench/overhead.sh); GPUPROF_BENCH_CONFIGS to bisect.
+	# in one run (bench/overhead.sh); GPUPROF_BENCH_CONFIGS to bisect.
 	# shellcheck disable=SC2086
 	ROUNDS=${GPUPROF_BENCH_ROUNDS:-2} STEPS=${GPUPROF_BENCH_STEPS:-25} bash bench/overhead.sh "$gp" "$out/bench" \
 		${GPUPROF_BENCH_CONFIGS:-plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor} \

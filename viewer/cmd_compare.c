@@ -12,8 +12,8 @@
 
 /* The default tolerance: peaks of repeated runs of one program are equal to
  * the byte in tensor mode and may differ by a segment in native mode;
- * viewer/compare/README.md says why these numbers, and bench/RESULTS.md will
- * hold what bench/compare_noise.py measured on the GPU machine. */
+ * viewer/compare/README.md says why these numbers, and bench/RESULTS.md
+ * (repeated runs) what bench/compare_noise.py measured. */
 #define DEFAULT_PERCENT 1.0
 #define DEFAULT_BYTES (UINT64_C(2) << 20)
 

@@ -4,7 +4,7 @@
  *
  * Why: on a host where the recorder's CUPTI work leaves a synced training
  * step's forward host-bound, every µs the hooks spend per module call is a
- * µs of step time (bench/RESULTS.md, session 9: the hooks cost a GPT-2 step
+ * µs of step time (bench/RESULTS.md, cost: the hooks cost a GPT-2 step
  * +2.6-3.6% there, the recorder alone about +1%). In Python that work is an
  * interpreter frame, attribute lookups and method calls around the few
  * PyTorch calls it needs; here it is C around the same calls.

@@ -11,7 +11,7 @@ Cost: PyTorch's torch.cuda.memory._record_memory_history without stacks
 allocator's lock, no Python and no GIL; frees' completions are skipped where
 PyTorch can (skip_actions, 2.10 and later). Turning it into marks costs about
 1 us and 0.5 KiB of passing host memory per entry, once, at exit
-(bench/RESULTS.md, session 14). The ring holds GPUPROF_TORCH_HISTORY_ENTRIES
+(bench/RESULTS.md, cost). The ring holds GPUPROF_TORCH_HISTORY_ENTRIES
 entries (default 1000000, about 300 steps of GPT-2 small); a longer run
 keeps the last ones, and the marks say so."""
 import os

@@ -22,7 +22,7 @@ _OPS = os.environ.get("GPUPROF_OPS") == "1"
 _HISTORY = os.environ.get("GPUPROF_TORCH_HISTORY") == "1" and _MODE == "native"
 # Each module call's work is done by the compiled _gpuprof_call
 # (gpuprof_call.c) where it was built for this Python: it cut what the hooks
-# cost a GPT-2 step by 14-62% (bench/RESULTS.md, session 10).
+# cost a GPT-2 step by 14-62% (bench/RESULTS.md, cost).
 # GPUPROF_TORCH_FAST=0 keeps the Python wrapper; =1 also says so on stderr
 # when the compiled one is missing.
 _FAST = os.environ.get("GPUPROF_TORCH_FAST", "") != "0"
@@ -183,7 +183,7 @@ class _Hooks:
     # nn.Module.__call__ is wrapped rather than hooked with global module
     # hooks: any global hook sends every module call down PyTorch's hooked
     # path, which costs about 3 µs a call by itself (bench/hook_cpu.py, torch
-    # 2.11 on the GPU machine's host), more than the naming does, and the
+    # 2.11 on an H100's host), more than the naming does, and the
     # forward pass is where a GPU waits for the host. Modules with hooks of
     # their own still take that path, inside the wrapper.
     def _thread(self):
