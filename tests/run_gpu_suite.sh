@@ -2,8 +2,11 @@
 # The whole GPU suite in one call, on a machine with an NVIDIA GPU (README.md):
 # builds gpuprof there, runs every CTest test (the GPU ones included), the
 # PyTorch NVTX check and the GPT-2 overhead benchmark, and prints a short
-# table last. Logs and the table go to $OUT (or build/gpu-out).
-#   bash tests/run_gpu_suite.sh [--no-bench]
+# table last. Logs and the table go to $OUT (or build/gpu-out), the table row
+# by row as the checks end. Every check ends in a verdict, PASS, FAIL or SKIP
+# (tests/gpu_suite_verdicts.sh); the table's last row counts them and the
+# exit status is 1 when any check failed or none ran, else 0.
+#   bash tests/run_gpu_suite.sh [--only SECTION,...]
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -18,8 +21,10 @@ only=all
 [ "${1:-}" = "--only" ] && only=${2:-all}
 want() { [ "$only" = all ] || case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 table=$final/table.txt
+verdicts=$final/verdicts.txt
 : >"$table"
-row() { printf '%s\n' "$*" | tee -a "$table" >/dev/null; }
+: >"$verdicts"
+. "$root/tests/gpu_suite_verdicts.sh"
 
 # json-c not installed (and no root or network to install it): unpack Debian's
 # packages from .deps/debs, where tests/gpu_snapshot.sh fetches them.
@@ -47,17 +52,20 @@ configure() {
 # a warm machine keeps the last build; a stale cache is thrown away once
 if ! { { configure || { rm -rf "$b" && configure; }; } && cmake --build "$b" -j"$(nproc)"; } >"$out/build.log" 2>&1; then
 	tail -40 "$out/build.log"
-	row "build: FAILED (see build.log)"
+	verdict FAIL build "(see build.log)"
+	summary
 	cat "$table"
 	exit 1
 fi
-row "build: ok"
+verdict PASS build
 
 if want tests; then
-ctest --test-dir "$b" -LE gpu -j8 --output-on-failure >"$out/cpu_tests.log" 2>&1
-row "cpu tests: $(grep -E 'tests passed|tests failed' "$out/cpu_tests.log" | tail -1)"
+# -V: a skipped test's reason (its last line) is in the log
+ctest --test-dir "$b" -LE gpu -j8 -V >"$out/cpu_tests.log" 2>&1
+ctest_verdicts "$out/cpu_tests.log" "cpu tests"
 GPUPROF_ANALYZE_WORK=$out/analyze_work GPUPROF_RESULTS=$out/gpu_results.txt ctest --test-dir "$b" -L gpu -V >"$out/gpu_tests.log" 2>&1
-row "gpu tests: $(grep -E 'tests passed|tests failed' "$out/gpu_tests.log" | tail -1)"
+ctest_verdicts "$out/gpu_tests.log" "gpu tests"
+# what the GPU tests measured (their verdicts are the ctest ones above)
 grep -h "RESULT " "$out/gpu_tests.log" | sed 's/^[0-9]*: //' | tee -a "$table" >/dev/null
 
 fi
@@ -66,13 +74,16 @@ if want torch_nvtx; then
 # PyTorch's own NVTX (two NVTX copies in one process) must reach gpuprof.
 "$gp" --trace --force -o "$out/torch_nvtx.json.gz" tests/torch/nvtx_torch.py >"$out/torch_nvtx.out" 2>"$out/torch_nvtx.err"
 python3 tests/torch/check_torch_nvtx.py "$out/torch_nvtx.json.gz" "$out/torch_nvtx.out" >"$out/torch_nvtx.check" 2>&1
+rc=$?
 cat "$out/torch_nvtx.check" >>"$table"
+verdict_rc $rc torch_nvtx
 fi
 
 if want clash; then
 # torch.profiler in a traced program: it must run on, and our trace stay valid.
 "$gp" --trace --force -o "$out/clash.json.gz" tests/torch/profiler_clash.py >"$out/clash.out" 2>"$out/clash.err"
-echo "clash rc=$?" >>"$out/clash.out"
+clash_rc=$?
+echo "clash rc=$clash_rc" >>"$out/clash.out"
 python3 - "$out/clash.json.gz" >>"$out/clash.out" 2>&1 <<'PY'
 import gzip, json, sys
 ev = json.load(gzip.open(sys.argv[1], "rt"))
@@ -80,7 +91,14 @@ end = ev[-1]
 print("clash trace: valid json, events=%d end=%s kernels=%d allocs=%d" % (len(ev), end.get("name"),
       sum(1 for e in ev if e.get("cat") == "kernel"), sum(1 for e in ev if e.get("name") == "alloc")))
 PY
+json_rc=$?
 { grep -h -E "GPUPROF_CLASH|clash" "$out/clash.out"; grep -h "gpuprof:" "$out/clash.err" | head -5; } | sed 's/^/torch.profiler clash: /' >>"$table"
+# the program ran on (exit 0, its result right) and the trace is valid JSON
+if [ $clash_rc -ne 0 ] || [ $json_rc -ne 0 ] || ! grep -q "GPUPROF_CLASH ok=1" "$out/clash.out"; then
+	verdict FAIL "torch.profiler clash" "(program exit $clash_rc, trace check exit $json_rc)"
+else
+	verdict PASS "torch.profiler clash"
+fi
 
 fi
 
@@ -95,7 +113,10 @@ if want torch; then
 				>"$out/$m.$mode.out" 2>"$out/$m.$mode.err"
 			# a failed check keeps its trace (the logs leave the models' traces out)
 			python3 tests/torch/check_torch_trace.py "$out/$m.$mode.json.gz" "$out/$m.$mode.out" \
-				--mode $mode --kernels "$out/$m.kref.out" --label "$m.$mode" >>"$table" 2>&1 ||
+				--mode $mode --kernels "$out/$m.kref.out" --label "$m.$mode" >>"$table" 2>&1
+			rc=$?
+			verdict_rc $rc "torch $m.$mode"
+			[ $rc -eq 0 ] ||
 				{ mkdir -p "$final/failed" && cp "$out/$m.$mode.json.gz" "$out/$m.kref.out" "$final/failed/"; }
 			grep -h "gpuprof:" "$out/$m.$mode.err" | grep -v "trace written\|open it" | sed "s/^/$m.$mode: /" >>"$table"
 		done
@@ -109,11 +130,13 @@ if want history; then
 		"$gp" --trace --force --mode native --torch-history -o "$out/$m.history.json.gz" \
 			tests/torch/train_models.py --model $m --steps 4 >"$out/$m.history.out" 2>"$out/$m.history.err"
 		python3 tests/torch/check_history.py "$gp" "$out/$m.history.json.gz" "$out/$m.history.out" $m >>"$table" 2>&1
+		verdict_rc $? "history $m"
 		grep -h "gpuprof:" "$out/$m.history.err" | grep -v "trace written\|open it\|native mode" | sed "s/^/$m.history: /" >>"$table"
 	done
 	"$gp" --trace --force --mode native --torch-history -o "$out/frag.history.json.gz" \
 		samples/pytorch/fragmentation.py >"$out/frag.history.out" 2>"$out/frag.history.err"
 	python3 tests/torch/check_history.py "$gp" "$out/frag.history.json.gz" "$out/frag.history.out" fragmentation >>"$table" 2>&1
+	verdict_rc $? "history fragmentation"
 	"$gp" analyze "$out/frag.history.json.gz" 2>&1 | grep -E "allocated|fragmentation" | sed 's/^/frag.history analyze: /' >>"$table"
 fi
 
@@ -124,31 +147,48 @@ if want features; then
 	for args in "--start fork" "--start spawn" "--compile --workers 0"; do
 		tag=$(echo "$args" | tr -d ' -')
 		"$gp" --trace --force -o "$out/feat.$tag.json.gz" $f $args >"$out/feat.$tag.out" 2>"$out/feat.$tag.err"
-		python3 tests/torch/check_features.py "$out/feat.$tag.json.gz" "$out/feat.$tag.out" >>"$table" 2>&1 ||
+		python3 tests/torch/check_features.py "$out/feat.$tag.json.gz" "$out/feat.$tag.out" >>"$table" 2>&1
+		rc=$?
+		verdict_rc $rc "features $tag"
+		[ $rc -eq 0 ] ||
 			tail -n 8 "$out/feat.$tag.err" | cut -c1-300 | sed "s/^/  $tag stderr: /" >>"$table"
 	done
 	"$gp" --trace --force -o "$out/feat.torchrun.json.gz" -- torchrun --nproc-per-node 1 $f --workers 0 \
 		>"$out/feat.torchrun.out" 2>"$out/feat.torchrun.err"
 	# torchrun itself does not use CUDA: its worker writes feat.torchrun.<pid>.json.gz
+	workers=0
 	for t in "$out"/feat.torchrun.*.json.gz; do
-		[ -f "$t" ] && python3 tests/torch/check_features.py "$t" "$out/feat.torchrun.out" --quiet-extra |
-			sed 's/^/torchrun worker: /' >>"$table" 2>&1
+		[ -f "$t" ] || continue
+		workers=$((workers + 1))
+		python3 tests/torch/check_features.py "$t" "$out/feat.torchrun.out" --quiet-extra 2>&1 |
+			sed 's/^/torchrun worker: /' >>"$table"
+		verdict_rc "${PIPESTATUS[0]}" "features torchrun worker $(basename "$t")"
 	done
+	[ $workers -gt 0 ] || verdict FAIL "features torchrun" "(no worker trace feat.torchrun.PID.json.gz)"
 	grep -h 'gpuprof:' "$out/feat.torchrun.err" | cut -c1-200 | sed 's/^/torchrun: /' >>"$table"
 	# native mode, no training steps: the sampler's gpuprof:torch.memory marks
 	"$gp" --trace --force --mode native -o "$out/feat.marks.json.gz" tests/torch/memory_marks.py \
 		>"$out/feat.marks.out" 2>&1
-	echo "memory marks (native, no steps): $(zcat "$out/feat.marks.json.gz" | grep -c 'torch.memory') marks; $(grep -h 'gpuprof:' "$out/feat.marks.out" | grep -v 'trace written\|open it' | tr '\n' ' ' | cut -c1-200)" >>"$table"
+	marks=$(zcat "$out/feat.marks.json.gz" 2>/dev/null | grep -c 'torch.memory')
+	echo "memory marks (native, no steps): $marks marks; $(grep -h 'gpuprof:' "$out/feat.marks.out" | grep -v 'trace written\|open it' | tr '\n' ' ' | cut -c1-200)" >>"$table"
+	if [ "${marks:-0}" -gt 0 ]; then
+		verdict PASS "features memory marks"
+	else
+		verdict FAIL "features memory marks" "(no gpuprof:torch.memory mark in the trace)"
+	fi
 	(cd tests/torch && "$gp" --trace --force -o "$out/feat.module.json.gz" -- python3 -m features --workers 0 \
 		>"$out/feat.module.out" 2>"$out/feat.module.err")
-	python3 tests/torch/check_features.py "$out/feat.module.json.gz" "$out/feat.module.out" | sed 's/^/python -m: /' >>"$table" 2>&1
+	python3 tests/torch/check_features.py "$out/feat.module.json.gz" "$out/feat.module.out" 2>&1 |
+		sed 's/^/python -m: /' >>"$table"
+	verdict_rc "${PIPESTATUS[0]}" "features python -m"
 fi
 
 if want samples; then
 	# the OOM stories of samples/pytorch, each run plainly: each story must show
 	LOGDIR=$out/samples TIMEOUT=120 bash samples/pytorch/run_all.sh >"$out/samples.txt" 2>&1
-	echo "samples/pytorch run_all: exit $?" >>"$table"
+	rc=$?
 	tail -n 30 "$out/samples.txt" | sed 's/^/  /' >>"$table"
+	verdict_rc $rc "samples/pytorch run_all"
 fi
 
 if want noise; then
@@ -165,7 +205,9 @@ if want noise; then
 			python3 bench/compare_noise.py "$out"/noise.$m.$mode.r*.summary.json >>"$table" 2>&1
 			"$gp" compare "$out/noise.$m.$mode.r1.summary.json" "$out/noise.$m.$mode.r2.summary.json" \
 				>"$out/noise.$m.$mode.compare.txt" 2>&1
-			echo "compare r1 r2 ($m $mode): exit $? $(head -1 "$out/noise.$m.$mode.compare.txt")" >>"$table"
+			rc=$?
+			# two runs of one program must pass compare's default tolerance
+			verdict_rc $rc "noise compare r1 r2 ($m $mode)" "$(head -1 "$out/noise.$m.$mode.compare.txt")"
 		done
 	done
 fi
@@ -252,5 +294,8 @@ cp "$b/tests/gpu/work/alloc_sizes.json.gz" "$final/alloc_sizes.h100.json.gz" 2>/
 cp -r "$b/tests/gpu/work" "$out/gpu_work" 2>/dev/null
 find "$out" -name '*.json.gz' -size +1M -delete
 tar czf "$final/logs.tar.gz" --exclude='gpt2*.json.gz' --exclude='resnet50*.json.gz' -C "$final" logs && rm -rf "$out"
+summary
+status=$?
 echo "===== gpuprof GPU suite ====="
 cat "$table"
+exit $status

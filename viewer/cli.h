@@ -2,8 +2,9 @@
  *
  * main.c only parses the first argument and dispatches to one command; each
  * command lives in its own cmd_*.c file and describes itself (usage lines,
- * options, examples) in a struct gp_command so that --help stays complete as
- * commands are added. */
+ * options, examples, exit status) in a struct gp_command, which its own help
+ * (`gpuprof COMMAND --help`, `gpuprof help COMMAND`) prints, and whose name
+ * and summary the overview (`gpuprof --help`) lists. */
 #ifndef GPUPROF_CLI_H
 #define GPUPROF_CLI_H
 
@@ -29,6 +30,8 @@ struct gp_command {
 	const char *usage;    /* USAGE lines, each "  gpuprof ...\n" */
 	const char *options;  /* OPTIONS lines, or NULL */
 	const char *examples; /* EXAMPLES lines, or NULL */
+	const char *environment; /* ENVIRONMENT lines, or NULL */
+	const char *exit_status; /* EXIT STATUS lines */
 	/* argv[0] is the command name as typed; returns the exit status. */
 	int (*run)(int argc, char **argv);
 };
@@ -47,9 +50,10 @@ int gp_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * was before that call: the word holding the bad option, even inside a cluster
  * like "-fz". Returns GP_EXIT_USAGE. */
 int gp_option_error(int c, const char *word);
-/* The full help, on stdout: the only thing besides --version that gpuprof
- * itself writes there, so a program's stdout passes through untouched. */
-void gp_print_help(void);
+/* A command's own help, on stdout: the only thing besides the overview and
+ * --version that gpuprof itself writes there, so a program's stdout passes
+ * through untouched. */
+void gp_print_command_help(const struct gp_command *cmd);
 
 /* An option's number: decimal, no sign, no blanks, no trailing text, within
  * [min, max]. 0, or -EINVAL (*out untouched). */

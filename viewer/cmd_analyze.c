@@ -81,7 +81,7 @@ static int analyze_main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			gp_print_help();
+			gp_print_command_help(&gp_cmd_analyze);
 			status = GP_EXIT_OK;
 			goto cleanup;
 		default:
@@ -125,13 +125,13 @@ const struct gp_command gp_cmd_analyze = {
 	.summary = "who holds the memory at the peak, what leaks, why it ran out",
 	.usage = "  gpuprof analyze TRACE... [--json] [--top N] [--device N] [--process PID]\n",
 	.options =
-		"  analyze:\n"
 		"  --json                 the report as JSON (schema gpuprof.analyze/1,\n"
 		"                         viewer/analyze/SCHEMA.md) instead of text\n"
 		"  --top N                the N largest allocations and rows per table\n"
 		"                         (default 10)\n"
 		"  --device N             report GPU N of each process only\n"
-		"  --process PID          analyze the trace of process PID only\n",
+		"  --process PID          analyze the trace of process PID only\n"
+		"  -h, --help             this help\n",
 	.examples =
 		"  gpuprof analyze run.json.gz\n"
 		"      the peak (who made what was alive, by layer and category), leaks\n"
@@ -140,5 +140,11 @@ const struct gp_command gp_cmd_analyze = {
 		"      every process of a run (torchrun writes one trace each), as JSON\n"
 		"  gpuprof analyze --top 30 --device 1 run.json.gz\n"
 		"      more rows, GPU 1 only\n",
+	.environment =
+		"  NO_COLOR               set and not empty: no colors in the report (there\n"
+		"                         are none anyway when stdout is no terminal)\n",
+	.exit_status =
+		"  0 the report was written, 1 an I/O or system failure, 2 bad usage or bad\n"
+		"  input (a TRACE that is no gpuprof trace, or is damaged: gpuprof recover)\n",
 	.run = analyze_main,
 };

@@ -57,7 +57,7 @@ static int check_main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			gp_print_help();
+			gp_print_command_help(&gp_cmd_check);
 			status = GP_CMP_OK;
 			goto cleanup;
 		default:
@@ -92,19 +92,22 @@ const struct gp_command gp_cmd_check = {
 	.usage = "  gpuprof check TRACE... --max-peak SIZE|N% [--metric M] [--device N] [--format F]\n"
 		 "                [--top N]\n",
 	.options =
-		"  check (exit status: 0 within the limit, 1 over it, 2 bad usage or input):\n"
 		"  TRACE                  a trace, a summary (gpuprof analyze --json) or a\n"
 		"                         directory of them, as for compare: one run\n"
 		"  --max-peak SIZE|N%     the limit for each process's GPU: a size (12GiB), or\n"
 		"                         a share of the GPU's memory (90%); required\n"
 		"  --metric, --format, --device N\n"
-		"                         as for compare\n"
-		"  --top N                layers shown for each GPU (default 5)\n",
+		"                         as for compare (gpuprof compare --help)\n"
+		"  --top N                layers shown for each GPU (default 5)\n"
+		"  -h, --help             this help\n",
 	.examples =
 		"  gpuprof check run.json.gz --max-peak 12GiB\n"
 		"      exit 1 when a GPU's peak went over 12 GiB: \"peak allocated on cuda:0\n"
 		"      was 13.2 GiB, limit 12 GiB\", then the layers that held the most\n"
 		"  gpuprof check summary.json --max-peak 90% --metric peak-reserved --device 0\n"
 		"      PyTorch's reserved memory on GPU 0 within 90% of that GPU\n",
+	.exit_status =
+		"  0 every GPU's peak within the limit, 1 a peak over it, 2 bad usage or bad\n"
+		"  input, or no verdict (the metric is not known for a run)\n",
 	.run = check_main,
 };

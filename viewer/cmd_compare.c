@@ -65,7 +65,7 @@ static int compare_main(int argc, char **argv)
 				goto cleanup;
 			break;
 		case 'h':
-			gp_print_help();
+			gp_print_command_help(&gp_cmd_compare);
 			status = GP_CMP_OK;
 			goto cleanup;
 		default:
@@ -124,8 +124,6 @@ const struct gp_command gp_cmd_compare = {
 		 "                  [--device N] [--top N]\n"
 		 "  gpuprof compare --base FILE [--base FILE]... --new FILE [--new FILE]... [...]\n",
 	.options =
-		"  compare (exit status: 0 within the limit, 1 a regression, 2 bad usage or\n"
-		"  input, or no verdict):\n"
 		"  BASE, NEW              one run each: a summary (gpuprof analyze --json), a\n"
 		"                         trace (the traces of its child processes beside it,\n"
 		"                         RUN.PID.json.gz, come with it), or a directory of them\n"
@@ -143,6 +141,7 @@ const struct gp_command gp_cmd_compare = {
 		"                         markdown (a PR comment, $GITHUB_STEP_SUMMARY)\n"
 		"  --device N             GPU N of each process only\n"
 		"  --top N                rows of each table of what changed (default 5)\n"
+		"  -h, --help             this help\n"
 		"  Processes are matched by device and command line; a GPU of BASE that NEW\n"
 		"  lacks fails, one only in NEW is shown (viewer/compare/README.md).\n",
 	.examples =
@@ -155,5 +154,8 @@ const struct gp_command gp_cmd_compare = {
 		"      every trace or summary of each directory (a torchrun: one per process)\n"
 		"  gpuprof compare --base r0.json --base r1.json --new n0.json --new n1.json\n"
 		"      summaries made one per process\n",
+	.exit_status =
+		"  0 within the limit, 1 a regression, 2 bad usage or bad input, or no verdict\n"
+		"  (runs that cannot be compared: different kinds of peak, a metric not known)\n",
 	.run = compare_main,
 };

@@ -61,7 +61,7 @@ static int recover_main(int argc, char **argv)
 			s.output = optarg;
 			break;
 		case 'h':
-			gp_print_help();
+			gp_print_command_help(&gp_cmd_recover);
 			return GP_EXIT_OK;
 		default:
 			return gp_option_error(c, argv[prev]);
@@ -109,12 +109,15 @@ const struct gp_command gp_cmd_recover = {
 	.summary = "repair a trace cut short (killed process, crashed machine)",
 	.usage = "  gpuprof recover TRACE [-o OUT]\n",
 	.options =
-		"  recover:\n"
 		"  -o, --output OUT       write the repaired trace to OUT (default: repair\n"
-		"                         TRACE in place)\n",
+		"                         TRACE in place)\n"
+		"  -h, --help             this help\n",
 	.examples =
 		"  gpuprof recover run.json.gz\n"
 		"      repair run.json.gz after a crash, keeping every event up to the\n"
 		"      last flush (the recorder flushes at least once a second)\n",
+	.exit_status =
+		"  0 repaired (or already complete), 1 an I/O or system failure, 2 bad usage,\n"
+		"  a TRACE that is missing or no gpuprof trace, or an OUT that exists\n",
 	.run = recover_main,
 };

@@ -901,7 +901,7 @@ static int trace_main(int argc, char **argv)
 			s.history = true;
 			break;
 		case 'h':
-			gp_print_help();
+			gp_print_command_help(&gp_cmd_trace);
 			return GP_EXIT_OK;
 		default:
 			return gp_option_error(c, argv[prev]);
@@ -972,7 +972,7 @@ const struct gp_command gp_cmd_trace = {
 	.usage = "  gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]\n"
 		 "                 [--python PYTHON] [--] PROGRAM [ARGS...]\n",
 	.options =
-		"  trace (options go before PROGRAM; what follows PROGRAM is passed to it):\n"
+		"  Options go before PROGRAM; what follows PROGRAM is passed to it.\n"
 		"  -o, --output PATH      write the trace to PATH (default: in the current\n"
 		"                         directory, gpuprof-PROGRAM-YYYYmmdd-HHMMSS.json.gz);\n"
 		"                         a child process that uses CUDA writes STEM.PID.json.gz\n"
@@ -991,6 +991,7 @@ const struct gp_command gp_cmd_trace = {
 		"                         and the allocated peak are exact\n"
 		"      --python PYTHON    run PROGRAM.py with PYTHON (default: $GPUPROF_PYTHON,\n"
 		"                         else python3)\n"
+		"  -h, --help             this help\n"
 		"      --                 end of gpuprof's options\n",
 	.examples =
 		"  gpuprof --trace train.py --epochs 1\n"
@@ -1001,5 +1002,17 @@ const struct gp_command gp_cmd_trace = {
 		"      PyTorch's own allocator, its allocated bytes exact on the timeline\n"
 		"  gpuprof --trace -- torchrun --nproc-per-node 1 train.py\n"
 		"      record every process that uses CUDA, one trace each\n",
+	.environment =
+		"  GPUPROF_INJECT_LIB     the recorder library to inject (default: the one\n"
+		"                         installed with gpuprof, or built beside it)\n"
+		"  GPUPROF_PYTHON         the interpreter for PROGRAM.py (default: python3)\n"
+		"  GPUPROF_TORCH_HISTORY_ENTRIES\n"
+		"                         --torch-history: the entries PyTorch's allocator keeps\n"
+		"                         (default 1000000; the oldest go first)\n",
+	.exit_status =
+		"  PROGRAM's exit status, or 128+N when PROGRAM was killed by signal N.\n"
+		"  gpuprof's own: 1 a failure to set up the recording, 2 bad usage, or PROGRAM\n"
+		"  could not be started; a \"gpuprof: \" line on stderr tells them from\n"
+		"  PROGRAM's own status.\n",
 	.run = trace_main,
 };

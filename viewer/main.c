@@ -11,7 +11,7 @@
 
 #include "cli.h"
 
-/* Order is the order of --help. Later: compare, check, report. */
+/* Order is the order of --help. */
 static const struct gp_command *const commands[] = {
 	&gp_cmd_trace,
 	&gp_cmd_recover,
@@ -20,20 +20,10 @@ static const struct gp_command *const commands[] = {
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const char help_environment[] =
-	"  GPUPROF_INJECT_LIB     the recorder library to inject (default: the one\n"
-	"                         installed with gpuprof, or built beside it)\n"
-	"  GPUPROF_PYTHON         the interpreter for PROGRAM.py (default: python3)\n"
-	"  GPUPROF_TORCH_HISTORY_ENTRIES\n"
-	"                         --torch-history: the entries PyTorch's allocator keeps\n"
-	"                         (default 1000000; the oldest go first)\n"
-	"  NO_COLOR               set and not empty: no colors in analyze's report\n"
-	"                         (there are none anyway when stdout is no terminal)\n";
-
+/* The overview's exit status; each command's help says its own. */
 static const char help_exit_status[] =
-	"  gpuprof --trace exits with PROGRAM's status, or 128+N when PROGRAM was\n"
-	"  killed by signal N. Otherwise: 0 success, 1 failure, 2 bad usage or bad\n"
-	"  input, or PROGRAM could not be started.\n";
+	"  0 success, 1 failure, 2 bad usage or bad input. gpuprof --trace exits with\n"
+	"  PROGRAM's status instead; each command's help says what its status means.\n";
 
 void gp_msg(const char *fmt, ...)
 {
@@ -76,7 +66,8 @@ int gp_option_error(int c, const char *word)
 	return gp_usage_error("unknown option '%s'", word);
 }
 
-void gp_print_help(void)
+/* `gpuprof --help`: what each command is for and where its help is. */
+static void print_overview(void)
 {
 	size_t i;
 
@@ -85,19 +76,25 @@ void gp_print_help(void)
 	fputs("USAGE\n", stdout);
 	for (i = 0; i < N_COMMANDS; i++)
 		fputs(commands[i]->usage, stdout);
-	fputs("  gpuprof --help | --version\n\nCOMMANDS\n", stdout);
+	fputs("  gpuprof help [COMMAND] | --help | --version\n\nCOMMANDS\n", stdout);
 	for (i = 0; i < N_COMMANDS; i++)
 		printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("  Each command can also be given as an option: gpuprof --trace ...\n"
-	      "\nOPTIONS\n", stdout);
-	for (i = 0; i < N_COMMANDS; i++)
-		if (commands[i]->options)
-			printf("%s%s", i ? "\n" : "", commands[i]->options);
-	printf("\nENVIRONMENT\n%s\nEXIT STATUS\n%s\nEXAMPLES\n", help_environment,
-	       help_exit_status);
-	for (i = 0; i < N_COMMANDS; i++)
-		if (commands[i]->examples)
-			fputs(commands[i]->examples, stdout);
+	      "  gpuprof COMMAND --help, or gpuprof help COMMAND: that command's usage,\n"
+	      "  options, environment, exit status and examples.\n", stdout);
+	printf("\nEXIT STATUS\n%s", help_exit_status);
+}
+
+void gp_print_command_help(const struct gp_command *cmd)
+{
+	printf("gpuprof %s: %s\n\nUSAGE\n%s", cmd->name, cmd->summary, cmd->usage);
+	if (cmd->options)
+		printf("\nOPTIONS\n%s", cmd->options);
+	if (cmd->environment)
+		printf("\nENVIRONMENT\n%s", cmd->environment);
+	printf("\nEXIT STATUS\n%s", cmd->exit_status);
+	if (cmd->examples)
+		printf("\nEXAMPLES\n%s", cmd->examples);
 }
 
 static const struct gp_command *find_command(const char *word)
@@ -113,6 +110,35 @@ static const struct gp_command *find_command(const char *word)
 	return NULL;
 }
 
+static int is_help(const char *word)
+{
+	return strcmp(word, "help") == 0 || strcmp(word, "--help") == 0 ||
+	       strcmp(word, "-h") == 0;
+}
+
+/* `gpuprof help [COMMAND]`, `gpuprof --help [COMMAND]`: argv[0] is the word
+ * that asked for help. Each command answers its own --help as well. */
+static int help_main(int argc, char **argv)
+{
+	const struct gp_command *cmd;
+
+	if (argc < 2 || is_help(argv[1])) {
+		if (argc > 2)
+			return gp_usage_error("unexpected argument '%s' after %s %s", argv[2],
+					      argv[0], argv[1]);
+		print_overview();
+		return GP_EXIT_OK;
+	}
+	if (argc > 2)
+		return gp_usage_error("unexpected argument '%s' (help for one COMMAND at a time)",
+				      argv[2]);
+	cmd = find_command(argv[1]);
+	if (!cmd)
+		return gp_usage_error("no help for '%s': not a command", argv[1]);
+	gp_print_command_help(cmd);
+	return GP_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	const struct gp_command *cmd;
@@ -121,10 +147,8 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return gp_usage_error("missing command");
 	word = argv[1];
-	if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
-		gp_print_help();
-		return GP_EXIT_OK;
-	}
+	if (is_help(word))
+		return help_main(argc - 1, argv + 1);
 	if (strcmp(word, "--version") == 0 || strcmp(word, "-V") == 0) {
 		printf("gpuprof %s\n", GPUPROF_VERSION);
 		return GP_EXIT_OK;

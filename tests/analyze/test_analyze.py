@@ -655,7 +655,9 @@ def test_cli():
     p = subprocess.run([GP, "--analyze", "--json", "train.json.gz"], cwd=TMP, capture_output=True)
     eq(p.returncode, 0, "gpuprof --analyze")
     p = subprocess.run([GP, "--help"], capture_output=True, text=True)
-    check("gpuprof analyze TRACE..." in p.stdout and "--top N" in p.stdout, "--help lists analyze")
+    check("gpuprof analyze TRACE..." in p.stdout, "--help lists analyze")
+    p = subprocess.run([GP, "analyze", "--help"], capture_output=True, text=True)
+    check("gpuprof analyze TRACE..." in p.stdout and "--top N" in p.stdout, "analyze --help")
     rc, out, _ = run("train.json.gz", "--json", "--top", "2")
     eq(rc, 0, "options after TRACE")
 

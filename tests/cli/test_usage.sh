@@ -1,5 +1,7 @@
 # Option errors are one "gpuprof: " line plus the --help hint on stderr, exit
-# 2, nothing on stdout; --help and --version are the only stdout gpuprof writes.
+# 2, nothing on stdout; help and --version are the only stdout gpuprof writes:
+# the overview (gpuprof --help) and each command's own (gpuprof COMMAND --help,
+# gpuprof help COMMAND).
 . "$(dirname "$0")/lib.sh"
 
 # usage_error WHAT MESSAGE ARGS...
@@ -32,23 +34,89 @@ usage_error "recover with two traces" "unexpected argument 'b'" recover a b
 usage_error "recover bad option" "unknown option '--bogus'" recover --bogus a
 [ ! -e x.json.gz ] || fail "a usage error created the output"
 
-for args in "--help" "-h" "--trace --help" "trace -h" "recover --help"; do
+usage_error "help for no command" "no help for 'nosuch': not a command" help nosuch
+usage_error "help for two commands" "unexpected argument 'check'" help analyze check
+usage_error "--help for no command" "no help for 'nosuch': not a command" --help nosuch
+usage_error "help after help and more" "unexpected argument 'x'" help --help x
+
+# check_help WHAT TEXT...: the help printed is on stdout alone, has every TEXT
+check_help() {
+	_what=$1
+	shift
+	check_rc 0 "$_what"
+	[ ! -s err ] || { fail "$_what: wrote to stderr"; show err >&2; }
+	for _text in "$@"; do
+		grep -qF -- "$_text" out || fail "$_what: no \"$_text\" in the help"
+	done
+}
+
+# The overview: every command's usage and summary, and where its help is.
+for args in "--help" "-h" "help" "help --help" "help help"; do
 	# shellcheck disable=SC2086
 	gp $args
-	check_rc 0 "$args"
-	[ ! -s err ] || { fail "$args: wrote to stderr"; show err >&2; }
-	for section in USAGE OPTIONS ENVIRONMENT EXAMPLES "EXIT STATUS" \
+	check_help "$args" USAGE COMMANDS "EXIT STATUS" \
 		"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
 		"                 [--python PYTHON] [--] PROGRAM [ARGS...]" \
-		"gpuprof --trace --mode native --torch-history train.py" \
-		"gpuprof recover TRACE [-o OUT]" \
-		"gpuprof --trace train.py --epochs 1" \
-		"gpuprof --trace -o run.json.gz -- ./app --flag" \
-		"gpuprof --trace -- torchrun --nproc-per-node 1 train.py" \
-		"gpuprof recover run.json.gz"; do
-		grep -qF -- "$section" out || fail "$args: no \"$section\" in the help"
+		"gpuprof recover TRACE [-o OUT]" "gpuprof analyze TRACE..." \
+		"gpuprof compare BASE NEW" "gpuprof check TRACE..." \
+		"gpuprof help [COMMAND] | --help | --version" \
+		"  trace      run PROGRAM and record" "  recover    repair a trace cut short" \
+		"  analyze    who holds the memory" "  compare    did a change make" \
+		"  check      was a run's peak" \
+		"gpuprof COMMAND --help, or gpuprof help COMMAND"
+	# no command's options: those are in its own help
+	! grep -qF -- "--torch-history    native mode" out || fail "$args: trace's options in the overview"
+	[ "$(wc -l <out)" -lt 40 ] || fail "$args: the overview is $(wc -l <out) lines"
+done
+cp out overview
+
+# Each command's own help, asked for in each way, is the same text: its
+# usage, options, exit status and examples, no other command's.
+for cmd in trace recover analyze compare check; do
+	gp help "$cmd"
+	check_help "help $cmd" "gpuprof $cmd: " USAGE OPTIONS "EXIT STATUS" EXAMPLES "-h, --help             this help"
+	cmp -s out overview && fail "help $cmd: the overview"
+	cp out "help.$cmd"
+	for args in "$cmd --help" "$cmd -h" "--$cmd --help" "--$cmd -h" "help --$cmd" "--help $cmd"; do
+		# shellcheck disable=SC2086
+		gp $args
+		check_help "$args"
+		cmp -s out "help.$cmd" || { fail "$args: not the same as help $cmd"; show out >&2; }
 	done
 done
+check_help_file() {
+	_file=$1
+	shift
+	cp "$_file" out
+	: >err
+	rc=0
+	check_help "$@"
+}
+check_help_file help.trace "help trace" ENVIRONMENT GPUPROF_INJECT_LIB GPUPROF_PYTHON \
+	"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
+	"                 [--python PYTHON] [--] PROGRAM [ARGS...]" \
+	"Options go before PROGRAM; what follows PROGRAM is passed to it." \
+	"--torch-history    native mode" \
+	"PROGRAM's exit status, or 128+N when PROGRAM was killed by signal N." \
+	"gpuprof --trace train.py --epochs 1" \
+	"gpuprof --trace -o run.json.gz -- ./app --flag" \
+	"gpuprof --trace --mode native --torch-history train.py" \
+	"gpuprof --trace -- torchrun --nproc-per-node 1 train.py"
+check_help_file help.recover "help recover" "gpuprof recover TRACE [-o OUT]" \
+	"-o, --output OUT" "0 repaired (or already complete)" "gpuprof recover run.json.gz"
+check_help_file help.analyze "help analyze" "--top N" "NO_COLOR" "0 the report was written" \
+	"gpuprof analyze run.json.gz"
+check_help_file help.compare "help compare" "--max-increase N%|SIZE" "0 within the limit, 1 a regression" \
+	"gpuprof compare baseline.json summary.json"
+check_help_file help.check "help check" "--max-peak SIZE|N%" "0 every GPU's peak within the limit, 1 a peak over it" \
+	"gpuprof check run.json.gz --max-peak 12GiB"
+grep -qF -- "--max-increase" help.check && fail "help check: compare's options"
+grep -qF -- "--mode MODE" help.analyze && fail "help analyze: trace's options"
+
+# after PROGRAM, --help is PROGRAM's
+gp --trace -o help.json.gz sh -c 'echo "$0"' --help
+check_rc 0 "--help after PROGRAM"
+check_out "--help" "--help after PROGRAM"
 
 for args in "--version" "-V"; do
 	gp $args

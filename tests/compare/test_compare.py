@@ -161,7 +161,7 @@ def test_fail():
                         (["--max-increase", "20%", "--max-increase", "50MiB"], 0),
                         (["--max-increase", "19%", "--max-increase", "97MiB"], 0),
                         (["--max-increase", "19%", "--max-increase", "95MiB"], 1),
-                        (["--max-increase", "96MiB"], 0), (["--max-increase", str(96 * MiB - 1)], 1),
+                        (["--max-increase", "96MiB"], 0), (["--max-increase", "%dB" % (96 * MiB - 1)], 1),
                         (["--max-increase", "0"], 1), (["--max-increase", "0%"], 1),
                         (["--max-increase", "0.1GiB"], 0)):
         rc, _, err = compare(*([base, "big.json.gz"] + limit))
@@ -513,11 +513,11 @@ def test_cli():
         eq(out, "", why + ": nothing on stdout")
         check(err.startswith("gpuprof compare: ") and err.endswith("Try 'gpuprof --help'.\n"),
               why + ": message %r" % err)
-    good = ["2%", "0.5%", "1000%", "0%", "256MiB", "1.5GiB", "0", "4096", "1TiB", "100KiB", "7B",
+    good = ["2%", "0.5%", "1000%", "0%", "256MiB", "1.5GiB", "0", "4096B", "1TiB", "100KiB", "7B",
             "1.125GiB", "0.001KiB", "8192TiB"]
     junk = ["", "2 %", " 2%", "2%%", "%", "-1%", "+1%", "1e3", "abc", "256mb", "256MB", "256M", "1.5",
             "1.5B", ".5GiB", "1.GiB", "1.0001GiB", "0x10", "1,5GiB", "2% ", "1001%", "8193TiB",
-            "99999999999999999", "1 GiB", "GiB"]
+            "99999999999999999", "1 GiB", "GiB", "4096", "5", "0.0"]
     for v in good:
         rc, _, err = compare("base.json.gz", "base.json.gz", "--max-increase", v)
         eq(rc, 0, "--max-increase %r accepted (%s)" % (v, err.strip()))
@@ -525,6 +525,12 @@ def test_cli():
         rc, out, err = compare("base.json.gz", "base.json.gz", "--max-increase", v)
         eq(rc, 2, "--max-increase %r refused" % v)
         check(err.startswith("gpuprof compare: --max-increase"), "--max-increase %r: message %r" % (v, err))
+    # a bare number: 5% or 5 MiB? The message shows both forms.
+    for cmd, opt in (("compare", "--max-increase"), ("check", "--max-peak")):
+        rc, out, err = gp(cmd, "base.json.gz", "base.json.gz", opt, "5")
+        eq((rc, out), (2, ""), "%s %s 5: refused" % (cmd, opt))
+        eq(err.splitlines()[0], "gpuprof %s: %s 5: say 5%% or 5MiB (a bare number is ambiguous)" % (cmd, opt),
+           "%s %s 5: the message" % (cmd, opt))
     rc, doc, _ = compare_json("base.json.gz", "base.json.gz", "--max-increase", "1.5GiB", rc=0)
     eq(doc["limit"], {"percent": None, "bytes": 1536 * MiB}, "1.5GiB")
     rc, doc, _ = compare_json("base.json.gz", "base.json.gz", "--max-increase", "0.001KiB", rc=0)
@@ -539,11 +545,18 @@ def test_cli():
         eq(out, "", "check " + why + ": nothing on stdout")
         check(err.startswith("gpuprof check: "), "check " + why + ": message %r" % err)
     rc, out, _ = gp("--help")
-    for s in ("gpuprof compare BASE NEW", "gpuprof check TRACE...", "--max-increase N%|SIZE", "--max-peak SIZE|N%",
-              "gpuprof compare baseline.json summary.json --format markdown"):
+    for s in ("gpuprof compare BASE NEW", "gpuprof check TRACE..."):
         check(s in out, "--help says %r" % s)
-    rc, out2, _ = compare("--help")
-    eq((rc, out2), (0, out), "compare --help")
+    rc, out, _ = compare("--help")
+    for s in ("gpuprof compare BASE NEW", "--max-increase N%|SIZE", "EXIT STATUS\n  0 within the limit, 1 a regression",
+              "gpuprof compare baseline.json summary.json --format markdown"):
+        check(s in out, "compare --help says %r" % s)
+    rc, out2, _ = gp("help", "compare")
+    eq((rc, out2), (0, out), "help compare")
+    rc, out, _ = gp("check", "--help")
+    for s in ("gpuprof check TRACE...", "--max-peak SIZE|N%", "EXIT STATUS\n  0 every GPU's peak within the limit",
+              "gpuprof check run.json.gz --max-peak 12GiB"):
+        check(s in out, "check --help says %r" % s)
     rc, _, _ = gp("--compare", "base.json.gz", "base.json.gz")
     eq(rc, 0, "gpuprof --compare")
     rc, out, _ = compare("base.json.gz", "--format", "json", "base.json.gz", "--top", "2")
@@ -577,9 +590,9 @@ def test_check():
     eq(rc, 0, "within the limit")
     eq(out.splitlines()[0], "ok: peak allocated on cuda:0 was 504 MiB, limit 12 GiB (4.1% of it)", "ok line")
     peak = 504 * MiB + 512
-    rc, out, _ = gp("check", "base.json.gz", "--max-peak", str(peak))
+    rc, out, _ = gp("check", "base.json.gz", "--max-peak", "%dB" % peak)
     eq(rc, 0, "equal to the limit is within it")
-    rc, out, _ = gp("check", "base.json.gz", "--max-peak", str(peak - 1))
+    rc, out, _ = gp("check", "base.json.gz", "--max-peak", "%dB" % (peak - 1))
     eq(rc, 1, "one byte over")
     check("(1 B over)" in out, "says by how much: %r" % out.splitlines()[0])
     rc, out, _ = gp("check", summarize("base.json.gz"), "--max-peak", "4%")

@@ -1478,6 +1478,9 @@ def main(argv=None):
         errs.append("no GPUPROF_END line: the sample did not finish")
     elif sample.exit == "killed" and sample.kill_t_ms is None:
         errs.append("no GPUPROF_KILL line: the sample died before its kill")
+    if not (sample.mem or sample.ooms or sample.ops or sample.nvtx):
+        # a trace agrees with an empty story whatever it holds
+        errs.append("the sample logged no allocation, OOM, operation or NVTX range: nothing to check")
     rep.check("sample", not errs, "%s pid %s: %d allocs, %d frees, %d ooms, %d ops, "
               "%d NVTX threads, exit=%s" % (name, sample.pid, exp_allocs, exp_frees,
                                             len(sample.ooms), len(sample.ops), len(sample.nvtx),

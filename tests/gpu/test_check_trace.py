@@ -381,6 +381,14 @@ class CheckerTest(unittest.TestCase):
         s = [l.replace("live_end=80 ", "live_end=81 ") for l in s]
         self.assertFail(t, s, "sample_summary")
 
+    def test_empty_story_fails(self):
+        # a sample that logged nothing: no trace can disagree with it, so
+        # the check must fail rather than pass on nothing
+        t, s = base_case()
+        s = [l for l in s if l.startswith(("GPUPROF_BEGIN", "GPUPROF_END", "GPUPROF_EXPECT exit"))]
+        out = self.assertFail(t, s, "sample")
+        self.assertIn("nothing to check", out)
+
     # -- nvtx --------------------------------------------------------------
     def test_bad_nesting(self):
         t, s = base_case()

@@ -207,6 +207,11 @@ def main():
             b = live.pop(ar["addr"], None)
             if b:
                 cur -= b[0]
+    if peak_ts is None:
+        # no allocation of PyTorch's in a training run: nothing to check
+        print("RESULT %s FAIL mode=%s no PyTorch allocation in the trace (%s)" % (
+            a.label, a.mode, "tensors" if a.mode == "tensor" else "named segments"))
+        return 1
     # second pass to get the live set at the peak
     live = {}
     for e in mem_events():
@@ -257,7 +262,10 @@ def main():
         launches.sort()
         n = len(refk)
         # the timed steps are the last n: between marks[-n-1] and marks[-1]
-        if len(steps) < n + 1:
+        if n == 0 or not any(refk):
+            ok = False
+            kern_msg = " kernels=torch.profiler counted no kernel: nothing to compare"
+        elif len(steps) < n + 1:
             ok = False
             kern_msg = " kernels=too few step marks"
         else:

@@ -103,6 +103,9 @@ class Block(torch.nn.Module):
 import importlib  # noqa: E402
 
 STEP_HOOKS = hasattr(importlib.import_module("torch.optim.optimizer"), "register_optimizer_step_pre_hook")
+if not STEP_HOOKS:
+    print("skipped: phase:optimizer.step and the step marks (torch %s has no global optimizer step "
+          "hooks; they came with 2.0)" % torch.__version__)
 model = torch.nn.Sequential(Block(), Block())
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 x = torch.randn(2, 4)
@@ -227,9 +230,12 @@ eq(torch.allclose(y, model[1](model[0](x) * 2)), True, "a forward hook's returne
 log.clear()
 gpuprof_torch._hooks.exit_marks()
 eq([e for e in log if e[0] == "mark"], [], "no exit mark without CUDA initialised")
+real_cuda = torch.cuda.is_initialized, torch.cuda.device_count
 torch.cuda.is_initialized = lambda: True
 torch.cuda.device_count = lambda: 1
 gpuprof_torch._hooks.exit_marks()
+# this process has no CUDA: the hooks' own exit handler must not look for it
+torch.cuda.is_initialized, torch.cuda.device_count = real_cuda
 eq([e[1] for e in log if e[0] == "mark"],
    ['gpuprof:torch.memory {"allocated": 5, "reserved": 9, "device": 0}'], "exit mark")
 # without GPUPROF_MODE at its start: gpuprof's sitecustomize (on PYTHONPATH in

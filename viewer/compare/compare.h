@@ -44,10 +44,11 @@ struct gp_cmp_amount {
 #define GP_CMP_MAX_BYTES (UINT64_C(1) << 53)
 
 /* Strict: digits, at most 3 decimals, then "%" or a binary unit (B, KiB,
- * MiB, GiB, TiB) or nothing (bytes); no sign, no blanks, no exponent.
- * Percentages up to 1000%, sizes up to GP_CMP_MAX_BYTES; a fraction of a
- * byte ("1.5", "1.5B") is refused. Returns 0, -EINVAL (not of that form),
- * -ERANGE (too large). */
+ * MiB, GiB, TiB); no sign, no blanks, no exponent. Percentages up to 1000%,
+ * sizes up to GP_CMP_MAX_BYTES; a fraction of a byte ("1.5B") is refused.
+ * A bare number could be either, so only "0" (0 bytes) is taken without a
+ * unit. Returns 0, -EINVAL (not of that form), -EDOM (a bare number other
+ * than 0), -ERANGE (too large). */
 int gp_cmp_parse_amount(const char *s, struct gp_cmp_amount *out);
 
 /* An exact size as people write it: "12 GiB", "1.5 GiB", "256 MiB", else

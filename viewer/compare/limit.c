@@ -53,6 +53,9 @@ int gp_cmp_parse_amount(const char *s, struct gp_cmp_amount *out)
 		return 0;
 	}
 	if (!*p) {
+		/* "5": 5% or 5 MiB? Only 0 means the same in every unit. */
+		if (whole || frac)
+			return -EDOM;
 		shift = 0;
 	} else {
 		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)

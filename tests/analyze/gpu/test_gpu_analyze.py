@@ -140,7 +140,7 @@ def case_oom(c):
     c.check(e.get("oom") == "1", "the program ran out of memory")
     check_peak(c, "batch_too_large", d, e)
     c.check(d["oom_count"] >= 1, "oom_count %d" % d["oom_count"])
-    if not d["ooms"]:
+    if not c.check(d["ooms"], "no oom in the report: nothing to check of the failed request"):
         return
     o = d["ooms"][0]
     want = int(e["oom_request_bytes"])
@@ -190,15 +190,19 @@ def case_frag(c):
             fr["worst"]["gap"], e["worst_gap"]))
         gap = "worst gap %.2f GiB (torch %.2f)" % (fr["worst"]["gap"] / GiB, int(e["worst_gap"]) / GiB)
     elif fr["known"]:
-        # marks were written, none of them while a segment stood unused
+        # marks were written, none of them while a segment stood unused: the
+        # story had a gap (worst_gap), so the report missed it
         gap = "no gap at any gpuprof:torch.memory mark"
+        c.check(int(e["worst_gap"]) <= 0, "fragmentation: no gap found, the story's worst was %s bytes" %
+                e["worst_gap"])
     else:
         gap = "gap not known: %s" % (fr.get("why") or "no gpuprof:torch.memory marks")
+        c.check(False, "fragmentation: %s; native mode's hooks must mark PyTorch's memory" % gap)
     t, ef = c.trace("frag.retry", os.path.join(HERE, "scenarios.py"), "frag", mode="native")
     r = c.analyze("frag.retry", t)
     c.check(r["oom_count"] >= 1, "retry scenario: a failed cudaMalloc (oom_count %d)" % r["oom_count"])
     kinds = []
-    if r["ooms"]:
+    if c.check(r["ooms"], "retry scenario: no oom in the report: nothing to check of the retry"):
         o = r["ooms"][0]
         kinds = [a["kind"] for a in o["advice"]]
         c.check(near(o["request"], int(ef["request"]), 0.01, 2 * MiB), "retry: request %d" % o["request"])
