@@ -34,7 +34,7 @@ UNITS = ("BYTES", "NS", "US", "NONE")
 
 class Event(types.SimpleNamespace):
     """id, name ("" where it varies), ph, scope (None or "g"/"p"/"t"), cat
-    (None or the category's name), meaning, args: field key -> Arg."""
+    (the category's name, "" for metadata), meaning, args: field key -> Arg."""
 
 
 class Arg(types.SimpleNamespace):
@@ -61,7 +61,7 @@ def load(path=DEF_PATH):
     events = {}
     for eid, name, ph, scope, cat, meaning in _EVENT.findall(text):
         events[eid] = Event(id=eid, name=name, ph=ph, scope=None if scope == "0" else scope[1],
-                            cat=None if cat == "NONE" else cats[cat], meaning=meaning, args={})
+                            cat=cats[cat], meaning=meaning, args={})
     args = _ARG.findall(text)
     for eid, fid, typ, unit, when, meaning in args:
         if typ not in TYPES or unit not in UNITS:

@@ -99,15 +99,15 @@ void gp_note_device(struct gp_writer_ctx *w, uint32_t device)
 	snprintf(name, sizeof(name), "GPU %u: %s (pid %lld)", device,
 		 d->seen ? d->name : "CUDA device", (long long)w->host_pid);
 	int64_t gpid = gp_gpu_pid(w->host_pid, device);
-	gp_tw_begin(w->tw, GP_PH_PROCESS_NAME, GP_EV_PROCESS_NAME, NULL, gpid, 0, 0);
+	gp_tw_begin(w->tw, GP_PH_PROCESS_NAME, GP_EV_PROCESS_NAME, GP_CAT_NONE, gpid, 0, 0);
 	gp_tw_args_begin(w->tw);
 	gp_tw_arg_str(w->tw, GP_F_NAME, name);
 	gp_tw_end(w->tw);
-	gp_tw_begin(w->tw, GP_PH_PROCESS_SORT_INDEX, GP_EV_PROCESS_SORT_INDEX, NULL, gpid, 0, 0);
+	gp_tw_begin(w->tw, GP_PH_PROCESS_SORT_INDEX, GP_EV_PROCESS_SORT_INDEX, GP_CAT_NONE, gpid, 0, 0);
 	gp_tw_args_begin(w->tw);
 	gp_tw_arg_u64(w->tw, GP_F_SORT_INDEX, 100 + device);
 	gp_tw_end(w->tw);
-	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, NULL, gpid, 0, 0);
+	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, GP_CAT_NONE, gpid, 0, 0);
 	gp_tw_args_begin(w->tw);
 	gp_tw_arg_str(w->tw, GP_F_NAME, "memory (no stream)");
 	gp_tw_end(w->tw);
@@ -122,7 +122,7 @@ void gp_name_stream(struct gp_writer_ctx *w, uint32_t device, uint32_t stream)
 		return;
 	char name[48];
 	snprintf(name, sizeof(name), "stream %u", stream);
-	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, NULL, gp_gpu_pid(w->host_pid, device), stream, 0);
+	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, GP_CAT_NONE, gp_gpu_pid(w->host_pid, device), stream, 0);
 	gp_tw_args_begin(w->tw);
 	gp_tw_arg_str(w->tw, GP_F_NAME, name);
 	gp_tw_end(w->tw);
@@ -146,7 +146,7 @@ void gp_name_host_thread(struct gp_writer_ctx *w, uint32_t tid)
 		snprintf(name, sizeof(name), "%s (main thread %u)", comm[0] ? comm : "thread", tid);
 	else
 		snprintf(name, sizeof(name), "%s (thread %u)", comm[0] ? comm : "thread", tid);
-	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, NULL, w->host_pid, tid, 0);
+	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, GP_CAT_NONE, w->host_pid, tid, 0);
 	gp_tw_args_begin(w->tw);
 	gp_tw_arg_str(w->tw, GP_F_NAME, name);
 	gp_tw_end(w->tw);

@@ -169,7 +169,7 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 			break;
 		case GP_HEV_THREAD_NAME:
 			gp_u64set_add(&w->threads, ev->tid); /* the program's name wins */
-			gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, NULL, w->host_pid, ev->tid, 0);
+			gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, GP_CAT_NONE, w->host_pid, ev->tid, 0);
 			gp_tw_args_begin(w->tw);
 			gp_tw_arg_str_n(w->tw, GP_F_NAME, name, len);
 			gp_tw_end(w->tw);

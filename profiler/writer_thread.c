@@ -378,7 +378,7 @@ static void write_meta(struct gp_writer_ctx *w)
 			break;
 	}
 	snprintf(pname, sizeof(pname), "%.*s (pid %lld)", (int)k, cmdline, (long long)w->host_pid);
-	gp_tw_begin(w->tw, GP_PH_PROCESS_NAME, GP_EV_PROCESS_NAME, NULL, w->host_pid, 0, 0);
+	gp_tw_begin(w->tw, GP_PH_PROCESS_NAME, GP_EV_PROCESS_NAME, GP_CAT_NONE, w->host_pid, 0, 0);
 	gp_tw_args_begin(w->tw);
 	gp_tw_arg_str(w->tw, GP_F_NAME, pname);
 	gp_tw_end(w->tw);
