@@ -14,7 +14,7 @@
  *
  * Readers and tests that need more (types, which fields an event holds)
  * define the six GP_* macros themselves and include trace_format.def: see
- * viewer/analyze/parse.h (its key tables) and tests/unit/test_trace_format.c. */
+ * viewer/analyze/parse.h (its key tables) and tests/recorder/test_trace_format.c. */
 #ifndef GPUPROF_TRACE_FORMAT_H
 #define GPUPROF_TRACE_FORMAT_H
 

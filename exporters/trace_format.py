@@ -9,8 +9,8 @@ with regular expressions, so the Python checkers use the same names:
     F.ADDR == "addr", T.TS == "ts", CAT.MEMORY == "memory", FORMAT == 1
     EV.ALLOC.args[F.ADDR].type == "HEX"
 
-Importing it from a checker: put this folder on sys.path (see trace_format_path
-in the checkers).
+A checker imports it with this folder on sys.path, as tests/gpu/check_trace.py
+does.
 """
 
 import os
