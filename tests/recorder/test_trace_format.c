@@ -382,5 +382,10 @@ int main(void)
 		check_count++;
 	}
 	gp_memc_destroy(w.mc);
+	gp_u64set_free(&w.streams);
+	gp_u64set_free(&w.threads);
+	gp_strmap_free(&w.ranges);
+	gp_strmap_free(&w.kernels);
+	gp_u64map_free(&w.cb_live);
 	return CHECK_DONE();
 }
