@@ -99,17 +99,17 @@ void gp_note_device(struct gp_writer_ctx *w, uint32_t device)
 	snprintf(name, sizeof(name), "GPU %u: %s (pid %lld)", device,
 		 d->seen ? d->name : "CUDA device", (long long)w->host_pid);
 	int64_t gpid = gp_gpu_pid(w->host_pid, device);
-	gp_tw_begin(w->tw, 'M', "process_name", NULL, gpid, 0, 0);
+	gp_tw_begin(w->tw, GP_PH_PROCESS_NAME, GP_EV_PROCESS_NAME, GP_CAT_NONE, gpid, 0, 0);
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_str(w->tw, "name", name);
+	gp_tw_arg_str(w->tw, GP_F_NAME, name);
 	gp_tw_end(w->tw);
-	gp_tw_begin(w->tw, 'M', "process_sort_index", NULL, gpid, 0, 0);
+	gp_tw_begin(w->tw, GP_PH_PROCESS_SORT_INDEX, GP_EV_PROCESS_SORT_INDEX, GP_CAT_NONE, gpid, 0, 0);
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "sort_index", 100 + device);
+	gp_tw_arg_u64(w->tw, GP_F_SORT_INDEX, 100 + device);
 	gp_tw_end(w->tw);
-	gp_tw_begin(w->tw, 'M', "thread_name", NULL, gpid, 0, 0);
+	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, GP_CAT_NONE, gpid, 0, 0);
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_str(w->tw, "name", "memory (no stream)");
+	gp_tw_arg_str(w->tw, GP_F_NAME, "memory (no stream)");
 	gp_tw_end(w->tw);
 }
 
@@ -122,9 +122,9 @@ void gp_name_stream(struct gp_writer_ctx *w, uint32_t device, uint32_t stream)
 		return;
 	char name[48];
 	snprintf(name, sizeof(name), "stream %u", stream);
-	gp_tw_begin(w->tw, 'M', "thread_name", NULL, gp_gpu_pid(w->host_pid, device), stream, 0);
+	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, GP_CAT_NONE, gp_gpu_pid(w->host_pid, device), stream, 0);
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_str(w->tw, "name", name);
+	gp_tw_arg_str(w->tw, GP_F_NAME, name);
 	gp_tw_end(w->tw);
 }
 
@@ -146,9 +146,9 @@ void gp_name_host_thread(struct gp_writer_ctx *w, uint32_t tid)
 		snprintf(name, sizeof(name), "%s (main thread %u)", comm[0] ? comm : "thread", tid);
 	else
 		snprintf(name, sizeof(name), "%s (thread %u)", comm[0] ? comm : "thread", tid);
-	gp_tw_begin(w->tw, 'M', "thread_name", NULL, w->host_pid, tid, 0);
+	gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, GP_CAT_NONE, w->host_pid, tid, 0);
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_str(w->tw, "name", name);
+	gp_tw_arg_str(w->tw, GP_F_NAME, name);
 	gp_tw_end(w->tw);
 }
 
@@ -158,9 +158,9 @@ static void flow_end(struct gp_writer_ctx *w, int64_t pid, int64_t tid, uint64_t
 {
 	if (!corr)
 		return;
-	gp_tw_begin(w->tw, 'f', "launch", "flow", pid, tid, gp_rel_ts(ts));
-	gp_tw_field_str(w->tw, "bp", "e");
-	gp_tw_field_u64(w->tw, "id", corr);
+	gp_tw_begin(w->tw, GP_PH_LAUNCH_END, GP_EV_LAUNCH_END, GP_CAT_FLOW, pid, tid, gp_rel_ts(ts));
+	gp_tw_field_str(w->tw, GP_T_BP, "e");
+	gp_tw_field_u64(w->tw, GP_T_ID, corr);
 	gp_tw_end(w->tw);
 }
 
@@ -180,19 +180,19 @@ static void on_kernel(struct gp_writer_ctx *w, const CUpti_ActivityKernel10 *k)
 	int64_t gpid = gp_gpu_pid(w->host_pid, k->deviceId);
 	gp_note_device(w, k->deviceId);
 	gp_name_stream(w, k->deviceId, k->streamId);
-	gp_tw_begin(w->tw, 'X', kernel_name(w, k->name), "kernel", gpid, stream_tid(k->streamId),
+	gp_tw_begin(w->tw, GP_PH_KERNEL, kernel_name(w, k->name), GP_CAT_KERNEL, gpid, stream_tid(k->streamId),
 		    gp_rel_ts(k->start));
 	gp_tw_dur(w->tw, (int64_t)(k->end - k->start));
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "corr", k->correlationId);
+	gp_tw_arg_u64(w->tw, GP_F_CORR, k->correlationId);
 	char dims[96];
 	snprintf(dims, sizeof(dims), "[%d,%d,%d]", k->gridX, k->gridY, k->gridZ);
-	gp_tw_arg_raw(w->tw, "grid", dims, strlen(dims));
+	gp_tw_arg_raw(w->tw, GP_F_GRID, dims, strlen(dims));
 	snprintf(dims, sizeof(dims), "[%d,%d,%d]", k->blockX, k->blockY, k->blockZ);
-	gp_tw_arg_raw(w->tw, "block", dims, strlen(dims));
-	gp_tw_arg_i64(w->tw, "smem_static", k->staticSharedMemory);
-	gp_tw_arg_i64(w->tw, "smem_dynamic", k->dynamicSharedMemory);
-	gp_tw_arg_u64(w->tw, "regs", k->registersPerThread);
+	gp_tw_arg_raw(w->tw, GP_F_BLOCK, dims, strlen(dims));
+	gp_tw_arg_i64(w->tw, GP_F_SMEM_STATIC, k->staticSharedMemory);
+	gp_tw_arg_i64(w->tw, GP_F_SMEM_DYNAMIC, k->dynamicSharedMemory);
+	gp_tw_arg_u64(w->tw, GP_F_REGS, k->registersPerThread);
 	gp_tw_end(w->tw);
 	flow_end(w, gpid, stream_tid(k->streamId), k->start, k->correlationId);
 }
@@ -204,16 +204,16 @@ static void on_memcpy(struct gp_writer_ctx *w, const CUpti_ActivityMemcpy6 *m)
 	int64_t gpid = gp_gpu_pid(w->host_pid, m->deviceId);
 	gp_note_device(w, m->deviceId);
 	gp_name_stream(w, m->deviceId, m->streamId);
-	gp_tw_begin(w->tw, 'X', memcpy_name(m->copyKind), "memcpy", gpid, stream_tid(m->streamId),
+	gp_tw_begin(w->tw, GP_PH_MEMCPY, memcpy_name(m->copyKind), GP_CAT_MEMCPY, gpid, stream_tid(m->streamId),
 		    gp_rel_ts(m->start));
 	gp_tw_dur(w->tw, (int64_t)(m->end - m->start));
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "corr", m->correlationId);
-	gp_tw_arg_u64(w->tw, "bytes", m->bytes);
-	gp_tw_arg_u64(w->tw, "kind", m->copyKind);
-	gp_tw_arg_str(w->tw, "src_kind", memory_kind_name(m->srcKind));
-	gp_tw_arg_str(w->tw, "dst_kind", memory_kind_name(m->dstKind));
-	gp_tw_arg_bool(w->tw, "async", (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);
+	gp_tw_arg_u64(w->tw, GP_F_CORR, m->correlationId);
+	gp_tw_arg_u64(w->tw, GP_F_BYTES, m->bytes);
+	gp_tw_arg_u64(w->tw, GP_F_KIND, m->copyKind);
+	gp_tw_arg_str(w->tw, GP_F_SRC_KIND, memory_kind_name(m->srcKind));
+	gp_tw_arg_str(w->tw, GP_F_DST_KIND, memory_kind_name(m->dstKind));
+	gp_tw_arg_bool(w->tw, GP_F_ASYNC, (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);
 	gp_tw_end(w->tw);
 	flow_end(w, gpid, stream_tid(m->streamId), m->start, m->correlationId);
 }
@@ -225,14 +225,14 @@ static void on_memset(struct gp_writer_ctx *w, const CUpti_ActivityMemset4 *m)
 	int64_t gpid = gp_gpu_pid(w->host_pid, m->deviceId);
 	gp_note_device(w, m->deviceId);
 	gp_name_stream(w, m->deviceId, m->streamId);
-	gp_tw_begin(w->tw, 'X', "memset", "memset", gpid, stream_tid(m->streamId),
+	gp_tw_begin(w->tw, GP_PH_MEMSET, GP_EV_MEMSET, GP_CAT_MEMSET, gpid, stream_tid(m->streamId),
 		    gp_rel_ts(m->start));
 	gp_tw_dur(w->tw, (int64_t)(m->end - m->start));
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "corr", m->correlationId);
-	gp_tw_arg_u64(w->tw, "bytes", m->bytes);
-	gp_tw_arg_u64(w->tw, "value", m->value);
-	gp_tw_arg_str(w->tw, "kind", memory_kind_name((CUpti_ActivityMemoryKind)m->memoryKind));
+	gp_tw_arg_u64(w->tw, GP_F_CORR, m->correlationId);
+	gp_tw_arg_u64(w->tw, GP_F_BYTES, m->bytes);
+	gp_tw_arg_u64(w->tw, GP_F_VALUE, m->value);
+	gp_tw_arg_str(w->tw, GP_F_KIND, memory_kind_name((CUpti_ActivityMemoryKind)m->memoryKind));
 	gp_tw_end(w->tw);
 	flow_end(w, gpid, stream_tid(m->streamId), m->start, m->correlationId);
 }
@@ -244,27 +244,27 @@ void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m)
 	int64_t gpid = gp_gpu_pid(w->host_pid, m->device);
 	gp_note_device(w, m->device);
 	gp_name_stream(w, m->device, m->stream);
-	gp_tw_begin(w->tw, 'i', m->alloc ? "alloc" : "free", "memory", gpid, stream_tid(m->stream),
-		    gp_rel_ts(m->ts));
-	gp_tw_field_str(w->tw, "s", "t");
+	gp_tw_begin(w->tw, GP_PH_ALLOC, m->alloc ? GP_EV_ALLOC : GP_EV_FREE, GP_CAT_MEMORY, gpid,
+		    stream_tid(m->stream), gp_rel_ts(m->ts));
+	gp_tw_field_str(w->tw, GP_T_S, "t");
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_hex(w->tw, "addr", m->addr);
-	gp_tw_arg_u64(w->tw, "bytes", m->bytes);
-	gp_tw_arg_str(w->tw, "kind", m->kind);
-	gp_tw_arg_u64(w->tw, "device", m->device);
-	gp_tw_arg_i64(w->tw, "stream", m->stream == CUPTI_INVALID_STREAM_ID ? -1 : (int64_t)m->stream);
-	gp_tw_arg_u64(w->tw, "corr", m->corr);
-	gp_tw_arg_bool(w->tw, "async", m->async);
+	gp_tw_arg_hex(w->tw, GP_F_ADDR, m->addr);
+	gp_tw_arg_u64(w->tw, GP_F_BYTES, m->bytes);
+	gp_tw_arg_str(w->tw, GP_F_KIND, m->kind);
+	gp_tw_arg_u64(w->tw, GP_F_DEVICE, m->device);
+	gp_tw_arg_i64(w->tw, GP_F_STREAM, m->stream == CUPTI_INVALID_STREAM_ID ? -1 : (int64_t)m->stream);
+	gp_tw_arg_u64(w->tw, GP_F_CORR, m->corr);
+	gp_tw_arg_bool(w->tw, GP_F_ASYNC, m->async);
 	if (m->thread)
-		gp_tw_arg_u64(w->tw, "thread", m->thread);
+		gp_tw_arg_u64(w->tw, GP_F_THREAD, m->thread);
 	if (m->api)
-		gp_tw_arg_str(w->tw, "api", m->api);
+		gp_tw_arg_str(w->tw, GP_F_API, m->api);
 	if (m->pool) {
-		gp_tw_arg_hex(w->tw, "pool", m->pool_addr);
-		gp_tw_arg_str(w->tw, "pool_type", m->pool == GP_POOL_LOCAL ? "local" : "imported");
+		gp_tw_arg_hex(w->tw, GP_F_POOL, m->pool_addr);
+		gp_tw_arg_str(w->tw, GP_F_POOL_TYPE, m->pool == GP_POOL_LOCAL ? "local" : "imported");
 		if (m->pool == GP_POOL_LOCAL) {
-			gp_tw_arg_u64(w->tw, "pool_size", m->pool_size);
-			gp_tw_arg_u64(w->tw, "pool_used", m->pool_used);
+			gp_tw_arg_u64(w->tw, GP_F_POOL_SIZE, m->pool_size);
+			gp_tw_arg_u64(w->tw, GP_F_POOL_USED, m->pool_used);
 		}
 	}
 	gp_tw_end(w->tw);
@@ -322,28 +322,28 @@ static void on_memory_pool(struct gp_writer_ctx *w, const CUpti_ActivityMemoryPo
 	const char *name;
 	uint64_t size = p->size;
 	switch (p->memoryPoolOperationType) {
-	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED: name = "pool_create"; break;
-	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED: name = "pool_destroy"; size = 0; break;
-	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED: name = "pool_trim"; break;
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED: name = GP_EV_POOL_CREATE; break;
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED: name = GP_EV_POOL_DESTROY; size = 0; break;
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED: name = GP_EV_POOL_TRIM; break;
 	default: w->bad_records++; return;
 	}
 	int local = p->memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
 	gp_note_device(w, p->deviceId);
-	gp_tw_begin(w->tw, 'i', name, "memory", gp_gpu_pid(w->host_pid, p->deviceId), 0,
+	gp_tw_begin(w->tw, GP_PH_POOL_CREATE, name, GP_CAT_MEMORY, gp_gpu_pid(w->host_pid, p->deviceId), 0,
 		    gp_rel_ts(p->timestamp));
-	gp_tw_field_str(w->tw, "s", "t");
+	gp_tw_field_str(w->tw, GP_T_S, "t");
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_hex(w->tw, "pool", p->address);
-	gp_tw_arg_str(w->tw, "pool_type", local ? "local" : "imported");
-	gp_tw_arg_u64(w->tw, "device", p->deviceId);
-	gp_tw_arg_u64(w->tw, "corr", p->correlationId);
+	gp_tw_arg_hex(w->tw, GP_F_POOL, p->address);
+	gp_tw_arg_str(w->tw, GP_F_POOL_TYPE, local ? "local" : "imported");
+	gp_tw_arg_u64(w->tw, GP_F_DEVICE, p->deviceId);
+	gp_tw_arg_u64(w->tw, GP_F_CORR, p->correlationId);
 	if (local) {
-		gp_tw_arg_u64(w->tw, "size", p->size);
-		gp_tw_arg_u64(w->tw, "used", p->utilizedSize);
-		gp_tw_arg_u64(w->tw, "release_threshold", p->releaseThreshold);
+		gp_tw_arg_u64(w->tw, GP_F_SIZE, p->size);
+		gp_tw_arg_u64(w->tw, GP_F_USED, p->utilizedSize);
+		gp_tw_arg_u64(w->tw, GP_F_RELEASE_THRESHOLD, p->releaseThreshold);
 	}
 	if (p->memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED)
-		gp_tw_arg_u64(w->tw, "min_bytes_to_keep", p->minBytesToKeep);
+		gp_tw_arg_u64(w->tw, GP_F_MIN_BYTES_TO_KEEP, p->minBytesToKeep);
 	gp_tw_end(w->tw);
 	if (!local)
 		return;
@@ -361,17 +361,19 @@ static void on_api(struct gp_writer_ctx *w, const CUpti_ActivityAPI *a, int driv
 		return;
 	const char *name = gp_api_name(driver, a->cbid);
 	gp_name_host_thread(w, a->threadId);
-	gp_tw_begin(w->tw, 'X', name ? name : "cuda api", driver ? "cuda_driver" : "cuda_runtime",
-		    w->host_pid, a->threadId, gp_rel_ts(a->start));
+	gp_tw_begin(w->tw, GP_PH_API_RUNTIME, name ? name : "cuda api",
+		    driver ? GP_CAT_CUDA_DRIVER : GP_CAT_CUDA_RUNTIME, w->host_pid, a->threadId,
+		    gp_rel_ts(a->start));
 	gp_tw_dur(w->tw, (int64_t)(a->end - a->start));
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "corr", a->correlationId);
+	gp_tw_arg_u64(w->tw, GP_F_CORR, a->correlationId);
 	if (a->returnValue)
-		gp_tw_arg_u64(w->tw, "result", a->returnValue);
+		gp_tw_arg_u64(w->tw, GP_F_RESULT, a->returnValue);
 	gp_tw_end(w->tw);
 	if (gp_api_is_launch(driver, a->cbid) && a->correlationId) {
-		gp_tw_begin(w->tw, 's', "launch", "flow", w->host_pid, a->threadId, gp_rel_ts(a->start));
-		gp_tw_field_u64(w->tw, "id", a->correlationId);
+		gp_tw_begin(w->tw, GP_PH_LAUNCH_START, GP_EV_LAUNCH_START, GP_CAT_FLOW, w->host_pid,
+			    a->threadId, gp_rel_ts(a->start));
+		gp_tw_field_u64(w->tw, GP_T_ID, a->correlationId);
 		gp_tw_end(w->tw);
 	}
 }
@@ -398,17 +400,17 @@ static void on_device(struct gp_writer_ctx *w, const CUpti_ActivityDevice5 *d)
 	w->dev_counted &= ~(1ULL << d->id);
 	gp_note_device(w, d->id);
 	int64_t gpid = gp_gpu_pid(w->host_pid, d->id);
-	gp_tw_begin(w->tw, 'i', "gpuprof.device", "gpuprof", gpid, 0, 0);
-	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_begin(w->tw, GP_PH_DEVICE, GP_EV_DEVICE, GP_CAT_GPUPROF, gpid, 0, 0);
+	gp_tw_field_str(w->tw, GP_T_S, "g");
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "device", d->id);
-	gp_tw_arg_str(w->tw, "name", info->name);
-	gp_tw_arg_u64(w->tw, "total_memory", info->total_memory);
-	gp_tw_arg_str(w->tw, "uuid", info->uuid);
+	gp_tw_arg_u64(w->tw, GP_F_DEVICE, d->id);
+	gp_tw_arg_str(w->tw, GP_F_NAME, info->name);
+	gp_tw_arg_u64(w->tw, GP_F_TOTAL_MEMORY, info->total_memory);
+	gp_tw_arg_str(w->tw, GP_F_UUID, info->uuid);
 	char cc[24];
 	snprintf(cc, sizeof(cc), "%u.%u", info->cc_major, info->cc_minor);
-	gp_tw_arg_str(w->tw, "cc", cc);
-	gp_tw_arg_i64(w->tw, "gpu_pid", gpid);
+	gp_tw_arg_str(w->tw, GP_F_CC, cc);
+	gp_tw_arg_i64(w->tw, GP_F_GPU_PID, gpid);
 	gp_tw_end(w->tw);
 }
 

@@ -17,20 +17,20 @@ static const char *domain_name(uint64_t handle)
 static void nvtx_args(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 {
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_str(w->tw, "domain", domain_name(ev->domain));
+	gp_tw_arg_str(w->tw, GP_F_DOMAIN, domain_name(ev->domain));
 	if (ev->flags & GP_HEVF_HAS_CATEGORY)
-		gp_tw_arg_u64(w->tw, "category", ev->category);
+		gp_tw_arg_u64(w->tw, GP_F_CATEGORY, ev->category);
 	if (ev->flags & GP_HEVF_HAS_COLOR)
-		gp_tw_arg_hex(w->tw, "color", ev->color);
+		gp_tw_arg_hex(w->tw, GP_F_COLOR, ev->color);
 	if (ev->flags & GP_HEVF_HAS_PAYLOAD) {
 		if (ev->flags & GP_HEVF_PAYLOAD_DOUBLE) {
 			double d;
 			memcpy(&d, &ev->a, sizeof(d));
-			gp_tw_arg_double(w->tw, "payload", d);
+			gp_tw_arg_double(w->tw, GP_F_PAYLOAD, d);
 		} else if (ev->flags & GP_HEVF_PAYLOAD_SIGNED) {
-			gp_tw_arg_i64(w->tw, "payload", (int64_t)ev->a);
+			gp_tw_arg_i64(w->tw, GP_F_PAYLOAD, (int64_t)ev->a);
 		} else {
-			gp_tw_arg_u64(w->tw, "payload", ev->a);
+			gp_tw_arg_u64(w->tw, GP_F_PAYLOAD, ev->a);
 		}
 	}
 }
@@ -46,20 +46,20 @@ static void on_oom(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 {
 	const char *api = gp_memory_api_names[ev->api];
 	gp_name_host_thread(w, ev->tid);
-	gp_tw_begin(w->tw, 'i', "oom", "memory", w->host_pid, ev->tid, gp_rel_ts(ev->ts));
-	gp_tw_field_str(w->tw, "s", "p");
+	gp_tw_begin(w->tw, GP_PH_OOM, GP_EV_OOM, GP_CAT_MEMORY, w->host_pid, ev->tid, gp_rel_ts(ev->ts));
+	gp_tw_field_str(w->tw, GP_T_S, "p");
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_str(w->tw, "api", api);
-	gp_tw_arg_u64(w->tw, "bytes", ev->a);
-	gp_tw_arg_u64(w->tw, "device", ev->device);
+	gp_tw_arg_str(w->tw, GP_F_API, api);
+	gp_tw_arg_u64(w->tw, GP_F_BYTES, ev->a);
+	gp_tw_arg_u64(w->tw, GP_F_DEVICE, ev->device);
 	if (ev->flags & GP_HEVF_HAS_MEMINFO) {
-		gp_tw_arg_u64(w->tw, "free", ev->b);
-		gp_tw_arg_u64(w->tw, "total", ev->c);
+		gp_tw_arg_u64(w->tw, GP_F_FREE, ev->b);
+		gp_tw_arg_u64(w->tw, GP_F_TOTAL, ev->c);
 	}
-	gp_tw_arg_i64(w->tw, "result", ev->result);
+	gp_tw_arg_i64(w->tw, GP_F_RESULT, ev->result);
 	const char *err = cuda_error_name(api[0] == 'c' && api[1] == 'u' && api[2] != 'd', ev->result);
 	if (err)
-		gp_tw_arg_str(w->tw, "error", err);
+		gp_tw_arg_str(w->tw, GP_F_ERROR, err);
 	gp_tw_end(w->tw);
 }
 
@@ -105,11 +105,12 @@ static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 static void on_torch_point(void *p, enum gp_tc_track track, const struct gp_tc_point *pt)
 {
 	struct gp_writer_ctx *w = p;
-	gp_tw_begin(w->tw, 'C', gp_tc_names[track], "memory", gp_gpu_pid(w->host_pid, pt->device), 0,
-		    pt->ts);
+	/* both tracks are C events of category memory (trace_format.def) */
+	gp_tw_begin(w->tw, GP_PH_TORCH_SAMPLED, gp_tc_names[track], GP_CAT_MEMORY,
+		    gp_gpu_pid(w->host_pid, pt->device), 0, pt->ts);
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "allocated", pt->allocated);
-	gp_tw_arg_u64(w->tw, "reserved", pt->reserved);
+	gp_tw_arg_u64(w->tw, GP_F_ALLOCATED, pt->allocated);
+	gp_tw_arg_u64(w->tw, GP_F_RESERVED, pt->reserved);
 	gp_tw_end(w->tw);
 }
 
@@ -124,18 +125,18 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 		switch (ev->type) {
 		case GP_HEV_PUSH:
 			gp_name_host_thread(w, ev->tid);
-			gp_tw_begin_n(w->tw, 'B', name, len, "nvtx", w->host_pid, ev->tid, ts);
+			gp_tw_begin_n(w->tw, GP_PH_NVTX_PUSH, name, len, GP_CAT_NVTX, w->host_pid, ev->tid, ts);
 			nvtx_args(w, ev);
 			gp_tw_end(w->tw);
 			break;
 		case GP_HEV_POP:
-			gp_tw_begin(w->tw, 'E', "", "nvtx", w->host_pid, ev->tid, ts);
+			gp_tw_begin(w->tw, GP_PH_NVTX_POP, GP_EV_NVTX_POP, GP_CAT_NVTX, w->host_pid, ev->tid, ts);
 			gp_tw_end(w->tw);
 			break;
 		case GP_HEV_START: {
 			gp_name_host_thread(w, ev->tid);
-			gp_tw_begin_n(w->tw, 'b', name, len, "nvtx", w->host_pid, ev->tid, ts);
-			gp_tw_field_u64(w->tw, "id", ev->id);
+			gp_tw_begin_n(w->tw, GP_PH_NVTX_START, name, len, GP_CAT_NVTX, w->host_pid, ev->tid, ts);
+			gp_tw_field_u64(w->tw, GP_T_ID, ev->id);
 			nvtx_args(w, ev);
 			gp_tw_end(w->tw);
 			/* Kept so the end event can carry the same name; bounded. */
@@ -152,25 +153,25 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 		case GP_HEV_END: {
 			const char *started = gp_strmap_get(&w->ranges, ev->id);
 			gp_name_host_thread(w, ev->tid);
-			gp_tw_begin(w->tw, 'e', started ? started : "", "nvtx", w->host_pid, ev->tid, ts);
-			gp_tw_field_u64(w->tw, "id", ev->id);
+			gp_tw_begin(w->tw, GP_PH_NVTX_END, started ? started : "", GP_CAT_NVTX, w->host_pid, ev->tid, ts);
+			gp_tw_field_u64(w->tw, GP_T_ID, ev->id);
 			gp_tw_end(w->tw);
 			gp_strmap_del(&w->ranges, ev->id);
 			break;
 		}
 		case GP_HEV_MARK:
 			gp_name_host_thread(w, ev->tid);
-			gp_tw_begin_n(w->tw, 'i', name, len, "nvtx", w->host_pid, ev->tid, ts);
-			gp_tw_field_str(w->tw, "s", "t");
+			gp_tw_begin_n(w->tw, GP_PH_NVTX_MARK, name, len, GP_CAT_NVTX, w->host_pid, ev->tid, ts);
+			gp_tw_field_str(w->tw, GP_T_S, "t");
 			nvtx_args(w, ev);
 			gp_tw_end(w->tw);
 			gp_tc_mark(&w->torch, name, len, ts, on_torch_point, w);
 			break;
 		case GP_HEV_THREAD_NAME:
 			gp_u64set_add(&w->threads, ev->tid); /* the program's name wins */
-			gp_tw_begin(w->tw, 'M', "thread_name", NULL, w->host_pid, ev->tid, 0);
+			gp_tw_begin(w->tw, GP_PH_THREAD_NAME, GP_EV_THREAD_NAME, GP_CAT_NONE, w->host_pid, ev->tid, 0);
 			gp_tw_args_begin(w->tw);
-			gp_tw_arg_str_n(w->tw, "name", name, len);
+			gp_tw_arg_str_n(w->tw, GP_F_NAME, name, len);
 			gp_tw_end(w->tw);
 			break;
 		case GP_HEV_OOM:

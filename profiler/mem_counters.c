@@ -1,11 +1,13 @@
 #include "mem_counters.h"
 
+#include "trace_format.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char *const gp_mc_names[GP_MC_COUNT] = {
-	"device", "device_static", "managed", "pinned_host", "pool_reserved",
+	GP_F_DEVICE, GP_F_DEVICE_STATIC, GP_F_MANAGED, GP_F_PINNED_HOST, GP_F_POOL_RESERVED,
 };
 
 #define MAX_DEVICES 64

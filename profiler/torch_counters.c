@@ -4,11 +4,12 @@
 #include "torch_counters.h"
 
 #include "torch_marks.h"
+#include "trace_format.h"
 
 #include <errno.h>
 #include <string.h>
 
-const char *const gp_tc_names[GP_TC_TRACKS] = { "PyTorch sampled", "PyTorch history" };
+const char *const gp_tc_names[GP_TC_TRACKS] = { GP_EV_TORCH_SAMPLED, GP_EV_TORCH_HISTORY };
 
 static const char sampled_prefix[] = GP_TORCH_MEMORY_PREFIX;
 static const char history_prefix[] = GP_TORCH_HISTORY_PREFIX;

@@ -7,6 +7,7 @@
 #include "mem_counters.h"
 #include "recorder.h"
 #include "torch_counters.h"
+#include "trace_format.h"
 #include "trace_writer.h"
 
 #include <stdint.h>

@@ -39,7 +39,7 @@ static int cupti_flush_ms = 500;
 void gp_emit_counter(void *p, uint32_t device, uint64_t ts, const uint64_t totals[GP_MC_COUNT])
 {
 	struct gp_writer_ctx *w = p;
-	gp_tw_begin(w->tw, 'C', "GPU memory", "memory", gp_gpu_pid(w->host_pid, device), 0,
+	gp_tw_begin(w->tw, GP_PH_GPU_MEMORY, GP_EV_GPU_MEMORY, GP_CAT_MEMORY, gp_gpu_pid(w->host_pid, device), 0,
 		    gp_rel_ts(ts));
 	gp_tw_args_begin(w->tw);
 	for (int i = 0; i < GP_MC_COUNT; i++)
@@ -72,11 +72,11 @@ static void note_drops(struct gp_writer_ctx *w, uint64_t *seen, uint64_t now)
 	for (int i = 0; i < 3; i++) {
 		if (cur[i] == seen[i])
 			continue;
-		gp_tw_begin(w->tw, 'i', "gpuprof.dropped", "gpuprof", w->host_pid, 0, gp_rel_ts(now));
-		gp_tw_field_str(w->tw, "s", "g");
+		gp_tw_begin(w->tw, GP_PH_DROPPED, GP_EV_DROPPED, GP_CAT_GPUPROF, w->host_pid, 0, gp_rel_ts(now));
+		gp_tw_field_str(w->tw, GP_T_S, "g");
 		gp_tw_args_begin(w->tw);
-		gp_tw_arg_str(w->tw, "what", what[i]);
-		gp_tw_arg_u64(w->tw, "count", cur[i] - seen[i]);
+		gp_tw_arg_str(w->tw, GP_F_WHAT, what[i]);
+		gp_tw_arg_u64(w->tw, GP_F_COUNT, cur[i] - seen[i]);
 		gp_tw_end(w->tw);
 		seen[i] = cur[i];
 	}
@@ -86,23 +86,23 @@ static void note_drops(struct gp_writer_ctx *w, uint64_t *seen, uint64_t now)
  * they can sort with a bounded window instead of reading everything first. */
 static void write_watermark(struct gp_writer_ctx *w, uint64_t ts)
 {
-	gp_tw_begin(w->tw, 'i', "gpuprof.watermark", "gpuprof", w->host_pid, 0, gp_rel_ts(ts));
-	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_begin(w->tw, GP_PH_WATERMARK, GP_EV_WATERMARK, GP_CAT_GPUPROF, w->host_pid, 0, gp_rel_ts(ts));
+	gp_tw_field_str(w->tw, GP_T_S, "g");
 	gp_tw_end(w->tw);
 }
 
 /* How stream-ordered allocations are captured now (alloc_patch.c). */
 static void write_alloc_capture(struct gp_writer_ctx *w, const struct gp_alloc_capture *cap, uint64_t now)
 {
-	gp_tw_begin(w->tw, 'i', "gpuprof.alloc_capture", "gpuprof", w->host_pid, 0, gp_rel_ts(now));
-	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_begin(w->tw, GP_PH_ALLOC_CAPTURE, GP_EV_ALLOC_CAPTURE, GP_CAT_GPUPROF, w->host_pid, 0, gp_rel_ts(now));
+	gp_tw_field_str(w->tw, GP_T_S, "g");
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "patched", cap->slots.patched);
-	gp_tw_arg_u64(w->tw, "left", cap->slots.left);
-	gp_tw_arg_u64(w->tw, "others", cap->slots.others);
-	gp_tw_arg_bool(w->tw, "driver_callbacks", !cap->callbacks_off);
+	gp_tw_arg_u64(w->tw, GP_F_PATCHED, cap->slots.patched);
+	gp_tw_arg_u64(w->tw, GP_F_LEFT, cap->slots.left);
+	gp_tw_arg_u64(w->tw, GP_F_OTHERS, cap->slots.others);
+	gp_tw_arg_bool(w->tw, GP_F_DRIVER_CALLBACKS, !cap->callbacks_off);
 	if (cap->slots.first_unpatched[0])
-		gp_tw_arg_str(w->tw, "first_unpatched", cap->slots.first_unpatched);
+		gp_tw_arg_str(w->tw, GP_F_FIRST_UNPATCHED, cap->slots.first_unpatched);
 	gp_tw_end(w->tw);
 }
 
@@ -117,30 +117,30 @@ static void write_end(struct gp_writer_ctx *w)
 {
 	struct gp_memc_stats ms;
 	gp_memc_get_stats(w->mc, &ms);
-	gp_tw_begin(w->tw, 'i', "gpuprof.end", "gpuprof", w->host_pid, 0, gp_rel_ts(gp_now()));
-	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_begin(w->tw, GP_PH_END, GP_EV_END, GP_CAT_GPUPROF, w->host_pid, 0, gp_rel_ts(gp_now()));
+	gp_tw_field_str(w->tw, GP_T_S, "g");
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_bool(w->tw, "clean", clean_exit);
-	gp_tw_arg_bool(w->tw, "recovered", 0);
-	gp_tw_arg_u64(w->tw, "dropped_cupti",
+	gp_tw_arg_bool(w->tw, GP_F_CLEAN, clean_exit);
+	gp_tw_arg_bool(w->tw, GP_F_RECOVERED, 0);
+	gp_tw_arg_u64(w->tw, GP_F_DROPPED_CUPTI,
 		      atomic_load(&gp_rec.dropped_cupti) + atomic_load(&gp_rec.dropped_buffers));
-	gp_tw_arg_u64(w->tw, "dropped_host", atomic_load(&gp_rec.dropped_host));
-	gp_tw_arg_u64(w->tw, "late_memory_records", ms.late);
-	gp_tw_arg_u64(w->tw, "forced_memory_records", ms.forced);
-	gp_tw_arg_u64(w->tw, "unmatched_frees", ms.unmatched_frees);
-	gp_tw_arg_u64(w->tw, "live_allocations", ms.live_allocs);
-	gp_tw_arg_u64(w->tw, "records", w->records);
-	gp_tw_arg_u64(w->tw, "bad_records", w->bad_records);
-	gp_tw_arg_u64(w->tw, "skipped_memory_records", w->skipped_memory_records);
+	gp_tw_arg_u64(w->tw, GP_F_DROPPED_HOST, atomic_load(&gp_rec.dropped_host));
+	gp_tw_arg_u64(w->tw, GP_F_LATE_MEMORY_RECORDS, ms.late);
+	gp_tw_arg_u64(w->tw, GP_F_FORCED_MEMORY_RECORDS, ms.forced);
+	gp_tw_arg_u64(w->tw, GP_F_UNMATCHED_FREES, ms.unmatched_frees);
+	gp_tw_arg_u64(w->tw, GP_F_LIVE_ALLOCATIONS, ms.live_allocs);
+	gp_tw_arg_u64(w->tw, GP_F_RECORDS, w->records);
+	gp_tw_arg_u64(w->tw, GP_F_BAD_RECORDS, w->bad_records);
+	gp_tw_arg_u64(w->tw, GP_F_SKIPPED_MEMORY_RECORDS, w->skipped_memory_records);
 	/* only where PyTorch's memory marks were seen: other traces unchanged */
 	if (w->torch.points || w->torch.left_out || w->torch.bad_marks) {
-		gp_tw_arg_u64(w->tw, "torch_points", w->torch.points);
-		gp_tw_arg_u64(w->tw, "torch_points_left_out", w->torch.left_out);
-		gp_tw_arg_u64(w->tw, "torch_marks_unread", w->torch.bad_marks);
+		gp_tw_arg_u64(w->tw, GP_F_TORCH_POINTS, w->torch.points);
+		gp_tw_arg_u64(w->tw, GP_F_TORCH_POINTS_LEFT_OUT, w->torch.left_out);
+		gp_tw_arg_u64(w->tw, GP_F_TORCH_MARKS_UNREAD, w->torch.bad_marks);
 	}
 	struct gp_tw_stats st;
 	gp_tw_get_stats(w->tw, &st);
-	gp_tw_arg_u64(w->tw, "events", st.events + 1);
+	gp_tw_arg_u64(w->tw, GP_F_EVENTS, st.events + 1);
 	struct gp_buf devs;
 	gp_buf_init(&devs, 0);
 	gp_buf_putc(&devs, '[');
@@ -148,18 +148,24 @@ static void write_end(struct gp_writer_ctx *w)
 	for (uint32_t d = 0; d < GP_MAX_DEVICES; d++) {
 		if (!w->dev[d].seen)
 			continue;
-		gp_buf_puts(&devs, first ? "{\"device\":" : ",{\"device\":");
+		gp_buf_puts(&devs, first ? "{" : ",{");
 		first = 0;
+		gp_buf_json_cstr(&devs, GP_F_DEVICE);
+		gp_buf_putc(&devs, ':');
 		gp_buf_u64(&devs, d);
-		gp_buf_puts(&devs, ",\"name\":");
+		gp_buf_putc(&devs, ',');
+		gp_buf_json_cstr(&devs, GP_F_NAME);
+		gp_buf_putc(&devs, ':');
 		gp_buf_json_cstr(&devs, w->dev[d].name);
-		gp_buf_puts(&devs, ",\"total_memory\":");
+		gp_buf_putc(&devs, ',');
+		gp_buf_json_cstr(&devs, GP_F_TOTAL_MEMORY);
+		gp_buf_putc(&devs, ':');
 		gp_buf_u64(&devs, w->dev[d].total_memory);
 		gp_buf_putc(&devs, '}');
 	}
 	gp_buf_putc(&devs, ']');
 	if (!devs.failed)
-		gp_tw_arg_raw(w->tw, "devices", devs.data, devs.len);
+		gp_tw_arg_raw(w->tw, GP_F_DEVICES, devs.data, devs.len);
 	gp_buf_free(&devs);
 }
 
@@ -330,38 +336,38 @@ static void write_meta(struct gp_writer_ctx *w)
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 
-	gp_tw_begin(w->tw, 'i', "gpuprof.meta", "gpuprof", w->host_pid, 0, 0);
-	gp_tw_field_str(w->tw, "s", "g");
+	gp_tw_begin(w->tw, GP_PH_META, GP_EV_META, GP_CAT_GPUPROF, w->host_pid, 0, 0);
+	gp_tw_field_str(w->tw, GP_T_S, "g");
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, "format", 1);
-	gp_tw_arg_str(w->tw, "version", GPUPROF_VERSION);
-	gp_tw_arg_i64(w->tw, "pid", w->host_pid);
-	gp_tw_arg_i64(w->tw, "ppid", getppid());
-	gp_tw_arg_str_n(w->tw, "cmdline", cmdline, n);
-	gp_tw_arg_str(w->tw, "hostname", host);
-	gp_tw_arg_u64(w->tw, "start_unix_ns", (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
-	gp_tw_arg_u64(w->tw, "ts_base_ns", gp_rec.ts_base);
-	gp_tw_arg_str(w->tw, "clock", "cupti");
+	gp_tw_arg_u64(w->tw, GP_F_FORMAT, GP_TRACE_FORMAT);
+	gp_tw_arg_str(w->tw, GP_F_VERSION, GPUPROF_VERSION);
+	gp_tw_arg_i64(w->tw, GP_F_PID, w->host_pid);
+	gp_tw_arg_i64(w->tw, GP_F_PPID, getppid());
+	gp_tw_arg_str_n(w->tw, GP_F_CMDLINE, cmdline, n);
+	gp_tw_arg_str(w->tw, GP_F_HOSTNAME, host);
+	gp_tw_arg_u64(w->tw, GP_F_START_UNIX_NS, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
+	gp_tw_arg_u64(w->tw, GP_F_TS_BASE_NS, gp_rec.ts_base);
+	gp_tw_arg_str(w->tw, GP_F_CLOCK, "cupti");
 	const char *mode = getenv("GPUPROF_MODE");
-	gp_tw_arg_str(w->tw, "mode", mode && *mode ? mode : "cuda");
+	gp_tw_arg_str(w->tw, GP_F_MODE, mode && *mode ? mode : "cuda");
 	unsigned parts = gp_rec_parts() | GP_REC_MEMORY;
 	char names[160];
 	gp_rec_parts_names(parts, names, sizeof(names));
-	gp_tw_arg_str(w->tw, "record", names);
+	gp_tw_arg_str(w->tw, GP_F_RECORD, names);
 	/* module globals: recorded (run) or not (none) by the parts at start,
 	 * which always have memory (gp_rec_memory_records) */
-	gp_tw_arg_str(w->tw, "statics", gp_rec_memory_records(parts) ? "run" : "none");
-	gp_tw_arg_i64(w->tw, "gpu_pid_base", gp_gpu_pid(w->host_pid, 0));
+	gp_tw_arg_str(w->tw, GP_F_STATICS, gp_rec_memory_records(parts) ? "run" : "none");
+	gp_tw_arg_i64(w->tw, GP_F_GPU_PID_BASE, gp_gpu_pid(w->host_pid, 0));
 	const char *root = getenv("GPUPROF_ROOT_PID");
 	if (root)
-		gp_tw_arg_str(w->tw, "root_pid", root);
+		gp_tw_arg_str(w->tw, GP_F_ROOT_PID, root);
 	/* torch.distributed's launchers say which process this is: what matches
 	 * the processes of two runs (gpuprof compare) across nodes */
 	long long rank = env_count("RANK"), world = env_count("WORLD_SIZE");
 	if (rank >= 0)
-		gp_tw_arg_i64(w->tw, "rank", rank);
+		gp_tw_arg_i64(w->tw, GP_F_RANK, rank);
 	if (world > 0)
-		gp_tw_arg_i64(w->tw, "world_size", world);
+		gp_tw_arg_i64(w->tw, GP_F_WORLD_SIZE, world);
 	gp_tw_end(w->tw);
 
 	/* "python3 train.py (pid 1234)": the first two words say what it is. */
@@ -372,9 +378,9 @@ static void write_meta(struct gp_writer_ctx *w)
 			break;
 	}
 	snprintf(pname, sizeof(pname), "%.*s (pid %lld)", (int)k, cmdline, (long long)w->host_pid);
-	gp_tw_begin(w->tw, 'M', "process_name", NULL, w->host_pid, 0, 0);
+	gp_tw_begin(w->tw, GP_PH_PROCESS_NAME, GP_EV_PROCESS_NAME, GP_CAT_NONE, w->host_pid, 0, 0);
 	gp_tw_args_begin(w->tw);
-	gp_tw_arg_str(w->tw, "name", pname);
+	gp_tw_arg_str(w->tw, GP_F_NAME, pname);
 	gp_tw_end(w->tw);
 	gp_tw_flush(w->tw);
 }

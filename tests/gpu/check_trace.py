@@ -141,9 +141,12 @@ import zlib
 
 import json
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "exporters"))
+from trace_format import CAT, COUNTER_KINDS, EV, F, FORMAT, T  # noqa: E402  (the names of the trace)
+
 KNOWN_KINDS = {"device", "device_static", "managed", "managed_static", "pinned_host",
                "pageable", "array", "unknown"}
-COUNTER_KINDS = ("device", "device_static", "managed", "pinned_host", "pool_reserved")
 TOLERATED_EXTRA_KINDS = {"device_static", "managed_static"}
 KNOWN_PH = set("BEXiICbenstfMPOND")
 KILL_MARGIN_MS = 1500
@@ -401,7 +404,7 @@ class Ev(dict):
 
     @property
     def args(self):
-        a = self.get("args")
+        a = self.get(T.ARGS)
         return a if isinstance(a, dict) else {}
 
 
@@ -504,33 +507,33 @@ def load_trace(path, rep):
     # per-event structure
     errs = []
     for ev in info.events:
-        where = "event %d (%s %r)" % (ev.idx, ev.get("ph"), ev.get("name"))
-        ph = ev.get("ph")
+        where = "event %d (%s %r)" % (ev.idx, ev.get(T.PH), ev.get(T.NAME))
+        ph = ev.get(T.PH)
         if not isinstance(ph, str) or ph not in KNOWN_PH:
             errs.append("%s: bad ph" % where)
             continue
-        if not isinstance(ev.get("name"), str) and not (ph == "E" and "name" not in ev):
+        if not isinstance(ev.get(T.NAME), str) and not (ph == "E" and T.NAME not in ev):
             errs.append("%s: name missing or not a string" % where)
-        for k in ("pid", "tid"):
+        for k in (T.PID, T.TID):
             if not _is_int(ev.get(k)):
                 errs.append("%s: %s missing or not an integer" % (where, k))
-        ts = ev.get("ts")
+        ts = ev.get(T.TS)
         if not _three_decimals(ts):
             errs.append("%s: ts %r is not a number with exactly three decimals" % (where, ts))
         else:
             ev.ts_ns = int(ts * 1000)
         if ph == "X":
-            dur = ev.get("dur")
+            dur = ev.get(T.DUR)
             if not _three_decimals(dur) or dur < 0:
                 errs.append("%s: dur %r is not a non-negative number with three decimals"
                             % (where, dur))
-        if ph in ("i", "I") and ev.get("s", "t") not in ("g", "p", "t"):
-            errs.append("%s: bad scope s=%r" % (where, ev.get("s")))
-        if "args" in ev and not isinstance(ev["args"], dict):
+        if ph in ("i", "I") and ev.get(T.S, "t") not in ("g", "p", "t"):
+            errs.append("%s: bad scope s=%r" % (where, ev.get(T.S)))
+        if T.ARGS in ev and not isinstance(ev[T.ARGS], dict):
             errs.append("%s: args is not an object" % where)
-        if "cat" in ev and not isinstance(ev["cat"], str):
+        if T.CAT in ev and not isinstance(ev[T.CAT], str):
             errs.append("%s: cat is not a string" % where)
-        if ph in ("b", "e", "n", "s", "t", "f") and "id" not in ev:
+        if ph in ("b", "e", "n", "s", "t", "f") and T.ID not in ev:
             errs.append("%s: no id" % where)
     rep.check("events", not errs, "%d events" % len(info.events), errs)
     return info
@@ -593,52 +596,52 @@ class Checker:
             rep.check("meta", False, "no events")
             raise Fatal()
         first, last = evs[0], evs[-1]
-        metas = [e for e in evs if e.get("name") == "gpuprof.meta"]
-        ends = [e for e in evs if e.get("name") == "gpuprof.end"]
+        metas = [e for e in evs if e.get(T.NAME) == EV.META.name]
+        ends = [e for e in evs if e.get(T.NAME) == EV.END.name]
         a = first.args
         errs = []
-        if first.get("name") != "gpuprof.meta" or first.get("ph") != "i":
-            errs.append("first event is %r, not gpuprof.meta" % first.get("name"))
+        if first.get(T.NAME) != EV.META.name or first.get(T.PH) != "i":
+            errs.append("first event is %r, not gpuprof.meta" % first.get(T.NAME))
         if len(metas) != 1:
             errs.append("%d gpuprof.meta events" % len(metas))
-        if a.get("format") != 1:
-            errs.append("format %r != 1" % a.get("format"))
-        for k in ("pid", "ts_base_ns", "gpu_pid_base"):
+        if a.get(F.FORMAT) != FORMAT:
+            errs.append("format %r != %d" % (a.get(F.FORMAT), FORMAT))
+        for k in (F.PID, F.TS_BASE_NS, F.GPU_PID_BASE):
             if not _is_int(a.get(k)):
                 errs.append("args.%s missing or not an integer" % k)
-        if a.get("clock") != "cupti":
-            errs.append("clock %r != 'cupti'" % a.get("clock"))
-        self.host_pid = a.get("pid")
-        self.gpu_base = a.get("gpu_pid_base")
+        if a.get(F.CLOCK) != "cupti":
+            errs.append("clock %r != 'cupti'" % a.get(F.CLOCK))
+        self.host_pid = a.get(F.PID)
+        self.gpu_base = a.get(F.GPU_PID_BASE)
         if _is_int(self.host_pid) and self.gpu_base != GPU_PID_OFFSET + self.host_pid * 100:
             errs.append("gpu_pid_base %r != 1000000000 + pid*100" % self.gpu_base)
         if self.s.pid is not None and self.host_pid != self.s.pid:
             errs.append("meta pid %r is not the sample's pid %d" % (self.host_pid, self.s.pid))
-        if first.get("pid") != self.host_pid:
+        if first.get(T.PID) != self.host_pid:
             errs.append("gpuprof.meta is not on the host pid")
         rep.check("meta", not errs, "pid %r, gpu_pid_base %r, version %r" %
-                  (self.host_pid, self.gpu_base, a.get("version")), errs)
+                  (self.host_pid, self.gpu_base, a.get(F.VERSION)), errs)
         if errs and (not _is_int(self.host_pid) or not _is_int(self.gpu_base)):
             raise Fatal()
 
         for e in evs:
-            if e.get("name") == "gpuprof.device":
+            if e.get(T.NAME) == EV.DEVICE.name:
                 da = e.args
-                self.devices[da.get("device")] = da
-                if e.get("pid") != self.gpu_base + (da.get("device") or 0):
-                    rep.note("gpuprof.device %r is on pid %r" % (da.get("device"), e.get("pid")))
+                self.devices[da.get(F.DEVICE)] = da
+                if e.get(T.PID) != self.gpu_base + (da.get(F.DEVICE) or 0):
+                    rep.note("gpuprof.device %r is on pid %r" % (da.get(F.DEVICE), e.get(T.PID)))
         rep.check("devices", 0 in self.devices, "devices %s" % sorted(
-            "%s:%s" % (k, v.get("name")) for k, v in self.devices.items()))
+            "%s:%s" % (k, v.get(F.NAME)) for k, v in self.devices.items()))
 
         # end
         errs = []
-        if last.get("name") != "gpuprof.end" or last.get("ph") != "i":
-            errs.append("last event is %r, not gpuprof.end" % last.get("name"))
+        if last.get(T.NAME) != EV.END.name or last.get(T.PH) != "i":
+            errs.append("last event is %r, not gpuprof.end" % last.get(T.NAME))
         if len(ends) != 1:
             errs.append("%d gpuprof.end events" % len(ends))
-        self.end = last if last.get("name") == "gpuprof.end" else (ends[0] if ends else Ev())
+        self.end = last if last.get(T.NAME) == EV.END.name else (ends[0] if ends else Ev())
         ea = self.end.args
-        clean, recovered = ea.get("clean"), ea.get("recovered")
+        clean, recovered = ea.get(F.CLEAN), ea.get(F.RECOVERED)
         if not isinstance(recovered, bool) or not isinstance(clean, bool):
             errs.append("clean %r / recovered %r are not booleans" % (clean, recovered))
         if self.killed:
@@ -656,14 +659,14 @@ class Checker:
             if recovered is not True and clean is not True:
                 errs.append("clean=%r: the process did not end normally" % clean)
         rep.check("end", not errs, "clean=%r recovered=%r events=%r records=%r "
-                  "late_memory_records=%r" % (clean, recovered, ea.get("events"),
-                                              ea.get("records"),
-                                              ea.get("late_memory_records")), errs)
+                  "late_memory_records=%r" % (clean, recovered, ea.get(F.EVENTS),
+                                              ea.get(F.RECORDS),
+                                              ea.get(F.LATE_MEMORY_RECORDS)), errs)
 
         # dropped
         errs = []
         dropped = 0
-        for k in ("dropped_cupti", "dropped_host"):
+        for k in (F.DROPPED_CUPTI, F.DROPPED_HOST):
             v = ea.get(k)
             if v is None and recovered is True:
                 rep.note("recovered gpuprof.end has no %s (unknown after a crash)" % k)
@@ -674,64 +677,64 @@ class Checker:
                 if v != 0:
                     errs.append("%s = %d" % (k, v))
         for e in evs:
-            if e.get("name") == "gpuprof.dropped":
+            if e.get(T.NAME) == EV.DROPPED.name:
                 errs.append("gpuprof.dropped at ts %s: what=%r count=%r" % (
-                    e.get("ts"), e.args.get("what"), e.args.get("count")))
-                c = e.args.get("count")
-                if _is_int(c) and recovered is True and ea.get("dropped_cupti") is None:
+                    e.get(T.TS), e.args.get(F.WHAT), e.args.get(F.COUNT)))
+                c = e.args.get(F.COUNT)
+                if _is_int(c) and recovered is True and ea.get(F.DROPPED_CUPTI) is None:
                     dropped += c
         self.stats["dropped"] = dropped
         # CUPTI's memory records of what the callbacks recorded: not a fault
         # of the trace (they are skipped), but each cost the program
-        self.stats["skipped"] = ea.get("skipped_memory_records")
+        self.stats["skipped"] = ea.get(F.SKIPPED_MEMORY_RECORDS)
         rep.check("dropped", not errs, "dropped_cupti=%r dropped_host=%r" % (
-            ea.get("dropped_cupti"), ea.get("dropped_host")), errs)
+            ea.get(F.DROPPED_CUPTI), ea.get(F.DROPPED_HOST)), errs)
 
         # pids of the host-side events; API index
         errs = []
         for e in evs:
-            cat = e.get("cat")
-            if e.get("ph") == "X" and cat in ("cuda_runtime", "cuda_driver"):
-                if e.get("pid") != self.host_pid:
-                    errs.append("API event %r on pid %r" % (e.get("name"), e.get("pid")))
-                c = e.args.get("corr")
+            cat = e.get(T.CAT)
+            if e.get(T.PH) == "X" and cat in (CAT.CUDA_RUNTIME, CAT.CUDA_DRIVER):
+                if e.get(T.PID) != self.host_pid:
+                    errs.append("API event %r on pid %r" % (e.get(T.NAME), e.get(T.PID)))
+                c = e.args.get(F.CORR)
                 if _is_int(c):
                     self.api_by_corr[c].append(e)
                 else:
                     errs.append("API event %r at %s without integer corr" % (
-                        e.get("name"), e.get("ts")))
-            elif cat == "nvtx" and e.get("pid") != self.host_pid:
-                errs.append("NVTX event %r on pid %r" % (e.get("name"), e.get("pid")))
+                        e.get(T.NAME), e.get(T.TS)))
+            elif cat == CAT.NVTX and e.get(T.PID) != self.host_pid:
+                errs.append("NVTX event %r on pid %r" % (e.get(T.NAME), e.get(T.PID)))
         rep.check("host_events", not errs, "%d API events" % sum(
             len(v) for v in self.api_by_corr.values()), errs)
 
     # -- memory ------------------------------------------------------------
     def check_memory(self):
         rep, s = self.rep, self.s
-        mem_evs = [e for e in self.ev if e.get("name") in ("alloc", "free")
-                   and e.get("cat") == "memory"]
+        mem_evs = [e for e in self.ev if e.get(T.NAME) in (EV.ALLOC.name, EV.FREE.name)
+                   and e.get(T.CAT) == CAT.MEMORY]
         errs = []
         good = []
         for e in mem_evs:
             a = e.args
-            addr = _hexaddr(a.get("addr"))
-            w = "%s at ts %s" % (e.get("name"), e.get("ts"))
+            addr = _hexaddr(a.get(F.ADDR))
+            w = "%s at ts %s" % (e.get(T.NAME), e.get(T.TS))
             bad = []
-            if e.get("ph") != "i":
-                bad.append("ph %r" % e.get("ph"))
+            if e.get(T.PH) != "i":
+                bad.append("ph %r" % e.get(T.PH))
             if addr is None:
-                bad.append("addr %r is not a \"0x...\" string" % a.get("addr"))
-            if not _is_int(a.get("bytes")) or a.get("bytes") < 0:
-                bad.append("bytes %r" % a.get("bytes"))
-            if a.get("kind") not in KNOWN_KINDS:
-                bad.append("kind %r" % a.get("kind"))
-            for k in ("device", "stream", "corr"):
+                bad.append("addr %r is not a \"0x...\" string" % a.get(F.ADDR))
+            if not _is_int(a.get(F.BYTES)) or a.get(F.BYTES) < 0:
+                bad.append("bytes %r" % a.get(F.BYTES))
+            if a.get(F.KIND) not in KNOWN_KINDS:
+                bad.append("kind %r" % a.get(F.KIND))
+            for k in (F.DEVICE, F.STREAM, F.CORR):
                 if not _is_int(a.get(k)):
                     bad.append("%s %r" % (k, a.get(k)))
-            if not isinstance(a.get("async"), bool):
-                bad.append("async %r" % a.get("async"))
-            if _is_int(a.get("device")) and e.get("pid") != self.gpu_base + a["device"]:
-                bad.append("pid %r is not gpu_pid_base + device %d" % (e.get("pid"), a["device"]))
+            if not isinstance(a.get(F.ASYNC), bool):
+                bad.append("async %r" % a.get(F.ASYNC))
+            if _is_int(a.get(F.DEVICE)) and e.get(T.PID) != self.gpu_base + a[F.DEVICE]:
+                bad.append("pid %r is not gpu_pid_base + device %d" % (e.get(T.PID), a[F.DEVICE]))
             if bad:
                 errs.append("%s: %s" % (w, ", ".join(bad)))
                 continue
@@ -775,7 +778,7 @@ class Checker:
             # runtime-internal static memory may land on a freed sample address
             got2 = []
             for e in got:
-                if e.args["kind"] in TOLERATED_EXTRA_KINDS and e.args["kind"] not in kinds_used:
+                if e.args[F.KIND] in TOLERATED_EXTRA_KINDS and e.args[F.KIND] not in kinds_used:
                     extras.append(e)
                 else:
                     got2.append(e)
@@ -785,10 +788,10 @@ class Checker:
             while k < len(exp) and k < len(got):
                 m, e = exp[k], got[k]
                 a = e.args
-                if e.get("name") != m.op or a["kind"] != m.kind or a["bytes"] != m.bytes:
+                if e.get(T.NAME) != m.op or a[F.KIND] != m.kind or a[F.BYTES] != m.bytes:
                     wrong.append("0x%x: sample %s; trace has %s kind=%s bytes=%d at ts %s "
-                                 "(op #%d at this address)" % (addr, m, e.get("name"), a["kind"],
-                                                               a["bytes"], e.get("ts"), k + 1))
+                                 "(op #%d at this address)" % (addr, m, e.get(T.NAME), a[F.KIND],
+                                                               a[F.BYTES], e.get(T.TS), k + 1))
                     bad = True
                     break
                 self.matched.append((m, e))
@@ -803,8 +806,8 @@ class Checker:
             for e in got[k:]:
                 extra_on_sample.append("0x%x: trace has one more %s kind=%s bytes=%d at ts %s "
                                        "than the sample made there" % (
-                                           addr, e.get("name"), e.args["kind"], e.args["bytes"],
-                                           e.get("ts")))
+                                           addr, e.get(T.NAME), e.args[F.KIND], e.args[F.BYTES],
+                                           e.get(T.TS)))
         n_req = sum(1 for m in s.mem if m.required)
         rep.check("addresses", not (miss or wrong or extra_on_sample),
                   "%d of %d sample operations matched by address (%d required), %d missing, "
@@ -819,17 +822,17 @@ class Checker:
         # extras
         by_kind = collections.OrderedDict()
         for e in extras:
-            k = e.args["kind"]
+            k = e.args[F.KIND]
             st = by_kind.setdefault(k, {"allocs": 0, "frees": 0, "alloc_bytes": 0,
                                         "free_bytes": 0, "apis": collections.Counter()})
-            if e.get("name") == "alloc":
+            if e.get(T.NAME) == EV.ALLOC.name:
                 st["allocs"] += 1
-                st["alloc_bytes"] += e.args["bytes"]
+                st["alloc_bytes"] += e.args[F.BYTES]
             else:
                 st["frees"] += 1
-                st["free_bytes"] += e.args["bytes"]
-            apis = self.api_by_corr.get(e.args["corr"], [])
-            st["apis"][",".join(sorted({x.get("name") for x in apis})) or "no API event"] += 1
+                st["free_bytes"] += e.args[F.BYTES]
+            apis = self.api_by_corr.get(e.args[F.CORR], [])
+            st["apis"][",".join(sorted({x.get(T.NAME) for x in apis})) or "no API event"] += 1
         errs, lines = [], []
         for k, st in by_kind.items():
             tolerated = k in TOLERATED_EXTRA_KINDS or k not in kinds_used
@@ -854,49 +857,49 @@ class Checker:
         for m, e in self.matched:
             a = e.args
             w = "0x%x %s seq=%d" % (m.addr, m.op, m.seq)
-            if m.kind != "pinned_host" and a["device"] != m.device:
-                errs.append("%s: device %r != %d" % (w, a["device"], m.device))
-            if a["async"] != m.is_async:
+            if m.kind != "pinned_host" and a[F.DEVICE] != m.device:
+                errs.append("%s: device %r != %d" % (w, a[F.DEVICE], m.device))
+            if a[F.ASYNC] != m.is_async:
                 errs.append("%s: async %r, the sample's call was %s" % (
-                    w, a["async"], "stream-ordered" if m.is_async else "not stream-ordered"))
+                    w, a[F.ASYNC], "stream-ordered" if m.is_async else "not stream-ordered"))
             if m.is_async:
-                if e.get("tid") != a["stream"]:
-                    errs.append("%s: tid %r != stream %r" % (w, e.get("tid"), a["stream"]))
-                if a["stream"] < 0:
-                    errs.append("%s: stream-ordered but stream %r" % (w, a["stream"]))
-                stream_map[m.stream].add(a["stream"])
+                if e.get(T.TID) != a[F.STREAM]:
+                    errs.append("%s: tid %r != stream %r" % (w, e.get(T.TID), a[F.STREAM]))
+                if a[F.STREAM] < 0:
+                    errs.append("%s: stream-ordered but stream %r" % (w, a[F.STREAM]))
+                stream_map[m.stream].add(a[F.STREAM])
                 if m.op == "alloc" and not self.callbacks:
-                    if _hexaddr(a.get("pool")) is None or not isinstance(a.get("pool_type"), str):
+                    if _hexaddr(a.get(F.POOL)) is None or not isinstance(a.get(F.POOL_TYPE), str):
                         errs.append("%s: pool %r / pool_type %r missing" % (
-                            w, a.get("pool"), a.get("pool_type")))
+                            w, a.get(F.POOL), a.get(F.POOL_TYPE)))
                     else:
-                        pool_map[m.pool].add(_hexaddr(a.get("pool")))
+                        pool_map[m.pool].add(_hexaddr(a.get(F.POOL)))
             else:
-                if a["stream"] != -1 or e.get("tid") != 0:
+                if a[F.STREAM] != -1 or e.get(T.TID) != 0:
                     errs.append("%s: stream %r tid %r, expected -1 and 0 (no stream)" % (
-                        w, a["stream"], e.get("tid")))
+                        w, a[F.STREAM], e.get(T.TID)))
             if self.callbacks:
                 # the event says its thread and API (the driver call's, or the
                 # runtime call's when recorded in the patched call); its corr
                 # is the driver call's, which no API event has, or 0
-                if a.get("thread") != m.tid:
+                if a.get(F.THREAD) != m.tid:
                     errs.append("%s: thread %r, the sample called from tid %d" % (
-                        w, a.get("thread"), m.tid))
-                if not isinstance(a.get("api"), str) or not any(
-                        a["api"].startswith(p) for p in callback_apis(m.api)):
-                    errs.append("%s: api %r for the sample's %s" % (w, a.get("api"), m.api))
-                if "pool" in a:
+                        w, a.get(F.THREAD), m.tid))
+                if not isinstance(a.get(F.API), str) or not any(
+                        a[F.API].startswith(p) for p in callback_apis(m.api)):
+                    errs.append("%s: api %r for the sample's %s" % (w, a.get(F.API), m.api))
+                if F.POOL in a:
                     errs.append("%s: pool args without pool records" % w)
                 continue
-            apis = self.api_by_corr.get(a["corr"], [])
+            apis = self.api_by_corr.get(a[F.CORR], [])
             if not apis:
-                errs.append("%s: no API event with corr %d" % (w, a["corr"]))
-            elif not any(x.get("tid") == m.tid for x in apis):
+                errs.append("%s: no API event with corr %d" % (w, a[F.CORR]))
+            elif not any(x.get(T.TID) == m.tid for x in apis):
                 errs.append("%s: API event(s) %s with corr %d are on tid %s, the sample called "
-                            "from tid %d" % (w, [x.get("name") for x in apis], a["corr"],
-                                             sorted({x.get("tid") for x in apis}), m.tid))
-            elif not any(x.get("name") == m.api for x in apis):
-                api_name_mismatch[(m.api, ",".join(sorted({x.get("name") for x in apis})))] += 1
+                            "from tid %d" % (w, [x.get(T.NAME) for x in apis], a[F.CORR],
+                                             sorted({x.get(T.TID) for x in apis}), m.tid))
+            elif not any(x.get(T.NAME) == m.api for x in apis):
+                api_name_mismatch[(m.api, ",".join(sorted({x.get(T.NAME) for x in apis})))] += 1
         labels = {}
         for label, ids in stream_map.items():
             if len(ids) != 1:
@@ -927,11 +930,11 @@ class Checker:
 
         # per-kind totals
         errs, lines = [], []
-        present = [e for e in good if e.args["kind"] in kinds_used]
-        self.stats["traced_allocs"] = sum(1 for e in present if e.get("name") == "alloc")
-        self.stats["traced_frees"] = sum(1 for e in present if e.get("name") == "free")
-        self.stats["traced_bytes"] = sum(e.args["bytes"] for e in present
-                                         if e.get("name") == "alloc")
+        present = [e for e in good if e.args[F.KIND] in kinds_used]
+        self.stats["traced_allocs"] = sum(1 for e in present if e.get(T.NAME) == EV.ALLOC.name)
+        self.stats["traced_frees"] = sum(1 for e in present if e.get(T.NAME) == EV.FREE.name)
+        self.stats["traced_bytes"] = sum(e.args[F.BYTES] for e in present
+                                         if e.get(T.NAME) == EV.ALLOC.name)
         for k in sorted(kinds_used):
             def tally(ops, key):
                 r = {"alloc": [0, 0], "free": [0, 0]}
@@ -943,8 +946,8 @@ class Checker:
             ex = tally([m for m in s.mem if m.kind == k], lambda m: (m.op, m.bytes))
             req = tally([m for m in s.mem if m.kind == k and m.required],
                         lambda m: (m.op, m.bytes))
-            tr = tally([e for e in present if e.args["kind"] == k],
-                       lambda e: (e.get("name"), e.args["bytes"]))
+            tr = tally([e for e in present if e.args[F.KIND] == k],
+                       lambda e: (e.get(T.NAME), e.args[F.BYTES]))
             line = ("kind=%s allocs %d/%d (%d/%d bytes) frees %d/%d (%d/%d bytes) "
                     "[traced/expected]" % (k, tr["alloc"][0], ex["alloc"][0], tr["alloc"][1],
                                            ex["alloc"][1], tr["free"][0], ex["free"][0],
@@ -965,15 +968,15 @@ class Checker:
         self.live_traced = {}
         for k in sorted(kinds_used):
             run, low, low_at = 0, 0, None
-            for e in self.sorted_ts([e for e in present if e.args["kind"] == k]):
-                run += e.args["bytes"] if e.get("name") == "alloc" else -e.args["bytes"]
+            for e in self.sorted_ts([e for e in present if e.args[F.KIND] == k]):
+                run += e.args[F.BYTES] if e.get(T.NAME) == EV.ALLOC.name else -e.args[F.BYTES]
                 if run < low:
                     low, low_at = run, e
             self.live_traced[k] = run
             exp_live = self.expected_live(k)
             if low < 0:
                 errs.append("kind %s: running sum goes negative (%d) at ts %s (free of %s)" % (
-                    k, low, low_at.get("ts"), low_at.args.get("addr")))
+                    k, low, low_at.get(T.TS), low_at.args.get(F.ADDR)))
             if run != exp_live:
                 errs.append("kind %s: running sum ends at %d, live_end is %d" % (k, run, exp_live))
         rep.check("running_sum", not errs, ", ".join(
@@ -990,7 +993,7 @@ class Checker:
     # -- counter -----------------------------------------------------------
     def check_counter(self):
         rep = self.rep
-        cs = [e for e in self.ev if e.get("ph") == "C" and e.get("name") == "GPU memory"]
+        cs = [e for e in self.ev if e.get(T.PH) == "C" and e.get(T.NAME) == EV.GPU_MEMORY.name]
         kinds = [k for k in self.s.kinds if k in COUNTER_KINDS]
         if not cs:
             if kinds:
@@ -1002,19 +1005,19 @@ class Checker:
         last = {}
         for e in self.sorted_ts(cs):
             a = e.args
-            if not isinstance(e.get("pid"), int) or e.get("pid") < self.gpu_base:
-                errs.append("counter at ts %s on pid %r (not a GPU pid)" % (e.get("ts"),
-                                                                           e.get("pid")))
+            if not isinstance(e.get(T.PID), int) or e.get(T.PID) < self.gpu_base:
+                errs.append("counter at ts %s on pid %r (not a GPU pid)" % (e.get(T.TS),
+                                                                           e.get(T.PID)))
             for k in COUNTER_KINDS:
                 if k not in a:
-                    errs.append("counter at ts %s lacks %s" % (e.get("ts"), k))
+                    errs.append("counter at ts %s lacks %s" % (e.get(T.TS), k))
             for k, v in a.items():
                 if not isinstance(v, (int, decimal.Decimal)) or isinstance(v, bool):
-                    errs.append("counter at ts %s: %s=%r is not a number" % (e.get("ts"), k, v))
+                    errs.append("counter at ts %s: %s=%r is not a number" % (e.get(T.TS), k, v))
                 elif v < 0:
-                    errs.append("counter at ts %s: %s=%r is negative" % (e.get("ts"), k, v))
+                    errs.append("counter at ts %s: %s=%r is negative" % (e.get(T.TS), k, v))
                 else:
-                    last[(e.get("pid"), k)] = v
+                    last[(e.get(T.PID), k)] = v
         final = collections.Counter()
         for (pid, k), v in last.items():
             final[k] += v
@@ -1029,7 +1032,7 @@ class Checker:
     # -- oom ---------------------------------------------------------------
     def check_oom(self):
         rep, s = self.rep, self.s
-        ooms = [e for e in self.ev if e.get("name") == "oom"]
+        ooms = [e for e in self.ev if e.get(T.NAME) == EV.OOM.name]
         if s.oom_summary is not None and s.oom_summary != len(s.ooms):
             rep.check("sample_summary_oom", False, "oom count=%d but %d GPUPROF_OOM lines" % (
                 s.oom_summary, len(s.ooms)))
@@ -1040,41 +1043,41 @@ class Checker:
         notes = []
         left = list(ooms)
         for x in s.ooms:
-            cands = [e for e in left if e.args.get("bytes") == x["bytes"]
-                     and e.args.get("device") == x["device"]]
-            exact = [e for e in cands if e.args.get("api") == x["api"]]
-            equiv = [e for e in cands if isinstance(e.args.get("api"), str) and any(
-                e.args["api"].startswith(p) for p in API_EQUIVALENTS.get(x["api"], ()))]
+            cands = [e for e in left if e.args.get(F.BYTES) == x["bytes"]
+                     and e.args.get(F.DEVICE) == x["device"]]
+            exact = [e for e in cands if e.args.get(F.API) == x["api"]]
+            equiv = [e for e in cands if isinstance(e.args.get(F.API), str) and any(
+                e.args[F.API].startswith(p) for p in API_EQUIVALENTS.get(x["api"], ()))]
             pick = (exact or equiv or [None])[0]
             w = "%s(%d) on device %d" % (x["api"], x["bytes"], x["device"])
             if pick is None:
                 errs.append("%s: no oom event with these bytes and device (traced: %s)" % (
-                    w, [(e.args.get("api"), e.args.get("bytes"), e.args.get("device"))
+                    w, [(e.args.get(F.API), e.args.get(F.BYTES), e.args.get(F.DEVICE))
                         for e in ooms]))
                 continue
             left.remove(pick)
             a = pick.args
             if not exact:
-                notes.append("%s is traced as api %r" % (w, a.get("api")))
-            if pick.get("pid") != self.host_pid or pick.get("tid") != x["tid"]:
+                notes.append("%s is traced as api %r" % (w, a.get(F.API)))
+            if pick.get(T.PID) != self.host_pid or pick.get(T.TID) != x["tid"]:
                 errs.append("%s: on pid %r tid %r, the sample's is %r/%d" % (
-                    w, pick.get("pid"), pick.get("tid"), self.host_pid, x["tid"]))
-            if pick.get("cat") != "memory" or pick.get("ph") != "i" or pick.get("s") != "p":
+                    w, pick.get(T.PID), pick.get(T.TID), self.host_pid, x["tid"]))
+            if pick.get(T.CAT) != CAT.MEMORY or pick.get(T.PH) != "i" or pick.get(T.S) != "p":
                 errs.append("%s: cat %r ph %r s %r (documented: memory, i, p)" % (
-                    w, pick.get("cat"), pick.get("ph"), pick.get("s")))
-            fr, to = a.get("free"), a.get("total")
+                    w, pick.get(T.CAT), pick.get(T.PH), pick.get(T.S)))
+            fr, to = a.get(F.FREE), a.get(F.TOTAL)
             if not _is_int(fr) or not _is_int(to) or not 0 <= fr <= to:
                 errs.append("%s: free %r / total %r" % (w, fr, to))
             else:
-                dev_total = self.devices.get(x["device"], {}).get("total_memory")
+                dev_total = self.devices.get(x["device"], {}).get(F.TOTAL_MEMORY)
                 if to not in (x["total"], dev_total):
                     errs.append("%s: total %d, cudaMemGetInfo said %d, gpuprof.device %r" % (
                         w, to, x["total"], dev_total))
-            if a.get("result") != x["result"]:
+            if a.get(F.RESULT) != x["result"]:
                 errs.append("%s: result %r, the call returned %d (%s)" % (
-                    w, a.get("result"), x["result"], x["error"]))
-            if not isinstance(a.get("error"), str):
-                errs.append("%s: error name %r" % (w, a.get("error")))
+                    w, a.get(F.RESULT), x["result"], x["error"]))
+            if not isinstance(a.get(F.ERROR), str):
+                errs.append("%s: error name %r" % (w, a.get(F.ERROR)))
         for e in left:
             errs.append("unexpected oom event: %r" % dict(e.args))
         rep.check("oom", not errs, "%d expected, %d traced" % (len(s.ooms), len(ooms)), errs)
@@ -1104,33 +1107,33 @@ class Checker:
                       "summary %r, detail lines %r" % (s.ops_summary, mine))
         gpu, errs = [], []
         for e in self.ev:
-            cat = e.get("cat")
-            if e.get("ph") != "X" or cat not in ("memcpy", "memset", "kernel"):
+            cat = e.get(T.CAT)
+            if e.get(T.PH) != "X" or cat not in (CAT.MEMCPY, CAT.MEMSET, CAT.KERNEL):
                 continue
             a = e.args
-            if cat == "memcpy":
-                nm = e.get("name", "")
-                if not nm.startswith("memcpy ") or not _is_int(a.get("bytes")):
-                    errs.append("memcpy event %r bytes %r" % (nm, a.get("bytes")))
+            if cat == CAT.MEMCPY:
+                nm = e.get(T.NAME, "")
+                if not nm.startswith("memcpy ") or not _is_int(a.get(F.BYTES)):
+                    errs.append("memcpy event %r bytes %r" % (nm, a.get(F.BYTES)))
                     continue
-                e.key = ("memcpy", nm[len("memcpy "):], a["bytes"])
-            elif cat == "memset":
-                if not _is_int(a.get("bytes")):
-                    errs.append("memset event bytes %r" % a.get("bytes"))
+                e.key = ("memcpy", nm[len("memcpy "):], a[F.BYTES])
+            elif cat == CAT.MEMSET:
+                if not _is_int(a.get(F.BYTES)):
+                    errs.append("memset event bytes %r" % a.get(F.BYTES))
                     continue
-                e.key = ("memset", a["bytes"], a.get("value"))
+                e.key = ("memset", a[F.BYTES], a.get(F.VALUE))
             else:
-                g, b = a.get("grid"), a.get("block")
+                g, b = a.get(F.GRID), a.get(F.BLOCK)
                 if not (isinstance(g, list) and isinstance(b, list) and len(g) == 3
                         and len(b) == 3):
-                    errs.append("kernel %r grid %r block %r" % (e.get("name"), g, b))
+                    errs.append("kernel %r grid %r block %r" % (e.get(T.NAME), g, b))
                     continue
-                e.key = ("kernel", e.get("name", "").split("(")[0], tuple(g), tuple(b))
-            if not _is_int(a.get("corr")):
-                errs.append("%s event %r without integer corr" % (cat, e.get("name")))
-            if not isinstance(e.get("pid"), int) or e.get("pid") < self.gpu_base:
-                errs.append("%s event %r on pid %r (not a GPU pid)" % (cat, e.get("name"),
-                                                                     e.get("pid")))
+                e.key = ("kernel", e.get(T.NAME, "").split("(")[0], tuple(g), tuple(b))
+            if not _is_int(a.get(F.CORR)):
+                errs.append("%s event %r without integer corr" % (cat, e.get(T.NAME)))
+            if not isinstance(e.get(T.PID), int) or e.get(T.PID) < self.gpu_base:
+                errs.append("%s event %r on pid %r (not a GPU pid)" % (cat, e.get(T.NAME),
+                                                                     e.get(T.PID)))
             gpu.append(e)
         exp = collections.Counter(o["key"] for o in s.ops)
         got = collections.Counter(e.key for e in gpu)
@@ -1168,8 +1171,8 @@ class Checker:
             gpu_by_key[e.key].append(e)
         flows = collections.defaultdict(list)
         for e in self.ev:
-            if e.get("cat") == "flow" and e.get("ph") in ("s", "f"):
-                flows[(e.get("ph"), _id(e.get("id")))].append(e)
+            if e.get(T.CAT) == CAT.FLOW and e.get(T.PH) in ("s", "f"):
+                flows[(e.get(T.PH), _id(e.get(T.ID)))].append(e)
         stream_map = collections.defaultdict(set)
         n_unique = 0
         for o in s.ops:
@@ -1179,26 +1182,26 @@ class Checker:
             e = gpu_by_key[o["key"]][0]
             a = e.args
             w = "%s (line %d)" % (o["key"], o["lineno"])
-            stream_map[o["stream"]].add(e.get("tid"))
-            corr = a.get("corr")
+            stream_map[o["stream"]].add(e.get(T.TID))
+            corr = a.get(F.CORR)
             apis = self.api_by_corr.get(corr, [])
             if not apis:
                 errs.append("%s: no API event with corr %r" % (w, corr))
-            elif not any(x.get("tid") == o["tid"] for x in apis):
+            elif not any(x.get(T.TID) == o["tid"] for x in apis):
                 errs.append("%s: API event(s) with corr %r on tid %s, issued from tid %d" % (
-                    w, corr, sorted({x.get("tid") for x in apis}), o["tid"]))
+                    w, corr, sorted({x.get(T.TID) for x in apis}), o["tid"]))
             if o["key"][0] == "memcpy" and o["key"][1] in ("HtoD", "DtoH") and \
-                    a.get("async") is not o["async"]:
+                    a.get(F.ASYNC) is not o["async"]:
                 errs.append("%s: async %r, the sample's call was %s" % (
-                    w, a.get("async"), "async" if o["async"] else "synchronous"))
+                    w, a.get(F.ASYNC), "async" if o["async"] else "synchronous"))
             if o["key"][0] == "kernel":
                 fs = flows.get(("s", corr), [])
                 ff = flows.get(("f", corr), [])
-                if not any(x.get("pid") == self.host_pid and x.get("tid") == o["tid"]
+                if not any(x.get(T.PID) == self.host_pid and x.get(T.TID) == o["tid"]
                            for x in fs):
                     errs.append("%s: no launch flow start (s, id %r) on tid %d" % (
                         w, corr, o["tid"]))
-                if not any(x.get("pid") == e.get("pid") and x.get("tid") == e.get("tid")
+                if not any(x.get(T.PID) == e.get(T.PID) and x.get(T.TID) == e.get(T.TID)
                            for x in ff):
                     errs.append("%s: no launch flow end (f, id %r) on its stream" % (w, corr))
         labels = {}
@@ -1216,7 +1219,7 @@ class Checker:
 
     # -- NVTX --------------------------------------------------------------
     def _domain_ok(self, args, want, custom):
-        got = args.get("domain")
+        got = args.get(F.DOMAIN)
         if want is None:
             return got not in custom
         return got == want
@@ -1243,23 +1246,23 @@ class Checker:
         errs = []
         a = ev.args
         if not self._domain_ok(a, o.get("domain"), custom):
-            errs.append("%s: domain %r, expected %r" % (w, a.get("domain"),
+            errs.append("%s: domain %r, expected %r" % (w, a.get(F.DOMAIN),
                                                         o.get("domain") or "(default)"))
         if "category" in o:
-            c = a.get("category")
+            c = a.get(F.CATEGORY)
             if not (c == o["category"] or str(c) == str(o["category"])
                     or (c is not None and c == o.get("category_name"))):
                 errs.append("%s: category %r, expected %d (%r)" % (
                     w, c, o["category"], o.get("category_name")))
-        if "color" in o and not self._color_ok(a.get("color"), o["color"]):
-            errs.append("%s: color %r, expected 0x%08X" % (w, a.get("color"), o["color"]))
-        if "payload" in o and a.get("payload") != o["payload"]:
-            errs.append("%s: payload %r, expected %d" % (w, a.get("payload"), o["payload"]))
+        if "color" in o and not self._color_ok(a.get(F.COLOR), o["color"]):
+            errs.append("%s: color %r, expected 0x%08X" % (w, a.get(F.COLOR), o["color"]))
+        if "payload" in o and a.get(F.PAYLOAD) != o["payload"]:
+            errs.append("%s: payload %r, expected %d" % (w, a.get(F.PAYLOAD), o["payload"]))
         return errs
 
     def check_nvtx(self):
         rep, s = self.rep, self.s
-        nv = [e for e in self.ev if e.get("cat") == "nvtx"]
+        nv = [e for e in self.ev if e.get(T.CAT) == CAT.NVTX]
         if s.nvtx_summary is not None and s.nvtx_summary != len(s.nvtx):
             rep.check("sample_summary_nvtx", False, "nvtx threads=%d but %d threads printed" % (
                 s.nvtx_summary, len(s.nvtx)))
@@ -1270,8 +1273,8 @@ class Checker:
         custom = {o["domain"] for ops in s.nvtx.values() for o in ops if o.get("domain")}
         tids = {s.nvtx_tid[th]: th for th in s.nvtx}
         be = collections.defaultdict(list)
-        for e in self.sorted_ts([e for e in nv if e.get("ph") in ("B", "E")]):
-            be[e.get("tid")].append(e)
+        for e in self.sorted_ts([e for e in nv if e.get(T.PH) in ("B", "E")]):
+            be[e.get(T.TID)].append(e)
         errs = []
         for t in sorted(set(be) - set(tids)):
             errs.append("tid %r has %d B/E events; the sample pushed nothing there" % (
@@ -1300,9 +1303,9 @@ class Checker:
                         break
                     e = got[gi]
                     gi += 1
-                    if e.get("ph") != "B" or e.get("name") != o["name"]:
+                    if e.get(T.PH) != "B" or e.get(T.NAME) != o["name"]:
                         errs.append("%s %r: trace has %s %r at ts %s" % (
-                            w, o["name"], e.get("ph"), e.get("name"), e.get("ts")))
+                            w, o["name"], e.get(T.PH), e.get(T.NAME), e.get(T.TS)))
                         bad = True
                         break
                     errs.extend(self._attrs(e, o, custom, w))
@@ -1320,15 +1323,15 @@ class Checker:
                         break
                     e = got[gi]
                     gi += 1
-                    if e.get("ph") != "E":
+                    if e.get(T.PH) != "E":
                         errs.append("%s of %r: trace has %s %r at ts %s" % (
-                            w, stack[-1][0]["name"], e.get("ph"), e.get("name"), e.get("ts")))
+                            w, stack[-1][0]["name"], e.get(T.PH), e.get(T.NAME), e.get(T.TS)))
                         bad = True
                         break
                     _, b, pend = stack.pop()
                     if e.ts_ns < b.ts_ns:
-                        errs.append("%s: E at ts %s before its B at %s" % (w, e.get("ts"),
-                                                                          b.get("ts")))
+                        errs.append("%s: E at ts %s before its B at %s" % (w, e.get(T.TS),
+                                                                          b.get(T.TS)))
                     for p in pend:
                         inside_checks.append(p + [b, e])
                 elif o["op"] == "alloc":
@@ -1346,15 +1349,15 @@ class Checker:
                 if gi < len(got):
                     errs.append("thread %d (tid %d): %d more B/E events than the sample's "
                                 "push/pop calls, first %s %r at ts %s" % (
-                                    th, tid, len(got) - gi, got[gi].get("ph"),
-                                    got[gi].get("name"), got[gi].get("ts")))
+                                    th, tid, len(got) - gi, got[gi].get(T.PH),
+                                    got[gi].get(T.NAME), got[gi].get(T.TS)))
         rep.check("nvtx_nesting", not errs, "%d threads, %d push/pop ranges" % (
             len(s.nvtx), n_ranges), errs)
 
         errs = []
         for w, ae, tid, b, e in inside_checks:
-            apis = [x for x in self.api_by_corr.get(ae.args["corr"], []) if x.get("tid") == tid]
-            if self.callbacks and ae.args.get("thread") == tid:
+            apis = [x for x in self.api_by_corr.get(ae.args[F.CORR], []) if x.get(T.TID) == tid]
+            if self.callbacks and ae.args.get(F.THREAD) == tid:
                 apis = [ae]  # recorded by the callbacks, in the call: its own time
             if not apis:
                 errs.append("%s: no API event for the allocation on this thread" % w)
@@ -1362,7 +1365,7 @@ class Checker:
             x = apis[0]
             if not b.ts_ns <= x.ts_ns <= e.ts_ns:
                 errs.append("%s: %s at ts %s is outside its range %r [%s, %s]" % (
-                    w, x.get("name"), x.get("ts"), b.get("name"), b.get("ts"), e.get("ts")))
+                    w, x.get(T.NAME), x.get(T.TS), b.get(T.NAME), b.get(T.TS), e.get(T.TS)))
         if inside_checks:
             rep.check("nvtx_allocs", not errs, "%d cudaMalloc calls inside ranges" % len(
                 inside_checks), errs)
@@ -1374,17 +1377,17 @@ class Checker:
             for o in s.nvtx[th]:
                 if o["op"] == "mark":
                     exp_marks.append((s.nvtx_tid[th], o))
-        got_marks = [e for e in nv if e.get("ph") in ("i", "I")]
+        got_marks = [e for e in nv if e.get(T.PH) in ("i", "I")]
         left = list(got_marks)
         for tid, o in exp_marks:
-            m = [e for e in left if e.get("tid") == tid and e.get("name") == o["name"]]
+            m = [e for e in left if e.get(T.TID) == tid and e.get(T.NAME) == o["name"]]
             if not m:
                 errs.append("mark %r on tid %d is not in the trace" % (o["name"], tid))
                 continue
             left.remove(m[0])
             errs.extend(self._attrs(m[0], o, custom, "mark %r" % o["name"]))
         for e in left:
-            errs.append("unexpected mark %r on tid %r" % (e.get("name"), e.get("tid")))
+            errs.append("unexpected mark %r on tid %r" % (e.get(T.NAME), e.get(T.TID)))
         rep.check("nvtx_marks", not errs, "%d expected, %d traced" % (len(exp_marks),
                                                                     len(got_marks)), errs)
 
@@ -1397,18 +1400,18 @@ class Checker:
                     starts[o["key"]] = (s.nvtx_tid[th], o)
                 elif o["op"] == "end":
                     ends[o["key"]] = (s.nvtx_tid[th], o)
-        bs = [e for e in nv if e.get("ph") == "b"]
-        es = [e for e in nv if e.get("ph") == "e"]
+        bs = [e for e in nv if e.get(T.PH) == "b"]
+        es = [e for e in nv if e.get(T.PH) == "e"]
         e_by_id = collections.defaultdict(list)
         for e in es:
-            e_by_id[_id(e.get("id"))].append(e)
-        ids = collections.Counter(_id(e.get("id")) for e in bs)
+            e_by_id[_id(e.get(T.ID))].append(e)
+        ids = collections.Counter(_id(e.get(T.ID)) for e in bs)
         for i, n in ids.items():
             if n > 1:
                 errs.append("%d b events share id %r" % (n, i))
         used_b, used_e = set(), set()
         for key, (tid, o) in sorted(starts.items()):
-            cand = [e for e in bs if e.get("tid") == tid and e.get("name") == o["name"]]
+            cand = [e for e in bs if e.get(T.TID) == tid and e.get(T.NAME) == o["name"]]
             if len(cand) != 1:
                 errs.append("start %s %r on tid %d: %d b events" % (key, o["name"], tid, len(cand)))
                 continue
@@ -1418,27 +1421,27 @@ class Checker:
             if key not in ends:
                 continue
             etid = ends[key][0]
-            ee = e_by_id.get(_id(b.get("id")), [])
+            ee = e_by_id.get(_id(b.get(T.ID)), [])
             if len(ee) != 1:
                 errs.append("start %s %r (id %r): %d e events with that id" % (
-                    key, o["name"], b.get("id"), len(ee)))
+                    key, o["name"], b.get(T.ID), len(ee)))
                 continue
             e = ee[0]
             used_e.add(e.idx)
-            if e.get("tid") != etid:
+            if e.get(T.TID) != etid:
                 errs.append("end %s on tid %r, the sample ended it on tid %d" % (
-                    key, e.get("tid"), etid))
+                    key, e.get(T.TID), etid))
             if e.ts_ns < b.ts_ns:
-                errs.append("end %s at ts %s before its start at %s" % (key, e.get("ts"),
-                                                                        b.get("ts")))
-            if e.get("cat") != b.get("cat"):
-                errs.append("end %s cat %r != start cat %r" % (key, e.get("cat"), b.get("cat")))
+                errs.append("end %s at ts %s before its start at %s" % (key, e.get(T.TS),
+                                                                        b.get(T.TS)))
+            if e.get(T.CAT) != b.get(T.CAT):
+                errs.append("end %s cat %r != start cat %r" % (key, e.get(T.CAT), b.get(T.CAT)))
         for b in bs:
             if b.idx not in used_b:
-                errs.append("unexpected b %r on tid %r" % (b.get("name"), b.get("tid")))
+                errs.append("unexpected b %r on tid %r" % (b.get(T.NAME), b.get(T.TID)))
         for e in es:
             if e.idx not in used_e:
-                errs.append("unpaired e (id %r) on tid %r" % (e.get("id"), e.get("tid")))
+                errs.append("unpaired e (id %r) on tid %r" % (e.get(T.ID), e.get(T.TID)))
         cross = sum(1 for k in starts if k in ends and starts[k][0] != ends[k][0])
         rep.check("nvtx_start_end", not errs, "%d ranges (%d across threads)" % (
             len(starts), cross), errs)

@@ -17,8 +17,13 @@ import argparse
 import bisect
 import gzip
 import json
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "exporters"))
+from trace_format import CAT, EV, F, T  # noqa: E402  (the names of the trace)
 
 TOL = 0.005
 
@@ -43,53 +48,53 @@ def main():
     ev = json.load(gzip.open(a.trace, "rt", encoding="utf-8"))
     ok = True
     notes = []
-    meta = ev[0]["args"]
+    meta = ev[0][T.ARGS]
     end = ev[-1]
-    host = meta["pid"]
-    if meta.get("mode") != a.mode:
-        notes.append("meta mode %s" % meta.get("mode"))
+    host = meta[F.PID]
+    if meta.get(F.MODE) != a.mode:
+        notes.append("meta mode %s" % meta.get(F.MODE))
         ok = False
-    if end.get("name") != "gpuprof.end" or end["args"].get("dropped_cupti") or end["args"].get("dropped_host"):
-        notes.append("end/dropped: %s" % end.get("args"))
+    if end.get(T.NAME) != EV.END.name or end[T.ARGS].get(F.DROPPED_CUPTI) or end[T.ARGS].get(F.DROPPED_HOST):
+        notes.append("end/dropped: %s" % end.get(T.ARGS))
         ok = False
     # how stream-ordered allocations were captured (tensor mode): patched
     # calls, and whether the driver callbacks stayed on
     for e in ev:
-        if e.get("name") == "gpuprof.alloc_capture":
-            c = e.get("args") or {}
+        if e.get(T.NAME) == EV.ALLOC_CAPTURE.name:
+            c = e.get(T.ARGS) or {}
             notes.append("capture=patched:%s,left:%s,others:%s,driver_callbacks:%s%s" % (
-                c.get("patched"), c.get("left"), c.get("others"), c.get("driver_callbacks"),
-                ",first_unpatched:%s" % c["first_unpatched"] if "first_unpatched" in c else ""))
+                c.get(F.PATCHED), c.get(F.LEFT), c.get(F.OTHERS), c.get(F.DRIVER_CALLBACKS),
+                ",first_unpatched:%s" % c[F.FIRST_UNPATCHED] if F.FIRST_UNPATCHED in c else ""))
     # which module calls the hooks used: compiled (gpuprof_call.c) or Python
     for e in ev:
-        if e.get("cat") == "nvtx" and e.get("name", "").startswith("gpuprof:torch {"):
-            info = json.loads(e["name"][len("gpuprof:torch "):])
+        if e.get(T.CAT) == CAT.NVTX and e.get(T.NAME, "").startswith("gpuprof:torch {"):
+            info = json.loads(e[T.NAME][len("gpuprof:torch "):])
             notes.append("calls=%s" % {True: "compiled", False: "python"}.get(info.get("compiled_calls"), "?"))
             break
 
     # module globals are recorded in both modes; CUPTI's memory records of
     # what the callbacks recorded (skipped, yet paid for) are counted
-    statics = meta.get("statics")
-    glob = sum(1 for e in ev if e.get("name") == "alloc" and (e.get("args") or {}).get("kind") == "device_static")
+    statics = meta.get(F.STATICS)
+    glob = sum(1 for e in ev if e.get(T.NAME) == EV.ALLOC.name and (e.get(T.ARGS) or {}).get(F.KIND) == "device_static")
     good = statics == "run" and glob > 0
     ok &= good
     notes.append("statics=%s,device_static=%d,skipped_memory_records=%s,bad_records=%s%s" % (
-        statics, glob, end["args"].get("skipped_memory_records"), end["args"].get("bad_records"),
+        statics, glob, end[T.ARGS].get(F.SKIPPED_MEMORY_RECORDS), end[T.ARGS].get(F.BAD_RECORDS),
         "" if good else ",WRONG"))
 
-    order = sorted(range(len(ev)), key=lambda i: (ev[i].get("ts", 0), i))
+    order = sorted(range(len(ev)), key=lambda i: (ev[i].get(T.TS, 0), i))
     api = {}  # corr -> (tid, ts, API name)
     for e in ev:
-        if e.get("cat") in ("cuda_runtime", "cuda_driver") and e["ph"] == "X":
-            api[e["args"]["corr"]] = (e["tid"], e["ts"], e["name"])
+        if e.get(T.CAT) in (CAT.CUDA_RUNTIME, CAT.CUDA_DRIVER) and e[T.PH] == "X":
+            api[e[T.ARGS][F.CORR]] = (e[T.TID], e[T.TS], e[T.NAME])
 
     def caller(ar):
         """(thread, API name) of an allocation or free: the event's own
         (tensor mode: recorded by the callbacks or in the patched call, its
         corr no API event's), else its API event's, found by corr."""
-        if "thread" in ar:
-            return ar["thread"], ar.get("api", "?")
-        tid_ts = api.get(ar.get("corr"))
+        if F.THREAD in ar:
+            return ar[F.THREAD], ar.get(F.API, "?")
+        tid_ts = api.get(ar.get(F.CORR))
         return (tid_ts[0], tid_ts[2]) if tid_ts else (None, "no-api")
 
     # ranges per thread, in ts order
@@ -102,25 +107,25 @@ def main():
     phase_events = []
     for i in order:
         e = ev[i]
-        if e.get("cat") != "nvtx":
+        if e.get(T.CAT) != CAT.NVTX:
             continue
-        n = e.get("name", "")
-        if e["ph"] == "B":
+        n = e.get(T.NAME, "")
+        if e[T.PH] == "B":
             names[n.split(":")[0]] += 1
             if n.startswith("fwd:") and fwd_first is None:
-                fwd_first = e["ts"]
-            thread_events[e["tid"]].append((e["ts"], "B", n))
+                fwd_first = e[T.TS]
+            thread_events[e[T.TID]].append((e[T.TS], "B", n))
             if n.startswith("phase:"):
-                phase_events.append((e["ts"], +1))
-        elif e["ph"] == "E":
-            thread_events[e["tid"]].append((e["ts"], "E", ""))
-        elif e["ph"] == "b" and n.startswith("bwd:"):
+                phase_events.append((e[T.TS], +1))
+        elif e[T.PH] == "E":
+            thread_events[e[T.TID]].append((e[T.TS], "E", ""))
+        elif e[T.PH] == "b" and n.startswith("bwd:"):
             names["bwd"] += 1
-            thread_events[e["tid"]].append((e["ts"], "b", n, e["id"]))
-        elif e["ph"] == "e":
-            thread_events[e["tid"]].append((e["ts"], "e", n, e["id"]))
-        elif e["ph"] == "i" and n.startswith("step:"):
-            steps.append(e["ts"])
+            thread_events[e[T.TID]].append((e[T.TS], "b", n, e[T.ID]))
+        elif e[T.PH] == "e":
+            thread_events[e[T.TID]].append((e[T.TS], "e", n, e[T.ID]))
+        elif e[T.PH] == "i" and n.startswith("step:"):
+            steps.append(e[T.TS])
     # phase intervals (across threads): pair B/E of phase ranges per thread
     phase_iv = []
     for tid, lst in thread_events.items():
@@ -167,9 +172,9 @@ def main():
     # stays to the end unnamed belongs to someone else (cuBLAS, libraries)
     named_segs = set()
     for e in ev:
-        if e.get("cat") == "nvtx" and e.get("name", "").startswith("gpuprof:torch.segment "):
-            named_segs.add(int(e["name"].split()[1], 16))
-    freed = set(e["args"]["addr"] for e in ev if e.get("name") == "free" and e.get("cat") == "memory")
+        if e.get(T.CAT) == CAT.NVTX and e.get(T.NAME, "").startswith("gpuprof:torch.segment "):
+            named_segs.add(int(e[T.NAME].split()[1], 16))
+    freed = set(e[T.ARGS][F.ADDR] for e in ev if e.get(T.NAME) == EV.FREE.name and e.get(T.CAT) == CAT.MEMORY)
 
     def torch_seg(addr):
         return not named_segs or int(addr, 16) in named_segs or addr in freed
@@ -182,29 +187,29 @@ def main():
     def mem_events():
         for i in order:
             e = ev[i]
-            if e.get("cat") == "memory" and e["ph"] == "i" and e["name"] in ("alloc", "free"):
+            if e.get(T.CAT) == CAT.MEMORY and e[T.PH] == "i" and e[T.NAME] in (EV.ALLOC.name, EV.FREE.name):
                 yield e
 
     def counted(ar):
         """PyTorch's memory: tensors in tensor mode, segments in native mode."""
-        if ar.get("kind") != "device" or bool(ar.get("async")) != want_async:
+        if ar.get(F.KIND) != "device" or bool(ar.get(F.ASYNC)) != want_async:
             return False
-        return a.mode != "native" or torch_seg(ar["addr"])
+        return a.mode != "native" or torch_seg(ar[F.ADDR])
 
     live = {}
     cur = peak = 0
     peak_ts = None
     for e in mem_events():
-        ar = e["args"]
+        ar = e[T.ARGS]
         if not counted(ar):
             continue
-        if e["name"] == "alloc":
-            live[ar["addr"]] = (ar["bytes"], e["ts"], caller(ar)[0])
-            cur += ar["bytes"]
+        if e[T.NAME] == EV.ALLOC.name:
+            live[ar[F.ADDR]] = (ar[F.BYTES], e[T.TS], caller(ar)[0])
+            cur += ar[F.BYTES]
             if cur > peak:
-                peak, peak_ts = cur, e["ts"]
+                peak, peak_ts = cur, e[T.TS]
         else:
-            b = live.pop(ar["addr"], None)
+            b = live.pop(ar[F.ADDR], None)
             if b:
                 cur -= b[0]
     if peak_ts is None:
@@ -215,15 +220,15 @@ def main():
     # second pass to get the live set at the peak
     live = {}
     for e in mem_events():
-        ar = e["args"]
+        ar = e[T.ARGS]
         if not counted(ar):
             continue
-        if e["ts"] > peak_ts:
+        if e[T.TS] > peak_ts:
             break
-        if e["name"] == "alloc":
-            live[ar["addr"]] = (ar["bytes"], e["ts"], caller(ar)[0])
+        if e[T.NAME] == EV.ALLOC.name:
+            live[ar[F.ADDR]] = (ar[F.BYTES], e[T.TS], caller(ar)[0])
         else:
-            live.pop(ar["addr"], None)
+            live.pop(ar[F.ADDR], None)
     peak_live = live
     ref = int(t["max_allocated"] if a.mode == "tensor" else t["max_reserved"])
     rel = abs(peak - ref) / ref if ref else 1.0
@@ -256,9 +261,9 @@ def main():
         refk = [int(x) for x in kv(rl[-1])["kernels_per_step"].split(",")]
         launches = []
         for e in ev:
-            if e.get("cat") == "kernel":
-                c = e["args"].get("corr")
-                launches.append(api[c][1] if c in api else e["ts"])
+            if e.get(T.CAT) == CAT.KERNEL:
+                c = e[T.ARGS].get(F.CORR)
+                launches.append(api[c][1] if c in api else e[T.TS])
         launches.sort()
         n = len(refk)
         # the timed steps are the last n: between marks[-n-1] and marks[-1]
@@ -284,13 +289,13 @@ def main():
     others = defaultdict(int)
     lv = {}
     for e in mem_events():
-        if e["ts"] > peak_ts:
+        if e[T.TS] > peak_ts:
             break
-        ar = e["args"]
-        if e["name"] == "alloc":
-            lv[ar["addr"]] = (ar["bytes"], ar.get("kind"), ar.get("async"), caller(ar)[1])
+        ar = e[T.ARGS]
+        if e[T.NAME] == EV.ALLOC.name:
+            lv[ar[F.ADDR]] = (ar[F.BYTES], ar.get(F.KIND), ar.get(F.ASYNC), caller(ar)[1])
         else:
-            lv.pop(ar["addr"], None)
+            lv.pop(ar[F.ADDR], None)
     for addr, (b, kind, asy, apin) in lv.items():
         if addr in peak_live:
             continue

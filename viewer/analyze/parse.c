@@ -271,29 +271,30 @@ struct keydef {
 	unsigned char key;
 };
 
+/* Made from exporters/trace_format.def (parse.h's enums). */
+#define GP_FORMAT(version, meaning)
+#define GP_CAT(id, name, meaning)
+#define GP_EVENT(id, name, ph, scope, cat, meaning)
+#define GP_ARG(event, field, type, unit, when, meaning)
+#define GP_FIELD(id, key, read)
+#define GP_TOP(id, key, read, type, unit, meaning) \
+	GP_FMT_IF_##read({ key, sizeof(key) - 1, TK_##id }, )
 static const struct keydef top_keys[] = {
-	{ "ph", 2, TK_PH }, { "name", 4, TK_NAME }, { "cat", 3, TK_CAT }, { "pid", 3, TK_PID },
-	{ "tid", 3, TK_TID }, { "ts", 2, TK_TS }, { "dur", 3, TK_DUR }, { "s", 1, TK_S },
-	{ "id", 2, TK_ID }, { "args", 4, TK_ARGS },
+#include "exporters/trace_format.def"
 };
-
+#undef GP_TOP
+#define GP_TOP(id, key, read, type, unit, meaning)
+#undef GP_FIELD
+#define GP_FIELD(id, key, read) GP_FMT_IF_##read({ key, sizeof(key) - 1, AK_##id }, )
 static const struct keydef arg_keys[] = {
-	{ "addr", 4, AK_ADDR }, { "bytes", 5, AK_BYTES }, { "kind", 4, AK_KIND },
-	{ "device", 6, AK_DEVICE }, { "corr", 4, AK_CORR }, { "async", 5, AK_ASYNC },
-	{ "pool", 4, AK_POOL }, { "pool_type", 9, AK_POOL_TYPE }, { "pool_size", 9, AK_POOL_SIZE },
-	{ "size", 4, AK_SIZE }, { "api", 3, AK_API }, { "free", 4, AK_FREE },
-	{ "total", 5, AK_TOTAL }, { "result", 6, AK_RESULT }, { "error", 5, AK_ERROR },
-	{ "format", 6, AK_FORMAT }, { "version", 7, AK_VERSION }, { "pid", 3, AK_PID },
-	{ "cmdline", 7, AK_CMDLINE }, { "hostname", 8, AK_HOSTNAME },
-	{ "start_unix_ns", 13, AK_START_UNIX_NS }, { "ts_base_ns", 10, AK_TS_BASE_NS },
-	{ "mode", 4, AK_MODE }, { "name", 4, AK_NAME }, { "total_memory", 12, AK_TOTAL_MEMORY },
-	{ "uuid", 4, AK_UUID }, { "cc", 2, AK_CC }, { "clean", 5, AK_CLEAN },
-	{ "recovered", 9, AK_RECOVERED }, { "dropped_cupti", 13, AK_DROPPED_CUPTI },
-	{ "dropped_host", 12, AK_DROPPED_HOST }, { "late_memory_records", 19, AK_LATE },
-	{ "unmatched_frees", 15, AK_UNMATCHED }, { "what", 4, AK_WHAT }, { "count", 5, AK_COUNT },
-	{ "events_kept", 11, AK_EVENTS_KEPT }, { "bytes_dropped", 13, AK_BYTES_DROPPED },
-	{ "rank", 4, AK_RANK }, { "thread", 6, AK_THREAD }, { "statics", 7, AK_STATICS },
+#include "exporters/trace_format.def"
 };
+#undef GP_FORMAT
+#undef GP_CAT
+#undef GP_EVENT
+#undef GP_TOP
+#undef GP_FIELD
+#undef GP_ARG
 
 /* Keys are found by length and first byte (at most a few candidates),
  * then compared a word at a time. */

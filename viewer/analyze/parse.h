@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exporters/trace_format.h"
+
 #define AN_MAX_DEPTH 32
 
 enum an_jt { JT_NONE = 0, JT_STR, JT_NUM, JT_TRUE, JT_FALSE, JT_NULL, JT_OBJ, JT_ARR };
@@ -28,16 +30,32 @@ struct an_jv {
 };
 enum { NUM_NEG = 1, NUM_FRAC = 2, NUM_EXP = 4 };
 
-enum an_top_key { TK_PH, TK_NAME, TK_CAT, TK_PID, TK_TID, TK_TS, TK_DUR, TK_S, TK_ID, TK_ARGS, TK_N };
-
-enum an_arg_key {
-	AK_ADDR, AK_BYTES, AK_KIND, AK_DEVICE, AK_CORR, AK_ASYNC, AK_POOL, AK_POOL_TYPE,
-	AK_POOL_SIZE, AK_SIZE, AK_API, AK_FREE, AK_TOTAL, AK_RESULT, AK_ERROR, AK_FORMAT,
-	AK_VERSION, AK_PID, AK_CMDLINE, AK_HOSTNAME, AK_START_UNIX_NS, AK_TS_BASE_NS, AK_MODE,
-	AK_NAME, AK_TOTAL_MEMORY, AK_UUID, AK_CC, AK_CLEAN, AK_RECOVERED, AK_DROPPED_CUPTI,
-	AK_DROPPED_HOST, AK_LATE, AK_UNMATCHED, AK_WHAT, AK_COUNT, AK_EVENTS_KEPT,
-	AK_BYTES_DROPPED, AK_RANK, AK_THREAD, AK_STATICS, AK_N
+/* The members an analysis reads: those of exporters/trace_format.def marked
+ * AN, in its order. */
+#define GP_FORMAT(version, meaning)
+#define GP_CAT(id, name, meaning)
+#define GP_EVENT(id, name, ph, scope, cat, meaning)
+#define GP_ARG(event, field, type, unit, when, meaning)
+#define GP_FIELD(id, key, read)
+#define GP_TOP(id, key, read, type, unit, meaning) GP_FMT_IF_##read(TK_##id, )
+enum an_top_key {
+#include "exporters/trace_format.def"
+	TK_N
 };
+#undef GP_TOP
+#define GP_TOP(id, key, read, type, unit, meaning)
+#undef GP_FIELD
+#define GP_FIELD(id, key, read) GP_FMT_IF_##read(AK_##id, )
+enum an_arg_key {
+#include "exporters/trace_format.def"
+	AK_N
+};
+#undef GP_FORMAT
+#undef GP_CAT
+#undef GP_EVENT
+#undef GP_TOP
+#undef GP_FIELD
+#undef GP_ARG
 
 struct an_line {
 	struct an_jv top[TK_N];

@@ -253,7 +253,7 @@ static int on_end(struct an_source *s)
 	s->end_counts = a[AK_DROPPED_CUPTI].type == JT_NUM;
 	opt_u64(&a[AK_DROPPED_CUPTI], &s->dropped_cupti);
 	opt_u64(&a[AK_DROPPED_HOST], &s->dropped_host);
-	opt_u64(&a[AK_LATE], &s->late_records);
+	opt_u64(&a[AK_LATE_MEMORY_RECORDS], &s->late_records);
 	return 0;
 }
 

@@ -1,0 +1,56 @@
+/* The trace format's names, made from trace_format.def (its one list of
+ * events, members and fields; TRACE_FORMAT.md explains them):
+ *
+ *   GP_TRACE_FORMAT      gpuprof.meta's args.format
+ *   GP_EV_<EVENT>        an event's name ("" where it varies), e.g.
+ *                        GP_EV_ALLOC "alloc"; GP_PH_<EVENT> its ph
+ *   GP_CAT_<CAT>         a category, e.g. GP_CAT_MEMORY "memory"
+ *   GP_T_<MEMBER>        a top-level member's key, e.g. GP_T_TS "ts"
+ *   GP_F_<FIELD>         an args field's key, e.g. GP_F_ADDR "addr"
+ *
+ * The writers pass these to gp_tw_* (trace_writer.h), so that a name is
+ * spelled once. Static arrays, not macros: the X-macro cannot define
+ * macros, and the compiler folds them as it folds literals.
+ *
+ * Readers and tests that need more (types, which fields an event holds)
+ * define the six GP_* macros themselves and include trace_format.def: see
+ * viewer/analyze/parse.h (its key tables) and tests/recorder/test_trace_format.c. */
+#ifndef GPUPROF_TRACE_FORMAT_H
+#define GPUPROF_TRACE_FORMAT_H
+
+/* Expands an entry's tokens only for members gpuprof analyze reads (READ
+ * AN); readers build their tables with it. */
+#define GP_FMT_IF_AN(...) __VA_ARGS__
+#define GP_FMT_IF_NO(...)
+
+enum { GP_TRACE_FORMAT_ = 0
+#define GP_FORMAT(version, meaning) , GP_TRACE_FORMAT = (version)
+#define GP_CAT(id, name, meaning)
+#define GP_EVENT(id, name, ph, scope, cat, meaning) , GP_PH_##id = (ph)
+#define GP_TOP(id, key, read, type, unit, meaning)
+#define GP_FIELD(id, key, read)
+#define GP_ARG(event, field, type, unit, when, meaning)
+#include "trace_format.def"
+#undef GP_FORMAT
+#undef GP_CAT
+#undef GP_EVENT
+#undef GP_TOP
+#undef GP_FIELD
+#undef GP_ARG
+};
+
+#define GP_FORMAT(version, meaning)
+#define GP_CAT(id, name, meaning) static const char GP_CAT_##id[] = name;
+#define GP_EVENT(id, name, ph, scope, cat, meaning) static const char GP_EV_##id[] = name;
+#define GP_TOP(id, key, read, type, unit, meaning) static const char GP_T_##id[] = key;
+#define GP_FIELD(id, key, read) static const char GP_F_##id[] = key;
+#define GP_ARG(event, field, type, unit, when, meaning)
+#include "trace_format.def"
+#undef GP_FORMAT
+#undef GP_CAT
+#undef GP_EVENT
+#undef GP_TOP
+#undef GP_FIELD
+#undef GP_ARG
+
+#endif
