@@ -200,8 +200,8 @@ void cmp_table_print(const struct cmp_table *t, enum cmp_fmt f, FILE *out, int i
  * the last -max_chars kept, "..." before them (a layer's path ends with
  * what matters); 0: no limit. */
 char *cmp_cell(char *buf, size_t cap, enum cmp_fmt f, const char *s, int code, long max_chars);
-/* "504 MiB", signed "+96.0 MiB", "+19.0%" */
-void cmp_fmt_bytes(char *buf, size_t cap, uint64_t v);
+/* Sizes: an_fmt_bytes (viewer/analyze/units.h, "504 MiB"); a change,
+ * signed ("+96.0 MiB"), and a percentage ("+19.0%") */
 void cmp_fmt_delta(char *buf, size_t cap, int64_t d);
 void cmp_fmt_percent(char *buf, size_t cap, double p);
 
