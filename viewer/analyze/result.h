@@ -3,15 +3,18 @@
  * gpuprof.analyze/1 in SCHEMA.md), and what compare and check work on.
  * Members mirror the schema's, one for one; SCHEMA.md says what each means.
  *
- * Ownership: a result owns everything it points to (strings, arrays, trees)
- * in one arena; gp_an_result_free() frees it all. Nothing in it points into
- * the analysis, which is gone by the time anyone reads it. Strings are
- * UTF-8, NUL-terminated; a NULL string is JSON's null.
+ * Ownership: gp_an_result_new() makes a result and its arena; everything
+ * the result points to (strings, arrays, trees) is in that arena, or is a
+ * static name (phases, categories, kinds, modes); gp_an_result_free()
+ * frees it all in one call. Nothing in it points into the analysis, which
+ * is gone by the time anyone reads it. Strings are UTF-8, NUL-terminated;
+ * a NULL string is JSON's null.
  *
  * Who fills it: gp_an_analyze() (analyze.h) from traces, every member; or
  * compare's reader of summaries (viewer/compare/summary.c) from a
- * gpuprof.analyze/1 document, only the members compare uses (its header
- * lists them): a result from a summary is never rendered.
+ * gpuprof.analyze/1 document, only the members compare uses
+ * (viewer/compare/cmp.h lists them): a result from a summary is never
+ * rendered.
  *
  * Numbers that JSON may give as null: sizes are struct gp_an_opt (known: 0
  * for null); steps and other signed values use -1; fractions and times that
