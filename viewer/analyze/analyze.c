@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "result.h"
+#include "build.h"
 #include "state.h"
 
 #define PROGRESS_EVERY 65536
@@ -330,15 +330,15 @@ static void notes(struct run *r)
 	}
 }
 
-int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
-	      void (*note)(void *ctx, const char *line), void *note_ctx)
+int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, char *err,
+		  size_t errcap, void (*note)(void *ctx, const char *line), void *note_ctx)
 {
 	struct run r;
 	struct an_map *other = NULL, *named = NULL;
 	struct an_history *hist = NULL;
-	struct json_object *doc = NULL;
 	int st, any;
 
+	*out = NULL;
 	memset(&r, 0, sizeof(r));
 	r.a.settings = s;
 	r.a.err = err;
@@ -413,31 +413,11 @@ int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
 		}
 	}
 	notes(&r);
-	doc = an_result_build(&r.a);
-	if (!doc) {
+	*out = an_result_build(&r.a);
+	if (!*out)
 		st = fail(&r, GP_AN_FAIL, "out of memory");
-		goto cleanup;
-	}
-	if (s->json) {
-		const char *txt = json_object_to_json_string_ext(
-			doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
-
-		if (!txt) {
-			st = fail(&r, GP_AN_FAIL, "out of memory");
-			goto cleanup;
-		}
-		fputs(txt, s->out);
-		fputc('\n', s->out);
-	} else {
-		an_text_render(doc, s->out, s->color, s->top);
-	}
-	if (fflush(s->out) != 0 || ferror(s->out)) {
-		snprintf(err, errcap, "cannot write the report: %s", strerror(errno));
-		st = GP_AN_FAIL;
-	}
 cleanup:
 	progress(&r, 1);
-	json_object_put(doc);
 	free_procs(&r);
 	close_sources(&r);
 	for (size_t i = 0; other && i < s->n_inputs; i++)
@@ -451,4 +431,26 @@ cleanup:
 	free(hist);
 	an_strtab_free(&r.a.st);
 	return st;
+}
+
+int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
+	      void (*note)(void *ctx, const char *line), void *note_ctx)
+{
+	struct gp_an_result *res;
+	int st = gp_an_analyze(s, &res, err, errcap, note, note_ctx);
+	int rc;
+
+	if (st)
+		return st;
+	rc = s->json ? gp_an_render_json(res, s->out) : gp_an_render_text(res, s->out, s->color, s->top);
+	gp_an_result_free(res);
+	if (rc == -ENOMEM) {
+		snprintf(err, errcap, "out of memory");
+		return GP_AN_FAIL;
+	}
+	if (rc || fflush(s->out) != 0 || ferror(s->out)) {
+		snprintf(err, errcap, "cannot write the report: %s", strerror(rc && rc != -EIO ? -rc : errno));
+		return GP_AN_FAIL;
+	}
+	return GP_AN_OK;
 }

@@ -1,10 +1,12 @@
-/* gpuprof analyze, the library behind `gpuprof analyze` (viewer/cmd_analyze.c)
- * and the reader's fuzz target (tests/analyze/fuzz_reader.c).
+/* gpuprof analyze, the library behind `gpuprof analyze` (viewer/cmd_analyze.c),
+ * compare and check (viewer/compare/) and the reader's fuzz target
+ * (tests/analyze/fuzz_reader.c).
  *
- * One call reads one or more traces of a run, in time order, and writes the
- * report (text or JSON, see SCHEMA.md) to a stream. Traces are untrusted
- * input: anything wrong with them ends the call with one line in err and
- * GP_AN_BAD_INPUT, never a crash. */
+ * gp_an_analyze() reads one or more traces of a run, in time order, into a
+ * result in memory (result.h); gp_an_render_text() and gp_an_render_json()
+ * write it as the report (text, or JSON as in SCHEMA.md); gp_an_run() does
+ * both. Traces are untrusted input: anything wrong with them ends the call
+ * with one line in err and GP_AN_BAD_INPUT, never a crash. */
 #ifndef GPUPROF_ANALYZE_H
 #define GPUPROF_ANALYZE_H
 
@@ -29,19 +31,33 @@ struct gp_an_input {
 struct gp_an_settings {
 	const struct gp_an_input *inputs;
 	size_t n_inputs;
-	int top;          /* top N single allocations (and rows of each grouping) */
+	int top;          /* top N single allocations (text: and rows of each grouping) */
 	int device;       /* report this device index only; -1: all */
 	long pid;         /* report this process only; -1: all */
+	int progress;     /* progress line on stderr while reading */
+	/* gp_an_run() only: */
 	int json;         /* JSON instead of text */
 	int color;        /* ANSI colors in the text report */
-	int progress;     /* progress line on stderr while reading */
 	FILE *out;        /* where the report goes */
 };
 
-/* Returns GP_AN_OK, GP_AN_FAIL or GP_AN_BAD_INPUT; on failure err holds one
- * line (no trailing newline, no "gpuprof: " prefix). notes, when not NULL, is
- * called for each remark about the input worth a line on stderr (a trace cut
- * short, events out of order). */
+struct gp_an_result;
+
+/* Analyzes the inputs into *out, a new result the caller frees with
+ * gp_an_result_free() (NULL on failure). Returns GP_AN_OK, GP_AN_FAIL or
+ * GP_AN_BAD_INPUT; on failure err holds one line (no trailing newline, no
+ * "gpuprof: " prefix). note, when not NULL, is called for each remark about
+ * the input worth a line on stderr (a trace cut short). */
+int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, char *err,
+		  size_t errcap, void (*note)(void *ctx, const char *line), void *note_ctx);
+void gp_an_result_free(struct gp_an_result *r);
+
+/* The reports of a result: 0 or -errno (-ENOMEM, -EIO). top: rows of each
+ * grouping in the text. */
+int gp_an_render_text(const struct gp_an_result *r, FILE *out, int color, int top);
+int gp_an_render_json(const struct gp_an_result *r, FILE *out);
+
+/* gp_an_analyze(), then the report (s->json, s->color) to s->out. */
 int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,
 	      void (*note)(void *ctx, const char *line), void *note_ctx);
 

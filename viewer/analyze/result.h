@@ -1,17 +1,317 @@
-/* The result of an analysis as a JSON document (schema in SCHEMA.md): what
- * --json prints, and what the text report (text.c) is rendered from, so
- * both always say the same. */
+/* The result of an analysis, typed, in memory: what `gpuprof analyze`
+ * prints as text (render_text.c) or as JSON (render_json.c, schema
+ * gpuprof.analyze/1 in SCHEMA.md), and what compare and check work on.
+ * Members mirror the schema's, one for one; SCHEMA.md says what each means.
+ *
+ * Ownership: gp_an_result_new() makes a result and its arena; everything
+ * the result points to (strings, arrays, trees) is in that arena, or is a
+ * static name (phases, categories, kinds, modes); gp_an_result_free()
+ * frees it all in one call. Nothing in it points into the analysis, which
+ * is gone by the time anyone reads it. Strings are UTF-8, NUL-terminated;
+ * a NULL string is JSON's null.
+ *
+ * Who fills it: gp_an_analyze() (analyze.h) from traces, every member; or
+ * compare's reader of summaries (viewer/compare/summary.c) from a
+ * gpuprof.analyze/1 document, only the members compare uses
+ * (viewer/compare/cmp.h lists them): a result from a summary is never
+ * rendered.
+ *
+ * Numbers that JSON may give as null: sizes are struct gp_an_opt (known: 0
+ * for null); steps and other signed values use -1; fractions and times that
+ * may be null are NaN. Times are seconds from time_origin_ns and, like
+ * shares and rates, already rounded to the decimals the schema keeps
+ * (gp_an_round), so text and JSON say the same number. */
 #ifndef GPUPROF_AN_RESULT_H
 #define GPUPROF_AN_RESULT_H
 
-#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "state.h"
+enum gp_an_mode { GP_AN_MODE_CUDA, GP_AN_MODE_TENSOR, GP_AN_MODE_NATIVE, GP_AN_MODE_N };
+extern const char *const gp_an_mode_names[GP_AN_MODE_N]; /* cuda, tensor, native */
 
-/* A new document, or NULL when out of memory. */
-struct json_object *an_result_build(struct an_analysis *a);
+/* A size that may not be known. */
+struct gp_an_opt {
+	int known;
+	uint64_t v;
+};
 
-/* text.c: the human report of a document from an_result_build(). */
-int an_text_render(struct json_object *doc, FILE *out, int color, int top);
+/* Bytes under one name: a category's `by`, by_phase, by_op, by_api. */
+struct gp_an_group {
+	const char *name;
+	uint64_t bytes;
+	double share; /* of the set's bytes */
+	uint64_t count;
+};
+
+/* A grouping that may be null (absent from the set). */
+struct gp_an_groups {
+	int present;
+	struct gp_an_group *v;
+	size_t n;
+};
+
+struct gp_an_category {
+	const char *category;  /* an_cat_names: parameters, ... other */
+	uint64_t bytes;
+	double share;
+	uint64_t count;
+	struct gp_an_groups by; /* `other` only: by what it is */
+};
+
+/* A node of the layer tree; children largest first. */
+struct gp_an_node {
+	const char *name;
+	uint64_t bytes;
+	double share;
+	uint64_t count;
+	struct gp_an_node *children;
+	size_t nchildren;
+};
+
+/* One allocation of a set's top. */
+struct gp_an_alloc {
+	uint64_t bytes, addr;
+	double t;
+	int64_t step;          /* -1: null */
+	const char *phase, *layer, *category, *what, *api, *op, *kind;
+	double freed_t;        /* NaN: never freed */
+};
+
+/* Allocations alive at one moment, grouped. */
+struct gp_an_set {
+	uint64_t live_bytes, live_allocations;
+	int has_categories;    /* null in cuda mode */
+	struct gp_an_category *categories;
+	size_t ncategories;
+	struct gp_an_node *layers; /* the roots of the layer tree */
+	size_t nlayers;
+	struct gp_an_groups by_phase, by_op, by_api;
+	struct gp_an_alloc *top;
+	size_t ntop;
+};
+
+/* Reserved and allocated at one moment, and when. */
+struct gp_an_moment {
+	uint64_t gap, reserved, allocated;
+	double t;
+	int64_t step;          /* -1: null */
+	const char *phase;     /* NULL in cuda mode */
+};
+
+struct gp_an_amount {
+	int known;
+	struct gp_an_opt end, peak;
+	double peak_t;         /* NaN: null */
+	const char *source;
+};
+
+struct gp_an_kind_use {
+	const char *kind;      /* an_kind_names */
+	uint64_t end, peak, allocations;
+};
+
+struct gp_an_summary {
+	struct gp_an_amount allocated, reserved;
+	uint64_t total_end, total_peak;   /* device_total */
+	double total_peak_t;              /* NaN: null */
+	int has_other;                    /* other is null in cuda mode */
+	uint64_t other_end, other_peak, other_allocations;
+	uint64_t allocations, frees, live_allocations_end, max_live_allocations;
+	struct gp_an_kind_use *kinds;
+	size_t nkinds;
+	struct {
+		int known;
+		const char *source, *why;
+		int has_worst, has_at_peak;
+		struct gp_an_moment worst, at_peak;
+		struct gp_an_opt end;
+	} frag;
+};
+
+struct gp_an_peak {
+	const char *what;      /* allocated, reserved, device */
+	uint64_t bytes;
+	double t;
+	int64_t step;          /* -1: null */
+	const char *phase, *layer;
+	uint64_t other, device_total, device_static;
+	struct gp_an_opt reserved;
+	struct gp_an_set set;
+};
+
+struct gp_an_step_point {
+	int64_t step;
+	double t;
+	uint64_t live;
+	struct gp_an_opt reserved;
+	uint64_t total;
+};
+
+enum gp_an_leak_verdict {
+	GP_AN_LEAK_NO_STEPS, GP_AN_LEAK_TOO_FEW, GP_AN_LEAK_NONE, GP_AN_LEAK_FOUND, GP_AN_LEAK_N
+};
+extern const char *const gp_an_leak_verdicts[GP_AN_LEAK_N];
+
+/* What a leak leaves alive: allocations of its steps still live at the
+ * last boundary. */
+struct gp_an_survivors {
+	int64_t from_step, to_step;
+	uint64_t bytes, allocations;
+	double per_step;
+	struct gp_an_node *layers;
+	size_t nlayers;
+	struct gp_an_groups by_phase, by_op;
+};
+
+/* Which members are there depends on the verdict (SCHEMA.md): why with no
+ * steps; points with steps; the rest past the warm-up; survivors for a leak. */
+struct gp_an_leak {
+	enum gp_an_leak_verdict verdict;
+	int warmup_steps;
+	const char *why;
+	uint64_t points;
+	int64_t since_step, last_step;
+	double rate_per_step, rate_per_second, r2, steps_until_full; /* NaN: null */
+	uint32_t grew, shrank, flat;
+	uint64_t live_first, live_last;
+	int has_survivors;
+	struct gp_an_survivors survivors;
+};
+
+/* Advice about a failed allocation, computed by the analysis (advice.c);
+ * renderers print text. bytes is the amount it is about: the request
+ * (REQUEST_TOO_LARGE, with of = the device's memory), the activations (of
+ * = PyTorch's memory then), the unused cache (FRAGMENTATION), what earlier
+ * steps left (HELD_FROM_EARLIER_STEPS, of = the leak's growth per step or
+ * 0), memory outside PyTorch (OUTSIDE_PYTORCH) or outside the trace
+ * (OUTSIDE_TRACE). */
+enum gp_an_advice_kind {
+	GP_AN_ADVICE_REQUEST_TOO_LARGE,
+	GP_AN_ADVICE_ACTIVATIONS,
+	GP_AN_ADVICE_FRAGMENTATION,
+	GP_AN_ADVICE_HELD_FROM_EARLIER_STEPS,
+	GP_AN_ADVICE_OUTSIDE_PYTORCH,
+	GP_AN_ADVICE_OUTSIDE_TRACE,
+	GP_AN_ADVICE_N
+};
+extern const char *const gp_an_advice_kinds[GP_AN_ADVICE_N]; /* the schema's names */
+
+struct gp_an_advice {
+	enum gp_an_advice_kind kind;
+	uint64_t bytes, of;
+	const char *text;
+};
+
+struct gp_an_oom {
+	double t;
+	int64_t step;          /* -1: null */
+	const char *phase, *layer, *op, *api;
+	int64_t tid;
+	uint64_t request;
+	struct gp_an_opt free, total;
+	int64_t result;
+	uint64_t allocated, other, device_total, device_static;
+	struct gp_an_opt reserved, outside_trace;
+	uint32_t retries;
+	uint64_t released_after;
+	int recovered;
+	int detailed;          /* set is filled */
+	struct gp_an_set set;
+	struct gp_an_advice *advice;
+	size_t nadvice;
+};
+
+/* One process on one GPU. */
+struct gp_an_device {
+	int64_t pid;
+	size_t trace;          /* index into gp_an_result.traces */
+	int device;
+	const char *name, *uuid;
+	struct gp_an_opt capacity;
+	enum gp_an_mode mode;
+	struct gp_an_summary summary;
+	int has_peak;
+	struct gp_an_peak peak;
+	struct {
+		uint64_t count;
+		uint32_t stride;
+		struct gp_an_step_point *series;
+		size_t nseries;
+	} steps;
+	struct gp_an_leak leak;
+	struct gp_an_oom *ooms;
+	size_t nooms;
+	uint64_t oom_count;
+};
+
+struct gp_an_trace {
+	const char *path;
+	int64_t pid;
+	const char *cmdline, *hostname;
+	enum gp_an_mode mode;
+	int has_torch;
+	const char *torch_version, *torch_alloc_conf, *torch_backend;
+	int64_t start_unix_ns; /* -1: null (a summary's) */
+	int64_t rank;          /* -1: null */
+	int complete, cut_short, recovered;
+	int clean_exit;        /* -1: null */
+	uint64_t events, late_events, window_overflows, max_events_held;
+	int watermarks;
+	uint64_t dropped_cupti, dropped_host, dropped_marked;
+	uint64_t late_memory_records, unmatched_frees, reused_addresses, unattributed_allocations;
+	uint32_t profiler_windows;
+	int has_torch_history;
+	uint64_t history_points, history_marks;
+	int history_complete;
+	const char **notes;
+	size_t nnotes;
+};
+
+/* A physical GPU shared by several of the processes. */
+struct gp_an_gpu_share {
+	int64_t pid;
+	int device;
+	uint64_t bytes;
+};
+
+struct gp_an_gpu {
+	const char *uuid, *name;
+	struct gp_an_opt capacity;
+	uint64_t peak;
+	double peak_t;         /* NaN: null */
+	struct gp_an_gpu_share *by_process;
+	size_t nby_process;
+};
+
+struct gp_an_arena;
+
+struct gp_an_result {
+	const char *version;   /* gpuprof_version */
+	int top;
+	int device;            /* options.device; -1: null */
+	int64_t process;       /* options.process; -1: null */
+	int64_t time_origin_ns;
+	struct gp_an_trace *traces;
+	size_t ntraces;
+	struct gp_an_device *devices;
+	size_t ndevices;
+	struct gp_an_gpu *gpus;
+	size_t ngpus;
+	struct gp_an_arena *arena; /* owns all of the above */
+};
+
+/* A new, empty result with its arena; NULL when out of memory. */
+struct gp_an_result *gp_an_result_new(void);
+void gp_an_result_free(struct gp_an_result *r);
+
+/* Memory of r's arena, zeroed, freed with r; NULL when out of memory. */
+void *gp_an_alloc(struct gp_an_result *r, size_t size);
+/* A copy of s[0..len) in r's arena, NUL-terminated. */
+const char *gp_an_strndup(struct gp_an_result *r, const char *s, size_t len);
+
+/* v rounded to the given decimals as printf writes it (the schema's
+ * precision: times 6, shares 4, rates 1); NaN when v is not finite. */
+double gp_an_round(double v, int decimals);
 
 #endif

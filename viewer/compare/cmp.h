@@ -1,6 +1,8 @@
 /* Internals of gpuprof compare/check, shared by the files of this directory:
- *   input.c    files of a side: directories, child traces, trace or summary
- *   summary.c  a gpuprof.analyze/1 document, validated, into units
+ *   input.c    files of a side: directories, child traces, trace or summary;
+ *              traces analyzed in this process into a result (result.h)
+ *   summary.c  a gpuprof.analyze/1 document, validated, into a result
+ *   unit.c     a result, from either, into units: one input model
  *   match.c    which process/GPU of BASE goes with which of NEW
  *   diff.c     the metric, the verdict, what changed at the peak
  *   table.c    aligned text and GitHub-flavoured Markdown tables
@@ -18,6 +20,7 @@
 #include <stdio.h>
 
 #include "compare.h"
+#include "result.h"
 
 #define CMP_ERR 1024
 
@@ -36,15 +39,18 @@ struct cmp_row {
 	uint64_t bytes;
 };
 
-/* One of the largest allocations at the peak; strings are the document's. */
+/* One of the largest allocations at the peak; strings are the result's. */
 struct cmp_alloc {
 	uint64_t bytes;
 	const char *layer, *category, *phase, *op, *api, *what;
 };
 
-/* One process on one GPU, from one document. Strings belong to the
- * document (struct cmp_side keeps it) unless said otherwise. */
+/* One process on one GPU: a device of a result (struct cmp_side keeps the
+ * results), with what compare derives from it. Strings belong to the
+ * result unless said otherwise. */
 struct cmp_unit {
+	const struct gp_an_device *dev; /* the result's; from a summary, only
+					 * what summary.c reads is filled */
 	const char *input;   /* the file it was read from (a summary, or the first trace) */
 	const char *trace;   /* traces[].path */
 	int64_t pid;
@@ -78,8 +84,8 @@ struct cmp_side {
 	const char *label;     /* BASE, NEW, TRACE */
 	char **inputs;         /* the files read, in order (owned) */
 	size_t ninputs;
-	struct json_object **docs;
-	size_t ndocs;
+	struct gp_an_result **results; /* owned: the traces' analysis, each summary's */
+	size_t nresults;
 	struct cmp_unit *u;
 	size_t n;
 	size_t nprocs;         /* distinct processes among u */
@@ -94,9 +100,23 @@ void cmp_side_free(struct cmp_side *s);
 int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int device,
 		  int progress, const char *prog, char *err, size_t cap);
 
-/* summary.c: the units of one gpuprof.analyze/1 document. */
-int cmp_summary_units(struct cmp_side *side, struct json_object *doc, const char *input,
-		      int device, char *err, size_t cap);
+/* summary.c: a gpuprof.analyze/1 document (from file input) into *out, a
+ * new result holding what compare uses: options' device and process;
+ * traces' path, pid, cmdline, hostname, start_unix_ns, mode, cut_short,
+ * recovered, rank; devices' trace, pid, device, name, capacity, mode,
+ * oom_count, summary.allocated and .reserved (known, peak) and the peak:
+ * what, bytes, t, step, phase, layer, and of its set live_bytes,
+ * live_allocations, categories (category, bytes, by: name, bytes), the
+ * layer tree (name, bytes, children) and top (bytes, layer, category,
+ * phase, op, api, what). Notes about the options go to side->notes. */
+int cmp_summary_read(struct cmp_side *side, struct json_object *doc, const char *input,
+		     struct gp_an_result **out, char *err, size_t cap);
+
+/* unit.c: the units of result r (borrowed: side->results keeps it) added
+ * to side; input: the summary it was read from, NULL for traces. device >=
+ * 0 keeps that device index only. Checks that sizes add up. */
+int cmp_units_add(struct cmp_side *side, const struct gp_an_result *r, const char *input, int device,
+		  char *err, size_t cap);
 void cmp_unit_free(struct cmp_unit *u);
 
 /* A change of one name between BASE and NEW (delta != 0). */
@@ -180,8 +200,8 @@ void cmp_table_print(const struct cmp_table *t, enum cmp_fmt f, FILE *out, int i
  * the last -max_chars kept, "..." before them (a layer's path ends with
  * what matters); 0: no limit. */
 char *cmp_cell(char *buf, size_t cap, enum cmp_fmt f, const char *s, int code, long max_chars);
-/* "504 MiB", signed "+96.0 MiB", "+19.0%" */
-void cmp_fmt_bytes(char *buf, size_t cap, uint64_t v);
+/* Sizes: an_fmt_bytes (viewer/analyze/units.h, "504 MiB"); a change,
+ * signed ("+96.0 MiB"), and a percentage ("+19.0%") */
 void cmp_fmt_delta(char *buf, size_t cap, int64_t d);
 void cmp_fmt_percent(char *buf, size_t cap, double p);
 

@@ -506,16 +506,17 @@ static int parse_json(const char *buf, size_t len, const char *name, struct json
 	return rc;
 }
 
-static int keep_doc(struct cmp_side *side, struct json_object *doc)
+/* side keeps r (handed over, freed here on failure) */
+static int keep_result(struct cmp_side *side, struct gp_an_result *r)
 {
-	struct json_object **d = realloc(side->docs, (side->ndocs + 1) * sizeof(*d));
+	struct gp_an_result **v = realloc(side->results, (side->nresults + 1) * sizeof(*v));
 
-	if (!d) {
-		json_object_put(doc);
+	if (!v) {
+		gp_an_result_free(r);
 		return -ENOMEM;
 	}
-	side->docs = d;
-	side->docs[side->ndocs++] = doc;
+	side->results = v;
+	side->results[side->nresults++] = r;
 	return 0;
 }
 
@@ -530,19 +531,17 @@ static void print_note(void *ctx, const char *line)
 	fprintf(stderr, "%s: %s: %s\n", c->prog, c->label, line);
 }
 
-/* The traces of a side, analyzed together in this process; the JSON
- * document analyze would print, read back through the same checks as a
- * summary, so both kinds of input are judged by one piece of code. */
+/* The traces of a side, analyzed together in this process, into a result
+ * that the side keeps and its units point into (unit.c), as a summary's. */
 static int analyze_traces(struct cmp_side *side, const struct files *fs, int device, int progress,
 			  const char *prog, char *err, size_t cap)
 {
 	struct gp_an_input *in = calloc(fs->n, sizeof(*in));
 	struct gp_an_settings an = { 0 };
 	struct note_ctx nc = { prog, side->label };
-	struct json_object *doc = NULL;
-	char *buf = NULL, aerr[CMP_ERR] = "";
-	size_t len = 0, n = 0;
-	FILE *mem = NULL;
+	struct gp_an_result *res = NULL;
+	char aerr[CMP_ERR] = "";
+	size_t n = 0;
 	int rc = 0, st;
 
 	if (!in)
@@ -552,35 +551,22 @@ static int analyze_traces(struct cmp_side *side, const struct files *fs, int dev
 			in[n++].path = side->inputs[i]; /* fs->f[i].path moved there */
 	if (!n)
 		goto cleanup;
-	mem = open_memstream(&buf, &len);
-	if (!mem) {
-		rc = -ENOMEM;
-		goto cleanup;
-	}
 	an.inputs = in;
 	an.n_inputs = n;
 	an.top = TRACE_TOP;
 	an.device = -1;
 	an.pid = -1;
-	an.json = 1;
 	an.progress = progress;
-	an.out = mem;
-	st = gp_an_run(&an, aerr, sizeof(aerr), print_note, &nc);
-	if (fclose(mem) && st == GP_AN_OK)
-		st = GP_AN_FAIL;
-	mem = NULL;
+	st = gp_an_analyze(&an, &res, aerr, sizeof(aerr), print_note, &nc);
 	if (st != GP_AN_OK) {
 		snprintf(err, cap, "%s: %s", side->label, aerr[0] ? aerr : "analysis failed");
 		rc = st == GP_AN_BAD_INPUT ? -EINVAL : -EIO;
 		goto cleanup;
 	}
-	if ((rc = parse_json(buf, len, side->label, &doc, err, cap)) || (rc = keep_doc(side, doc)))
+	if ((rc = keep_result(side, res)))
 		goto cleanup;
-	rc = cmp_summary_units(side, doc, NULL, device, err, cap);
+	rc = cmp_units_add(side, res, NULL, device, err, cap);
 cleanup:
-	if (mem)
-		fclose(mem);
-	free(buf);
 	free(in);
 	return rc;
 }
@@ -588,6 +574,7 @@ cleanup:
 static int load_summary(struct cmp_side *side, const char *path, int device, char *err, size_t cap)
 {
 	struct json_object *doc;
+	struct gp_an_result *res;
 	char *buf = NULL;
 	size_t len = 0;
 	int rc = read_all(path, &buf, &len, err, cap);
@@ -596,9 +583,14 @@ static int load_summary(struct cmp_side *side, const char *path, int device, cha
 		return rc;
 	rc = parse_json(buf, len, path, &doc, err, cap);
 	free(buf);
-	if (rc || (rc = keep_doc(side, doc)))
+	if (rc)
 		return rc;
-	return cmp_summary_units(side, doc, path, device, err, cap);
+	/* the result holds copies of what it uses: the document goes now */
+	rc = cmp_summary_read(side, doc, path, &res, err, cap);
+	json_object_put(doc);
+	if (rc || (rc = keep_result(side, res)))
+		return rc;
+	return cmp_units_add(side, res, path, device, err, cap);
 }
 
 static int same_process(const struct cmp_unit *a, const struct cmp_unit *b)
@@ -686,9 +678,9 @@ void cmp_side_free(struct cmp_side *s)
 	for (size_t i = 0; i < s->n; i++)
 		cmp_unit_free(&s->u[i]);
 	free(s->u);
-	for (size_t i = 0; i < s->ndocs; i++)
-		json_object_put(s->docs[i]);
-	free(s->docs);
+	for (size_t i = 0; i < s->nresults; i++)
+		gp_an_result_free(s->results[i]);
+	free(s->results);
 	for (size_t i = 0; i < s->ninputs; i++)
 		free(s->inputs[i]);
 	free(s->inputs);

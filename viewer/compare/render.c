@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmp.h"
+#include "units.h"
 
 #define CELL 1024
 #define LAYER_CHARS (-80L) /* a layer's path: its end says most */
@@ -43,7 +44,7 @@ static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_
 	const char *what = u->peak_what && strcmp(u->peak_what, "device") == 0 ? "of device memory" :
 			   u->peak_what;
 
-	cmp_fmt_bytes(v, sizeof(v), u->peak_bytes);
+	an_fmt_bytes(v, sizeof(v), u->peak_bytes);
 	if (u->peak_step >= 0)
 		snprintf(step, sizeof(step), ", step %lld", (long long)u->peak_step);
 	if (u->peak_layer)
@@ -94,7 +95,7 @@ static const char *verdict_words(const struct out *o, const struct cmp_pair *p, 
 	char a[32];
 	int md = o->fmt == CMP_FMT_MD;
 
-	cmp_fmt_bytes(a, sizeof(a), p->allowed);
+	an_fmt_bytes(a, sizeof(a), p->allowed);
 	switch (p->verdict) {
 	case CMP_REGRESSION:
 		snprintf(buf, cap, "%sover the limit (+%s allowed)", md ? "❌ " : "REGRESSION: ", a);
@@ -210,9 +211,9 @@ static void summary_table(struct out *o, const struct cmp_pair *p, size_t n)
 
 		pair_where(where, sizeof(where), o, p, n, &p[i]);
 		if (p[i].b)
-			cmp_fmt_bytes(b, sizeof(b), p[i].vb);
+			an_fmt_bytes(b, sizeof(b), p[i].vb);
 		if (p[i].n)
-			cmp_fmt_bytes(nw, sizeof(nw), p[i].vn);
+			an_fmt_bytes(nw, sizeof(nw), p[i].vn);
 		if (p[i].b && p[i].n) {
 			cmp_fmt_delta(d, sizeof(d), p[i].delta);
 			if (p[i].has_percent)
@@ -243,9 +244,9 @@ static void change_table(struct out *o, const char *title, const struct cmp_chan
 			continue;
 		}
 		if (c[i].base)
-			cmp_fmt_bytes(b, sizeof(b), c[i].base);
+			an_fmt_bytes(b, sizeof(b), c[i].base);
 		if (c[i].new_)
-			cmp_fmt_bytes(nw, sizeof(nw), c[i].new_);
+			an_fmt_bytes(nw, sizeof(nw), c[i].new_);
 		cmp_fmt_delta(d, sizeof(d), c[i].delta);
 		cmp_table_row(&t,
 			      cmp_cell(name, sizeof(name), o->fmt, c[i].name, code, code ? LAYER_CHARS : 0),
@@ -305,7 +306,7 @@ static void alloc_value(char *buf, size_t cap, const struct out *o, int known, u
 	}
 	if (count > 1)
 		snprintf(times, sizeof(times), "%zu %s ", count, o->fmt == CMP_FMT_MD ? "×" : "x");
-	cmp_fmt_bytes(b, sizeof(b), known ? v : below);
+	an_fmt_bytes(b, sizeof(b), known ? v : below);
 	if (known)
 		snprintf(buf, cap, "%s%s", times, b);
 	else
@@ -353,7 +354,7 @@ static void peak_line(const struct out *o, const char *label, const struct cmp_u
 	char m[2 * CELL], live[32];
 
 	moment(m, sizeof(m), o, u);
-	cmp_fmt_bytes(live, sizeof(live), u->live_bytes);
+	an_fmt_bytes(live, sizeof(live), u->live_bytes);
 	if (o->fmt == CMP_FMT_MD)
 		fprintf(o->f, "- %s: %s; %s alive then\n", label, m, live);
 	else
@@ -467,10 +468,10 @@ static void check_line(char *buf, size_t cap, const struct out *o, const struct 
 	char where[96], v[32], l[32], d[32];
 
 	cmp_unit_where(where, sizeof(where), c->u, side);
-	cmp_fmt_bytes(v, sizeof(v), c->value);
+	an_fmt_bytes(v, sizeof(v), c->value);
 	gp_cmp_fmt_limit(l, sizeof(l), c->limit);
 	if (c->over) {
-		cmp_fmt_bytes(d, sizeof(d), c->value - c->limit);
+		an_fmt_bytes(d, sizeof(d), c->value - c->limit);
 		snprintf(buf, cap, "%s%s on %s was %s, limit %s (%s over)",
 			 o->fmt == CMP_FMT_MD ? "" : "FAIL: ", c->what, where, v, l, d);
 	} else {
@@ -498,7 +499,7 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 	else if (several)
 		fprintf(o->f, "\n%s:\n", where);
 	moment(m, sizeof(m), o, u);
-	cmp_fmt_bytes(live, sizeof(live), u->live_bytes);
+	an_fmt_bytes(live, sizeof(live), u->live_bytes);
 	snprintf(line, sizeof(line), "peak: %s; alive then: %s in %llu allocations", m, live,
 		 (unsigned long long)u->live_allocations);
 	para(o, line);
@@ -508,7 +509,7 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 		for (size_t i = 0; i < u->ncats && n < sizeof(line); i++) {
 			char b[32], cell[CELL];
 
-			cmp_fmt_bytes(b, sizeof(b), rows[i]->bytes);
+			an_fmt_bytes(b, sizeof(b), rows[i]->bytes);
 			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %s", i ? ", " : "",
 					      cmp_cell(cell, sizeof(cell), o->fmt, rows[i]->name, 0, 60), b);
 		}
@@ -529,7 +530,7 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 			rest += rows[i]->bytes;
 			continue;
 		}
-		cmp_fmt_bytes(b, sizeof(b), rows[i]->bytes);
+		an_fmt_bytes(b, sizeof(b), rows[i]->bytes);
 		snprintf(sh, sizeof(sh), "%.1f%%", u->live_bytes ? 100.0 * (double)rows[i]->bytes /
 								   (double)u->live_bytes : 0.0);
 		cmp_table_row(&t, cmp_cell(name, sizeof(name), o->fmt, rows[i]->name, 1, LAYER_CHARS), b, sh);
@@ -539,7 +540,7 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 
 		snprintf(more, sizeof(more), o->fmt == CMP_FMT_MD ? "*%zu more*" : "(%zu more)",
 			 u->nlayers - shown);
-		cmp_fmt_bytes(b, sizeof(b), rest);
+		an_fmt_bytes(b, sizeof(b), rest);
 		snprintf(sh, sizeof(sh), "%.1f%%",
 			 u->live_bytes ? 100.0 * (double)rest / (double)u->live_bytes : 0.0);
 		cmp_table_row(&t, more, b, sh);
@@ -573,10 +574,10 @@ int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *sid
 			char where[96], v[32], l[32], d[32], verdict[64];
 
 			cmp_unit_where(where, sizeof(where), c[i].u, side);
-			cmp_fmt_bytes(v, sizeof(v), c[i].value);
+			an_fmt_bytes(v, sizeof(v), c[i].value);
 			gp_cmp_fmt_limit(l, sizeof(l), c[i].limit);
 			if (c[i].over) {
-				cmp_fmt_bytes(d, sizeof(d), c[i].value - c[i].limit);
+				an_fmt_bytes(d, sizeof(d), c[i].value - c[i].limit);
 				snprintf(verdict, sizeof(verdict), "❌ %s over", d);
 			} else {
 				snprintf(verdict, sizeof(verdict), "✅ within");

@@ -1,10 +1,15 @@
 /* A `gpuprof analyze --json` document (viewer/analyze/SCHEMA.md) into the
- * units compare and check work on: one per process and GPU.
+ * result analyze makes in memory (viewer/analyze/result.h), so that compare
+ * and check have one input model whether a side was a trace or a summary
+ * (unit.c makes the units of either).
  *
- * The document may come from anywhere (a baseline kept for months, a file
- * edited by hand), so every member used here is checked for its type and
- * range, and the first one wrong ends the load with its path in the message.
- * Members not used are not looked at: schema version 1 may grow. */
+ * Only the members compare uses are read and filled (cmp.h lists them);
+ * the rest of the result stays zero, and a result read here is never
+ * rendered. The document may come from anywhere (a baseline kept for
+ * months, a file edited by hand), so every member read is checked for its
+ * type and range, and the first one wrong ends the load with its path in
+ * the message. Members not used are not looked at: schema version 1 may
+ * grow. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -14,15 +19,16 @@
 
 #include "analyze.h"
 #include "cmp.h"
+#include "result.h"
 
 #define MAX_LAYER_DEPTH 64 /* analyze cuts its trees at 48 levels */
-#define MAX_LAYER_NAME 65536
 #define MAX_RANK (1 << 24)
 
 struct vx {
 	const char *input;
 	char *err;
 	size_t cap;
+	struct gp_an_result *r; /* being filled */
 };
 
 static int bad(struct vx *v, const char *path, const char *fmt, ...)
@@ -97,8 +103,8 @@ static int get_str(struct vx *v, struct json_object *o, const char *path, const 
 	/* "\u0000" would hide the rest of the string from C */
 	if ((size_t)json_object_get_string_len(m) != strlen(json_object_get_string(m)))
 		return bad(v, path, "'%s' holds a NUL character", key);
-	*out = json_object_get_string(m);
-	return 0;
+	*out = gp_an_strndup(v->r, json_object_get_string(m), (size_t)json_object_get_string_len(m));
+	return *out ? 0 : -ENOMEM;
 }
 
 /* An integer from min to max; *known is 0 for null. */
@@ -161,245 +167,125 @@ static int get_num(struct vx *v, struct json_object *o, const char *path, const 
 	return 0;
 }
 
+/* s among the n allowed: its index into *idx */
 static int one_of(struct vx *v, const char *path, const char *key, const char *s,
-		  const char *const *allowed)
+		  const char *const *allowed, size_t n, int *idx)
 {
-	for (; *allowed; allowed++)
-		if (strcmp(s, *allowed) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, allowed[i]) == 0) {
+			if (idx)
+				*idx = (int)i;
 			return 0;
+		}
 	return bad(v, path, "'%s' is \"%.40s\", not a value gpuprof.analyze/1 has", key, s);
 }
 
-/* ---- rows: categories, layers ---- */
-
-struct rows {
-	struct cmp_row *r;
-	size_t n, cap;
-};
-
-static int row_add(struct rows *rs, const char *name, size_t len, uint64_t bytes)
+/* n elements in the result's arena */
+static void *arena_array(struct vx *v, size_t n, size_t size)
 {
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 16;
-		struct cmp_row *r = realloc(rs->r, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		rs->r = r;
-		rs->cap = cap;
-	}
-	rs->r[rs->n].name = strndup(name, len);
-	if (!rs->r[rs->n].name)
-		return -ENOMEM;
-	rs->r[rs->n++].bytes = bytes;
-	return 0;
+	return n && n <= SIZE_MAX / size ? gp_an_alloc(v->r, n * size) : NULL;
 }
 
-static void rows_free(struct rows *rs)
-{
-	for (size_t i = 0; i < rs->n; i++)
-		free(rs->r[i].name);
-	free(rs->r);
-	memset(rs, 0, sizeof(*rs));
-}
+/* ---- the layer tree ---- */
 
-static int row_name_cmp(const void *x, const void *y)
-{
-	return strcmp(((const struct cmp_row *)x)->name, ((const struct cmp_row *)y)->name);
-}
-
-/* Sorted by name, one row per name: diff.c merges two such lists. */
-static int rows_finish(struct vx *v, const char *path, struct rows *rs)
-{
-	size_t w = 0;
-
-	if (!rs->n)
-		return 0;
-	qsort(rs->r, rs->n, sizeof(*rs->r), row_name_cmp);
-	for (size_t i = 1; i < rs->n; i++) {
-		if (strcmp(rs->r[i].name, rs->r[w].name) == 0) {
-			rs->r[w].bytes += rs->r[i].bytes;
-			free(rs->r[i].name);
-			if (rs->r[w].bytes > GP_CMP_MAX_BYTES)
-				return bad(v, path, "'%s' adds up to more than 8 PiB", rs->r[w].name);
-			continue;
-		}
-		rs->r[++w] = rs->r[i];
-	}
-	rs->n = w + 1;
-	return 0;
-}
-
-struct walk {
-	struct vx *v;
-	const char *path; /* of by_layer, for messages */
-	const char *sep;  /* between levels of the tree when written as one name */
-	struct rows rows;
-	char *name;       /* the path down to the node being read */
-	size_t len, cap;
-};
-
-static int name_push(struct walk *w, const char *s, size_t *saved)
-{
-	size_t add = strlen(s) + (w->len ? strlen(w->sep) : 0);
-
-	*saved = w->len;
-	if (w->len + add + 1 > MAX_LAYER_NAME)
-		return bad(w->v, w->path, "a layer name longer than %d bytes", MAX_LAYER_NAME);
-	if (w->len + add + 1 > w->cap) {
-		size_t cap = (w->len + add + 1) * 2;
-		char *p = realloc(w->name, cap);
-
-		if (!p)
-			return -ENOMEM;
-		w->name = p;
-		w->cap = cap;
-	}
-	if (w->len) {
-		memcpy(w->name + w->len, w->sep, strlen(w->sep));
-		w->len += strlen(w->sep);
-	}
-	memcpy(w->name + w->len, s, strlen(s));
-	w->len += strlen(s);
-	w->name[w->len] = '\0';
-	return 0;
-}
-
-/* A layer's own bytes are its bytes less its children's: what was made in
- * it and not in a layer below. Those partition the set, so the changes of
- * all layers add up to the change of the whole. */
-static int walk_nodes(struct walk *w, struct json_object *arr, int depth, uint64_t *sum)
+/* The nodes of arr into *out: names and bytes (the rest of a Node is not
+ * used). Consistency (children within their parent) is unit.c's. parent:
+ * the path down to arr, as far as messages show it; sep joins levels. */
+static int read_nodes(struct vx *v, const char *path, struct json_object *arr, int depth,
+		      const char *parent, const char *sep, struct gp_an_node **out, size_t *nout)
 {
 	size_t n = json_object_array_length(arr);
+	struct gp_an_node *nodes;
 	char where[160];
 	int rc;
 
-	*sum = 0;
+	*out = NULL;
+	*nout = 0;
 	if (depth > MAX_LAYER_DEPTH)
-		return bad(w->v, w->path, "the layer tree is more than %d levels deep", MAX_LAYER_DEPTH);
+		return bad(v, path, "the layer tree is more than %d levels deep", MAX_LAYER_DEPTH);
+	if (!n)
+		return 0;
+	nodes = arena_array(v, n, sizeof(*nodes));
+	if (!nodes)
+		return -ENOMEM;
+	snprintf(where, sizeof(where), "%s: a layer under '%.60s'", path, parent ? parent : "the root");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *node = json_object_array_get_idx(arr, i), *kids;
-		const char *name;
-		uint64_t bytes, below = 0;
-		size_t saved;
+		struct gp_an_node *nd = &nodes[i];
 
-		snprintf(where, sizeof(where), "%s: a layer under '%.60s'", w->path,
-			 w->len ? w->name : "the root");
 		if (!node || !json_object_is_type(node, json_type_object))
-			return bad(w->v, where, "not an object");
-		if ((rc = get_str(w->v, node, where, "name", REQUIRED, &name)) ||
-		    (rc = get_bytes(w->v, node, where, "bytes", REQUIRED, &bytes, NULL)) ||
-		    (rc = member(w->v, node, where, "children", OPTIONAL, json_type_array, &kids)))
+			return bad(v, where, "not an object");
+		if ((rc = get_str(v, node, where, "name", REQUIRED, &nd->name)) ||
+		    (rc = get_bytes(v, node, where, "bytes", REQUIRED, &nd->bytes, NULL)) ||
+		    (rc = member(v, node, where, "children", OPTIONAL, json_type_array, &kids)))
 			return rc;
-		if ((rc = name_push(w, name, &saved)))
-			return rc;
-		if (kids && (rc = walk_nodes(w, kids, depth + 1, &below)))
-			return rc;
-		if (below > bytes)
-			return bad(w->v, w->path, "the layers under '%.100s' hold more bytes than it",
-				   w->name);
-		if (bytes > below && (rc = row_add(&w->rows, w->name, w->len, bytes - below)))
-			return rc;
-		w->len = saved;
-		w->name[w->len] = '\0';
-		*sum += bytes;
-		if (*sum > GP_CMP_MAX_BYTES)
-			return bad(w->v, w->path, "the layers add up to more than 8 PiB");
+		if (kids) {
+			char below[64];
+
+			snprintf(below, sizeof(below), "%s%s%s", parent ? parent : "", parent ? sep : "",
+				 nd->name);
+			if ((rc = read_nodes(v, path, kids, depth + 1, below, sep, &nd->children,
+					     &nd->nchildren)))
+				return rc;
+		}
 	}
+	*out = nodes;
+	*nout = n;
 	return 0;
 }
 
-static int read_layers(struct vx *v, struct json_object *peak, const char *path, const char *mode,
-		       struct cmp_unit *u)
-{
-	struct walk w = { .v = v, .sep = strcmp(mode, "cuda") == 0 ? " > " : "." };
-	struct json_object *arr;
-	char p[96];
-	uint64_t sum;
-	int rc;
-
-	snprintf(p, sizeof(p), "%s.by_layer", path);
-	w.path = p;
-	if ((rc = member(v, peak, path, "by_layer", REQUIRED, json_type_array, &arr)) ||
-	    (rc = walk_nodes(&w, arr, 1, &sum)) || (rc = rows_finish(v, p, &w.rows)))
-		goto cleanup;
-	u->layers = w.rows.r;
-	u->nlayers = w.rows.n;
-	w.rows.r = NULL;
-	w.rows.n = 0;
-cleanup:
-	rows_free(&w.rows);
-	free(w.name);
-	return rc;
-}
-
-/* Categories; `other` split by what it is (cudaMalloc, a library...) when
- * the document says, since that is where a change outside PyTorch shows. */
-static int read_categories(struct vx *v, struct json_object *peak, const char *path, struct cmp_unit *u)
+/* Categories, with `by` (what `other` is) when the document says. */
+static int read_categories(struct vx *v, struct json_object *peak, const char *path,
+			   struct gp_an_set *set)
 {
 	struct json_object *arr;
-	struct rows rs = { 0 };
 	char p[96], q[128];
+	size_t n;
 	int rc;
 
 	snprintf(p, sizeof(p), "%s.by_category", path);
 	if ((rc = member(v, peak, path, "by_category", NULLABLE, json_type_array, &arr)) || !arr)
 		return rc;
-	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+	set->has_categories = 1;
+	n = json_object_array_length(arr);
+	if (n && !(set->categories = arena_array(v, n, sizeof(*set->categories))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(arr, i), *by;
-		const char *name;
-		uint64_t bytes, sum = 0;
-		size_t first = rs.n;
+		struct gp_an_category *cat = &set->categories[i];
+		size_t nby;
 
 		snprintf(q, sizeof(q), "%s[%zu]", p, i);
-		if (!c || !json_object_is_type(c, json_type_object)) {
-			rc = bad(v, q, "not an object");
-			goto cleanup;
-		}
-		if ((rc = get_str(v, c, q, "category", REQUIRED, &name)) ||
-		    (rc = get_bytes(v, c, q, "bytes", REQUIRED, &bytes, NULL)) ||
+		if (!c || !json_object_is_type(c, json_type_object))
+			return bad(v, q, "not an object");
+		if ((rc = get_str(v, c, q, "category", REQUIRED, &cat->category)) ||
+		    (rc = get_bytes(v, c, q, "bytes", REQUIRED, &cat->bytes, NULL)) ||
 		    (rc = member(v, c, q, "by", OPTIONAL, json_type_array, &by)))
-			goto cleanup;
-		for (size_t j = 0; by && j < json_object_array_length(by); j++) {
+			return rc;
+		set->ncategories = i + 1;
+		if (!by)
+			continue;
+		cat->by.present = 1;
+		nby = json_object_array_length(by);
+		if (nby && !(cat->by.v = arena_array(v, nby, sizeof(*cat->by.v))))
+			return -ENOMEM;
+		for (size_t j = 0; j < nby; j++) {
 			struct json_object *o = json_object_array_get_idx(by, j);
-			const char *what;
-			char r[160], label[512];
-			uint64_t b;
+			char r[160];
 
 			snprintf(r, sizeof(r), "%s.by[%zu]", q, j);
-			if (!o || !json_object_is_type(o, json_type_object)) {
-				rc = bad(v, r, "not an object");
-				goto cleanup;
-			}
-			if ((rc = get_str(v, o, r, "name", REQUIRED, &what)) ||
-			    (rc = get_bytes(v, o, r, "bytes", REQUIRED, &b, NULL)))
-				goto cleanup;
-			snprintf(label, sizeof(label), "%s: %s", name, what);
-			if ((rc = row_add(&rs, label, strlen(label), b)))
-				goto cleanup;
-			sum += b;
+			if (!o || !json_object_is_type(o, json_type_object))
+				return bad(v, r, "not an object");
+			if ((rc = get_str(v, o, r, "name", REQUIRED, &cat->by.v[j].name)) ||
+			    (rc = get_bytes(v, o, r, "bytes", REQUIRED, &cat->by.v[j].bytes, NULL)))
+				return rc;
+			cat->by.n = j + 1;
 		}
-		if (by && json_object_array_length(by) && sum != bytes) {
-			rc = bad(v, q, "its 'by' adds up to %llu bytes, not its %llu",
-				 (unsigned long long)sum, (unsigned long long)bytes);
-			goto cleanup;
-		}
-		if (rs.n == first && (rc = row_add(&rs, name, strlen(name), bytes)))
-			goto cleanup;
 	}
-	if ((rc = rows_finish(v, p, &rs)))
-		goto cleanup;
-	u->has_cats = 1;
-	u->cats = rs.r;
-	u->ncats = rs.n;
-	rs.r = NULL;
-	rs.n = 0;
-cleanup:
-	rows_free(&rs);
-	return rc;
+	return 0;
 }
 
-static int read_top(struct vx *v, struct json_object *peak, const char *path, struct cmp_unit *u)
+static int read_top(struct vx *v, struct json_object *peak, const char *path, struct gp_an_set *set)
 {
 	struct json_object *arr;
 	char q[128];
@@ -409,17 +295,11 @@ static int read_top(struct vx *v, struct json_object *peak, const char *path, st
 	if ((rc = member(v, peak, path, "top", REQUIRED, json_type_array, &arr)))
 		return rc;
 	n = json_object_array_length(arr);
-	if (!n) {
-		u->top_complete = !u->live_allocations;
-		u->top_cut = UINT64_MAX;
-		return 0;
-	}
-	u->top = calloc(n, sizeof(*u->top));
-	if (!u->top)
+	if (n && !(set->top = arena_array(v, n, sizeof(*set->top))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(arr, i);
-		struct cmp_alloc *a = &u->top[i];
+		struct gp_an_alloc *a = &set->top[i];
 
 		snprintf(q, sizeof(q), "%s.top[%zu]", path, i);
 		if (!o || !json_object_is_type(o, json_type_object))
@@ -432,86 +312,91 @@ static int read_top(struct vx *v, struct json_object *peak, const char *path, st
 		    (rc = get_str(v, o, q, "api", NULLABLE, &a->api)) ||
 		    (rc = get_str(v, o, q, "what", NULLABLE, &a->what)))
 			return rc;
-		u->ntop++;
-		if (i == 0 || a->bytes < u->top_cut)
-			u->top_cut = a->bytes;
+		set->ntop = i + 1;
 	}
-	u->top_complete = u->ntop >= u->live_allocations;
 	return 0;
 }
 
-static const char *const peak_whats[] = { "allocated", "reserved", "device", NULL };
-static const char *const modes[] = { "cuda", "tensor", "native", NULL };
+static const char *const peak_whats[] = { "allocated", "reserved", "device" };
 
-static int read_peak(struct vx *v, struct json_object *d, const char *path, struct cmp_unit *u)
+static int read_peak(struct vx *v, struct json_object *d, const char *path, struct gp_an_device *dev)
 {
-	struct json_object *peak;
-	char p[64];
+	struct gp_an_peak *pk = &dev->peak;
+	struct json_object *peak, *layers;
+	char p[64], lp[96];
 	int known, rc;
 
 	snprintf(p, sizeof(p), "%s.peak", path);
 	if ((rc = member(v, d, path, "peak", NULLABLE, json_type_object, &peak)) || !peak)
 		return rc;
-	u->has_peak = 1;
-	if ((rc = get_str(v, peak, p, "what", REQUIRED, &u->peak_what)) ||
-	    (rc = one_of(v, p, "what", u->peak_what, peak_whats)) ||
-	    (rc = get_bytes(v, peak, p, "bytes", REQUIRED, &u->peak_bytes, NULL)) ||
-	    (rc = get_num(v, peak, p, "t", REQUIRED, &u->peak_t)) ||
-	    (rc = get_int(v, peak, p, "step", NULLABLE, 0, INT64_C(1) << 53, &u->peak_step, &known)) ||
-	    (rc = get_str(v, peak, p, "phase", NULLABLE, &u->peak_phase)) ||
-	    (rc = get_str(v, peak, p, "layer", NULLABLE, &u->peak_layer)) ||
-	    (rc = get_bytes(v, peak, p, "live_bytes", REQUIRED, &u->live_bytes, NULL)) ||
-	    (rc = get_bytes(v, peak, p, "live_allocations", REQUIRED, &u->live_allocations, NULL)))
+	dev->has_peak = 1;
+	if ((rc = get_str(v, peak, p, "what", REQUIRED, &pk->what)) ||
+	    (rc = one_of(v, p, "what", pk->what, peak_whats, 3, NULL)) ||
+	    (rc = get_bytes(v, peak, p, "bytes", REQUIRED, &pk->bytes, NULL)) ||
+	    (rc = get_num(v, peak, p, "t", REQUIRED, &pk->t)) ||
+	    (rc = get_int(v, peak, p, "step", NULLABLE, 0, INT64_C(1) << 53, &pk->step, &known)) ||
+	    (rc = get_str(v, peak, p, "phase", NULLABLE, &pk->phase)) ||
+	    (rc = get_str(v, peak, p, "layer", NULLABLE, &pk->layer)) ||
+	    (rc = get_bytes(v, peak, p, "live_bytes", REQUIRED, &pk->set.live_bytes, NULL)) ||
+	    (rc = get_bytes(v, peak, p, "live_allocations", REQUIRED, &pk->set.live_allocations, NULL)))
 		return rc;
 	if (!known)
-		u->peak_step = -1;
-	if ((rc = read_categories(v, peak, p, u)) || (rc = read_layers(v, peak, p, u->mode, u)))
+		pk->step = -1;
+	snprintf(lp, sizeof(lp), "%s.by_layer", p);
+	if ((rc = read_categories(v, peak, p, &pk->set)) ||
+	    (rc = member(v, peak, p, "by_layer", REQUIRED, json_type_array, &layers)) ||
+	    (rc = read_nodes(v, lp, layers, 1, NULL, dev->mode == GP_AN_MODE_CUDA ? " > " : ".",
+			     &pk->set.layers, &pk->set.nlayers)))
 		return rc;
-	return read_top(v, peak, p, u);
+	return read_top(v, peak, p, &pk->set);
 }
 
 static int read_amount(struct vx *v, struct json_object *sum, const char *path, const char *key,
-		       int *known, uint64_t *peak)
+		       struct gp_an_amount *out)
 {
 	struct json_object *a;
 	char p[96];
-	int has, rc;
+	int rc;
 
 	snprintf(p, sizeof(p), "%s.%s", path, key);
 	if ((rc = member(v, sum, path, key, REQUIRED, json_type_object, &a)) ||
-	    (rc = get_bool(v, a, p, "known", known)) ||
-	    (rc = get_bytes(v, a, p, "peak", NULLABLE, peak, &has)))
+	    (rc = get_bool(v, a, p, "known", &out->known)) ||
+	    (rc = get_bytes(v, a, p, "peak", NULLABLE, &out->peak.v, &out->peak.known)))
 		return rc;
-	if (*known && !has)
+	if (out->known && !out->peak.known)
 		return bad(v, p, "known, but its 'peak' is null");
 	return 0;
 }
 
-struct trace {
-	const char *path, *cmdline, *hostname, *mode;
-	int64_t pid, rank, start;
-	int cut_short, recovered;
-};
+static int read_mode(struct vx *v, struct json_object *o, const char *path, enum gp_an_mode *out)
+{
+	const char *s;
+	int m = 0, rc;
 
-static int read_traces(struct vx *v, struct json_object *doc, struct trace **out, size_t *nout)
+	if ((rc = get_str(v, o, path, "mode", REQUIRED, &s)) ||
+	    (rc = one_of(v, path, "mode", s, gp_an_mode_names, GP_AN_MODE_N, &m)))
+		return rc;
+	*out = (enum gp_an_mode)m;
+	return 0;
+}
+
+static int read_traces(struct vx *v, struct json_object *doc)
 {
 	struct json_object *arr;
-	struct trace *t;
+	struct gp_an_trace *t;
 	char p[48];
 	size_t n;
 	int rc, known;
 
-	*out = NULL;
-	*nout = 0;
 	if ((rc = member(v, doc, "", "traces", REQUIRED, json_type_array, &arr)))
 		return rc;
 	n = json_object_array_length(arr);
 	if (!n)
 		return 0;
-	t = calloc(n, sizeof(*t));
+	t = arena_array(v, n, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	*out = t;
+	v->r->traces = t;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(arr, i);
 
@@ -522,87 +407,56 @@ static int read_traces(struct vx *v, struct json_object *doc, struct trace **out
 		    (rc = get_int(v, o, p, "pid", REQUIRED, 0, INT_MAX, &t[i].pid, NULL)) ||
 		    (rc = get_str(v, o, p, "cmdline", NULLABLE, &t[i].cmdline)) ||
 		    (rc = get_str(v, o, p, "hostname", NULLABLE, &t[i].hostname)) ||
-		    (rc = get_int(v, o, p, "start_unix_ns", NULLABLE, 0, INT64_MAX, &t[i].start, &known)) ||
-		    (rc = get_str(v, o, p, "mode", REQUIRED, &t[i].mode)) ||
-		    (rc = one_of(v, p, "mode", t[i].mode, modes)) ||
+		    (rc = get_int(v, o, p, "start_unix_ns", NULLABLE, 0, INT64_MAX, &t[i].start_unix_ns,
+				  &known)) ||
+		    (rc = read_mode(v, o, p, &t[i].mode)) ||
 		    (rc = get_bool(v, o, p, "cut_short", &t[i].cut_short)) ||
 		    (rc = get_bool(v, o, p, "recovered", &t[i].recovered)))
 			return rc;
 		if (!known)
-			t[i].start = -1;
-		/* Not in gpuprof.analyze/1 yet: the torch.distributed rank, when
-		 * the recorder learns it (RANK). Read when there. */
+			t[i].start_unix_ns = -1;
+		/* added within gpuprof.analyze/1: the torch.distributed rank,
+		 * when the recorder learned it (RANK). Read when there. */
 		if ((rc = get_int(v, o, p, "rank", OPTIONAL, 0, MAX_RANK, &t[i].rank, &known)))
 			return rc;
 		if (!known)
 			t[i].rank = -1;
-		*nout = i + 1;
+		v->r->ntraces = i + 1;
 	}
 	return 0;
 }
 
-void cmp_unit_free(struct cmp_unit *u)
-{
-	for (size_t i = 0; i < u->ncats; i++)
-		free(u->cats[i].name);
-	for (size_t i = 0; i < u->nlayers; i++)
-		free(u->layers[i].name);
-	free(u->cats);
-	free(u->layers);
-	free(u->top);
-	memset(u, 0, sizeof(*u));
-}
-
-static int read_device(struct vx *v, struct json_object *d, const char *path, const struct trace *tr,
-		       size_t ntr, const char *input, struct cmp_unit *u)
+static int read_device(struct vx *v, struct json_object *d, const char *path, struct gp_an_device *u)
 {
 	struct json_object *sum;
 	int64_t t, x;
-	int known, rc;
+	size_t ntr = v->r->ntraces;
+	int rc;
 	char p[64];
 
 	if (!json_object_is_type(d, json_type_object))
 		return bad(v, path, "not an object");
 	if ((rc = get_int(v, d, path, "trace", REQUIRED, 0, (int64_t)ntr - 1, &t, NULL)))
 		return ntr ? rc : bad(v, path, "a device, but 'traces' is empty");
-	u->trace = tr[t].path;
-	u->input = input ? input : tr[t].path;
-	u->cmdline = tr[t].cmdline;
-	u->hostname = tr[t].hostname;
-	u->start_unix_ns = tr[t].start;
-	u->rank = tr[t].rank;
-	u->cut_short = tr[t].cut_short;
-	u->recovered = tr[t].recovered;
+	u->trace = (size_t)t;
 	if ((rc = get_int(v, d, path, "pid", REQUIRED, 0, INT_MAX, &u->pid, NULL)) ||
 	    (rc = get_int(v, d, path, "device", REQUIRED, 0, 63, &x, NULL)))
 		return rc;
 	u->device = (int)x;
-	if (tr[t].pid != u->pid)
+	if (v->r->traces[t].pid != u->pid)
 		return bad(v, path, "pid %lld, but its trace is of pid %lld", (long long)u->pid,
-			   (long long)tr[t].pid);
-	if ((rc = get_str(v, d, path, "name", NULLABLE, &u->gpu_name)) ||
-	    (rc = get_bytes(v, d, path, "capacity", NULLABLE, &u->capacity, &known)) ||
-	    (rc = get_str(v, d, path, "mode", REQUIRED, &u->mode)) ||
-	    (rc = one_of(v, path, "mode", u->mode, modes)) ||
+			   (long long)v->r->traces[t].pid);
+	if ((rc = get_str(v, d, path, "name", NULLABLE, &u->name)) ||
+	    (rc = get_bytes(v, d, path, "capacity", NULLABLE, &u->capacity.v, &u->capacity.known)) ||
+	    (rc = read_mode(v, d, path, &u->mode)) ||
 	    (rc = get_bytes(v, d, path, "oom_count", REQUIRED, &u->oom_count, NULL)) ||
 	    (rc = member(v, d, path, "summary", REQUIRED, json_type_object, &sum)))
 		return rc;
 	snprintf(p, sizeof(p), "%s.summary", path);
-	if ((rc = read_amount(v, sum, p, "allocated", &u->alloc_known, &u->alloc_peak)) ||
-	    (rc = read_amount(v, sum, p, "reserved", &u->reserved_known, &u->reserved_peak)))
+	if ((rc = read_amount(v, sum, p, "allocated", &u->summary.allocated)) ||
+	    (rc = read_amount(v, sum, p, "reserved", &u->summary.reserved)))
 		return rc;
 	return read_peak(v, d, path, u);
-}
-
-static int add_unit(struct cmp_side *side, struct cmp_unit *u)
-{
-	struct cmp_unit *p = realloc(side->u, (side->n + 1) * sizeof(*p));
-
-	if (!p)
-		return -ENOMEM;
-	side->u = p;
-	side->u[side->n++] = *u;
-	return 0;
 }
 
 static int read_options(struct vx *v, struct json_object *doc, struct cmp_side *side)
@@ -615,6 +469,8 @@ static int read_options(struct vx *v, struct json_object *doc, struct cmp_side *
 	    (rc = get_int(v, o, "options", "device", NULLABLE, 0, 63, &dev, &has_dev)) ||
 	    (rc = get_int(v, o, "options", "process", NULLABLE, 0, INT_MAX, &pid, &has_pid)))
 		return rc;
+	v->r->device = has_dev ? (int)dev : -1;
+	v->r->process = has_pid ? pid : -1;
 	/* a device missing from a filtered summary is no surprise: say why */
 	if (has_dev && cmp_note(&side->notes, "%s: %s holds GPU %lld only (analyze --device)", side->label,
 				v->input, (long long)dev))
@@ -646,47 +502,38 @@ static int read_schema(struct vx *v, struct json_object *doc)
 		   GP_AN_SCHEMA);
 }
 
-int cmp_summary_units(struct cmp_side *side, struct json_object *doc, const char *input, int device,
-		      char *err, size_t cap)
+int cmp_summary_read(struct cmp_side *side, struct json_object *doc, const char *input,
+		     struct gp_an_result **out, char *err, size_t cap)
 {
-	struct vx v = { input ? input : side->label, err, cap };
+	struct vx v = { input, err, cap, gp_an_result_new() };
 	struct json_object *devs;
-	struct trace *tr = NULL;
-	size_t ntr = 0;
+	size_t n;
 	char p[48];
 	int rc;
 
+	*out = NULL;
+	if (!v.r)
+		return -ENOMEM;
 	if ((rc = read_schema(&v, doc)) || (rc = read_options(&v, doc, side)) ||
-	    (rc = read_traces(&v, doc, &tr, &ntr)) ||
+	    (rc = read_traces(&v, doc)) ||
 	    (rc = member(&v, doc, "", "devices", REQUIRED, json_type_array, &devs)))
 		goto cleanup;
-	for (size_t i = 0; i < json_object_array_length(devs); i++) {
-		struct cmp_unit u = { 0 };
-
+	n = json_object_array_length(devs);
+	if (n && !(v.r->devices = arena_array(&v, n, sizeof(*v.r->devices)))) {
+		rc = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
 		snprintf(p, sizeof(p), "devices[%zu]", i);
-		rc = read_device(&v, json_object_array_get_idx(devs, i), p, tr, ntr, input, &u);
-		if (!rc && device >= 0 && u.device != device) {
-			cmp_unit_free(&u);
-			continue;
-		}
-		if (rc || (rc = add_unit(side, &u))) {
-			cmp_unit_free(&u);
+		if ((rc = read_device(&v, json_object_array_get_idx(devs, i), p, &v.r->devices[i])))
 			goto cleanup;
-		}
+		v.r->ndevices = i + 1;
 	}
-	for (size_t i = 0; i < ntr; i++) {
-		const char *name = input ? input : tr[i].path;
-
-		/* a run cut short has a lower peak than a full one: say it
-		 * where a shrink would be read as good news */
-		if (tr[i].cut_short &&
-		    (rc = cmp_note(&side->notes, "%s: %s was cut short (the program did not finish): "
-				   "its peak is that of the part recorded", side->label, name)))
-			goto cleanup;
-	}
+	*out = v.r;
+	v.r = NULL;
 cleanup:
 	if (rc == -ENOMEM)
 		snprintf(err, cap, "out of memory");
-	free(tr);
+	gp_an_result_free(v.r);
 	return rc;
 }

@@ -250,11 +250,6 @@ full:
 	return buf;
 }
 
-void cmp_fmt_bytes(char *buf, size_t cap, uint64_t v)
-{
-	an_fmt_bytes(buf, cap, v);
-}
-
 void cmp_fmt_delta(char *buf, size_t cap, int64_t d)
 {
 	char b[32];

@@ -1,0 +1,606 @@
+/* The human report of a result (result.h): the same numbers --json
+ * writes (render_json.c), for people. Tables are aligned; sizes in binary
+ * units; color (only when asked: a terminal, NO_COLOR unset) marks
+ * headings, problems and advice. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "result.h"
+#include "units.h"
+
+#define MAX_DEPTH_SHOWN 8
+
+struct out {
+	FILE *f;
+	int color;
+	int top;
+};
+
+static const char *C(const struct out *o, const char *code)
+{
+	return o->color ? code : "";
+}
+#define BOLD "\033[1m"
+#define RED "\033[1;31m"
+#define YEL "\033[33m"
+#define DIM "\033[2m"
+#define OFF "\033[0m"
+
+/* a number JSON may give as null (NaN), as a reader of the JSON sees it: 0 */
+static double num(double v)
+{
+	return isfinite(v) ? v : 0.0;
+}
+
+/* sizes and times into small rotating buffers, for use inside one printf */
+static const char *sz(uint64_t v)
+{
+	static char buf[8][32];
+	static int k;
+
+	k = (k + 1) % 8;
+	an_fmt_bytes(buf[k], sizeof(buf[k]), v);
+	return buf[k];
+}
+
+static const char *szo(struct gp_an_opt v)
+{
+	return v.known ? sz(v.v) : "-";
+}
+
+static const char *pct(double share)
+{
+	static char buf[8][16];
+	static int k;
+
+	k = (k + 1) % 8;
+	snprintf(buf[k], sizeof(buf[k]), "%.1f%%", share * 100.0);
+	return buf[k];
+}
+
+/* "12.346 s, step 3, backward" */
+static const char *when(double t, int64_t step, const char *phase)
+{
+	static char buf[4][160];
+	static int k;
+	size_t n;
+
+	k = (k + 1) % 4;
+	n = (size_t)snprintf(buf[k], sizeof(buf[k]), "%.3f s", t);
+	if (step >= 0 && n < sizeof(buf[k]))
+		n += (size_t)snprintf(buf[k] + n, sizeof(buf[k]) - n, ", step %" PRId64, step);
+	if (phase && strcmp(phase, "none") && n < sizeof(buf[k]))
+		snprintf(buf[k] + n, sizeof(buf[k]) - n, ", %s", phase);
+	return buf[k];
+}
+
+/* ---- aligned tables ---- */
+
+#define MAX_COLS 8
+
+struct table {
+	int ncols;
+	const char *align; /* 'l' or 'r' per column */
+	char **cells;      /* rows * ncols, owned */
+	size_t rows, cap;
+	int oom;
+};
+
+static void t_row(struct table *t, ...)
+{
+	va_list ap;
+
+	if (t->rows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		char **c = realloc(t->cells, cap * (size_t)t->ncols * sizeof(*c));
+
+		if (!c) {
+			t->oom = 1;
+			return;
+		}
+		t->cells = c;
+		t->cap = cap;
+	}
+	va_start(ap, t);
+	for (int i = 0; i < t->ncols; i++) {
+		const char *s = va_arg(ap, const char *);
+
+		t->cells[t->rows * (size_t)t->ncols + (size_t)i] = strdup(s ? s : "");
+	}
+	va_end(ap);
+	t->rows++;
+}
+
+/* display width: UTF-8 code points */
+static size_t width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+/* header: the first row is the table's heading, set apart by a blank line
+ * before it (and bold on a terminal) */
+static void t_print(const struct out *o, struct table *t, const char *indent, int header)
+{
+	size_t w[MAX_COLS] = { 0 };
+
+	if (header == 2)
+		fputc('\n', o->f);
+
+	for (size_t r = 0; r < t->rows; r++)
+		for (int c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
+			size_t n = s ? width(s) : 0;
+
+			if (n > w[c])
+				w[c] = n;
+		}
+	for (size_t r = 0; r < t->rows; r++) {
+		const char *pre = header && r == 0 ? C(o, BOLD) : "";
+		size_t line = 0;
+		char buf[4096];
+
+		for (int c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
+			size_t n, pad;
+
+			s = s ? s : "";
+			n = width(s);
+			pad = w[c] - n;
+			if (c == t->ncols - 1 && t->align[c] == 'l')
+				pad = 0; /* no trailing blanks */
+			if (line + pad + strlen(s) + 3 >= sizeof(buf))
+				break;
+			if (c)
+				buf[line++] = ' ', buf[line++] = ' ';
+			if (t->align[c] == 'r') {
+				memset(buf + line, ' ', pad);
+				line += pad;
+			}
+			memcpy(buf + line, s, strlen(s));
+			line += strlen(s);
+			if (t->align[c] != 'r') {
+				memset(buf + line, ' ', pad);
+				line += pad;
+			}
+		}
+		while (line && buf[line - 1] == ' ')
+			line--;
+		fprintf(o->f, "%s%s%.*s%s\n", indent, pre, (int)line, buf, *pre ? C(o, OFF) : "");
+	}
+	for (size_t i = 0; i < t->rows * (size_t)t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->rows = t->cap = 0;
+}
+
+/* ---- sections ---- */
+
+static void traces(const struct out *o, const struct gp_an_result *r)
+{
+	for (size_t i = 0; i < r->ntraces; i++) {
+		const struct gp_an_trace *t = &r->traces[i];
+		const char *cmd = t->cmdline;
+
+		fprintf(o->f, "%sTrace %zu: %s%s\n", C(o, BOLD), i + 1, t->path ? t->path : "", C(o, OFF));
+		fprintf(o->f, "  process %" PRId64 "%s%s, %s mode", t->pid, cmd ? ": " : "",
+			cmd ? cmd : "", gp_an_mode_names[t->mode]);
+		if (t->has_torch && t->torch_version)
+			fprintf(o->f, ", torch %s", t->torch_version);
+		if (t->has_torch && t->torch_alloc_conf && *t->torch_alloc_conf)
+			fprintf(o->f, ", PYTORCH_CUDA_ALLOC_CONF=%s", t->torch_alloc_conf);
+		fputc('\n', o->f);
+		if (t->complete)
+			fprintf(o->f, "  complete%s; %" PRIu64 " events\n",
+				t->clean_exit == 0 ? " (the program did not exit normally)" : "", t->events);
+		else
+			fprintf(o->f, "  %sincomplete%s; %" PRIu64 " events\n", C(o, YEL), C(o, OFF),
+				t->events);
+		for (size_t k = 0; k < t->nnotes; k++)
+			fprintf(o->f, "  %snote:%s %s\n", C(o, YEL), C(o, OFF), t->notes[k]);
+	}
+}
+
+/* "12.346 s" when the time is known, else "" */
+static const char *peak_at(double t)
+{
+	static char buf[4][64];
+	static int k;
+
+	if (!isfinite(t))
+		return "";
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%.3f s", t);
+	return buf[k];
+}
+
+static void summary(const struct out *o, const struct gp_an_device *d)
+{
+	const struct gp_an_summary *s = &d->summary;
+	const struct gp_an_amount *al = &s->allocated, *rs = &s->reserved;
+	struct table t = { 4, "lrrl", NULL, 0, 0, 0 };
+	int native = d->mode == GP_AN_MODE_NATIVE;
+	/* at PyTorch's sampled marks, the worst gap and the peak may lie between two */
+	const char *fr_sampled = s->frag.source && !strcmp(s->frag.source, "torch marks")
+					 ? " (sampled)" : "";
+
+	t_row(&t, "memory", "at end", "peak", "peak at");
+	if (!al->known)
+		t_row(&t, "allocated", "?", "?", "(not known from CUDA alone)");
+	else if (!native)
+		t_row(&t, "allocated", szo(al->end), szo(al->peak), peak_at(al->peak_t));
+	else if (al->source && !strcmp(al->source, "torch history"))
+		/* PyTorch's own numbers after every allocation and free */
+		t_row(&t, "allocated (PyTorch history)", szo(al->end), szo(al->peak), peak_at(al->peak_t));
+	else
+		/* PyTorch's own numbers, marked by the hooks every 100 ms or so:
+		 * the peak between two marks is not seen */
+		t_row(&t, "allocated (sampled)", szo(al->end), szo(al->peak),
+		      isfinite(al->peak_t) ? peak_at(al->peak_t) : "(PyTorch's marks)");
+	if (rs->known)
+		t_row(&t, native ? "reserved (segments)" : "reserved (pools)", szo(rs->end),
+		      szo(rs->peak), peak_at(rs->peak_t));
+	if (s->has_other) {
+		t_row(&t, "other (not PyTorch)", sz(s->other_end), sz(s->other_peak), "");
+		t_row(&t, "device total", sz(s->total_end), sz(s->total_peak), peak_at(s->total_peak_t));
+	}
+	for (size_t k = 0; k < s->nkinds; k++)
+		t_row(&t, s->kinds[k].kind, sz(s->kinds[k].end), sz(s->kinds[k].peak), "");
+	t_print(o, &t, "  ", 1);
+	fprintf(o->f, "  allocations: %" PRIu64 "%s", s->allocations, s->has_other ? " by PyTorch" : "");
+	if (s->has_other)
+		fprintf(o->f, ", %" PRIu64 " other", s->other_allocations);
+	fprintf(o->f, "; %" PRIu64 " freed; %" PRIu64 " live at the end (at most %" PRIu64 " at once)\n",
+		s->frees, s->live_allocations_end, s->max_live_allocations);
+	for (size_t k = 0; k < s->nkinds; k++)
+		fprintf(o->f, "  %s: %" PRIu64 " allocations (not counted above)\n", s->kinds[k].kind,
+			s->kinds[k].allocations);
+	if (!s->frag.known) {
+		if (native)
+			fprintf(o->f, "  fragmentation: not known (%s)\n", s->frag.why ? s->frag.why : "");
+	} else if (s->frag.has_worst) {
+		const struct gp_an_moment *w = &s->frag.worst;
+
+		fprintf(o->f, "  fragmentation%s: worst %s reserved but not allocated at %s (%s reserved, "
+			"%s allocated); %s at the end\n", fr_sampled, sz(w->gap),
+			when(w->t, w->step, w->phase), sz(w->reserved), sz(w->allocated),
+			szo(s->frag.end));
+	} else {
+		fprintf(o->f, "  fragmentation: none (reserved never exceeded allocated)\n");
+	}
+	if (s->frag.has_worst && s->frag.has_at_peak) {
+		const struct gp_an_moment *pk = &s->frag.at_peak;
+
+		fprintf(o->f, "  at the reserved peak%s: %s of %s not allocated (%.0f%%), at %s\n",
+			fr_sampled, sz(pk->gap), sz(pk->reserved),
+			100.0 * (double)pk->gap / (double)pk->reserved, when(pk->t, pk->step, pk->phase));
+	}
+}
+
+static void cats(const struct out *o, const struct gp_an_set *x, const char *indent)
+{
+	struct table t = { 4, "lrrr", NULL, 0, 0, 0 };
+	char cnt[32];
+
+	if (!x->ncategories)
+		return;
+	t_row(&t, "by category", "bytes", "share", "allocations");
+	for (size_t i = 0; i < x->ncategories; i++) {
+		const struct gp_an_category *c = &x->categories[i];
+		const struct gp_an_groups *by = &c->by;
+
+		snprintf(cnt, sizeof(cnt), "%" PRIu64, c->count);
+		t_row(&t, c->category, sz(c->bytes), pct(c->share), cnt);
+		for (size_t k = 0; k < by->n && k < (size_t)o->top; k++) {
+			const struct gp_an_group *e = &by->v[k];
+			char name[300];
+
+			snprintf(cnt, sizeof(cnt), "%" PRIu64, e->count);
+			snprintf(name, sizeof(name), "  %s", e->name);
+			t_row(&t, name, sz(e->bytes), pct(e->share), cnt);
+		}
+		if (by->n > (size_t)o->top) {
+			snprintf(cnt, sizeof(cnt), "  (%zu more)", by->n - (size_t)o->top);
+			t_row(&t, cnt, "", "", "");
+		}
+	}
+	t_print(o, &t, indent, 2);
+}
+
+static void layer_rows(const struct out *o, struct table *t, const struct gp_an_node *node,
+		       int depth, const char *sep)
+{
+	char name[2048];
+	size_t n;
+	char cnt[32];
+
+	n = (size_t)snprintf(name, sizeof(name), "%*s%s", depth * 2, "", node->name);
+	/* a chain of single children holding everything: one row */
+	while (node->nchildren == 1 && node->children[0].bytes == node->bytes && n < sizeof(name)) {
+		node = &node->children[0];
+		n += (size_t)snprintf(name + n, sizeof(name) - n, "%s%s", sep, node->name);
+	}
+	snprintf(cnt, sizeof(cnt), "%" PRIu64, node->count);
+	t_row(t, name, sz(node->bytes), pct(node->share), cnt);
+	if (depth + 1 >= MAX_DEPTH_SHOWN)
+		return;
+	for (size_t i = 0; i < node->nchildren; i++) {
+		if (i >= (size_t)o->top || node->children[i].share < 0.005) {
+			uint64_t rest = 0;
+
+			for (size_t k = i; k < node->nchildren; k++)
+				rest += node->children[k].bytes;
+			snprintf(name, sizeof(name), "%*s(%zu more)", (depth + 1) * 2, "",
+				 node->nchildren - i);
+			t_row(t, name, sz(rest), "", "");
+			break;
+		}
+		layer_rows(o, t, &node->children[i], depth + 1, sep);
+	}
+}
+
+static void layers(const struct out *o, const struct gp_an_node *v, size_t n, const char *indent,
+		   int torch)
+{
+	struct table t = { 4, "lrrr", NULL, 0, 0, 0 };
+
+	if (!n)
+		return;
+	t_row(&t, torch ? "by layer (module path)" : "by NVTX range", "bytes", "share", "allocations");
+	for (size_t i = 0; i < n; i++) {
+		if (i >= (size_t)o->top) {
+			char more[64];
+
+			snprintf(more, sizeof(more), "(%zu more)", n - i);
+			t_row(&t, more, "", "", "");
+			break;
+		}
+		layer_rows(o, &t, &v[i], 0, torch ? "." : " > ");
+	}
+	t_print(o, &t, indent, 2);
+}
+
+static void groups(const struct out *o, const struct gp_an_groups *g, const char *title,
+		   const char *indent)
+{
+	struct table t = { 4, "lrrr", NULL, 0, 0, 0 };
+	char cnt[32];
+
+	if (!g->n)
+		return;
+	t_row(&t, title, "bytes", "share", "allocations");
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gp_an_group *e = &g->v[i];
+
+		if (i >= (size_t)o->top) {
+			snprintf(cnt, sizeof(cnt), "(%zu more)", g->n - i);
+			t_row(&t, cnt, "", "", "");
+			break;
+		}
+		snprintf(cnt, sizeof(cnt), "%" PRIu64, e->count);
+		t_row(&t, e->name, sz(e->bytes), pct(e->share), cnt);
+	}
+	t_print(o, &t, indent, 2);
+}
+
+static void top_allocs(const struct out *o, const struct gp_an_set *x, const char *indent, int torch)
+{
+	struct table t = { torch ? 7 : 4, torch ? "rrrllll" : "rrll", NULL, 0, 0, 0 };
+
+	if (!x->ntop)
+		return;
+	fprintf(o->f, "\n%s%slargest allocations%s\n", indent, C(o, BOLD), C(o, OFF));
+	if (torch)
+		t_row(&t, "bytes", "made at", "step", "phase", "category", "layer", "API");
+	else
+		t_row(&t, "bytes", "made at", "NVTX range", "API");
+	for (size_t i = 0; i < x->ntop; i++) {
+		const struct gp_an_alloc *e = &x->top[i];
+		char tm[32], st[24], catbuf[300];
+		const char *cat = e->category, *what = e->what, *l = e->layer;
+		const char *api = e->api ? e->api : "-";
+
+		snprintf(tm, sizeof(tm), "%.3f s", e->t);
+		if (!torch) {
+			t_row(&t, sz(e->bytes), tm, l ? l : "-", api);
+			continue;
+		}
+		if (e->step >= 0)
+			snprintf(st, sizeof(st), "%" PRId64, e->step);
+		else
+			snprintf(st, sizeof(st), "-");
+		snprintf(catbuf, sizeof(catbuf), "%s%s%s%s", cat ? cat : "", what ? " (" : "",
+			 what ? what : "", what ? ")" : "");
+		t_row(&t, sz(e->bytes), tm, st, e->phase ? e->phase : "", catbuf, l ? l : "-", api);
+	}
+	t_print(o, &t, indent, 0);
+}
+
+/* the groupings of a set (peak, OOM) */
+static void describe(const struct out *o, const struct gp_an_set *x, const char *indent, int torch)
+{
+	cats(o, x, indent);
+	layers(o, x->layers, x->nlayers, indent, torch);
+	groups(o, &x->by_phase, "by phase (when made)", indent);
+	groups(o, &x->by_op, "by op", indent);
+	groups(o, &x->by_api, "by API", indent);
+	top_allocs(o, x, indent, torch);
+}
+
+static void peak(const struct out *o, const struct gp_an_device *d, int torch)
+{
+	const struct gp_an_peak *p = &d->peak;
+
+	if (!d->has_peak) {
+		fprintf(o->f, "  no device memory was allocated\n");
+		return;
+	}
+	fprintf(o->f, "\n  %sPeak: %s %s at %s%s", C(o, BOLD), sz(p->bytes), p->what,
+		when(p->t, p->step, p->phase), C(o, OFF));
+	if (p->layer)
+		fprintf(o->f, " (allocating in %s)", p->layer);
+	fputc('\n', o->f);
+	if (p->other)
+		fprintf(o->f, "  with %s outside PyTorch: %s of device memory in this process",
+			sz(p->other), sz(p->device_total));
+	else
+		fprintf(o->f, "  %s of device memory in this process", sz(p->device_total));
+	if (d->capacity.known)
+		fprintf(o->f, ", %s of the device's %s",
+			pct((double)p->device_total / (double)d->capacity.v), sz(d->capacity.v));
+	fprintf(o->f, "; live allocations: %" PRIu64 "\n", p->set.live_allocations);
+	describe(o, &p->set, "    ", torch);
+}
+
+static void leak(const struct out *o, const struct gp_an_device *d, int torch)
+{
+	const struct gp_an_leak *lk = &d->leak;
+	const struct gp_an_step_point *ser = d->steps.series;
+	size_t n = d->steps.nseries;
+
+	if (lk->verdict == GP_AN_LEAK_NO_STEPS)
+		return;
+	fprintf(o->f, "\n  %sSteps:%s %" PRIu64 " step marks; live at the boundaries:", C(o, BOLD),
+		C(o, OFF), d->steps.count);
+	for (size_t i = 0; i < n; i++) {
+		if (n > 8 && i == 4) {
+			fprintf(o->f, " ...");
+			i = n - 4;
+		}
+		fprintf(o->f, " %s (step %" PRId64 ")", sz(ser[i].live), ser[i].step);
+		if (i + 1 < n)
+			fputc(',', o->f);
+	}
+	fputc('\n', o->f);
+	if (lk->verdict == GP_AN_LEAK_TOO_FEW) {
+		fprintf(o->f, "  Leak: too few steps after the warm-up (%d) to judge\n", lk->warmup_steps);
+		return;
+	}
+	if (lk->verdict == GP_AN_LEAK_NONE) {
+		fprintf(o->f, "  Leak: none: from step %" PRId64 " to %" PRId64 " live memory went from "
+			"%s to %s\n", lk->since_step, lk->last_step, sz(lk->live_first), sz(lk->live_last));
+		return;
+	}
+	fprintf(o->f, "  %sLeak: +%s per step since step %" PRId64 "%s (grew at %u of %" PRIu64
+		" steps, fit R² %.3f)\n", C(o, RED), sz((uint64_t)num(lk->rate_per_step)),
+		lk->since_step, C(o, OFF), lk->grew,
+		(uint64_t)lk->grew + lk->shrank + lk->flat, num(lk->r2));
+	if (isfinite(lk->steps_until_full)) {
+		int per_s = isfinite(lk->rate_per_second);
+
+		fprintf(o->f, "  at this rate the device is full in about %.0f more steps%s%s%s\n",
+			lk->steps_until_full, per_s ? " (" : "",
+			per_s ? sz((uint64_t)lk->rate_per_second) : "", per_s ? "/s)" : "");
+	}
+	if (lk->has_survivors) {
+		const struct gp_an_survivors *sv = &lk->survivors;
+
+		fprintf(o->f, "  still live at step %" PRId64 ": %s made in steps %" PRId64 "-%" PRId64
+			" (%s per step, %" PRIu64 " allocations)\n", lk->last_step,
+			sz(sv->bytes), sv->from_step, sv->to_step,
+			sz((uint64_t)num(sv->per_step)), sv->allocations);
+		layers(o, sv->layers, sv->nlayers, "    ", torch);
+		groups(o, &sv->by_phase, "by phase (when made)", "    ");
+		groups(o, &sv->by_op, "by op", "    ");
+	}
+}
+
+static void ooms(const struct out *o, const struct gp_an_device *d, int torch)
+{
+	uint64_t count = d->oom_count;
+
+	if (!count)
+		return;
+	fprintf(o->f, "\n  %sOut of memory: %" PRIu64 " failed allocation%s%s\n", C(o, RED), count,
+		count > 1 ? "s" : "", C(o, OFF));
+	for (size_t i = 0; i < d->nooms; i++) {
+		const struct gp_an_oom *e = &d->ooms[i];
+		const char *layer = e->layer, *op = e->op;
+
+		fprintf(o->f, "  %s#%zu at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD),
+			e->detailed ? i + 1 : (size_t)count, when(e->t, e->step, e->phase),
+			layer ? ", in " : "", layer ? layer : "", op ? ", op " : "", op ? op : "",
+			e->api ? e->api : "allocation", sz(e->request), C(o, OFF));
+		if (e->free.known)
+			fprintf(o->f, "    the device had %s free of %s;", sz(e->free.v), szo(e->total));
+		else
+			fprintf(o->f, "   ");
+		fprintf(o->f, " this process held %s", sz(e->device_total));
+		if (torch)
+			fprintf(o->f, " (PyTorch %s, other %s)", sz(e->allocated), sz(e->other));
+		if (e->outside_trace.known)
+			fprintf(o->f, "; %s in use outside this trace", sz(e->outside_trace.v));
+		fputc('\n', o->f);
+		if (e->retries || e->released_after || e->recovered)
+			fprintf(o->f, "    then: %u retr%s of the same request%s%s%s; %s\n",
+				e->retries, e->retries == 1 ? "y" : "ies",
+				e->released_after ? ", after releasing " : "",
+				e->released_after ? sz(e->released_after) : "",
+				e->released_after ? " of cached memory" : "",
+				e->recovered ? "it then succeeded" : "it did not succeed");
+		if (e->detailed) {
+			fprintf(o->f, "    live at that moment: %s in %" PRIu64 " allocations\n",
+				sz(e->set.live_bytes), e->set.live_allocations);
+			describe(o, &e->set, "    ", torch);
+		}
+		if (e->nadvice)
+			fputc('\n', o->f);
+		for (size_t k = 0; k < e->nadvice; k++)
+			fprintf(o->f, "    %sadvice:%s %s\n", C(o, YEL), C(o, OFF), e->advice[k].text);
+		if (torch && !e->nadvice)
+			fprintf(o->f, "    advice: none that this trace supports\n");
+	}
+}
+
+static void device(const struct out *o, const struct gp_an_device *d)
+{
+	int torch = d->mode != GP_AN_MODE_CUDA;
+
+	fprintf(o->f, "\n%sGPU %d of process %" PRId64 ": %s", C(o, BOLD), d->device, d->pid,
+		d->name ? d->name : "(unnamed device)");
+	if (d->capacity.known)
+		fprintf(o->f, ", %s", sz(d->capacity.v));
+	fprintf(o->f, "%s\n", C(o, OFF));
+	summary(o, d);
+	peak(o, d, torch);
+	leak(o, d, torch);
+	ooms(o, d, torch);
+}
+
+static void gpus(const struct out *o, const struct gp_an_result *r)
+{
+	for (size_t i = 0; i < r->ngpus; i++) {
+		const struct gp_an_gpu *g = &r->gpus[i];
+
+		fprintf(o->f, "\n%sGPU %s (%s): shared by %zu processes%s\n", C(o, BOLD),
+			g->uuid ? g->uuid : "", g->name ? g->name : "?", g->nby_process, C(o, OFF));
+		fprintf(o->f, "  peak together: %s at %.3f s:", sz(g->peak), num(g->peak_t));
+		for (size_t k = 0; k < g->nby_process; k++)
+			fprintf(o->f, "%s process %" PRId64 " %s", k ? "," : "", g->by_process[k].pid,
+				sz(g->by_process[k].bytes));
+		fputc('\n', o->f);
+	}
+}
+
+int gp_an_render_text(const struct gp_an_result *r, FILE *f, int color, int top)
+{
+	struct out o = { f, color, top };
+
+	traces(&o, r);
+	if (!r->ndevices)
+		fprintf(f, "\nno GPU memory activity in %s\n",
+			r->ntraces > 1 ? "these traces" : "this trace");
+	for (size_t i = 0; i < r->ndevices; i++)
+		device(&o, &r->devices[i]);
+	gpus(&o, r);
+	return ferror(f) ? -EIO : 0;
+}

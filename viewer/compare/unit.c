@@ -1,0 +1,388 @@
+/* The units compare and check work on, one per process and GPU, from a
+ * result (viewer/analyze/result.h): analyze's, for traces, or the one
+ * summary.c read from a summary. One piece of code for both kinds of
+ * input: the rows of categories and layers, the largest allocations, and
+ * the checks that what a result says adds up. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmp.h"
+#include "result.h"
+
+#define MAX_LAYER_NAME 65536
+
+struct ux {
+	const char *input; /* for messages: the summary, or the side's label */
+	char *err;
+	size_t cap;
+};
+
+static int bad(struct ux *x, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(struct ux *x, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(x->err, x->cap, "%s: %s%s%s", x->input, path, *path ? ": " : "", msg);
+	return -EINVAL;
+}
+
+/* A size compare can compute with: what a summary's reader checks of
+ * every size, checked here of a trace's too. */
+static int size_ok(struct ux *x, const char *path, const char *key, uint64_t v)
+{
+	if (v <= GP_CMP_MAX_BYTES)
+		return 0;
+	return bad(x, path, "'%s' is %llu, not from 0 to %llu", key, (unsigned long long)v,
+		   (unsigned long long)GP_CMP_MAX_BYTES);
+}
+
+/* ---- rows: categories, layers ---- */
+
+struct rows {
+	struct cmp_row *r;
+	size_t n, cap;
+};
+
+static int row_add(struct rows *rs, const char *name, size_t len, uint64_t bytes)
+{
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 16;
+		struct cmp_row *r = realloc(rs->r, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		rs->r = r;
+		rs->cap = cap;
+	}
+	rs->r[rs->n].name = strndup(name, len);
+	if (!rs->r[rs->n].name)
+		return -ENOMEM;
+	rs->r[rs->n++].bytes = bytes;
+	return 0;
+}
+
+static void rows_free(struct rows *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		free(rs->r[i].name);
+	free(rs->r);
+	memset(rs, 0, sizeof(*rs));
+}
+
+static int row_name_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct cmp_row *)x)->name, ((const struct cmp_row *)y)->name);
+}
+
+/* Sorted by name, one row per name: diff.c merges two such lists. */
+static int rows_finish(struct ux *x, const char *path, struct rows *rs)
+{
+	size_t w = 0;
+
+	if (!rs->n)
+		return 0;
+	qsort(rs->r, rs->n, sizeof(*rs->r), row_name_cmp);
+	for (size_t i = 1; i < rs->n; i++) {
+		if (strcmp(rs->r[i].name, rs->r[w].name) == 0) {
+			rs->r[w].bytes += rs->r[i].bytes;
+			free(rs->r[i].name);
+			if (rs->r[w].bytes > GP_CMP_MAX_BYTES)
+				return bad(x, path, "'%s' adds up to more than 8 PiB", rs->r[w].name);
+			continue;
+		}
+		rs->r[++w] = rs->r[i];
+	}
+	rs->n = w + 1;
+	return 0;
+}
+
+struct walk {
+	struct ux *x;
+	const char *path; /* of by_layer, for messages */
+	const char *sep;  /* between levels of the tree when written as one name */
+	struct rows rows;
+	char *name;       /* the path down to the node being read */
+	size_t len, cap;
+};
+
+static int name_push(struct walk *w, const char *s, size_t *saved)
+{
+	size_t add = strlen(s) + (w->len ? strlen(w->sep) : 0);
+
+	*saved = w->len;
+	if (w->len + add + 1 > MAX_LAYER_NAME)
+		return bad(w->x, w->path, "a layer name longer than %d bytes", MAX_LAYER_NAME);
+	if (w->len + add + 1 > w->cap) {
+		size_t cap = (w->len + add + 1) * 2;
+		char *p = realloc(w->name, cap);
+
+		if (!p)
+			return -ENOMEM;
+		w->name = p;
+		w->cap = cap;
+	}
+	if (w->len) {
+		memcpy(w->name + w->len, w->sep, strlen(w->sep));
+		w->len += strlen(w->sep);
+	}
+	memcpy(w->name + w->len, s, strlen(s));
+	w->len += strlen(s);
+	w->name[w->len] = '\0';
+	return 0;
+}
+
+/* A layer's own bytes are its bytes less its children's: what was made in
+ * it and not in a layer below. Those partition the set, so the changes of
+ * all layers add up to the change of the whole. */
+static int walk_nodes(struct walk *w, const struct gp_an_node *v, size_t n, uint64_t *sum)
+{
+	int rc;
+
+	*sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t below = 0;
+		size_t saved;
+
+		if ((rc = size_ok(w->x, w->path, "bytes", v[i].bytes)) ||
+		    (rc = name_push(w, v[i].name, &saved)))
+			return rc;
+		if (v[i].nchildren && (rc = walk_nodes(w, v[i].children, v[i].nchildren, &below)))
+			return rc;
+		if (below > v[i].bytes)
+			return bad(w->x, w->path, "the layers under '%.100s' hold more bytes than it",
+				   w->name);
+		if (v[i].bytes > below && (rc = row_add(&w->rows, w->name, w->len, v[i].bytes - below)))
+			return rc;
+		w->len = saved;
+		w->name[w->len] = '\0';
+		*sum += v[i].bytes;
+		if (*sum > GP_CMP_MAX_BYTES)
+			return bad(w->x, w->path, "the layers add up to more than 8 PiB");
+	}
+	return 0;
+}
+
+static int layer_rows(struct ux *x, const struct gp_an_set *s, const char *path, int cuda,
+		      struct cmp_unit *u)
+{
+	struct walk w = { .x = x, .sep = cuda ? " > " : "." };
+	char p[96];
+	uint64_t sum;
+	int rc;
+
+	snprintf(p, sizeof(p), "%s.by_layer", path);
+	w.path = p;
+	if ((rc = walk_nodes(&w, s->layers, s->nlayers, &sum)) || (rc = rows_finish(x, p, &w.rows)))
+		goto cleanup;
+	u->layers = w.rows.r;
+	u->nlayers = w.rows.n;
+	w.rows.r = NULL;
+	w.rows.n = 0;
+cleanup:
+	rows_free(&w.rows);
+	free(w.name);
+	return rc;
+}
+
+/* Categories; `other` split by what it is (cudaMalloc, a library...) when
+ * the result says, since that is where a change outside PyTorch shows. */
+static int category_rows(struct ux *x, const struct gp_an_set *s, const char *path,
+			 struct cmp_unit *u)
+{
+	struct rows rs = { 0 };
+	char p[96], q[128];
+	int rc = 0;
+
+	if (!s->has_categories)
+		return 0;
+	snprintf(p, sizeof(p), "%s.by_category", path);
+	for (size_t i = 0; i < s->ncategories; i++) {
+		const struct gp_an_category *c = &s->categories[i];
+		uint64_t sum = 0;
+		size_t first = rs.n;
+
+		snprintf(q, sizeof(q), "%s[%zu]", p, i);
+		if ((rc = size_ok(x, q, "bytes", c->bytes)))
+			goto cleanup;
+		for (size_t j = 0; j < c->by.n; j++) {
+			char label[512];
+
+			if ((rc = size_ok(x, q, "bytes", c->by.v[j].bytes)))
+				goto cleanup;
+			snprintf(label, sizeof(label), "%s: %s", c->category, c->by.v[j].name);
+			if ((rc = row_add(&rs, label, strlen(label), c->by.v[j].bytes)))
+				goto cleanup;
+			sum += c->by.v[j].bytes;
+		}
+		if (c->by.n && sum != c->bytes) {
+			rc = bad(x, q, "its 'by' adds up to %llu bytes, not its %llu",
+				 (unsigned long long)sum, (unsigned long long)c->bytes);
+			goto cleanup;
+		}
+		if (rs.n == first && (rc = row_add(&rs, c->category, strlen(c->category), c->bytes)))
+			goto cleanup;
+	}
+	if ((rc = rows_finish(x, p, &rs)))
+		goto cleanup;
+	u->has_cats = 1;
+	u->cats = rs.r;
+	u->ncats = rs.n;
+	rs.r = NULL;
+	rs.n = 0;
+cleanup:
+	rows_free(&rs);
+	return rc;
+}
+
+static int top_allocs(struct ux *x, const struct gp_an_set *s, const char *path, struct cmp_unit *u)
+{
+	char q[128];
+	int rc;
+
+	if (!s->ntop) {
+		u->top_complete = !u->live_allocations;
+		u->top_cut = UINT64_MAX;
+		return 0;
+	}
+	u->top = calloc(s->ntop, sizeof(*u->top));
+	if (!u->top)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ntop; i++) {
+		const struct gp_an_alloc *e = &s->top[i];
+		struct cmp_alloc *a = &u->top[i];
+
+		snprintf(q, sizeof(q), "%s.top[%zu]", path, i);
+		if ((rc = size_ok(x, q, "bytes", e->bytes)))
+			return rc;
+		*a = (struct cmp_alloc){ e->bytes, e->layer, e->category, e->phase, e->op, e->api, e->what };
+		u->ntop++;
+		if (i == 0 || a->bytes < u->top_cut)
+			u->top_cut = a->bytes;
+	}
+	u->top_complete = u->ntop >= u->live_allocations;
+	return 0;
+}
+
+void cmp_unit_free(struct cmp_unit *u)
+{
+	for (size_t i = 0; i < u->ncats; i++)
+		free(u->cats[i].name);
+	for (size_t i = 0; i < u->nlayers; i++)
+		free(u->layers[i].name);
+	free(u->cats);
+	free(u->layers);
+	free(u->top);
+	memset(u, 0, sizeof(*u));
+}
+
+static int unit_make(struct ux *x, const struct gp_an_result *r, size_t i, const char *input,
+		     struct cmp_unit *u)
+{
+	const struct gp_an_device *d = &r->devices[i];
+	const struct gp_an_trace *tr = &r->traces[d->trace];
+	const struct gp_an_peak *pk = &d->peak;
+	char path[48], p[64];
+	int rc;
+
+	snprintf(path, sizeof(path), "devices[%zu]", i);
+	u->dev = d;
+	u->trace = tr->path;
+	u->input = input ? input : tr->path;
+	u->cmdline = tr->cmdline;
+	u->hostname = tr->hostname;
+	u->start_unix_ns = tr->start_unix_ns;
+	u->rank = tr->rank;
+	u->cut_short = tr->cut_short;
+	u->recovered = tr->recovered;
+	u->pid = d->pid;
+	u->device = d->device;
+	u->gpu_name = d->name;
+	u->capacity = d->capacity.known ? d->capacity.v : 0;
+	u->mode = gp_an_mode_names[d->mode];
+	u->oom_count = d->oom_count;
+	u->alloc_known = d->summary.allocated.known;
+	u->alloc_peak = d->summary.allocated.peak.v;
+	u->reserved_known = d->summary.reserved.known;
+	u->reserved_peak = d->summary.reserved.peak.v;
+	if (d->pid < 0 || d->pid > INT_MAX)
+		return bad(x, path, "'pid' is %lld, not from 0 to %d", (long long)d->pid, INT_MAX);
+	snprintf(p, sizeof(p), "%s.summary", path);
+	if ((rc = size_ok(x, path, "capacity", d->capacity.v)) ||
+	    (rc = size_ok(x, p, "allocated.peak", u->alloc_peak)) ||
+	    (rc = size_ok(x, p, "reserved.peak", u->reserved_peak)))
+		return rc;
+	if (!d->has_peak)
+		return 0;
+	snprintf(p, sizeof(p), "%s.peak", path);
+	u->has_peak = 1;
+	u->peak_what = pk->what;
+	u->peak_bytes = pk->bytes;
+	u->peak_t = pk->t;
+	u->peak_step = pk->step;
+	u->peak_phase = pk->phase;
+	u->peak_layer = pk->layer;
+	u->live_bytes = pk->set.live_bytes;
+	u->live_allocations = pk->set.live_allocations;
+	if ((rc = size_ok(x, p, "bytes", u->peak_bytes)) ||
+	    (rc = size_ok(x, p, "live_bytes", u->live_bytes)) ||
+	    (rc = size_ok(x, p, "live_allocations", u->live_allocations)) ||
+	    (rc = category_rows(x, &pk->set, p, u)) ||
+	    (rc = layer_rows(x, &pk->set, p, d->mode == GP_AN_MODE_CUDA, u)))
+		return rc;
+	return top_allocs(x, &pk->set, p, u);
+}
+
+static int add_unit(struct cmp_side *side, struct cmp_unit *u)
+{
+	struct cmp_unit *p = realloc(side->u, (side->n + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	side->u = p;
+	side->u[side->n++] = *u;
+	return 0;
+}
+
+int cmp_units_add(struct cmp_side *side, const struct gp_an_result *r, const char *input, int device,
+		  char *err, size_t cap)
+{
+	struct ux x = { input ? input : side->label, err, cap };
+	int rc = 0;
+
+	for (size_t i = 0; i < r->ndevices; i++) {
+		struct cmp_unit u = { 0 };
+
+		rc = unit_make(&x, r, i, input, &u);
+		if (!rc && device >= 0 && u.device != device) {
+			cmp_unit_free(&u);
+			continue;
+		}
+		if (rc || (rc = add_unit(side, &u))) {
+			cmp_unit_free(&u);
+			goto cleanup;
+		}
+	}
+	for (size_t i = 0; i < r->ntraces; i++) {
+		const char *name = input ? input : r->traces[i].path;
+
+		/* a run cut short has a lower peak than a full one: say it
+		 * where a shrink would be read as good news */
+		if (r->traces[i].cut_short &&
+		    (rc = cmp_note(&side->notes, "%s: %s was cut short (the program did not finish): "
+				   "its peak is that of the part recorded", side->label, name)))
+			goto cleanup;
+	}
+cleanup:
+	if (rc == -ENOMEM)
+		snprintf(err, cap, "out of memory");
+	return rc;
+}
