@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "torch_env.h"
+#include "exporters/trace_names.h"
 #include "exporters/trace_recover.h"
 
 /* Both come from viewer/CMakeLists.txt; empty when the recorder is not built. */
