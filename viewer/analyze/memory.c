@@ -101,10 +101,10 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	for (size_t i = 0; i < pd->live.cap; i++)
 		if (pd->live.slots[i].val)
 			an_rec_unref(a, pd->live.slots[i].val);
-	an_map_free(&pd->live);
+	gp_u64map_free(&pd->live);
 	for (size_t i = 0; i < pd->pools.cap; i++)
 		free(pd->pools.slots[i].val);
-	an_map_free(&pd->pools);
+	gp_u64map_free(&pd->pools);
 	snap_free(a, &pd->peak);
 	snap_free(a, &pd->step_snap);
 	for (size_t i = 0; i < pd->nooms; i++)
@@ -232,13 +232,13 @@ static void gpu_update(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 
 static int pool_set(struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts)
 {
-	uint64_t *cur = an_map_get(&pd->pools, pool);
+	uint64_t *cur = gp_u64map_get(&pd->pools, pool);
 
 	if (!cur) {
 		if (size == 0)
 			return 0;
 		cur = calloc(1, sizeof(*cur));
-		if (!cur || an_map_put(&pd->pools, pool, cur)) {
+		if (!cur || gp_u64map_put(&pd->pools, pool, cur)) {
 			free(cur);
 			return -ENOMEM;
 		}
@@ -246,7 +246,7 @@ static int pool_set(struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts)
 	pd->pool_sum = pd->pool_sum - *cur + size;
 	*cur = size;
 	if (size == 0)
-		free(an_map_del(&pd->pools, pool));
+		free(gp_u64map_del(&pd->pools, pool));
 	pd->has_pool = 1;
 	if (pd->pool_sum > pd->pool_peak) {
 		pd->pool_peak = pd->pool_sum;
@@ -359,7 +359,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	struct an_rec *r, *old;
 	uint64_t total;
 
-	old = an_map_del(&pd->live, ev->a);
+	old = gp_u64map_del(&pd->live, ev->a);
 	if (old) {
 		/* its free was lost (a profiler window, dropped records) */
 		p->reused_live++;
@@ -399,11 +399,11 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		r->range_inst = t->range_inst;
 	}
 	if (p->mode == MODE_NATIVE && p->other_keys.count &&
-	    an_map_get(&p->other_keys, an_other_key(r->addr, r->ts)))
+	    gp_u64map_get(&p->other_keys, an_other_key(r->addr, r->ts)))
 		r->flags |= R_OTHER;
 	else if (p->mode == MODE_TENSOR && (r->flags & R_DEVICE) && !(r->flags & R_ASYNC))
 		r->flags |= R_OTHER;
-	if (an_map_put(&pd->live, r->addr, r)) {
+	if (gp_u64map_put(&pd->live, r->addr, r)) {
 		an_rec_unref(a, r);
 		return -ENOMEM;
 	}
@@ -469,7 +469,7 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	int64_t tid = 0;
 	struct an_str *api = NULL;
 	struct an_thread *t = call_thread(p, ev, &tid, &api);
-	struct an_rec *r = an_map_del(&pd->live, ev->a);
+	struct an_rec *r = gp_u64map_del(&pd->live, ev->a);
 
 	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))
 		return -ENOMEM;

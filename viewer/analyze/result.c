@@ -114,7 +114,7 @@ struct grp {
 };
 
 struct grpset {
-	struct an_map by_key; /* key -> struct grp */
+	struct gp_u64map by_key; /* key -> struct grp */
 	struct grp **list;
 	size_t n, cap;
 	int oom;
@@ -122,7 +122,7 @@ struct grpset {
 
 static void grp_add(struct grpset *g, uint64_t key, const char *name, uint64_t bytes)
 {
-	struct grp *e = an_map_get(&g->by_key, key);
+	struct grp *e = gp_u64map_get(&g->by_key, key);
 
 	if (!e) {
 		if (g->n == g->cap) {
@@ -137,7 +137,7 @@ static void grp_add(struct grpset *g, uint64_t key, const char *name, uint64_t b
 			g->cap = cap;
 		}
 		e = calloc(1, sizeof(*e));
-		if (!e || an_map_put(&g->by_key, key, e)) {
+		if (!e || gp_u64map_put(&g->by_key, key, e)) {
 			free(e);
 			g->oom = 1;
 			return;
@@ -163,7 +163,7 @@ static void grp_free(struct grpset *g)
 	for (size_t i = 0; i < g->n; i++)
 		free(g->list[i]);
 	free(g->list);
-	an_map_free(&g->by_key);
+	gp_u64map_free(&g->by_key);
 	memset(g, 0, sizeof(*g));
 }
 
