@@ -98,10 +98,14 @@ static void free_procs(struct run *r)
 	free(r->a.procs);
 	r->a.procs = NULL;
 	r->a.nprocs = 0;
-	for (size_t g = 0; g < r->a.ngpus; g++)
+	for (size_t g = 0; g < r->a.ngpus; g++) {
 		an_str_unref(&r->a.st, r->a.gpus[g].uuid);
-	memset(r->a.gpus, 0, sizeof(r->a.gpus));
-	r->a.ngpus = 0;
+		free(r->a.gpus[g].pds);
+		free(r->a.gpus[g].peak_by_pd);
+	}
+	free(r->a.gpus);
+	r->a.gpus = NULL;
+	r->a.ngpus = r->a.gpus_cap = 0;
 	r->a.seq = 0;
 }
 

@@ -29,6 +29,51 @@ static int absurd(struct an_analysis *a)
 	return -EINVAL;
 }
 
+/* Puts pd on the physical GPU of that UUID, the GPU added when first seen:
+ * as many GPUs and processes as the traces have. 0 or -ENOMEM. */
+static int gpu_join(struct an_analysis *a, struct an_pd *pd, struct an_str *uuid)
+{
+	struct an_gpu *g;
+	size_t i;
+
+	for (i = 0; i < a->ngpus; i++)
+		if (a->gpus[i].uuid == uuid)
+			break;
+	if (i == a->ngpus) {
+		if (a->ngpus == a->gpus_cap) {
+			size_t cap = a->gpus_cap ? a->gpus_cap * 2 : 8;
+			struct an_gpu *grown = realloc(a->gpus, cap * sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			a->gpus = grown;
+			a->gpus_cap = cap;
+		}
+		a->gpus[i] = (struct an_gpu){ .uuid = an_str_ref(uuid) };
+		a->ngpus++;
+	}
+	g = &a->gpus[i];
+	if (g->npds == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 4;
+		struct an_pd **pds = realloc(g->pds, cap * sizeof(*pds));
+		uint64_t *by_pd;
+
+		if (!pds)
+			return -ENOMEM;
+		g->pds = pds;
+		by_pd = realloc(g->peak_by_pd, cap * sizeof(*by_pd));
+		if (!by_pd)
+			return -ENOMEM;
+		g->peak_by_pd = by_pd;
+		g->cap = cap;
+	}
+	/* 0 until the GPU's next peak: not there at the earlier ones */
+	g->peak_by_pd[g->npds] = 0;
+	g->pds[g->npds++] = pd;
+	pd->gpu_idx = (int)i;
+	return 0;
+}
+
 struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t device)
 {
 	struct an_pd *pd = p->pd[device];
@@ -44,20 +89,9 @@ struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t devic
 	pd->stride = 1;
 	pd->gpu_idx = -1;
 	di = &p->src->dev[device];
-	if (di->uuid && di->uuid->len) {
-		size_t g;
-
-		for (g = 0; g < a->ngpus; g++)
-			if (a->gpus[g].uuid == di->uuid)
-				break;
-		if (g == a->ngpus && a->ngpus < sizeof(a->gpus) / sizeof(a->gpus[0])) {
-			a->gpus[g].uuid = an_str_ref(di->uuid);
-			a->ngpus++;
-		}
-		if (g < a->ngpus && a->gpus[g].npds < sizeof(a->gpus[g].pds) / sizeof(a->gpus[g].pds[0])) {
-			a->gpus[g].pds[a->gpus[g].npds++] = pd;
-			pd->gpu_idx = (int)g;
-		}
+	if (di->uuid && di->uuid->len && gpu_join(a, pd, di->uuid) != 0) {
+		free(pd);
+		return NULL;
 	}
 	p->pd[device] = pd;
 	return pd;

@@ -249,22 +249,23 @@ struct an_brange {
 	struct an_str *name; /* reference */
 };
 
-/* One physical GPU (by UUID) used by several processes. */
+/* One physical GPU (by UUID) and the processes that use it: as many as the
+ * traces have (memory.c, gpu_join). */
 struct an_gpu {
-	struct an_str *uuid; /* reference */
-	struct an_pd *pds[32];
-	size_t npds;
+	struct an_str *uuid;   /* reference */
+	struct an_pd **pds;    /* owned array of borrowed pds, in the order seen */
+	uint64_t *peak_by_pd;  /* owned: each pd's bytes at the GPU's peak */
+	size_t npds, cap;      /* cap: of both arrays */
 	uint64_t live, peak;
 	int64_t peak_ts;
-	uint64_t peak_by_pd[32];
 };
 
 struct an_analysis {
 	struct an_strtab st;
 	struct an_proc **procs;
 	size_t nprocs;
-	struct an_gpu gpus[16];
-	size_t ngpus;
+	struct an_gpu *gpus; /* owned, ngpus of gpus_cap */
+	size_t ngpus, gpus_cap;
 	uint64_t seq;
 	int64_t origin;      /* absolute ns that reports count from */
 	int pass;            /* 1, or 2 when native mode needs a second pass */
