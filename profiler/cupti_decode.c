@@ -79,7 +79,7 @@ static const char *kernel_name(struct gp_writer_ctx *w, const char *mangled)
 		free(d);
 		d = strdup(mangled);
 	}
-	if (!d || w->kernels.map.len > 100000) {
+	if (!d || w->kernels.map.count > 100000) {
 		free(d);
 		return mangled; /* bounded cache: past it, mangled names */
 	}

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* cb_live holds bytes and kind in the map's pointer value (a 64-bit
+ * recorder: CUDA_INJECTION64_PATH) */
+_Static_assert(sizeof(void *) == sizeof(uint64_t), "cb_live's values are 64 bits");
+
 static const char *domain_name(uint64_t handle)
 {
 	if (!handle)
@@ -84,15 +88,17 @@ static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 	if (!ev->a)
 		return;
 	if (alloc) {
-		if (ev->b >> 56 || gp_u64map_put(&w->cb_live, ev->a, ev->b | (uint64_t)kind << 56) != 0)
+		/* bytes below 2^56 and kind + 1 in the top byte: never NULL */
+		uint64_t v = ev->b | (uint64_t)(kind + 1) << 56;
+		if (ev->b >> 56 || gp_u64map_put(&w->cb_live, ev->a, (void *)(uintptr_t)v) != 0)
 			atomic_fetch_add(&gp_rec.dropped_host, 1);
 	} else {
 		/* not found: its kind is the freeing API's */
-		int found;
-		uint64_t v = gp_u64map_take(&w->cb_live, ev->a, &found);
-		if (found) {
+		uint64_t v = (uint64_t)(uintptr_t)gp_u64map_del(&w->cb_live, ev->a);
+		if (v) {
+			unsigned k = (unsigned)(v >> 56) - 1;
 			m.bytes = v & ((1ull << 56) - 1);
-			kind = (unsigned)(v >> 56) < GP_CBK_COUNT ? (unsigned)(v >> 56) : GP_CBK_DEVICE;
+			kind = k < GP_CBK_COUNT ? k : GP_CBK_DEVICE;
 		}
 	}
 	m.kind = kind_names[kind];
@@ -140,7 +146,7 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 			nvtx_args(w, ev);
 			gp_tw_end(w->tw);
 			/* Kept so the end event can carry the same name; bounded. */
-			if (w->ranges.map.len < 65536) {
+			if (w->ranges.map.count < 65536) {
 				char *copy = malloc(len + 1);
 				if (copy) {
 					memcpy(copy, name, len);

@@ -4,6 +4,7 @@
  * exit the trace is finished. Any failure says one "gpuprof:" line on stderr
  * and leaves the program running without us. */
 #include "recorder.h"
+#include "trace_names.h"
 #include "trace_writer.h"
 
 #include <cupti.h>
@@ -49,9 +50,10 @@ static void fail(const char *what, CUptiResult r)
 		gp_rec_say("%s failed (%s); gpuprof records nothing, the program runs on", what, msg);
 }
 
-/* Same rule as viewer/cli.h gp_cli_child_trace_path (kept in both places so the
- * injected library links nothing of the command's): the launched process writes
- * GPUPROF_OUTPUT itself; every other process writes <stem>.<pid>.json.gz. */
+/* The launched process writes GPUPROF_OUTPUT itself; every other process
+ * writes its own file beside it (exporters/trace_names.h); without
+ * GPUPROF_OUTPUT (CUDA_INJECTION64_PATH set by hand), gpuprof-<pid>.json.gz
+ * in the current directory. */
 static int trace_path(char *out, size_t cap)
 {
 	const char *base = getenv("GPUPROF_OUTPUT");
@@ -60,18 +62,11 @@ static int trace_path(char *out, size_t cap)
 	int n;
 
 	if (!base || !*base)
-		n = snprintf(out, cap, "gpuprof-%d.json.gz", (int)pid);
+		n = snprintf(out, cap, "gpuprof-%d" GP_TRACE_SUFFIX, (int)pid);
 	else if (root && atol(root) == (long)pid)
 		n = snprintf(out, cap, "%s", base);
-	else {
-		size_t len = strlen(base);
-		const char *suffix = ".json.gz";
-		size_t sl = strlen(suffix);
-		if (len > sl && strcmp(base + len - sl, suffix) == 0)
-			n = snprintf(out, cap, "%.*s.%d%s", (int)(len - sl), base, (int)pid, suffix);
-		else
-			n = snprintf(out, cap, "%s.%d", base, (int)pid);
-	}
+	else
+		return gp_child_trace_path(out, cap, base, pid);
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 

@@ -9,24 +9,14 @@
 #include "torch_counters.h"
 #include "trace_format.h"
 #include "trace_writer.h"
+#include "u64_map.h"
 
 #include <stdint.h>
 
-/* A small open-addressing map of 64-bit keys to 64-bit values (0 is never a
- * key): the sizes of live allocations recorded by the API callbacks, for
- * their frees; and under gp_u64set and gp_strmap. */
-struct gp_u64map {
-	uint64_t *keys, *vals;
-	size_t cap, len;
-};
-int gp_u64map_put(struct gp_u64map *m, uint64_t key, uint64_t val); /* 0 or -ENOMEM */
-/* The value of key, 0 if key is not there; take also removes it. */
-uint64_t gp_u64map_get(const struct gp_u64map *m, uint64_t key, int *found);
-uint64_t gp_u64map_take(struct gp_u64map *m, uint64_t key, int *found);
-void gp_u64map_free(struct gp_u64map *m);
+/* The writer thread's maps are the project's u64 map (exporters/u64_map.h);
+ * these two are built on it in small_maps.c. */
 
-/* A small set of 64-bit keys (0 is never a key): a u64map whose values are
- * unused. */
+/* A set of 64-bit keys: a u64map whose values only say "present". */
 struct gp_u64set {
 	struct gp_u64map map;
 };
@@ -36,12 +26,12 @@ void gp_u64set_free(struct gp_u64set *s);
 
 /* key -> owned string map, for names of open NVTX start/end ranges and of
  * demangled kernels: a u64map holding the strings' pointers. Bounded by the
- * caller (map.len). */
+ * caller (map.count). */
 struct gp_strmap {
 	struct gp_u64map map;
 };
 const char *gp_strmap_get(const struct gp_strmap *m, uint64_t key);
-int gp_strmap_put(struct gp_strmap *m, uint64_t key, char *val); /* takes val */
+int gp_strmap_put(struct gp_strmap *m, uint64_t key, char *val); /* takes val, not NULL */
 void gp_strmap_del(struct gp_strmap *m, uint64_t key);
 void gp_strmap_free(struct gp_strmap *m);
 
@@ -67,8 +57,9 @@ struct gp_writer_ctx {
 	struct gp_strmap ranges;     /* open NVTX start/end ranges: id -> name */
 	struct gp_strmap kernels;    /* CUPTI name pointer -> demangled name */
 	/* live allocations recorded by the API callbacks: address -> bytes,
-	 * with the enum gp_cb_kind in the top byte (a free says only its
-	 * address, and cudaFree frees managed memory as well as device) */
+	 * with the enum gp_cb_kind + 1 in the top byte, so never NULL, held
+	 * in the pointer (host_decode.c; a free says only its address, and
+	 * cudaFree frees managed memory as well as device) */
 	struct gp_u64map cb_live;
 	struct gp_device_info dev[GP_MAX_DEVICES];
 	uint64_t dev_counted;        /* bit per device: a zero counter was written */

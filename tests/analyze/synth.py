@@ -535,6 +535,28 @@ def scenario(name, outdir):
         b.write(os.path.join(outdir, "multi.5002.json.gz"))
         exp["together"] = 3 * GiB
         exp["together_t"] = 2.000002
+    elif name == "many":
+        # more GPUs and more processes on one GPU than a fixed table would
+        # hold: GPU 0 shared by 33 processes, GPUs 1..16 by 2 each; every
+        # process holds 1 MiB from 1 s to 3 s, so each GPU's peak is all of
+        # its processes together
+        paths = []
+        shares = [33] + [2] * 16
+        pid = 6000
+        for gpu, nproc in enumerate(shares):
+            for _ in range(nproc):
+                pid += 1
+                sim = Sim(mode="cuda", pid=pid, total=8 * GiB, cmdline="./app",
+                          uuid="GPU-%08x-1111-2222-3333-444444444444" % gpu)
+                sim.t = 1_000_000.0
+                x = sim.alloc(1 * MiB, "other")
+                sim.t = 3_000_000.0
+                sim.free(x)
+                path = os.path.join(outdir, "many.%d.json.gz" % pid)
+                sim.write(path)
+                paths.append(path)
+        exp["paths"] = paths
+        exp["shares"] = shares
     elif name == "cuda":
         # a plain CUDA program: nested NVTX ranges as layers, a request
         # larger than the device

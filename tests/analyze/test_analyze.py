@@ -530,6 +530,17 @@ def test_multi():
     eq(doc["devices"], [], "--device 1: nothing on GPU 1")
 
 
+def test_many():
+    exp = make("many")
+    doc, _ = analyze_json(*exp["paths"])
+    eq(len(doc["traces"]), sum(exp["shares"]), "every process")
+    eq(len(doc["gpus"]), len(exp["shares"]), "every shared GPU, past 16")
+    eq([len(g["by_process"]) for g in doc["gpus"]], exp["shares"], "every process on each, past 32")
+    eq([g["peak"] for g in doc["gpus"]], [n * MiB for n in exp["shares"]], "peak of all together")
+    eq(sorted({x["bytes"] for g in doc["gpus"] for x in g["by_process"]}), [MiB],
+       "each process at that moment")
+
+
 def test_cuda():
     exp = make("cuda")
     doc, _ = analyze_json("cuda.json.gz")

@@ -4,11 +4,15 @@
 . "$(dirname "$0")/lib.sh"
 need_python
 tool() { "$PYTHON" "$HERE/trace_tool.py" "$@"; }
-# the size as gpuprof prints it: "N B" below 1 KiB, else "X.Y KiB"/"MiB"
+# the size as gpuprof prints it (viewer/analyze/units.h): "N B" below 1 KiB,
+# else three significant digits: "7.08 KiB", "15.2 KiB", "118 KiB"
 hsize() {
-	stat -c %s "$1" | awk '{ if ($1 < 1024) printf "%d B", $1;
-		else if ($1 < 1048576) printf "%.1f KiB", $1 / 1024;
-		else printf "%.1f MiB", $1 / 1048576 }'
+	stat -c %s "$1" | awk '{ v = $1; u = 1; split("B KiB MiB GiB TiB", unit, " ");
+		while (v >= 1024 && u < 5) { v /= 1024; u++ }
+		if (u == 1) printf "%d B", $1;
+		else if (v < 10) printf "%.2f %s", v, unit[u];
+		else if (v < 100) printf "%.1f %s", v, unit[u];
+		else printf "%.0f %s", v, unit[u] }'
 }
 
 # one complete trace

@@ -84,7 +84,7 @@ def check(path, recovered=None, events=None):
 
 
 def child_name(output, pid):
-    """viewer/cli.h gp_child_trace_path()"""
+    """exporters/trace_names.h gp_child_trace_path()"""
     if output.endswith(".json.gz") and len(output) > len(".json.gz"):
         return "%s.%d.json.gz" % (output[: -len(".json.gz")], pid)
     return "%s.%d" % (output, pid)

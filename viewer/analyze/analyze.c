@@ -98,10 +98,14 @@ static void free_procs(struct run *r)
 	free(r->a.procs);
 	r->a.procs = NULL;
 	r->a.nprocs = 0;
-	for (size_t g = 0; g < r->a.ngpus; g++)
+	for (size_t g = 0; g < r->a.ngpus; g++) {
 		an_str_unref(&r->a.st, r->a.gpus[g].uuid);
-	memset(r->a.gpus, 0, sizeof(r->a.gpus));
-	r->a.ngpus = 0;
+		free(r->a.gpus[g].pds);
+		free(r->a.gpus[g].peak_by_pd);
+	}
+	free(r->a.gpus);
+	r->a.gpus = NULL;
+	r->a.ngpus = r->a.gpus_cap = 0;
 	r->a.seq = 0;
 }
 
@@ -113,7 +117,7 @@ static int fail(struct run *r, int status, const char *what)
 }
 
 /* Opens every input (those of --process only); one process each. */
-static int open_all(struct run *r, struct an_map *keep_other, struct an_map *keep_named,
+static int open_all(struct run *r, struct gp_u64map *keep_other, struct gp_u64map *keep_named,
 		    struct an_history *keep_hist)
 {
 	const struct gp_an_settings *s = r->a.settings;
@@ -278,7 +282,7 @@ static int run_pass(struct run *r)
 
 /* After pass 1 of native traces: device allocations live at the end that
  * PyTorch did not name. 1 if any process has some. */
-static int find_others(struct run *r, struct an_map *other, struct an_map *named)
+static int find_others(struct run *r, struct gp_u64map *other, struct gp_u64map *named)
 {
 	int any = 0;
 
@@ -297,9 +301,9 @@ static int find_others(struct run *r, struct an_map *other, struct an_map *named
 				struct an_rec *rec = pd->live.slots[k].val;
 
 				if (!rec || !(rec->flags & R_DEVICE) ||
-				    an_map_get(&p->named_segs, rec->addr))
+				    gp_u64map_get(&p->named_segs, rec->addr))
 					continue;
-				if (an_map_put(&other[slot], an_other_key(rec->addr, rec->ts), (void *)1))
+				if (gp_u64map_put(&other[slot], an_other_key(rec->addr, rec->ts), (void *)1))
 					return -ENOMEM;
 				any = 1;
 			}
@@ -334,7 +338,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		  size_t errcap, void (*note)(void *ctx, const char *line), void *note_ctx)
 {
 	struct run r;
-	struct an_map *other = NULL, *named = NULL;
+	struct gp_u64map *other = NULL, *named = NULL;
 	struct an_history *hist = NULL;
 	int st, any;
 
@@ -421,9 +425,9 @@ cleanup:
 	free_procs(&r);
 	close_sources(&r);
 	for (size_t i = 0; other && i < s->n_inputs; i++)
-		an_map_free(&other[i]);
+		gp_u64map_free(&other[i]);
 	for (size_t i = 0; named && i < s->n_inputs; i++)
-		an_map_free(&named[i]);
+		gp_u64map_free(&named[i]);
 	for (size_t i = 0; hist && i < s->n_inputs; i++)
 		an_history_free(&hist[i]);
 	free(other);

@@ -44,7 +44,7 @@ void an_proc_free(struct an_analysis *a, struct an_proc *p)
 	for (size_t i = 0; i < p->threads.cap; i++)
 		if (p->threads.slots[i].val)
 			thread_free(a, p->threads.slots[i].val);
-	an_map_free(&p->threads);
+	gp_u64map_free(&p->threads);
 	for (size_t i = 0; i < p->branges.cap; i++) {
 		struct an_brange *b = p->branges.slots[i].val;
 
@@ -53,19 +53,19 @@ void an_proc_free(struct an_analysis *a, struct an_proc *p)
 			free(b);
 		}
 	}
-	an_map_free(&p->branges);
+	gp_u64map_free(&p->branges);
 	for (size_t i = 0; i < p->path_layer.cap; i++) {
 		if (p->path_layer.slots[i].val) {
 			an_str_unref(&a->st, (struct an_str *)(uintptr_t)p->path_layer.slots[i].key);
 			an_str_unref(&a->st, p->path_layer.slots[i].val);
 		}
 	}
-	an_map_free(&p->path_layer);
+	gp_u64map_free(&p->path_layer);
 	for (int d = 0; d < AN_MAX_DEVICES; d++)
 		if (p->pd[d])
 			an_pd_free(a, p->pd[d]);
-	an_map_free(&p->named_segs);
-	an_map_free(&p->other_keys);
+	gp_u64map_free(&p->named_segs);
+	gp_u64map_free(&p->other_keys);
 	an_str_unref(&a->st, p->torch_version);
 	an_str_unref(&a->st, p->alloc_conf);
 	an_str_unref(&a->st, p->backend);
@@ -73,12 +73,12 @@ void an_proc_free(struct an_analysis *a, struct an_proc *p)
 
 struct an_thread *an_thread_get(struct an_proc *p, int64_t tid)
 {
-	return an_map_get(&p->threads, (uint64_t)tid);
+	return gp_u64map_get(&p->threads, (uint64_t)tid);
 }
 
 static struct an_thread *thread_make(struct an_proc *p, int64_t tid)
 {
-	struct an_thread *t = an_map_get(&p->threads, (uint64_t)tid);
+	struct an_thread *t = gp_u64map_get(&p->threads, (uint64_t)tid);
 
 	if (t)
 		return t;
@@ -86,7 +86,7 @@ static struct an_thread *thread_make(struct an_proc *p, int64_t tid)
 	if (!t)
 		return NULL;
 	t->tid = tid;
-	if (an_map_put(&p->threads, (uint64_t)tid, t)) {
+	if (gp_u64map_put(&p->threads, (uint64_t)tid, t)) {
 		free(t);
 		return NULL;
 	}
@@ -98,7 +98,7 @@ static void thread_maybe_drop(struct an_analysis *a, struct an_proc *p, struct a
 {
 	if (t->depth || t->lost || t->bwd_name)
 		return;
-	an_map_del(&p->threads, (uint64_t)t->tid);
+	gp_u64map_del(&p->threads, (uint64_t)t->tid);
 	thread_free(a, t);
 }
 
@@ -166,7 +166,7 @@ static struct an_str *fwd_layer(struct an_proc *p, const struct an_thread *t)
 {
 	for (uint32_t i = t->depth; i > 0; i--)
 		if (t->stack[i - 1].kind == FR_FWD)
-			return an_map_get(&p->path_layer, (uint64_t)(uintptr_t)t->stack[i - 1].name);
+			return gp_u64map_get(&p->path_layer, (uint64_t)(uintptr_t)t->stack[i - 1].name);
 	return NULL;
 }
 
@@ -225,7 +225,7 @@ static int thread_update(struct an_analysis *a, struct an_proc *p, struct an_thr
 		fwd = an_str_intern_raw(&a->st, buf, t->bwd_name->len);
 		if (!fwd)
 			return -ENOMEM;
-		full = an_map_get(&p->path_layer, (uint64_t)(uintptr_t)fwd);
+		full = gp_u64map_get(&p->path_layer, (uint64_t)(uintptr_t)fwd);
 		an_str_unref(&a->st, fwd);
 		layer = full ? an_str_ref(full)
 			     : an_str_intern_raw(&a->st, t->bwd_name->s + 4, t->bwd_name->len - 4);
@@ -247,7 +247,7 @@ static int learn_path(struct an_analysis *a, struct an_proc *p, struct an_thread
 	char buf[2 * AN_STR_MAX + 2];
 	size_t n;
 
-	if (an_map_get(&p->path_layer, (uint64_t)(uintptr_t)f->name))
+	if (gp_u64map_get(&p->path_layer, (uint64_t)(uintptr_t)f->name))
 		return 0;
 	if (p->path_layer.count >= MAX_PATH_LAYERS)
 		return 0;
@@ -270,7 +270,7 @@ static int learn_path(struct an_analysis *a, struct an_proc *p, struct an_thread
 	full = an_str_intern_raw(&a->st, buf, n);
 	if (!full)
 		return -ENOMEM;
-	if (an_map_put(&p->path_layer, (uint64_t)(uintptr_t)f->name, full)) {
+	if (gp_u64map_put(&p->path_layer, (uint64_t)(uintptr_t)f->name, full)) {
 		an_str_unref(&a->st, full);
 		return -ENOMEM;
 	}
@@ -404,15 +404,15 @@ static int on_start(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	b->tid = ev->tid;
 	b->name = an_str_ref(ev->name);
 	{
-		struct an_brange *old = an_map_get(&p->branges, ev->a);
+		struct an_brange *old = gp_u64map_get(&p->branges, ev->a);
 
 		if (old) {
-			an_map_del(&p->branges, ev->a);
+			gp_u64map_del(&p->branges, ev->a);
 			an_str_unref(&a->st, old->name);
 			free(old);
 		}
 	}
-	if (an_map_put(&p->branges, ev->a, b)) {
+	if (gp_u64map_put(&p->branges, ev->a, b)) {
 		an_str_unref(&a->st, b->name);
 		free(b);
 		return -ENOMEM;
@@ -427,7 +427,7 @@ static int on_start(struct an_analysis *a, struct an_proc *p, const struct an_ev
 
 static int on_end(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev)
 {
-	struct an_brange *b = an_map_del(&p->branges, ev->a);
+	struct an_brange *b = gp_u64map_del(&p->branges, ev->a);
 	struct an_thread *t;
 	int err = 0;
 
@@ -553,7 +553,7 @@ static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 		}
 		if (digits == 0 || digits > 16)
 			return 0;
-		return an_map_put(&p->named_segs, addr, (void *)1);
+		return gp_u64map_put(&p->named_segs, addr, (void *)1);
 	}
 	if (starts(n, "gpuprof:torch.profiler start", 28))
 		p->profiler_windows++;

@@ -29,6 +29,51 @@ static int absurd(struct an_analysis *a)
 	return -EINVAL;
 }
 
+/* Puts pd on the physical GPU of that UUID, the GPU added when first seen:
+ * as many GPUs and processes as the traces have. 0 or -ENOMEM. */
+static int gpu_join(struct an_analysis *a, struct an_pd *pd, struct an_str *uuid)
+{
+	struct an_gpu *g;
+	size_t i;
+
+	for (i = 0; i < a->ngpus; i++)
+		if (a->gpus[i].uuid == uuid)
+			break;
+	if (i == a->ngpus) {
+		if (a->ngpus == a->gpus_cap) {
+			size_t cap = a->gpus_cap ? a->gpus_cap * 2 : 8;
+			struct an_gpu *grown = realloc(a->gpus, cap * sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			a->gpus = grown;
+			a->gpus_cap = cap;
+		}
+		a->gpus[i] = (struct an_gpu){ .uuid = an_str_ref(uuid) };
+		a->ngpus++;
+	}
+	g = &a->gpus[i];
+	if (g->npds == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 4;
+		struct an_pd **pds = realloc(g->pds, cap * sizeof(*pds));
+		uint64_t *by_pd;
+
+		if (!pds)
+			return -ENOMEM;
+		g->pds = pds;
+		by_pd = realloc(g->peak_by_pd, cap * sizeof(*by_pd));
+		if (!by_pd)
+			return -ENOMEM;
+		g->peak_by_pd = by_pd;
+		g->cap = cap;
+	}
+	/* 0 until the GPU's next peak: not there at the earlier ones */
+	g->peak_by_pd[g->npds] = 0;
+	g->pds[g->npds++] = pd;
+	pd->gpu_idx = (int)i;
+	return 0;
+}
+
 struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t device)
 {
 	struct an_pd *pd = p->pd[device];
@@ -44,20 +89,9 @@ struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t devic
 	pd->stride = 1;
 	pd->gpu_idx = -1;
 	di = &p->src->dev[device];
-	if (di->uuid && di->uuid->len) {
-		size_t g;
-
-		for (g = 0; g < a->ngpus; g++)
-			if (a->gpus[g].uuid == di->uuid)
-				break;
-		if (g == a->ngpus && a->ngpus < sizeof(a->gpus) / sizeof(a->gpus[0])) {
-			a->gpus[g].uuid = an_str_ref(di->uuid);
-			a->ngpus++;
-		}
-		if (g < a->ngpus && a->gpus[g].npds < sizeof(a->gpus[g].pds) / sizeof(a->gpus[g].pds[0])) {
-			a->gpus[g].pds[a->gpus[g].npds++] = pd;
-			pd->gpu_idx = (int)g;
-		}
+	if (di->uuid && di->uuid->len && gpu_join(a, pd, di->uuid) != 0) {
+		free(pd);
+		return NULL;
 	}
 	p->pd[device] = pd;
 	return pd;
@@ -101,10 +135,10 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	for (size_t i = 0; i < pd->live.cap; i++)
 		if (pd->live.slots[i].val)
 			an_rec_unref(a, pd->live.slots[i].val);
-	an_map_free(&pd->live);
+	gp_u64map_free(&pd->live);
 	for (size_t i = 0; i < pd->pools.cap; i++)
 		free(pd->pools.slots[i].val);
-	an_map_free(&pd->pools);
+	gp_u64map_free(&pd->pools);
 	snap_free(a, &pd->peak);
 	snap_free(a, &pd->step_snap);
 	for (size_t i = 0; i < pd->nooms; i++)
@@ -232,13 +266,13 @@ static void gpu_update(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 
 static int pool_set(struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts)
 {
-	uint64_t *cur = an_map_get(&pd->pools, pool);
+	uint64_t *cur = gp_u64map_get(&pd->pools, pool);
 
 	if (!cur) {
 		if (size == 0)
 			return 0;
 		cur = calloc(1, sizeof(*cur));
-		if (!cur || an_map_put(&pd->pools, pool, cur)) {
+		if (!cur || gp_u64map_put(&pd->pools, pool, cur)) {
 			free(cur);
 			return -ENOMEM;
 		}
@@ -246,7 +280,7 @@ static int pool_set(struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts)
 	pd->pool_sum = pd->pool_sum - *cur + size;
 	*cur = size;
 	if (size == 0)
-		free(an_map_del(&pd->pools, pool));
+		free(gp_u64map_del(&pd->pools, pool));
 	pd->has_pool = 1;
 	if (pd->pool_sum > pd->pool_peak) {
 		pd->pool_peak = pd->pool_sum;
@@ -359,7 +393,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	struct an_rec *r, *old;
 	uint64_t total;
 
-	old = an_map_del(&pd->live, ev->a);
+	old = gp_u64map_del(&pd->live, ev->a);
 	if (old) {
 		/* its free was lost (a profiler window, dropped records) */
 		p->reused_live++;
@@ -399,11 +433,11 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		r->range_inst = t->range_inst;
 	}
 	if (p->mode == MODE_NATIVE && p->other_keys.count &&
-	    an_map_get(&p->other_keys, an_other_key(r->addr, r->ts)))
+	    gp_u64map_get(&p->other_keys, an_other_key(r->addr, r->ts)))
 		r->flags |= R_OTHER;
 	else if (p->mode == MODE_TENSOR && (r->flags & R_DEVICE) && !(r->flags & R_ASYNC))
 		r->flags |= R_OTHER;
-	if (an_map_put(&pd->live, r->addr, r)) {
+	if (gp_u64map_put(&pd->live, r->addr, r)) {
 		an_rec_unref(a, r);
 		return -ENOMEM;
 	}
@@ -469,7 +503,7 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	int64_t tid = 0;
 	struct an_str *api = NULL;
 	struct an_thread *t = call_thread(p, ev, &tid, &api);
-	struct an_rec *r = an_map_del(&pd->live, ev->a);
+	struct an_rec *r = gp_u64map_del(&pd->live, ev->a);
 
 	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))
 		return -ENOMEM;

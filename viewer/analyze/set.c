@@ -7,7 +7,7 @@
 
 void an_grp_add(struct an_grpset *g, uint64_t key, const char *name, uint64_t bytes)
 {
-	struct an_grp *e = an_map_get(&g->by_key, key);
+	struct an_grp *e = gp_u64map_get(&g->by_key, key);
 
 	if (!e) {
 		if (g->n == g->cap) {
@@ -22,7 +22,7 @@ void an_grp_add(struct an_grpset *g, uint64_t key, const char *name, uint64_t by
 			g->cap = cap;
 		}
 		e = calloc(1, sizeof(*e));
-		if (!e || an_map_put(&g->by_key, key, e)) {
+		if (!e || gp_u64map_put(&g->by_key, key, e)) {
 			free(e);
 			g->oom = 1;
 			return;
@@ -54,7 +54,7 @@ void an_grp_free(struct an_grpset *g)
 	for (size_t i = 0; i < g->n; i++)
 		free(g->list[i]);
 	free(g->list);
-	an_map_free(&g->by_key);
+	gp_u64map_free(&g->by_key);
 	memset(g, 0, sizeof(*g));
 }
 

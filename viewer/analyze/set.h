@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "map.h"
+#include "exporters/u64_map.h"
 #include "state.h"
 
 /* Bytes and allocations under one name. */
@@ -18,7 +18,7 @@ struct an_grp {
 
 /* Groups by a key (an interned string's address, a phase...). */
 struct an_grpset {
-	struct an_map by_key; /* key -> struct an_grp */
+	struct gp_u64map by_key; /* key -> struct an_grp */
 	struct an_grp **list;
 	size_t n, cap;
 	int oom;

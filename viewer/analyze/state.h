@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "event.h"
-#include "map.h"
+#include "exporters/u64_map.h"
 #include "source.h"
 #include "strtab.h"
 
@@ -147,7 +147,7 @@ static inline uint64_t an_frag_gap(const struct an_frag_moment *m)
 struct an_pd {
 	struct an_proc *proc;
 	uint32_t device;
-	struct an_map live; /* addr -> struct an_rec */
+	struct gp_u64map live; /* addr -> struct an_rec */
 	uint64_t live_count, max_live_count;
 
 	uint64_t kind_live[K_N], kind_peak[K_N], kind_allocs[K_N];
@@ -159,7 +159,7 @@ struct an_pd {
 
 	/* stream-ordered pools: pool address -> size; their sum is reserved
 	 * in tensor mode */
-	struct an_map pools;
+	struct gp_u64map pools;
 	uint64_t pool_sum, pool_peak;
 	int64_t pool_peak_ts;
 	int has_pool;
@@ -212,8 +212,8 @@ struct an_proc {
 	struct an_source *src;
 	int mode;
 	int idx;
-	struct an_map threads;   /* tid -> struct an_thread */
-	struct an_map branges;   /* NVTX start/end id -> struct an_brange */
+	struct gp_u64map threads;   /* tid -> struct an_thread */
+	struct gp_u64map branges;   /* NVTX start/end id -> struct an_brange */
 	struct an_open_phase phases[64];
 	size_t nphases, lost_phases;
 	uint32_t next_inst;
@@ -224,7 +224,7 @@ struct an_proc {
 	int64_t last_step;       /* N of the last step:N mark; 0 before */
 	int has_steps;
 	int64_t last_step_ts;
-	struct an_map path_layer; /* fwd name (an_str *) -> full layer (an_str *) */
+	struct gp_u64map path_layer; /* fwd name (an_str *) -> full layer (an_str *) */
 	struct an_pd *pd[AN_MAX_DEVICES];
 
 	/* gpuprof:torch */
@@ -234,9 +234,9 @@ struct an_proc {
 	/* torch.profiler windows (allocations missing) */
 	uint32_t profiler_windows;
 	/* native mode: segments PyTorch named at exit */
-	struct an_map named_segs;
+	struct gp_u64map named_segs;
 	/* pass 2 of native mode: allocations known not to be PyTorch's */
-	struct an_map other_keys;
+	struct gp_u64map other_keys;
 
 	uint64_t unattributed;   /* allocations whose API call is missing */
 	uint64_t unmatched_frees;
@@ -249,22 +249,23 @@ struct an_brange {
 	struct an_str *name; /* reference */
 };
 
-/* One physical GPU (by UUID) used by several processes. */
+/* One physical GPU (by UUID) and the processes that use it: as many as the
+ * traces have (memory.c, gpu_join). */
 struct an_gpu {
-	struct an_str *uuid; /* reference */
-	struct an_pd *pds[32];
-	size_t npds;
+	struct an_str *uuid;   /* reference */
+	struct an_pd **pds;    /* owned array of borrowed pds, in the order seen */
+	uint64_t *peak_by_pd;  /* owned: each pd's bytes at the GPU's peak */
+	size_t npds, cap;      /* cap: of both arrays */
 	uint64_t live, peak;
 	int64_t peak_ts;
-	uint64_t peak_by_pd[32];
 };
 
 struct an_analysis {
 	struct an_strtab st;
 	struct an_proc **procs;
 	size_t nprocs;
-	struct an_gpu gpus[16];
-	size_t ngpus;
+	struct an_gpu *gpus; /* owned, ngpus of gpus_cap */
+	size_t ngpus, gpus_cap;
 	uint64_t seq;
 	int64_t origin;      /* absolute ns that reports count from */
 	int pass;            /* 1, or 2 when native mode needs a second pass */

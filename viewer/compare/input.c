@@ -22,7 +22,7 @@
 #include <zlib.h>
 
 #include "analyze.h"
-#include "viewer/cli.h"
+#include "exporters/trace_names.h"
 #include "cmp.h"
 
 #define MAX_SUMMARY (512u << 20)

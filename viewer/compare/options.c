@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "options.h"
-#include "viewer/cli.h"
+#include "exporters/parse_number.h"
 
 int gp_cmp_usage(const char *prog, const char *fmt, ...)
 {

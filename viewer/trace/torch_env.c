@@ -1,12 +1,15 @@
+/* The mode and the environment of a traced PyTorch program (torch_env.h). */
 #include "torch_env.h"
 
-#include "cli.h"
+#include "launch.h"
+#include "viewer/cli.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int gp_mode_parse(const char *s, enum gp_mode *out)
@@ -33,41 +36,16 @@ const char *gp_mode_name(enum gp_mode m)
 	}
 }
 
-/* argv0 as execvp would find it; NULL if not found (the caller reports). */
-static char *which(const char *argv0)
-{
-	if (strchr(argv0, '/'))
-		return strdup(argv0);
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p;) {
-		const char *end = strchr(p, ':');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		char *cand;
-		if (asprintf(&cand, "%.*s/%s", (int)n, n ? p : ".", argv0) < 0)
-			return NULL;
-		if (access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-		p += n;
-		if (*p == ':')
-			p++;
-	}
-	return NULL;
-}
-
 bool gp_runs_python(const char *argv0)
 {
-	size_t n = strlen(argv0);
-	if (n > 3 && strcmp(argv0 + n - 3, ".py") == 0)
+	if (gp_trace_is_python_script(argv0))
 		return true;
 	const char *base = strrchr(argv0, '/');
 	base = base ? base + 1 : argv0;
 	if (strncmp(base, "python", 6) == 0)
 		return true;
-	char *path = which(argv0);
-	if (!path)
+	char *path;
+	if (gp_trace_find_program(argv0, &path) != 0)
 		return false;
 	bool py = false;
 	FILE *f = fopen(path, "re");
@@ -200,4 +178,43 @@ int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, const char *p
 	if (setenv(var, conf, 1) != 0)
 		return -errno;
 	return 0;
+}
+
+/* Python programs are traced in tensor mode unless told otherwise: the
+ * hooks next to the recorder name layers and phases. */
+int gp_trace_setup_mode(const struct gp_trace_settings *s, const struct gp_trace_run *r)
+{
+	enum gp_mode mode = s->mode;
+	char *dir = NULL, *slash;
+	struct stat st;
+	int err;
+
+	if (mode == GP_MODE_AUTO)
+		mode = gp_runs_python(s->program[0]) ? GP_MODE_TENSOR : GP_MODE_CUDA;
+	if (s->ops && mode == GP_MODE_CUDA)
+		gp_msg("--ops needs a PyTorch program (--mode tensor or native); ignored");
+	if (s->history && mode != GP_MODE_NATIVE)
+		gp_msg("--torch-history needs --mode native (tensor mode records every tensor "
+		       "already); ignored");
+	if (mode != GP_MODE_CUDA) {
+		dir = malloc(strlen(r->recorder) + sizeof("/python"));
+		if (!dir)
+			return -ENOMEM;
+		strcpy(dir, r->recorder);
+		slash = strrchr(dir, '/');
+		strcpy(slash ? slash : dir, "/python");
+		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+			gp_msg("the PyTorch hooks are missing (%s): layers and steps will not be "
+			       "named", dir);
+	}
+	err = gp_torch_env_export(mode, s->ops, s->history && mode == GP_MODE_NATIVE, dir);
+	if (err)
+		gp_msg("cannot set the environment: %s", strerror(-err));
+	else if (mode != GP_MODE_CUDA)
+		gp_msg("%s mode: %s", gp_mode_name(mode),
+		       mode == GP_MODE_TENSOR
+			       ? "every tensor is recorded (PyTorch allocator backend cudaMallocAsync)"
+			       : "PyTorch's own allocator, recorded as its segments");
+	free(dir);
+	return err;
 }

@@ -15,7 +15,8 @@ int gp_mode_parse(const char *s, enum gp_mode *out);
 const char *gp_mode_name(enum gp_mode m);
 
 /* True when argv0 runs Python: a .py file, an executable named python*, or a
- * script whose #! line names python (torchrun, accelerate, deepspeed ...). */
+ * script whose #! line names python (torchrun, accelerate, deepspeed ...),
+ * found on PATH as it will run (gp_trace_find_program). */
 bool gp_runs_python(const char *argv0);
 
 /* PYTORCH_CUDA_ALLOC_CONF for tensor mode, keeping the user's settings:

@@ -1,12 +1,12 @@
-/* u64 -> pointer hash map, see map.h. */
-#include "map.h"
+/* The u64 -> pointer hash map, see u64_map.h. */
+#include "u64_map.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-static int resize(struct an_map *m, size_t cap)
+static int resize(struct gp_u64map *m, size_t cap)
 {
-	struct an_map_slot *slots = calloc(cap, sizeof(*slots));
+	struct gp_u64map_slot *slots = calloc(cap, sizeof(*slots));
 	size_t mask = cap - 1;
 
 	if (!slots)
@@ -16,7 +16,7 @@ static int resize(struct an_map *m, size_t cap)
 
 		if (!m->slots[i].val)
 			continue;
-		for (j = an_map_hash(m->slots[i].key, mask); slots[j].val; j = (j + 1) & mask)
+		for (j = gp_u64map_hash(m->slots[i].key, mask); slots[j].val; j = (j + 1) & mask)
 			;
 		slots[j] = m->slots[i];
 	}
@@ -26,7 +26,7 @@ static int resize(struct an_map *m, size_t cap)
 	return 0;
 }
 
-int an_map_put(struct an_map *m, uint64_t key, void *val)
+int gp_u64map_put(struct gp_u64map *m, uint64_t key, void *val)
 {
 	size_t mask, i;
 
@@ -37,7 +37,7 @@ int an_map_put(struct an_map *m, uint64_t key, void *val)
 			return err;
 	}
 	mask = m->cap - 1;
-	for (i = an_map_hash(key, mask); m->slots[i].val; i = (i + 1) & mask) {
+	for (i = gp_u64map_hash(key, mask); m->slots[i].val; i = (i + 1) & mask) {
 		if (m->slots[i].key == key) {
 			m->slots[i].val = val;
 			return 0;
@@ -49,7 +49,7 @@ int an_map_put(struct an_map *m, uint64_t key, void *val)
 	return 0;
 }
 
-void *an_map_del(struct an_map *m, uint64_t key)
+void *gp_u64map_del(struct gp_u64map *m, uint64_t key)
 {
 	size_t mask, i, j;
 	void *val;
@@ -57,14 +57,14 @@ void *an_map_del(struct an_map *m, uint64_t key)
 	if (!m->count)
 		return NULL;
 	mask = m->cap - 1;
-	for (i = an_map_hash(key, mask); m->slots[i].val; i = (i + 1) & mask)
+	for (i = gp_u64map_hash(key, mask); m->slots[i].val; i = (i + 1) & mask)
 		if (m->slots[i].key == key)
 			break;
 	if (!m->slots[i].val)
 		return NULL;
 	val = m->slots[i].val;
 	for (j = (i + 1) & mask; m->slots[j].val; j = (j + 1) & mask) {
-		size_t home = an_map_hash(m->slots[j].key, mask);
+		size_t home = gp_u64map_hash(m->slots[j].key, mask);
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			m->slots[i] = m->slots[j];
@@ -76,7 +76,7 @@ void *an_map_del(struct an_map *m, uint64_t key)
 	return val;
 }
 
-void an_map_free(struct an_map *m)
+void gp_u64map_free(struct gp_u64map *m)
 {
 	free(m->slots);
 	m->slots = NULL;

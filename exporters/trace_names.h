@@ -1,0 +1,27 @@
+/* Where each process of a traced run writes its trace: the one rule that the
+ * recorder (profiler/inject.c, when it opens its trace) and the launcher and
+ * compare (viewer/, when they look for a run's traces) both follow.
+ *
+ * The program gpuprof started writes the output file itself. Every other
+ * process that uses CUDA gets its own file, because the recorders of several
+ * processes cannot share one gzip stream: <stem>.<pid>.json.gz for an output
+ * <stem>.json.gz, else <output>.<pid>. */
+#ifndef GPUPROF_TRACE_NAMES_H
+#define GPUPROF_TRACE_NAMES_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define GP_TRACE_SUFFIX ".json.gz"
+
+/* The trace of process pid for the output file output (a path or a file
+ * name: only its end is looked at). 0, or -ENAMETOOLONG when buf is too
+ * small. */
+int gp_child_trace_path(char *buf, size_t size, const char *output, pid_t pid);
+
+/* The inverse, for finding the children's traces after a run: the pid when
+ * name (a file name, no directory) is what gp_child_trace_path() makes of
+ * the output file name out_name, else -1. */
+pid_t gp_child_trace_pid(const char *out_name, const char *name);
+
+#endif

@@ -1,0 +1,64 @@
+/* `gpuprof --trace`'s command line: gpuprof's options, then PROGRAM and its
+ * arguments, untouched. */
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "launch.h"
+#include "viewer/cli.h"
+
+enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY };
+
+static const struct option long_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "python", required_argument, NULL, OPT_PYTHON },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "ops", no_argument, NULL, OPT_OPS },
+	{ "torch-history", no_argument, NULL, OPT_HISTORY },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s)
+{
+	int c, prev;
+
+	/* '+': options end at PROGRAM; what follows it is PROGRAM's, so
+	 * `gpuprof --trace ./app -o x` passes -o x to app. */
+	while ((prev = optind, c = getopt_long(argc, argv, "+:o:fh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			s->output = optarg;
+			break;
+		case 'f':
+			s->force = true;
+			break;
+		case OPT_PYTHON:
+			s->python = optarg;
+			break;
+		case OPT_MODE:
+			if (gp_mode_parse(optarg, &s->mode) != 0)
+				return gp_usage_error("--mode must be tensor, native or cuda, not '%s'",
+						      optarg);
+			break;
+		case OPT_OPS:
+			s->ops = true;
+			break;
+		case OPT_HISTORY:
+			s->history = true;
+			break;
+		case 'h':
+			return GP_TRACE_HELP;
+		default:
+			return gp_option_error(c, argv[prev]);
+		}
+	}
+	if (optind >= argc)
+		return gp_usage_error("missing PROGRAM to run");
+	if (s->output && !*s->output)
+		return gp_usage_error("option '-o' needs a file name");
+	if (s->python && !*s->python)
+		return gp_usage_error("option '--python' needs a program");
+	s->program = argv + optind;
+	return 0;
+}

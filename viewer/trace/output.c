@@ -1,0 +1,126 @@
+/* Where `gpuprof --trace` writes the trace: -o, or a name made from
+ * PROGRAM's; made absolute and checked before the program starts. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exporters/trace_names.h"
+#include "launch.h"
+#include "viewer/cli.h"
+
+/* gpuprof-<PROGRAM's base name, without .py>-<local time>.json.gz */
+static int default_output(const char *program, char **out)
+{
+	const char *base = strrchr(program, '/');
+	char name[65], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t len, i;
+
+	base = base ? base + 1 : program;
+	len = strlen(base);
+	if (gp_trace_is_python_script(base))
+		len -= 3;
+	if (len >= sizeof(name))
+		len = sizeof(name) - 1;
+	/* a file name anyone can type, whatever the program is called */
+	for (i = 0; i < len; i++) {
+		char c = base[i];
+		bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+
+		name[i] = plain ? c : '_';
+	}
+	name[len] = '\0';
+	if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm))
+		return -EINVAL;
+	if (asprintf(out, "gpuprof-%s-%s" GP_TRACE_SUFFIX, len ? name : "program", stamp) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Makes the output path absolute (the program may chdir before it uses CUDA)
+ * and refuses what would make the recorder fail late, after a long run, or
+ * write where it should not: a missing or read-only directory, an existing
+ * file, a symbolic link. */
+int gp_trace_resolve_output(const struct gp_trace_settings *s, struct gp_trace_run *r)
+{
+	char *made = NULL, *dir = NULL, *real_dir = NULL;
+	const char *path = s->output, *slash, *base;
+	struct stat st;
+	int err = 0;
+
+	if (!path) {
+		err = default_output(s->program[0], &made);
+		if (err) {
+			gp_msg("cannot name the trace: %s", strerror(-err));
+			goto cleanup;
+		}
+		path = made;
+	}
+	slash = strrchr(path, '/');
+	base = slash ? slash + 1 : path;
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		gp_msg("-o %s: give a file name, not a directory", path);
+		err = -EISDIR;
+		goto cleanup;
+	}
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir) {
+		err = -ENOMEM;
+		gp_msg("%s", strerror(-err));
+		goto cleanup;
+	}
+	/* realpath() also accepts a file; the S_ISDIR test catches that */
+	real_dir = realpath(dir, NULL);
+	if (!real_dir || stat(real_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		err = real_dir ? -ENOTDIR : -errno;
+		gp_msg("cannot write the trace to %s: directory %s: %s", path, dir,
+		       strerror(-err));
+		goto cleanup;
+	}
+	if (access(real_dir, W_OK | X_OK) != 0) {
+		err = -errno;
+		gp_msg("cannot write the trace to %s: directory %s: %s", path, dir,
+		       strerror(-err));
+		goto cleanup;
+	}
+	if (asprintf(&r->output, "%s/%s", strcmp(real_dir, "/") ? real_dir : "", base) < 0) {
+		r->output = NULL;
+		err = -ENOMEM;
+		gp_msg("%s", strerror(-err));
+		goto cleanup;
+	}
+	/* lstat: a symbolic link is judged itself, never what it points to */
+	if (lstat(r->output, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			gp_msg("%s is a directory; give a file name with -o", r->output);
+			err = -EISDIR;
+		} else if (S_ISLNK(st.st_mode) && !s->force) {
+			gp_msg("%s is a symbolic link; gpuprof does not write through one "
+			       "(--force replaces the link itself)", r->output);
+			err = -EEXIST;
+		} else if (!s->force) {
+			gp_msg("%s already exists (--force replaces it)", r->output);
+			err = -EEXIST;
+		}
+		r->replace_output = true;
+	} else if (errno != ENOENT) {
+		err = -errno;
+		gp_msg("cannot write the trace to %s: %s", r->output, strerror(-err));
+	}
+cleanup:
+	if (err) {
+		free(r->output);
+		r->output = NULL;
+	}
+	free(real_dir);
+	free(dir);
+	free(made);
+	return err;
+}
