@@ -153,15 +153,16 @@ static void summary(struct out *o, const struct gp_an_device *d)
 		gp_table_row(&t, "allocated", szo(al->end), szo(al->peak), peak_at(al->peak_t));
 	else if (al->source && !strcmp(al->source, "torch history"))
 		/* PyTorch's own numbers after every allocation and free */
-		gp_table_row(&t, "allocated (PyTorch history)", szo(al->end), szo(al->peak), peak_at(al->peak_t));
+		gp_table_row(&t, "allocated (PyTorch history)", szo(al->end), szo(al->peak),
+			     peak_at(al->peak_t));
 	else
 		/* PyTorch's own numbers, marked by the hooks every 100 ms or so:
 		 * the peak between two marks is not seen */
 		gp_table_row(&t, "allocated (sampled)", szo(al->end), szo(al->peak),
-		      isfinite(al->peak_t) ? peak_at(al->peak_t) : "(PyTorch's marks)");
+			     isfinite(al->peak_t) ? peak_at(al->peak_t) : "(PyTorch's marks)");
 	if (rs->known)
 		gp_table_row(&t, native ? "reserved (segments)" : "reserved (pools)", szo(rs->end),
-		      szo(rs->peak), peak_at(rs->peak_t));
+			     szo(rs->peak), peak_at(rs->peak_t));
 	if (s->has_other) {
 		gp_table_row(&t, "other (not PyTorch)", sz(s->other_end), sz(s->other_peak), "");
 		gp_table_row(&t, "device total", sz(s->total_end), sz(s->total_peak), peak_at(s->total_peak_t));
@@ -270,7 +271,8 @@ static void layers(struct out *o, const struct gp_an_node *v, size_t n, const ch
 	if (!n)
 		return;
 	gp_table_init(&t, 4, "lrrr");
-	gp_table_row(&t, torch ? "by layer (module path)" : "by NVTX range", "bytes", "share", "allocations");
+	gp_table_row(&t, torch ? "by layer (module path)" : "by NVTX range", "bytes", "share",
+		     "allocations");
 	for (size_t i = 0; i < n; i++) {
 		if (i >= (size_t)o->top) {
 			char more[64];

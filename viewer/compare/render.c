@@ -276,8 +276,8 @@ static void change_table(struct out *o, const char *title, const struct cmp_chan
 			an_fmt_bytes(nw, sizeof(nw), c[i].new_);
 		fmt_delta(d, sizeof(d), c[i].delta);
 		gp_table_row(&t,
-			      gp_table_cell(name, sizeof(name), o->fmt, c[i].name, code, code ? LAYER_CHARS : 0),
-			      b, nw, d);
+			     gp_table_cell(name, sizeof(name), o->fmt, c[i].name, code, code ? LAYER_CHARS : 0),
+			     b, nw, d);
 	}
 	if (shown < n) {
 		char more[64], d[32];

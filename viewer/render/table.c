@@ -103,7 +103,8 @@ static void print_md(const struct gp_table *t, size_t nc, FILE *out)
 	}
 }
 
-static void print_text(const struct gp_table *t, size_t nc, FILE *out, const struct gp_table_style *st)
+static void print_text(const struct gp_table *t, size_t nc, FILE *out,
+		       const struct gp_table_style *st)
 {
 	size_t w[GP_TABLE_MAX_COLS] = { 0 };
 	const char *indent = st && st->indent ? st->indent : "";
@@ -178,7 +179,8 @@ static size_t tail_from(const char *s, size_t max)
 	return 0;
 }
 
-char *gp_table_cell(char *buf, size_t cap, enum gp_table_fmt f, const char *s, int code, long max_chars)
+char *gp_table_cell(char *buf, size_t cap, enum gp_table_fmt f, const char *s, int code,
+		    long max_chars)
 {
 	size_t n = 0, len, ticks = 0, run = 0;
 	int cut = 0, lead = 0, space = 0;
