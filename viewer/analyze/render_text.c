@@ -5,13 +5,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze.h"
 #include "result.h"
 #include "units.h"
+#include "viewer/render/table.h"
 
 #define MAX_DEPTH_SHOWN 8
 
@@ -19,6 +19,7 @@ struct out {
 	FILE *f;
 	int color;
 	int top;
+	int oom; /* a table lost rows: no report rather than a wrong one */
 };
 
 static const char *C(const struct out *o, const char *code)
@@ -79,108 +80,19 @@ static const char *when(double t, int64_t step, const char *phase)
 	return buf[k];
 }
 
-/* ---- aligned tables ---- */
+/* ---- aligned tables (viewer/render/table.h) ---- */
 
-#define MAX_COLS 8
-
-struct table {
-	int ncols;
-	const char *align; /* 'l' or 'r' per column */
-	char **cells;      /* rows * ncols, owned */
-	size_t rows, cap;
-	int oom;
-};
-
-static void t_row(struct table *t, ...)
+/* Prints and frees t; its first row is the heading. header: 1 bold on a
+ * terminal; 2 also set apart by a blank line before it; 0 plain. */
+static void t_print(struct out *o, struct gp_table *t, const char *indent, int header)
 {
-	va_list ap;
-
-	if (t->rows == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		char **c = realloc(t->cells, cap * (size_t)t->ncols * sizeof(*c));
-
-		if (!c) {
-			t->oom = 1;
-			return;
-		}
-		t->cells = c;
-		t->cap = cap;
-	}
-	va_start(ap, t);
-	for (int i = 0; i < t->ncols; i++) {
-		const char *s = va_arg(ap, const char *);
-
-		t->cells[t->rows * (size_t)t->ncols + (size_t)i] = strdup(s ? s : "");
-	}
-	va_end(ap);
-	t->rows++;
-}
-
-/* display width: UTF-8 code points */
-static size_t width(const char *s)
-{
-	size_t w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xC0) != 0x80;
-	return w;
-}
-
-/* header: the first row is the table's heading, set apart by a blank line
- * before it (and bold on a terminal) */
-static void t_print(const struct out *o, struct table *t, const char *indent, int header)
-{
-	size_t w[MAX_COLS] = { 0 };
+	struct gp_table_style st = { indent, header ? C(o, BOLD) : "", C(o, OFF) };
 
 	if (header == 2)
 		fputc('\n', o->f);
-
-	for (size_t r = 0; r < t->rows; r++)
-		for (int c = 0; c < t->ncols; c++) {
-			const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
-			size_t n = s ? width(s) : 0;
-
-			if (n > w[c])
-				w[c] = n;
-		}
-	for (size_t r = 0; r < t->rows; r++) {
-		const char *pre = header && r == 0 ? C(o, BOLD) : "";
-		size_t line = 0;
-		char buf[4096];
-
-		for (int c = 0; c < t->ncols; c++) {
-			const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
-			size_t n, pad;
-
-			s = s ? s : "";
-			n = width(s);
-			pad = w[c] - n;
-			if (c == t->ncols - 1 && t->align[c] == 'l')
-				pad = 0; /* no trailing blanks */
-			if (line + pad + strlen(s) + 3 >= sizeof(buf))
-				break;
-			if (c)
-				buf[line++] = ' ', buf[line++] = ' ';
-			if (t->align[c] == 'r') {
-				memset(buf + line, ' ', pad);
-				line += pad;
-			}
-			memcpy(buf + line, s, strlen(s));
-			line += strlen(s);
-			if (t->align[c] != 'r') {
-				memset(buf + line, ' ', pad);
-				line += pad;
-			}
-		}
-		while (line && buf[line - 1] == ' ')
-			line--;
-		fprintf(o->f, "%s%s%.*s%s\n", indent, pre, (int)line, buf, *pre ? C(o, OFF) : "");
-	}
-	for (size_t i = 0; i < t->rows * (size_t)t->ncols; i++)
-		free(t->cells[i]);
-	free(t->cells);
-	t->cells = NULL;
-	t->rows = t->cap = 0;
+	if (gp_table_print(t, GP_TABLE_TEXT, o->f, &st))
+		o->oom = 1;
+	gp_table_free(t);
 }
 
 /* ---- sections ---- */
@@ -223,38 +135,40 @@ static const char *peak_at(double t)
 	return buf[k];
 }
 
-static void summary(const struct out *o, const struct gp_an_device *d)
+static void summary(struct out *o, const struct gp_an_device *d)
 {
 	const struct gp_an_summary *s = &d->summary;
 	const struct gp_an_amount *al = &s->allocated, *rs = &s->reserved;
-	struct table t = { 4, "lrrl", NULL, 0, 0, 0 };
+	struct gp_table t;
 	int native = d->mode == GP_AN_MODE_NATIVE;
 	/* at PyTorch's sampled marks, the worst gap and the peak may lie between two */
 	const char *fr_sampled = s->frag.source && !strcmp(s->frag.source, "torch marks")
 					 ? " (sampled)" : "";
 
-	t_row(&t, "memory", "at end", "peak", "peak at");
+	gp_table_init(&t, 4, "lrrl");
+	gp_table_row(&t, "memory", "at end", "peak", "peak at");
 	if (!al->known)
-		t_row(&t, "allocated", "?", "?", "(not known from CUDA alone)");
+		gp_table_row(&t, "allocated", "?", "?", "(not known from CUDA alone)");
 	else if (!native)
-		t_row(&t, "allocated", szo(al->end), szo(al->peak), peak_at(al->peak_t));
+		gp_table_row(&t, "allocated", szo(al->end), szo(al->peak), peak_at(al->peak_t));
 	else if (al->source && !strcmp(al->source, "torch history"))
 		/* PyTorch's own numbers after every allocation and free */
-		t_row(&t, "allocated (PyTorch history)", szo(al->end), szo(al->peak), peak_at(al->peak_t));
+		gp_table_row(&t, "allocated (PyTorch history)", szo(al->end), szo(al->peak),
+			     peak_at(al->peak_t));
 	else
 		/* PyTorch's own numbers, marked by the hooks every 100 ms or so:
 		 * the peak between two marks is not seen */
-		t_row(&t, "allocated (sampled)", szo(al->end), szo(al->peak),
-		      isfinite(al->peak_t) ? peak_at(al->peak_t) : "(PyTorch's marks)");
+		gp_table_row(&t, "allocated (sampled)", szo(al->end), szo(al->peak),
+			     isfinite(al->peak_t) ? peak_at(al->peak_t) : "(PyTorch's marks)");
 	if (rs->known)
-		t_row(&t, native ? "reserved (segments)" : "reserved (pools)", szo(rs->end),
-		      szo(rs->peak), peak_at(rs->peak_t));
+		gp_table_row(&t, native ? "reserved (segments)" : "reserved (pools)", szo(rs->end),
+			     szo(rs->peak), peak_at(rs->peak_t));
 	if (s->has_other) {
-		t_row(&t, "other (not PyTorch)", sz(s->other_end), sz(s->other_peak), "");
-		t_row(&t, "device total", sz(s->total_end), sz(s->total_peak), peak_at(s->total_peak_t));
+		gp_table_row(&t, "other (not PyTorch)", sz(s->other_end), sz(s->other_peak), "");
+		gp_table_row(&t, "device total", sz(s->total_end), sz(s->total_peak), peak_at(s->total_peak_t));
 	}
 	for (size_t k = 0; k < s->nkinds; k++)
-		t_row(&t, s->kinds[k].kind, sz(s->kinds[k].end), sz(s->kinds[k].peak), "");
+		gp_table_row(&t, s->kinds[k].kind, sz(s->kinds[k].end), sz(s->kinds[k].peak), "");
 	t_print(o, &t, "  ", 1);
 	fprintf(o->f, "  allocations: %" PRIu64 "%s", s->allocations, s->has_other ? " by PyTorch" : "");
 	if (s->has_other)
@@ -286,37 +200,38 @@ static void summary(const struct out *o, const struct gp_an_device *d)
 	}
 }
 
-static void cats(const struct out *o, const struct gp_an_set *x, const char *indent)
+static void cats(struct out *o, const struct gp_an_set *x, const char *indent)
 {
-	struct table t = { 4, "lrrr", NULL, 0, 0, 0 };
+	struct gp_table t;
 	char cnt[32];
 
 	if (!x->ncategories)
 		return;
-	t_row(&t, "by category", "bytes", "share", "allocations");
+	gp_table_init(&t, 4, "lrrr");
+	gp_table_row(&t, "by category", "bytes", "share", "allocations");
 	for (size_t i = 0; i < x->ncategories; i++) {
 		const struct gp_an_category *c = &x->categories[i];
 		const struct gp_an_groups *by = &c->by;
 
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, c->count);
-		t_row(&t, c->category, sz(c->bytes), pct(c->share), cnt);
+		gp_table_row(&t, c->category, sz(c->bytes), pct(c->share), cnt);
 		for (size_t k = 0; k < by->n && k < (size_t)o->top; k++) {
 			const struct gp_an_group *e = &by->v[k];
 			char name[300];
 
 			snprintf(cnt, sizeof(cnt), "%" PRIu64, e->count);
 			snprintf(name, sizeof(name), "  %s", e->name);
-			t_row(&t, name, sz(e->bytes), pct(e->share), cnt);
+			gp_table_row(&t, name, sz(e->bytes), pct(e->share), cnt);
 		}
 		if (by->n > (size_t)o->top) {
 			snprintf(cnt, sizeof(cnt), "  (%zu more)", by->n - (size_t)o->top);
-			t_row(&t, cnt, "", "", "");
+			gp_table_row(&t, cnt, "", "", "");
 		}
 	}
 	t_print(o, &t, indent, 2);
 }
 
-static void layer_rows(const struct out *o, struct table *t, const struct gp_an_node *node,
+static void layer_rows(const struct out *o, struct gp_table *t, const struct gp_an_node *node,
 		       int depth, const char *sep)
 {
 	char name[2048];
@@ -330,7 +245,7 @@ static void layer_rows(const struct out *o, struct table *t, const struct gp_an_
 		n += (size_t)snprintf(name + n, sizeof(name) - n, "%s%s", sep, node->name);
 	}
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, node->count);
-	t_row(t, name, sz(node->bytes), pct(node->share), cnt);
+	gp_table_row(t, name, sz(node->bytes), pct(node->share), cnt);
 	if (depth + 1 >= MAX_DEPTH_SHOWN)
 		return;
 	for (size_t i = 0; i < node->nchildren; i++) {
@@ -341,27 +256,29 @@ static void layer_rows(const struct out *o, struct table *t, const struct gp_an_
 				rest += node->children[k].bytes;
 			snprintf(name, sizeof(name), "%*s(%zu more)", (depth + 1) * 2, "",
 				 node->nchildren - i);
-			t_row(t, name, sz(rest), "", "");
+			gp_table_row(t, name, sz(rest), "", "");
 			break;
 		}
 		layer_rows(o, t, &node->children[i], depth + 1, sep);
 	}
 }
 
-static void layers(const struct out *o, const struct gp_an_node *v, size_t n, const char *indent,
+static void layers(struct out *o, const struct gp_an_node *v, size_t n, const char *indent,
 		   int torch)
 {
-	struct table t = { 4, "lrrr", NULL, 0, 0, 0 };
+	struct gp_table t;
 
 	if (!n)
 		return;
-	t_row(&t, torch ? "by layer (module path)" : "by NVTX range", "bytes", "share", "allocations");
+	gp_table_init(&t, 4, "lrrr");
+	gp_table_row(&t, torch ? "by layer (module path)" : "by NVTX range", "bytes", "share",
+		     "allocations");
 	for (size_t i = 0; i < n; i++) {
 		if (i >= (size_t)o->top) {
 			char more[64];
 
 			snprintf(more, sizeof(more), "(%zu more)", n - i);
-			t_row(&t, more, "", "", "");
+			gp_table_row(&t, more, "", "", "");
 			break;
 		}
 		layer_rows(o, &t, &v[i], 0, torch ? "." : " > ");
@@ -369,40 +286,42 @@ static void layers(const struct out *o, const struct gp_an_node *v, size_t n, co
 	t_print(o, &t, indent, 2);
 }
 
-static void groups(const struct out *o, const struct gp_an_groups *g, const char *title,
+static void groups(struct out *o, const struct gp_an_groups *g, const char *title,
 		   const char *indent)
 {
-	struct table t = { 4, "lrrr", NULL, 0, 0, 0 };
+	struct gp_table t;
 	char cnt[32];
 
 	if (!g->n)
 		return;
-	t_row(&t, title, "bytes", "share", "allocations");
+	gp_table_init(&t, 4, "lrrr");
+	gp_table_row(&t, title, "bytes", "share", "allocations");
 	for (size_t i = 0; i < g->n; i++) {
 		const struct gp_an_group *e = &g->v[i];
 
 		if (i >= (size_t)o->top) {
 			snprintf(cnt, sizeof(cnt), "(%zu more)", g->n - i);
-			t_row(&t, cnt, "", "", "");
+			gp_table_row(&t, cnt, "", "", "");
 			break;
 		}
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, e->count);
-		t_row(&t, e->name, sz(e->bytes), pct(e->share), cnt);
+		gp_table_row(&t, e->name, sz(e->bytes), pct(e->share), cnt);
 	}
 	t_print(o, &t, indent, 2);
 }
 
-static void top_allocs(const struct out *o, const struct gp_an_set *x, const char *indent, int torch)
+static void top_allocs(struct out *o, const struct gp_an_set *x, const char *indent, int torch)
 {
-	struct table t = { torch ? 7 : 4, torch ? "rrrllll" : "rrll", NULL, 0, 0, 0 };
+	struct gp_table t;
 
 	if (!x->ntop)
 		return;
 	fprintf(o->f, "\n%s%slargest allocations%s\n", indent, C(o, BOLD), C(o, OFF));
+	gp_table_init(&t, torch ? 7 : 4, torch ? "rrrllll" : "rrll");
 	if (torch)
-		t_row(&t, "bytes", "made at", "step", "phase", "category", "layer", "API");
+		gp_table_row(&t, "bytes", "made at", "step", "phase", "category", "layer", "API");
 	else
-		t_row(&t, "bytes", "made at", "NVTX range", "API");
+		gp_table_row(&t, "bytes", "made at", "NVTX range", "API");
 	for (size_t i = 0; i < x->ntop; i++) {
 		const struct gp_an_alloc *e = &x->top[i];
 		char tm[32], st[24], catbuf[300];
@@ -411,7 +330,7 @@ static void top_allocs(const struct out *o, const struct gp_an_set *x, const cha
 
 		snprintf(tm, sizeof(tm), "%.3f s", e->t);
 		if (!torch) {
-			t_row(&t, sz(e->bytes), tm, l ? l : "-", api);
+			gp_table_row(&t, sz(e->bytes), tm, l ? l : "-", api);
 			continue;
 		}
 		if (e->step >= 0)
@@ -420,13 +339,13 @@ static void top_allocs(const struct out *o, const struct gp_an_set *x, const cha
 			snprintf(st, sizeof(st), "-");
 		snprintf(catbuf, sizeof(catbuf), "%s%s%s%s", cat ? cat : "", what ? " (" : "",
 			 what ? what : "", what ? ")" : "");
-		t_row(&t, sz(e->bytes), tm, st, e->phase ? e->phase : "", catbuf, l ? l : "-", api);
+		gp_table_row(&t, sz(e->bytes), tm, st, e->phase ? e->phase : "", catbuf, l ? l : "-", api);
 	}
 	t_print(o, &t, indent, 0);
 }
 
 /* the groupings of a set (peak, OOM) */
-static void describe(const struct out *o, const struct gp_an_set *x, const char *indent, int torch)
+static void describe(struct out *o, const struct gp_an_set *x, const char *indent, int torch)
 {
 	cats(o, x, indent);
 	layers(o, x->layers, x->nlayers, indent, torch);
@@ -436,7 +355,7 @@ static void describe(const struct out *o, const struct gp_an_set *x, const char 
 	top_allocs(o, x, indent, torch);
 }
 
-static void peak(const struct out *o, const struct gp_an_device *d, int torch)
+static void peak(struct out *o, const struct gp_an_device *d, int torch)
 {
 	const struct gp_an_peak *p = &d->peak;
 
@@ -461,7 +380,7 @@ static void peak(const struct out *o, const struct gp_an_device *d, int torch)
 	describe(o, &p->set, "    ", torch);
 }
 
-static void leak(const struct out *o, const struct gp_an_device *d, int torch)
+static void leak(struct out *o, const struct gp_an_device *d, int torch)
 {
 	const struct gp_an_leak *lk = &d->leak;
 	const struct gp_an_step_point *ser = d->steps.series;
@@ -514,7 +433,7 @@ static void leak(const struct out *o, const struct gp_an_device *d, int torch)
 	}
 }
 
-static void ooms(const struct out *o, const struct gp_an_device *d, int torch)
+static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 {
 	uint64_t count = d->oom_count;
 
@@ -561,7 +480,7 @@ static void ooms(const struct out *o, const struct gp_an_device *d, int torch)
 	}
 }
 
-static void device(const struct out *o, const struct gp_an_device *d)
+static void device(struct out *o, const struct gp_an_device *d)
 {
 	int torch = d->mode != GP_AN_MODE_CUDA;
 
@@ -593,7 +512,7 @@ static void gpus(const struct out *o, const struct gp_an_result *r)
 
 int gp_an_render_text(const struct gp_an_result *r, FILE *f, int color, int top)
 {
-	struct out o = { f, color, top };
+	struct out o = { f, color, top, 0 };
 
 	traces(&o, r);
 	if (!r->ndevices)
@@ -602,5 +521,7 @@ int gp_an_render_text(const struct gp_an_result *r, FILE *f, int color, int top)
 	for (size_t i = 0; i < r->ndevices; i++)
 		device(&o, &r->devices[i]);
 	gpus(&o, r);
+	if (o.oom)
+		return -ENOMEM;
 	return ferror(f) ? -EIO : 0;
 }

@@ -5,8 +5,8 @@
  *   unit.c     a result, from either, into units: one input model
  *   match.c    which process/GPU of BASE goes with which of NEW
  *   diff.c     the metric, the verdict, what changed at the peak
- *   table.c    aligned text and GitHub-flavoured Markdown tables
- *   render.c   the text and Markdown reports; json.c the JSON reports
+ *   render.c   the text and Markdown reports (their tables: viewer/render/);
+ *              json.c the JSON reports
  *   run.c      gp_cmp_compare() and gp_cmp_check(): the steps in order
  *   limit.c    --max-increase/--max-peak values; options.c the options
  *              both commands share (options.h)
@@ -178,32 +178,6 @@ int cmp_metric_value(const struct cmp_unit *u, enum gp_cmp_metric m, const char 
 		     uint64_t *v, const char **what, char *err, size_t cap);
 uint64_t cmp_allowed(const struct gp_cmp_limit *l, uint64_t base);
 int cmp_diff(struct cmp_pair *p, const struct gp_cmp_settings *s, char *err, size_t cap);
-
-/* table.c */
-enum cmp_fmt { CMP_FMT_TEXT, CMP_FMT_MD };
-struct cmp_table {
-	size_t ncols;
-	const char *const *head;
-	const char *align;   /* 'l' or 'r' per column */
-	char **cells;        /* nrows * ncols, owned */
-	size_t nrows, cap;
-	int oom;
-};
-void cmp_table_init(struct cmp_table *t, size_t ncols, const char *const *head, const char *align);
-/* Takes ncols strings, copied. */
-void cmp_table_row(struct cmp_table *t, ...);
-void cmp_table_free(struct cmp_table *t);
-void cmp_table_print(const struct cmp_table *t, enum cmp_fmt f, FILE *out, int indent);
-/* Text: control characters as '?'. Markdown: as plain text, or as code
- * (names of layers, command lines), escaped for a table cell. Returns buf.
- * More than max_chars characters: cut at the end with "..."; max_chars < 0:
- * the last -max_chars kept, "..." before them (a layer's path ends with
- * what matters); 0: no limit. */
-char *cmp_cell(char *buf, size_t cap, enum cmp_fmt f, const char *s, int code, long max_chars);
-/* Sizes: an_fmt_bytes (viewer/analyze/units.h, "504 MiB"); a change,
- * signed ("+96.0 MiB"), and a percentage ("+19.0%") */
-void cmp_fmt_delta(char *buf, size_t cap, int64_t d);
-void cmp_fmt_percent(char *buf, size_t cap, double p);
 
 /* render.c, json.c */
 int cmp_render_compare(const struct gp_cmp_settings *s, const struct cmp_side *base,

@@ -9,6 +9,7 @@
 
 #include "cmp.h"
 #include "units.h"
+#include "viewer/render/table.h"
 
 #define CELL 1024
 #define LAYER_CHARS (-80L) /* a layer's path: its end says most */
@@ -16,10 +17,34 @@
 
 struct out {
 	FILE *f;
-	enum cmp_fmt fmt;
+	enum gp_table_fmt fmt;
 	int top;
 	int oom; /* a table lost rows: no report rather than a wrong one */
 };
+
+/* A change of size, signed ("+96.0 MiB"), and a percentage ("+19.0%") */
+static void fmt_delta(char *buf, size_t cap, int64_t d)
+{
+	char b[24]; /* at most "16384 PiB"; with the sign it fits the callers' 32 */
+
+	if (!d) {
+		snprintf(buf, cap, "0 B");
+		return;
+	}
+	an_fmt_bytes(b, sizeof(b), d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d);
+	snprintf(buf, cap, "%c%s", d < 0 ? '-' : '+', b);
+}
+
+static void fmt_percent(char *buf, size_t cap, double p)
+{
+	double a = p < 0 ? -p : p;
+
+	if (p == 0) {
+		snprintf(buf, cap, "0%%");
+		return;
+	}
+	snprintf(buf, cap, a >= 10 ? "%+.1f%%" : "%+.2f%%", p);
+}
 
 /* The limit in words: "more than 1% and more than 2 MiB". */
 static void limit_words(char *buf, size_t cap, const struct gp_cmp_limit *l)
@@ -48,7 +73,7 @@ static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_
 	if (u->peak_step >= 0)
 		snprintf(step, sizeof(step), ", step %lld", (long long)u->peak_step);
 	if (u->peak_layer)
-		cmp_cell(layer, sizeof(layer), o->fmt, u->peak_layer, 1, LAYER_CHARS);
+		gp_table_cell(layer, sizeof(layer), o->fmt, u->peak_layer, 1, LAYER_CHARS);
 	snprintf(buf, cap, "%s %s at %.3f s%s%s%s%s%s", v, what, u->peak_t, step, u->peak_phase ? ", " : "",
 		 u->peak_phase ? u->peak_phase : "", u->peak_layer ? ", in " : "",
 		 u->peak_layer ? layer : "");
@@ -56,7 +81,7 @@ static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_
 
 static void para(const struct out *o, const char *text)
 {
-	if (o->fmt == CMP_FMT_MD)
+	if (o->fmt == GP_TABLE_MD)
 		fprintf(o->f, "%s\n\n", text);
 	else
 		fprintf(o->f, "  %s\n", text);
@@ -67,11 +92,11 @@ static void notes(const struct out *o, const struct cmp_notes *n, const char *in
 	char cell[CELL];
 
 	for (size_t i = 0; i < n->n; i++) {
-		if (o->fmt == CMP_FMT_MD)
-			fprintf(o->f, "> %s\n\n", cmp_cell(cell, sizeof(cell), o->fmt, n->s[i], 0, 0));
+		if (o->fmt == GP_TABLE_MD)
+			fprintf(o->f, "> %s\n\n", gp_table_cell(cell, sizeof(cell), o->fmt, n->s[i], 0, 0));
 		else
 			fprintf(o->f, "%snote: %s\n", indent,
-				cmp_cell(cell, sizeof(cell), o->fmt, n->s[i], 0, 0));
+				gp_table_cell(cell, sizeof(cell), o->fmt, n->s[i], 0, 0));
 	}
 }
 
@@ -80,11 +105,13 @@ static void blank(const struct out *o)
 	fputc('\n', o->f);
 }
 
-static void print_table(struct out *o, struct cmp_table *t, int indent)
+static void print_table(struct out *o, const struct gp_table *t, const char *indent)
 {
-	o->oom |= t->oom;
-	cmp_table_print(t, o->fmt, o->f, o->fmt == CMP_FMT_MD ? 0 : indent);
-	if (o->fmt == CMP_FMT_MD)
+	struct gp_table_style st = { indent, NULL, NULL };
+
+	if (gp_table_print(t, o->fmt, o->f, &st))
+		o->oom = 1;
+	if (o->fmt == GP_TABLE_MD)
 		blank(o);
 }
 
@@ -93,7 +120,7 @@ static void print_table(struct out *o, struct cmp_table *t, int indent)
 static const char *verdict_words(const struct out *o, const struct cmp_pair *p, char *buf, size_t cap)
 {
 	char a[32];
-	int md = o->fmt == CMP_FMT_MD;
+	int md = o->fmt == GP_TABLE_MD;
 
 	an_fmt_bytes(a, sizeof(a), p->allowed);
 	switch (p->verdict) {
@@ -135,7 +162,7 @@ static void pair_where(char *buf, size_t cap, const struct out *o, const struct 
 		snprintf(buf, cap, "cuda:%d rank %lld", u->device, (long long)u->rank);
 	else if (p->b && p->n)
 		snprintf(buf, cap, "cuda:%d pid %lld%s%lld", u->device, (long long)p->b->pid,
-			 o->fmt == CMP_FMT_MD ? "→" : "->", (long long)p->n->pid);
+			 o->fmt == GP_TABLE_MD ? "→" : "->", (long long)p->n->pid);
 	else
 		snprintf(buf, cap, "cuda:%d pid %lld", u->device, (long long)u->pid);
 }
@@ -168,7 +195,7 @@ static void headline(const struct out *o, const struct cmp_pair *p, size_t n, in
 		snprintf(msg, sizeof(msg), "%s shrank: consider making NEW the baseline", what);
 	else
 		snprintf(msg, sizeof(msg), "%s unchanged", what);
-	if (o->fmt == CMP_FMT_MD)
+	if (o->fmt == GP_TABLE_MD)
 		fprintf(o->f, "<!-- gpuprof-compare -->\n### %s GPU memory: %s\n\n", over ? "❌" : "✅", msg);
 	else
 		fprintf(o->f, "%s: %s\n", over ? "REGRESSION" : "ok", msg);
@@ -187,7 +214,7 @@ static void inputs_list(const struct out *o, const struct cmp_side *s, char *buf
 		}
 		n += (size_t)snprintf(
 			buf + n, cap - n, "%s%s", i ? ", " : "",
-			cmp_cell(cell, sizeof(cell), o->fmt, s->inputs[i], o->fmt == CMP_FMT_MD, 0));
+			gp_table_cell(cell, sizeof(cell), o->fmt, s->inputs[i], o->fmt == GP_TABLE_MD, 0));
 	}
 }
 
@@ -202,10 +229,10 @@ static const char *one_command(const struct cmp_side *b, const struct cmp_side *
 
 static void summary_table(struct out *o, const struct cmp_pair *p, size_t n)
 {
-	static const char *const head7[] = { "GPU", "BASE", "NEW", "change", "%", "verdict" };
-	struct cmp_table t;
+	struct gp_table t;
 
-	cmp_table_init(&t, 6, head7, "lrrrrl");
+	gp_table_init(&t, 6, "lrrrrl");
+	gp_table_row(&t, "GPU", "BASE", "NEW", "change", "%", "verdict");
 	for (size_t i = 0; i < n; i++) {
 		char where[96], b[32] = "-", nw[32] = "-", d[32] = "-", pc[32] = "-", v[128];
 
@@ -215,27 +242,27 @@ static void summary_table(struct out *o, const struct cmp_pair *p, size_t n)
 		if (p[i].n)
 			an_fmt_bytes(nw, sizeof(nw), p[i].vn);
 		if (p[i].b && p[i].n) {
-			cmp_fmt_delta(d, sizeof(d), p[i].delta);
+			fmt_delta(d, sizeof(d), p[i].delta);
 			if (p[i].has_percent)
-				cmp_fmt_percent(pc, sizeof(pc), p[i].percent);
+				fmt_percent(pc, sizeof(pc), p[i].percent);
 		}
-		cmp_table_row(&t, where, b, nw, d, pc, verdict_words(o, &p[i], v, sizeof(v)));
+		gp_table_row(&t, where, b, nw, d, pc, verdict_words(o, &p[i], v, sizeof(v)));
 	}
-	print_table(o, &t, 2);
-	cmp_table_free(&t);
+	print_table(o, &t, "  ");
+	gp_table_free(&t);
 }
 
 static void change_table(struct out *o, const char *title, const struct cmp_change *c, size_t n,
 			 int code)
 {
-	const char *head[] = { title, "BASE", "NEW", "change" };
-	struct cmp_table t;
+	struct gp_table t;
 	int64_t rest = 0;
 	size_t shown = n < (size_t)o->top ? n : (size_t)o->top;
 
 	if (!n)
 		return;
-	cmp_table_init(&t, 4, head, "lrrr");
+	gp_table_init(&t, 4, "lrrr");
+	gp_table_row(&t, title, "BASE", "NEW", "change");
 	for (size_t i = 0; i < n; i++) {
 		char name[CELL], b[32] = "-", nw[32] = "-", d[32];
 
@@ -247,20 +274,20 @@ static void change_table(struct out *o, const char *title, const struct cmp_chan
 			an_fmt_bytes(b, sizeof(b), c[i].base);
 		if (c[i].new_)
 			an_fmt_bytes(nw, sizeof(nw), c[i].new_);
-		cmp_fmt_delta(d, sizeof(d), c[i].delta);
-		cmp_table_row(&t,
-			      cmp_cell(name, sizeof(name), o->fmt, c[i].name, code, code ? LAYER_CHARS : 0),
-			      b, nw, d);
+		fmt_delta(d, sizeof(d), c[i].delta);
+		gp_table_row(&t,
+			     gp_table_cell(name, sizeof(name), o->fmt, c[i].name, code, code ? LAYER_CHARS : 0),
+			     b, nw, d);
 	}
 	if (shown < n) {
 		char more[64], d[32];
 
-		snprintf(more, sizeof(more), o->fmt == CMP_FMT_MD ? "*%zu more*" : "(%zu more)", n - shown);
-		cmp_fmt_delta(d, sizeof(d), rest);
-		cmp_table_row(&t, more, "", "", d);
+		snprintf(more, sizeof(more), o->fmt == GP_TABLE_MD ? "*%zu more*" : "(%zu more)", n - shown);
+		fmt_delta(d, sizeof(d), rest);
+		gp_table_row(&t, more, "", "", d);
 	}
-	print_table(o, &t, 4);
-	cmp_table_free(&t);
+	print_table(o, &t, "    ");
+	gp_table_free(&t);
 }
 
 /* "<Net>.fc1, activations, forward" */
@@ -275,7 +302,7 @@ static void alloc_name(char *buf, size_t cap, const struct out *o, const struct 
 	size_t np = 0;
 	char other[256];
 
-	cmp_cell(layer, sizeof(layer), o->fmt, a->layer ? a->layer : none, 1, LAYER_CHARS);
+	gp_table_cell(layer, sizeof(layer), o->fmt, a->layer ? a->layer : none, 1, LAYER_CHARS);
 	if (a->category && strcmp(a->category, "other") == 0 && (a->what || a->api)) {
 		snprintf(other, sizeof(other), "other: %s", a->what ? a->what : a->api);
 		parts[np++] = other;
@@ -290,7 +317,7 @@ static void alloc_name(char *buf, size_t cap, const struct out *o, const struct 
 		parts[np++] = a->op;
 	for (size_t i = 0; i < np && n < sizeof(rest); i++)
 		n += (size_t)snprintf(rest + n, sizeof(rest) - n, ", %s",
-				      cmp_cell(cell, sizeof(cell), o->fmt, parts[i], 0, 60));
+				      gp_table_cell(cell, sizeof(cell), o->fmt, parts[i], 0, 60));
 	snprintf(buf, cap, "%s%s", layer, rest);
 }
 
@@ -305,47 +332,47 @@ static void alloc_value(char *buf, size_t cap, const struct out *o, int known, u
 		return;
 	}
 	if (count > 1)
-		snprintf(times, sizeof(times), "%zu %s ", count, o->fmt == CMP_FMT_MD ? "×" : "x");
+		snprintf(times, sizeof(times), "%zu %s ", count, o->fmt == GP_TABLE_MD ? "×" : "x");
 	an_fmt_bytes(b, sizeof(b), known ? v : below);
 	if (known)
 		snprintf(buf, cap, "%s%s", times, b);
 	else
-		snprintf(buf, cap, "%s%s %s", times, o->fmt == CMP_FMT_MD ? "≤" : "<=", b);
+		snprintf(buf, cap, "%s%s %s", times, o->fmt == GP_TABLE_MD ? "≤" : "<=", b);
 }
 
 static void alloc_table(struct out *o, const struct cmp_achange *c, size_t n, const char *mode)
 {
-	static const char *const head[] = { "largest allocations", "BASE", "NEW", "change" };
-	struct cmp_table t;
+	struct gp_table t;
 	size_t shown = n < (size_t)o->top ? n : (size_t)o->top;
 
 	if (!n)
 		return;
-	cmp_table_init(&t, 4, head, "lrrr");
+	gp_table_init(&t, 4, "lrrr");
+	gp_table_row(&t, "largest allocations", "BASE", "NEW", "change");
 	for (size_t i = 0; i < shown; i++) {
 		char name[2 * CELL], b[64], nw[64], d[48], dd[32];
 
 		alloc_name(name, sizeof(name), o, c[i].a, mode);
 		alloc_value(b, sizeof(b), o, c[i].base_known, c[i].base, c[i].base_below, c[i].count);
 		alloc_value(nw, sizeof(nw), o, c[i].new_known, c[i].new_, c[i].new_below, c[i].count);
-		cmp_fmt_delta(dd, sizeof(dd), c[i].delta);
+		fmt_delta(dd, sizeof(dd), c[i].delta);
 		if (c[i].base_known && c[i].new_known)
 			snprintf(d, sizeof(d), "%s", dd);
 		else
 			snprintf(d, sizeof(d), "%s %s",
-				 c[i].delta > 0 ? (o->fmt == CMP_FMT_MD ? "≥" : ">=")
-						: (o->fmt == CMP_FMT_MD ? "≤" : "<="),
+				 c[i].delta > 0 ? (o->fmt == GP_TABLE_MD ? "≥" : ">=")
+						: (o->fmt == GP_TABLE_MD ? "≤" : "<="),
 				 dd);
-		cmp_table_row(&t, name, b, nw, d);
+		gp_table_row(&t, name, b, nw, d);
 	}
 	if (shown < n) {
 		char more[64];
 
-		snprintf(more, sizeof(more), o->fmt == CMP_FMT_MD ? "*%zu more*" : "(%zu more)", n - shown);
-		cmp_table_row(&t, more, "", "", "");
+		snprintf(more, sizeof(more), o->fmt == GP_TABLE_MD ? "*%zu more*" : "(%zu more)", n - shown);
+		gp_table_row(&t, more, "", "", "");
 	}
-	print_table(o, &t, 4);
-	cmp_table_free(&t);
+	print_table(o, &t, "    ");
+	gp_table_free(&t);
 }
 
 /* "BASE: 504 MiB allocated at ..., in <Net>.fc2; 512 MiB alive then" */
@@ -355,7 +382,7 @@ static void peak_line(const struct out *o, const char *label, const struct cmp_u
 
 	moment(m, sizeof(m), o, u);
 	an_fmt_bytes(live, sizeof(live), u->live_bytes);
-	if (o->fmt == CMP_FMT_MD)
+	if (o->fmt == GP_TABLE_MD)
 		fprintf(o->f, "- %s: %s; %s alive then\n", label, m, live);
 	else
 		fprintf(o->f, "  %-4s  %s; %s alive then\n", label, m, live);
@@ -373,53 +400,53 @@ static void pair_details(struct out *o, const struct cmp_pair *all, size_t nall,
 	pair_where(where, sizeof(where), o, all, nall, p);
 	if (!changed && p->verdict == CMP_UNCHANGED) {
 		/* nothing to show but what the notes say */
-		for (size_t i = 0; o->fmt == CMP_FMT_TEXT && i < p->notes.n; i++)
+		for (size_t i = 0; o->fmt == GP_TABLE_TEXT && i < p->notes.n; i++)
 			fprintf(o->f, "%s%s: note: %s\n", i ? "" : "\n", where,
-				cmp_cell(cmd, sizeof(cmd), o->fmt, p->notes.s[i], 0, 0));
-		for (size_t i = 0; o->fmt == CMP_FMT_MD && i < p->notes.n; i++)
+				gp_table_cell(cmd, sizeof(cmd), o->fmt, p->notes.s[i], 0, 0));
+		for (size_t i = 0; o->fmt == GP_TABLE_MD && i < p->notes.n; i++)
 			fprintf(o->f, "> %s: %s\n\n", where,
-				cmp_cell(cmd, sizeof(cmd), o->fmt, p->notes.s[i], 0, 0));
+				gp_table_cell(cmd, sizeof(cmd), o->fmt, p->notes.s[i], 0, 0));
 		return;
 	}
-	if (o->fmt == CMP_FMT_MD) {
+	if (o->fmt == GP_TABLE_MD) {
 		fprintf(o->f, "<details%s><summary>%s: what changed at the peak</summary>\n\n",
 			p->verdict == CMP_REGRESSION ? " open" : "", where);
 		if (procs && u->cmdline)
 			fprintf(o->f, "Command: %s\n\n",
-				cmp_cell(cmd, sizeof(cmd), o->fmt, u->cmdline, 1, 0));
+				gp_table_cell(cmd, sizeof(cmd), o->fmt, u->cmdline, 1, 0));
 	} else {
 		fprintf(o->f, "\n%s", where);
 		if (procs && u->cmdline)
-			fprintf(o->f, " (%s)", cmp_cell(cmd, sizeof(cmd), o->fmt, u->cmdline, 0, CMD_CHARS));
+			fprintf(o->f, " (%s)", gp_table_cell(cmd, sizeof(cmd), o->fmt, u->cmdline, 0, CMD_CHARS));
 		fputs(": what changed at the peak\n", o->f);
 	}
 	if (p->has_breakdown) {
 		/* the moment analyze calls the peak, whatever --metric is */
 		peak_line(o, "BASE", p->b);
 		peak_line(o, "NEW", p->n);
-		if (o->fmt == CMP_FMT_MD)
+		if (o->fmt == GP_TABLE_MD)
 			blank(o);
 	}
 	notes(o, &p->notes, "  ");
 	if (p->has_breakdown && !changed)
 		para(o, "nothing changed among what was alive at the peak");
-	if (o->fmt == CMP_FMT_TEXT && changed)
+	if (o->fmt == GP_TABLE_TEXT && changed)
 		blank(o);
 	change_table(o, "category", p->cats, p->ncats, 0);
-	if (o->fmt == CMP_FMT_TEXT && p->ncats && (p->nlayers || p->nallocs))
+	if (o->fmt == GP_TABLE_TEXT && p->ncats && (p->nlayers || p->nallocs))
 		blank(o);
 	change_table(o, "layer (own bytes)", p->layers, p->nlayers, 1);
-	if (o->fmt == CMP_FMT_TEXT && p->nlayers && p->nallocs)
+	if (o->fmt == GP_TABLE_TEXT && p->nlayers && p->nallocs)
 		blank(o);
 	alloc_table(o, p->allocs, p->nallocs, p->n->mode);
-	if (o->fmt == CMP_FMT_MD)
+	if (o->fmt == GP_TABLE_MD)
 		fputs("</details>\n\n", o->f);
 }
 
 int cmp_render_compare(const struct gp_cmp_settings *s, const struct cmp_side *base,
 		       const struct cmp_side *new_, const struct cmp_pair *p, size_t n, int over)
 {
-	struct out o = { s->out, s->format == GP_CMP_MARKDOWN ? CMP_FMT_MD : CMP_FMT_TEXT, s->top, 0 };
+	struct out o = { s->out, s->format == GP_CMP_MARKDOWN ? GP_TABLE_MD : GP_TABLE_TEXT, s->top, 0 };
 	const char *what = n ? p[0].what : "peak";
 	const char *cmd = one_command(base, new_);
 	int procs = base->nprocs > 1 || new_->nprocs > 1;
@@ -433,8 +460,8 @@ int cmp_render_compare(const struct gp_cmp_settings *s, const struct cmp_side *b
 	inputs_list(&o, base, ib, sizeof(ib));
 	inputs_list(&o, new_, in, sizeof(in));
 	if (cmd)
-		cmp_cell(cell, sizeof(cell), o.fmt, cmd, o.fmt == CMP_FMT_MD, CMD_CHARS);
-	if (o.fmt == CMP_FMT_MD) {
+		gp_table_cell(cell, sizeof(cell), o.fmt, cmd, o.fmt == GP_TABLE_MD, CMD_CHARS);
+	if (o.fmt == GP_TABLE_MD) {
 		summary_table(&o, p, n);
 		fprintf(o.f, "BASE: %s; NEW: %s%s%s. Fails: %s (`--max-increase`).\n\n", ib, in,
 			cmd ? "; command " : "", cmd ? cell : "", lim);
@@ -448,7 +475,7 @@ int cmp_render_compare(const struct gp_cmp_settings *s, const struct cmp_side *b
 	for (size_t i = 0; i < n; i++)
 		pair_details(&o, p, n, &p[i], procs);
 	if (base->notes.n || new_->notes.n) {
-		if (o.fmt == CMP_FMT_TEXT)
+		if (o.fmt == GP_TABLE_TEXT)
 			blank(&o);
 		notes(&o, &base->notes, "");
 		notes(&o, &new_->notes, "");
@@ -473,28 +500,27 @@ static void check_line(char *buf, size_t cap, const struct out *o, const struct 
 	if (c->over) {
 		an_fmt_bytes(d, sizeof(d), c->value - c->limit);
 		snprintf(buf, cap, "%s%s on %s was %s, limit %s (%s over)",
-			 o->fmt == CMP_FMT_MD ? "" : "FAIL: ", c->what, where, v, l, d);
+			 o->fmt == GP_TABLE_MD ? "" : "FAIL: ", c->what, where, v, l, d);
 	} else {
 		snprintf(buf, cap, "%s%s on %s was %s, limit %s (%.1f%% of it)",
-			 o->fmt == CMP_FMT_MD ? "" : "ok: ", c->what, where, v, l,
+			 o->fmt == GP_TABLE_MD ? "" : "ok: ", c->what, where, v, l,
 			 c->limit ? 100.0 * (double)c->value / (double)c->limit : 0.0);
 	}
 }
 
 static void check_details(struct out *o, const struct cmp_check *c, const struct cmp_side *side, int several)
 {
-	static const char *const head[] = { "layer (own bytes)", "bytes", "share" };
 	const struct cmp_unit *u = c->u;
 	const struct cmp_row **rows = NULL;
 	char where[96], line[4 * CELL], m[2 * CELL], live[32];
-	struct cmp_table t;
+	struct gp_table t;
 	size_t shown;
 	uint64_t rest = 0;
 
 	if (!u->has_peak)
 		return;
 	cmp_unit_where(where, sizeof(where), u, side);
-	if (o->fmt == CMP_FMT_MD)
+	if (o->fmt == GP_TABLE_MD)
 		fprintf(o->f, "#### %s: the largest layers at the peak\n\n", where);
 	else if (several)
 		fprintf(o->f, "\n%s:\n", where);
@@ -511,7 +537,7 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 
 			an_fmt_bytes(b, sizeof(b), rows[i]->bytes);
 			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %s", i ? ", " : "",
-					      cmp_cell(cell, sizeof(cell), o->fmt, rows[i]->name, 0, 60), b);
+					      gp_table_cell(cell, sizeof(cell), o->fmt, rows[i]->name, 0, 60), b);
 		}
 		para(o, line);
 		free(rows);
@@ -519,9 +545,10 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 	}
 	if (!u->nlayers || cmp_rows_sorted(u->layers, u->nlayers, &rows))
 		return;
-	if (o->fmt == CMP_FMT_TEXT)
+	if (o->fmt == GP_TABLE_TEXT)
 		blank(o);
-	cmp_table_init(&t, 3, head, "lrr");
+	gp_table_init(&t, 3, "lrr");
+	gp_table_row(&t, "layer (own bytes)", "bytes", "share");
 	shown = u->nlayers < (size_t)o->top ? u->nlayers : (size_t)o->top;
 	for (size_t i = 0; i < u->nlayers; i++) {
 		char name[CELL], b[32], sh[32];
@@ -533,35 +560,34 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 		an_fmt_bytes(b, sizeof(b), rows[i]->bytes);
 		snprintf(sh, sizeof(sh), "%.1f%%", u->live_bytes ? 100.0 * (double)rows[i]->bytes /
 								   (double)u->live_bytes : 0.0);
-		cmp_table_row(&t, cmp_cell(name, sizeof(name), o->fmt, rows[i]->name, 1, LAYER_CHARS), b, sh);
+		gp_table_row(&t, gp_table_cell(name, sizeof(name), o->fmt, rows[i]->name, 1, LAYER_CHARS), b, sh);
 	}
 	if (shown < u->nlayers) {
 		char more[64], b[32], sh[32];
 
-		snprintf(more, sizeof(more), o->fmt == CMP_FMT_MD ? "*%zu more*" : "(%zu more)",
+		snprintf(more, sizeof(more), o->fmt == GP_TABLE_MD ? "*%zu more*" : "(%zu more)",
 			 u->nlayers - shown);
 		an_fmt_bytes(b, sizeof(b), rest);
 		snprintf(sh, sizeof(sh), "%.1f%%",
 			 u->live_bytes ? 100.0 * (double)rest / (double)u->live_bytes : 0.0);
-		cmp_table_row(&t, more, b, sh);
+		gp_table_row(&t, more, b, sh);
 	}
-	print_table(o, &t, 2);
-	cmp_table_free(&t);
+	print_table(o, &t, "  ");
+	gp_table_free(&t);
 	free(rows);
 }
 
 int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *side,
 		     const struct cmp_check *c, size_t n, int over)
 {
-	struct out o = { s->out, s->format == GP_CMP_MARKDOWN ? CMP_FMT_MD : CMP_FMT_TEXT, s->top, 0 };
+	struct out o = { s->out, s->format == GP_CMP_MARKDOWN ? GP_TABLE_MD : GP_TABLE_TEXT, s->top, 0 };
 	char line[1024];
 	size_t nover = 0;
 
 	for (size_t i = 0; i < n; i++)
 		nover += c[i].over;
-	if (o.fmt == CMP_FMT_MD) {
-		static const char *const head[] = { "GPU", "peak", "limit", "verdict" };
-		struct cmp_table t;
+	if (o.fmt == GP_TABLE_MD) {
+		struct gp_table t;
 
 		if (n == 1) {
 			check_line(line, sizeof(line), &o, &c[0], side);
@@ -569,7 +595,8 @@ int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *sid
 			snprintf(line, sizeof(line), "%zu of %zu GPUs over the limit", nover, n);
 		}
 		fprintf(o.f, "<!-- gpuprof-check -->\n### %s GPU memory: %s\n\n", over ? "❌" : "✅", line);
-		cmp_table_init(&t, 4, head, "lrrl");
+		gp_table_init(&t, 4, "lrrl");
+		gp_table_row(&t, "GPU", "peak", "limit", "verdict");
 		for (size_t i = 0; i < n; i++) {
 			char where[96], v[32], l[32], d[32], verdict[64];
 
@@ -582,10 +609,10 @@ int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *sid
 			} else {
 				snprintf(verdict, sizeof(verdict), "✅ within");
 			}
-			cmp_table_row(&t, where, v, l, verdict);
+			gp_table_row(&t, where, v, l, verdict);
 		}
-		print_table(&o, &t, 0);
-		cmp_table_free(&t);
+		print_table(&o, &t, "");
+		gp_table_free(&t);
 	} else {
 		for (size_t i = 0; i < n; i++) {
 			check_line(line, sizeof(line), &o, &c[i], side);
@@ -595,7 +622,7 @@ int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *sid
 	for (size_t i = 0; i < n; i++)
 		check_details(&o, &c[i], side, n > 1);
 	if (side->notes.n) {
-		if (o.fmt == CMP_FMT_TEXT)
+		if (o.fmt == GP_TABLE_TEXT)
 			blank(&o);
 		notes(&o, &side->notes, "");
 	}

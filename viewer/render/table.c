@@ -1,23 +1,20 @@
-/* Tables, once for both readers: aligned columns for a terminal or a CI
- * log, GitHub-flavoured Markdown for a PR comment or a job summary. The
- * reports build the same rows for both; only the cells' escaping differs. */
-#include <inttypes.h>
+/* Tables for the reports people read (table.h). Text columns line up in
+ * characters, not bytes: command lines and layer names may be UTF-8. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "units.h"
-#include "cmp.h"
+#include "viewer/render/table.h"
 
-void cmp_table_init(struct cmp_table *t, size_t ncols, const char *const *head, const char *align)
+void gp_table_init(struct gp_table *t, size_t ncols, const char *align)
 {
 	memset(t, 0, sizeof(*t));
 	t->ncols = ncols;
-	t->head = head;
 	t->align = align;
 }
 
-void cmp_table_row(struct cmp_table *t, ...)
+void gp_table_row(struct gp_table *t, ...)
 {
 	va_list ap;
 
@@ -52,7 +49,7 @@ void cmp_table_row(struct cmp_table *t, ...)
 		t->nrows++;
 }
 
-void cmp_table_free(struct cmp_table *t)
+void gp_table_free(struct gp_table *t)
 {
 	for (size_t i = 0; i < t->nrows * t->ncols; i++)
 		free(t->cells[i]);
@@ -60,7 +57,7 @@ void cmp_table_free(struct cmp_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Columns line up in characters, not bytes: command lines may be UTF-8. */
+/* display width: UTF-8 code points */
 static size_t width(const char *s)
 {
 	size_t w = 0;
@@ -76,56 +73,84 @@ static void pad(FILE *out, size_t n)
 		fputc(' ', out);
 }
 
-void cmp_table_print(const struct cmp_table *t, enum cmp_fmt f, FILE *out, int indent)
+/* Writes s but holds back its trailing blanks: *held blanks go out before
+ * the next text of the line, and never at its end. */
+static void put_held(FILE *out, const char *s, size_t *held)
 {
-	size_t w[16] = { 0 };
-	size_t nc = t->ncols < 16 ? t->ncols : 16;
+	size_t len = strlen(s), text = len;
 
-	if (f == CMP_FMT_MD) {
+	while (text && s[text - 1] == ' ')
+		text--;
+	if (text) {
+		pad(out, *held);
+		fwrite(s, 1, text, out);
+		*held = 0;
+	}
+	*held += len - text;
+}
+
+static void print_md(const struct gp_table *t, size_t nc, FILE *out)
+{
+	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < nc; c++)
-			fprintf(out, "| %s ", t->head[c]);
+			fprintf(out, "| %s ", t->cells[r * t->ncols + c]);
 		fputs("|\n", out);
+		if (r)
+			continue;
 		for (size_t c = 0; c < nc; c++)
 			fputs(t->align[c] == 'r' ? "|--:" : "|:--", out);
 		fputs("|\n", out);
-		for (size_t r = 0; r < t->nrows; r++) {
-			for (size_t c = 0; c < nc; c++)
-				fprintf(out, "| %s ", t->cells[r * t->ncols + c]);
-			fputs("|\n", out);
-		}
-		return;
 	}
-	for (size_t c = 0; c < nc; c++) {
-		w[c] = width(t->head[c]);
-		for (size_t r = 0; r < t->nrows; r++) {
+}
+
+static void print_text(const struct gp_table *t, size_t nc, FILE *out,
+		       const struct gp_table_style *st)
+{
+	size_t w[GP_TABLE_MAX_COLS] = { 0 };
+	const char *indent = st && st->indent ? st->indent : "";
+	int bold = st && st->head_on && *st->head_on;
+
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < nc; c++) {
 			size_t x = width(t->cells[r * t->ncols + c]);
 
 			if (x > w[c])
 				w[c] = x;
 		}
-	}
-	for (size_t r = 0; r <= t->nrows; r++) {
-		size_t used = nc;
+	for (size_t r = 0; r < t->nrows; r++) {
+		size_t held = 0;
 
-		/* no trailing blanks for the empty cells that end a row */
-		while (r && used > 1 && !t->cells[(r - 1) * t->ncols + used - 1][0])
-			used--;
-		pad(out, (size_t)indent);
-		for (size_t c = 0; c < used; c++) {
-			const char *s = r ? t->cells[(r - 1) * t->ncols + c] : t->head[c];
+		fputs(indent, out);
+		if (bold && r == 0)
+			fputs(st->head_on, out);
+		for (size_t c = 0; c < nc; c++) {
+			const char *s = t->cells[r * t->ncols + c];
 			size_t gap = w[c] - width(s);
-			int last = c + 1 == used;
 
 			if (c)
-				fputs("  ", out);
+				held += 2;
 			if (t->align[c] == 'r')
-				pad(out, gap);
-			fputs(s, out);
-			if (t->align[c] != 'r' && !last)
-				pad(out, gap);
+				held += gap;
+			put_held(out, s, &held);
+			if (t->align[c] != 'r')
+				held += gap;
 		}
+		if (bold && r == 0 && st->head_off)
+			fputs(st->head_off, out);
 		fputc('\n', out);
 	}
+}
+
+int gp_table_print(const struct gp_table *t, enum gp_table_fmt f, FILE *out,
+		   const struct gp_table_style *style)
+{
+	size_t nc = t->ncols < GP_TABLE_MAX_COLS ? t->ncols : GP_TABLE_MAX_COLS;
+
+	if (f == GP_TABLE_MD)
+		print_md(t, nc, out);
+	else
+		print_text(t, nc, out, style);
+	return t->oom ? -ENOMEM : 0;
 }
 
 /* Where to cut a string of more than max characters, at a character
@@ -154,7 +179,8 @@ static size_t tail_from(const char *s, size_t max)
 	return 0;
 }
 
-char *cmp_cell(char *buf, size_t cap, enum cmp_fmt f, const char *s, int code, long max_chars)
+char *gp_table_cell(char *buf, size_t cap, enum gp_table_fmt f, const char *s, int code,
+		    long max_chars)
 {
 	size_t n = 0, len, ticks = 0, run = 0;
 	int cut = 0, lead = 0, space = 0;
@@ -174,7 +200,7 @@ char *cmp_cell(char *buf, size_t cap, enum cmp_fmt f, const char *s, int code, l
 		cut = s[len] != '\0';
 	}
 	/* A code span is fenced by more backticks than it holds in a row. */
-	if (f == CMP_FMT_MD && code) {
+	if (f == GP_TABLE_MD && code) {
 		for (size_t i = 0; i < len; i++) {
 			run = s[i] == '`' ? run + 1 : 0;
 			if (run > ticks)
@@ -206,10 +232,10 @@ char *cmp_cell(char *buf, size_t cap, enum cmp_fmt f, const char *s, int code, l
 		char one[2] = { (char)c, 0 };
 
 		if (c < 0x20 || c == 0x7f) {
-			PUT(f == CMP_FMT_MD ? " " : "?");
+			PUT(f == GP_TABLE_MD ? " " : "?");
 			continue;
 		}
-		if (f == CMP_FMT_MD) {
+		if (f == GP_TABLE_MD) {
 			/* a pipe ends a table cell even inside a code span */
 			if (c == '|') {
 				PUT("\\|");
@@ -248,27 +274,4 @@ full:
 	/* cap is far above what any cell needs; cut rather than fail */
 	buf[n < cap ? n : cap - 1] = '\0';
 	return buf;
-}
-
-void cmp_fmt_delta(char *buf, size_t cap, int64_t d)
-{
-	char b[32];
-
-	if (!d) {
-		snprintf(buf, cap, "0 B");
-		return;
-	}
-	an_fmt_bytes(b, sizeof(b), d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d);
-	snprintf(buf, cap, "%c%s", d < 0 ? '-' : '+', b);
-}
-
-void cmp_fmt_percent(char *buf, size_t cap, double p)
-{
-	double a = p < 0 ? -p : p;
-
-	if (p == 0) {
-		snprintf(buf, cap, "0%%");
-		return;
-	}
-	snprintf(buf, cap, a >= 10 ? "%+.1f%%" : "%+.2f%%", p);
 }
