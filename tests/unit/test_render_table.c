@@ -132,11 +132,34 @@ static void cells(void)
 	CHECK_STR(gp_table_cell(b, 4, GP_TABLE_TEXT, "abcdef", 0, 0), "abc");
 }
 
+/* As many columns as the table has: none is dropped. */
+static void wide(void)
+{
+	struct gp_table t;
+	char *s;
+	int rc;
+
+	gp_table_init(&t, 18, "llllllllllllllllll");
+	gp_table_row(&t, "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n",
+		     "o", "p", "q", "r");
+	s = printed(&t, GP_TABLE_TEXT, NULL, &rc);
+	CHECK_EQ_INT(rc, 0);
+	CHECK_STR(s, "a  b  c  d  e  f  g  h  i  j  k  l  m  n  o  p  q  r\n");
+	free(s);
+	s = printed(&t, GP_TABLE_MD, NULL, &rc);
+	CHECK_EQ_INT(rc, 0);
+	CHECK_STR(s, "| a | b | c | d | e | f | g | h | i | j | k | l | m | n | o | p | q | r |\n"
+		     "|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|:--|\n");
+	free(s);
+	gp_table_free(&t);
+}
+
 int main(void)
 {
 	text();
 	long_cell();
 	markdown();
 	cells();
+	wide();
 	return CHECK_DONE();
 }

@@ -103,12 +103,15 @@ static void print_md(const struct gp_table *t, size_t nc, FILE *out)
 	}
 }
 
-static void print_text(const struct gp_table *t, size_t nc, FILE *out,
-		       const struct gp_table_style *st)
+static int print_text(const struct gp_table *t, size_t nc, FILE *out,
+		      const struct gp_table_style *st)
 {
-	size_t w[GP_TABLE_MAX_COLS] = { 0 };
+	size_t *w = calloc(nc ? nc : 1, sizeof(*w));
 	const char *indent = st && st->indent ? st->indent : "";
 	int bold = st && st->head_on && *st->head_on;
+
+	if (!w)
+		return -ENOMEM;
 
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < nc; c++) {
@@ -139,17 +142,17 @@ static void print_text(const struct gp_table *t, size_t nc, FILE *out,
 			fputs(st->head_off, out);
 		fputc('\n', out);
 	}
+	free(w);
+	return 0;
 }
 
 int gp_table_print(const struct gp_table *t, enum gp_table_fmt f, FILE *out,
 		   const struct gp_table_style *style)
 {
-	size_t nc = t->ncols < GP_TABLE_MAX_COLS ? t->ncols : GP_TABLE_MAX_COLS;
-
 	if (f == GP_TABLE_MD)
-		print_md(t, nc, out);
-	else
-		print_text(t, nc, out, style);
+		print_md(t, t->ncols, out);
+	else if (print_text(t, t->ncols, out, style))
+		return -ENOMEM;
 	return t->oom ? -ENOMEM : 0;
 }
 

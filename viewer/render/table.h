@@ -15,9 +15,6 @@
 
 enum gp_table_fmt { GP_TABLE_TEXT, GP_TABLE_MD };
 
-/* Columns past this many are not printed. */
-#define GP_TABLE_MAX_COLS 16
-
 struct gp_table {
 	size_t ncols;
 	const char *align; /* 'l' or 'r' per column; borrowed, outlives the table */
