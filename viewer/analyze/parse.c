@@ -139,8 +139,8 @@ static int ignorable(const struct an_line *l)
 	case 'f':
 		return 1;
 	case 'X':
-		return cat->type == GP_JSON_STR && !AN_JV_IS(cat, "cuda_runtime") &&
-		       !AN_JV_IS(cat, "cuda_driver");
+		return cat->type == GP_JSON_STR && !AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) &&
+		       !AN_JV_IS(cat, GP_CAT_CUDA_DRIVER);
 	default:
 		return 0;
 	}

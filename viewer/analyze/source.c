@@ -39,13 +39,24 @@ static int oom_err(struct an_source *s, char *err, size_t errcap)
 	return say(s, err, errcap, GP_AN_FAIL, "out of memory");
 }
 
+/* One of the recorder's own events (gpuprof.meta, gpuprof.end...): their
+ * names are their category, "gpuprof", and a dot. */
+static int own_event(const struct gp_json_val *name)
+{
+	size_t n = sizeof(GP_CAT_GPUPROF) - 1;
+
+	return name->type == GP_JSON_STR && name->n > n + 1 && !memcmp(name->p, GP_CAT_GPUPROF, n) &&
+	       name->p[n] == '.';
+}
+
 /* What to call the event of the current line in a message: its own name
  * only when it is one of the format's, never user text. */
 static const char *ev_what(const struct an_line *l)
 {
 	static const char *const known[] = {
-		"alloc", "free", "oom", "pool_create", "pool_destroy", "pool_trim", "gpuprof.meta",
-		"gpuprof.device", "gpuprof.end", "gpuprof.watermark", "gpuprof.dropped",
+		GP_EV_ALLOC, GP_EV_FREE, GP_EV_OOM, GP_EV_POOL_CREATE, GP_EV_POOL_DESTROY,
+		GP_EV_POOL_TRIM, GP_EV_META, GP_EV_DEVICE, GP_EV_END, GP_EV_WATERMARK,
+		GP_EV_DROPPED,
 	};
 	static char buf[48];
 	const struct gp_json_val *n = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
@@ -56,9 +67,9 @@ static const char *ev_what(const struct an_line *l)
 			return buf;
 		}
 	}
-	if (AN_JV_IS(cat, "nvtx"))
+	if (AN_JV_IS(cat, GP_CAT_NVTX))
 		return "NVTX event";
-	if (AN_JV_IS(cat, "cuda_runtime") || AN_JV_IS(cat, "cuda_driver"))
+	if (AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || AN_JV_IS(cat, GP_CAT_CUDA_DRIVER))
 		return "CUDA API event";
 	return "event";
 }
@@ -168,31 +179,31 @@ static int on_meta(struct an_source *s, char *err, size_t errcap)
 	uint64_t format, base, pid;
 	int r;
 
-	if ((r = need_u64(s, &a[AK_FORMAT], "format", UINT32_MAX, &format, err, errcap)))
+	if ((r = need_u64(s, &a[AK_FORMAT], GP_F_FORMAT, UINT32_MAX, &format, err, errcap)))
 		return r;
 	if (format != 1)
 		return say(s, err, errcap, GP_AN_BAD_INPUT,
 			   "trace format %" PRIu64 " (this gpuprof reads format 1)", format);
-	if ((r = need_u64(s, &a[AK_PID], "pid", INT32_MAX, &pid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_TS_BASE_NS], "ts_base_ns", MAX_TS_BASE, &base, err, errcap)))
+	if ((r = need_u64(s, &a[AK_PID], GP_F_PID, INT32_MAX, &pid, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_TS_BASE_NS], GP_F_TS_BASE_NS, MAX_TS_BASE, &base, err, errcap)))
 		return r;
 	s->pid = (int64_t)pid;
 	s->ts_base_ns = (int64_t)base;
 	if (a[AK_START_UNIX_NS].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_START_UNIX_NS], "start_unix_ns", UINT64_MAX, &s->start_unix_ns,
+	    (r = need_u64(s, &a[AK_START_UNIX_NS], GP_F_START_UNIX_NS, UINT64_MAX, &s->start_unix_ns,
 			  err, errcap)))
 		return r;
 	s->rank = -1;
 	if (a[AK_RANK].type != GP_JSON_NONE) {
 		uint64_t rank;
 
-		if ((r = need_u64(s, &a[AK_RANK], "rank", 1u << 24, &rank, err, errcap)))
+		if ((r = need_u64(s, &a[AK_RANK], GP_F_RANK, 1u << 24, &rank, err, errcap)))
 			return r;
 		s->rank = (int64_t)rank;
 	}
-	if ((r = get_str(s, &a[AK_CMDLINE], "cmdline", 0, &s->cmdline, err, errcap)) ||
-	    (r = get_str(s, &a[AK_HOSTNAME], "hostname", 0, &s->hostname, err, errcap)) ||
-	    (r = get_str(s, &a[AK_VERSION], "version", 0, &s->version, err, errcap)))
+	if ((r = get_str(s, &a[AK_CMDLINE], GP_F_CMDLINE, 0, &s->cmdline, err, errcap)) ||
+	    (r = get_str(s, &a[AK_HOSTNAME], GP_F_HOSTNAME, 0, &s->hostname, err, errcap)) ||
+	    (r = get_str(s, &a[AK_VERSION], GP_F_VERSION, 0, &s->version, err, errcap)))
 		return r;
 	s->mode = MODE_CUDA;
 	if (AN_JV_IS(&a[AK_MODE], "tensor"))
@@ -203,7 +214,8 @@ static int on_meta(struct an_source *s, char *err, size_t errcap)
 	if (AN_JV_IS(&a[AK_STATICS], "none"))
 		s->statics = STATICS_NONE;
 	else if (a[AK_STATICS].type != GP_JSON_NONE && !AN_JV_IS(&a[AK_STATICS], "run"))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "gpuprof.meta: \"statics\" is not run or none");
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"statics\" is not run or none",
+			   GP_EV_META);
 	s->have_meta = 1;
 	return 0;
 }
@@ -215,10 +227,10 @@ static int on_device(struct an_source *s, char *err, size_t errcap)
 	struct an_devinfo *d;
 	int r;
 
-	if ((r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
 		return r;
 	if (a[AK_TOTAL_MEMORY].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_TOTAL_MEMORY], "total_memory", AN_MAX_BYTES, &total, err, errcap)))
+	    (r = need_u64(s, &a[AK_TOTAL_MEMORY], GP_F_TOTAL_MEMORY, AN_MAX_BYTES, &total, err, errcap)))
 		return r;
 	d = &s->dev[dev];
 	an_str_unref(s->st, d->name);
@@ -226,8 +238,8 @@ static int on_device(struct an_source *s, char *err, size_t errcap)
 	d->name = d->uuid = NULL;
 	d->seen = 1;
 	d->total_memory = total;
-	if ((r = get_str(s, &a[AK_NAME], "name", 0, &d->name, err, errcap)) ||
-	    (r = get_str(s, &a[AK_UUID], "uuid", 0, &d->uuid, err, errcap)))
+	if ((r = get_str(s, &a[AK_NAME], GP_F_NAME, 0, &d->name, err, errcap)) ||
+	    (r = get_str(s, &a[AK_UUID], GP_F_UUID, 0, &d->uuid, err, errcap)))
 		return r;
 	return 0;
 }
@@ -275,18 +287,18 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 	uint64_t dev;
 	int r, b;
 
-	if ((r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
 		return r;
 	ev.device = (uint32_t)dev;
 	if (type == AE_POOL) {
 		if (an_jv_hex(&a[AK_POOL], &ev.d))
 			return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"pool\" is not an address",
 				   ev_what(&s->line));
-		if (AN_JV_IS(&s->line.top[TK_NAME], "pool_destroy"))
+		if (AN_JV_IS(&s->line.top[TK_NAME], GP_EV_POOL_DESTROY))
 			ev.e = 0;
 		else if (a[AK_SIZE].type == GP_JSON_NONE)
 			return 0; /* an imported pool: its memory is its owner's */
-		else if ((r = need_u64(s, &a[AK_SIZE], "size", AN_MAX_BYTES, &ev.e, err, errcap)))
+		else if ((r = need_u64(s, &a[AK_SIZE], GP_F_SIZE, AN_MAX_BYTES, &ev.e, err, errcap)))
 			return r;
 		ev.flags |= EVF_POOL_SIZE;
 		return push(s, &ev, err, errcap);
@@ -294,25 +306,25 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 	if (an_jv_hex(&a[AK_ADDR], &ev.a))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
 			   a[AK_ADDR].type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
-	if ((r = need_u64(s, &a[AK_BYTES], "bytes", AN_MAX_BYTES, &ev.b, err, errcap)))
+	if ((r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)))
 		return r;
 	if (a[AK_CORR].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_CORR], "corr", UINT64_MAX, &ev.c, err, errcap)))
+	    (r = need_u64(s, &a[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.c, err, errcap)))
 		return r;
 	ev.kind = (uint8_t)kind_of(&a[AK_KIND]);
 	if (an_jv_bool(&a[AK_ASYNC], &b) == 0 && b)
 		ev.flags |= EVF_ASYNC;
 	if (a[AK_POOL].type == GP_JSON_STR && an_jv_hex(&a[AK_POOL], &ev.d) == 0 &&
 	    a[AK_POOL_SIZE].type != GP_JSON_NONE) {
-		if ((r = need_u64(s, &a[AK_POOL_SIZE], "pool_size", AN_MAX_BYTES, &ev.e, err, errcap)))
+		if ((r = need_u64(s, &a[AK_POOL_SIZE], GP_F_POOL_SIZE, AN_MAX_BYTES, &ev.e, err, errcap)))
 			return r;
 		ev.flags |= EVF_POOL_SIZE;
 	}
 	/* recorded by the API callbacks: says its thread and API itself */
 	if (a[AK_THREAD].type != GP_JSON_NONE) {
 		uint64_t th;
-		if ((r = need_u64(s, &a[AK_THREAD], "thread", UINT32_MAX, &th, err, errcap)) ||
-		    (r = get_str(s, &a[AK_API], "api", 1, &ev.name, err, errcap)))
+		if ((r = need_u64(s, &a[AK_THREAD], GP_F_THREAD, UINT32_MAX, &th, err, errcap)) ||
+		    (r = get_str(s, &a[AK_API], GP_F_API, 1, &ev.name, err, errcap)))
 			return r;
 		ev.tid = (int64_t)th;
 		ev.flags |= EVF_THREAD;
@@ -328,24 +340,24 @@ static int on_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
 	int64_t res = 0;
 	int r;
 
-	if ((r = need_i64(s, &s->line.top[TK_TID], "tid", &ev.tid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_BYTES], "bytes", UINT64_MAX, &ev.b, err, errcap)))
+	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, UINT64_MAX, &ev.b, err, errcap)))
 		return r;
 	if (a[AK_DEVICE].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
 		return r;
 	ev.device = (uint32_t)dev;
 	if (a[AK_FREE].type != GP_JSON_NONE && a[AK_TOTAL].type != GP_JSON_NONE) {
-		if ((r = need_u64(s, &a[AK_FREE], "free", AN_MAX_BYTES, &ev.c, err, errcap)) ||
-		    (r = need_u64(s, &a[AK_TOTAL], "total", AN_MAX_BYTES, &ev.d, err, errcap)))
+		if ((r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.c, err, errcap)) ||
+		    (r = need_u64(s, &a[AK_TOTAL], GP_F_TOTAL, AN_MAX_BYTES, &ev.d, err, errcap)))
 			return r;
 		ev.flags |= EVF_MEMINFO;
 	}
 	if (a[AK_RESULT].type != GP_JSON_NONE &&
-	    (r = need_i64(s, &a[AK_RESULT], "result", &res, err, errcap)))
+	    (r = need_i64(s, &a[AK_RESULT], GP_F_RESULT, &res, err, errcap)))
 		return r;
 	ev.e = (uint64_t)res;
-	if ((r = get_str(s, &a[AK_API], "api", 0, &ev.name, err, errcap)))
+	if ((r = get_str(s, &a[AK_API], GP_F_API, 0, &ev.name, err, errcap)))
 		return r;
 	return push(s, &ev, err, errcap);
 }
@@ -385,7 +397,7 @@ static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t e
 	struct an_ev ev = { .ts = ts };
 	int r;
 
-	if ((r = need_i64(s, &s->line.top[TK_TID], "tid", &ev.tid, err, errcap)))
+	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)))
 		return r;
 	switch (ph) {
 	case 'B': ev.type = AE_PUSH; break;
@@ -395,13 +407,13 @@ static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t e
 	default: ev.type = AE_MARK; break;
 	}
 	if (ev.type == AE_START || ev.type == AE_END) {
-		if ((r = need_u64(s, &s->line.top[TK_ID], "id", UINT64_MAX, &ev.a, err, errcap)))
+		if ((r = need_u64(s, &s->line.top[TK_ID], GP_T_ID, UINT64_MAX, &ev.a, err, errcap)))
 			return r;
 	}
 	if (ev.type == AE_MARK && is_history(&s->line.top[TK_NAME]))
 		return on_history(s, ts, err, errcap);
 	if (ev.type != AE_POP && ev.type != AE_END &&
-	    (r = get_str(s, &s->line.top[TK_NAME], "name", 1, &ev.name, err, errcap)))
+	    (r = get_str(s, &s->line.top[TK_NAME], GP_T_NAME, 1, &ev.name, err, errcap)))
 		return r;
 	return push(s, &ev, err, errcap);
 }
@@ -416,13 +428,13 @@ static int on_api(struct an_source *s, int64_t ts, char *err, size_t errcap)
 
 	if (s->line.args[AK_CORR].type == GP_JSON_NONE)
 		return 0;
-	if ((r = need_u64(s, &s->line.args[AK_CORR], "corr", UINT64_MAX, &corr, err, errcap)) ||
-	    (r = need_i64(s, &s->line.top[TK_TID], "tid", &tid, err, errcap)))
+	if ((r = need_u64(s, &s->line.args[AK_CORR], GP_F_CORR, UINT64_MAX, &corr, err, errcap)) ||
+	    (r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &tid, err, errcap)))
 		return r;
 	if (dur_v->type != GP_JSON_NONE && (an_jv_us_to_ns(dur_v, &dur) || dur < 0))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
 			   ev_what(&s->line));
-	if ((r = get_str(s, &s->line.top[TK_NAME], "name", 1, &name, err, errcap)))
+	if ((r = get_str(s, &s->line.top[TK_NAME], GP_T_NAME, 1, &name, err, errcap)))
 		return r;
 	if (an_corr_put(&s->corr, s->st, corr, tid, ts + dur, name,
 			s->ro.have_released ? s->ro.released : INT64_MIN))
@@ -450,51 +462,51 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"args\" is not an object",
 			   ev_what(l));
 	if (!s->have_meta) {
-		if (ph != 'i' || !AN_JV_IS(name, "gpuprof.meta"))
+		if (ph != 'i' || !AN_JV_IS(name, GP_EV_META))
 			return say(s, err, errcap, GP_AN_BAD_INPUT,
 				   "not a gpuprof trace (the first event is not gpuprof.meta)");
 		return on_meta(s, err, errcap);
 	}
 	switch (ph) {
 	case 'i':
-		if (AN_JV_IS(cat, "memory")) {
+		if (AN_JV_IS(cat, GP_CAT_MEMORY)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
-			if (AN_JV_IS(name, "alloc"))
+			if (AN_JV_IS(name, GP_EV_ALLOC))
 				return on_memory(s, AE_ALLOC, ts, err, errcap);
-			if (AN_JV_IS(name, "free"))
+			if (AN_JV_IS(name, GP_EV_FREE))
 				return on_memory(s, AE_FREE, ts, err, errcap);
-			if (AN_JV_IS(name, "oom"))
+			if (AN_JV_IS(name, GP_EV_OOM))
 				return on_oom(s, ts, err, errcap);
-			if (AN_JV_IS(name, "pool_create") || AN_JV_IS(name, "pool_destroy") ||
-			    AN_JV_IS(name, "pool_trim"))
+			if (AN_JV_IS(name, GP_EV_POOL_CREATE) || AN_JV_IS(name, GP_EV_POOL_DESTROY) ||
+			    AN_JV_IS(name, GP_EV_POOL_TRIM))
 				return on_memory(s, AE_POOL, ts, err, errcap);
 			break;
 		}
-		if (AN_JV_IS(cat, "nvtx")) {
+		if (AN_JV_IS(cat, GP_CAT_NVTX)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_nvtx(s, ph, ts, err, errcap);
 		}
-		if (name->type == GP_JSON_STR && name->n > 8 && !memcmp(name->p, "gpuprof.", 8)) {
-			if (AN_JV_IS(name, "gpuprof.watermark")) {
+		if (own_event(name)) {
+			if (AN_JV_IS(name, GP_EV_WATERMARK)) {
 				if ((r = need_ts(s, &ts, err, errcap)))
 					return r;
 				an_reorder_watermark(&s->ro, ts);
 				return 0;
 			}
-			if (AN_JV_IS(name, "gpuprof.device"))
+			if (AN_JV_IS(name, GP_EV_DEVICE))
 				return on_device(s, err, errcap);
-			if (AN_JV_IS(name, "gpuprof.end"))
+			if (AN_JV_IS(name, GP_EV_END))
 				return on_end(s);
-			if (AN_JV_IS(name, "gpuprof.dropped")) {
+			if (AN_JV_IS(name, GP_EV_DROPPED)) {
 				uint64_t n = 0;
 
 				opt_u64(&l->args[AK_COUNT], &n);
 				s->dropped_marks += n;
 				return 0;
 			}
-			if (AN_JV_IS(name, "gpuprof.meta"))
+			if (AN_JV_IS(name, GP_EV_META))
 				return say(s, err, errcap, GP_AN_BAD_INPUT,
 					   "a second gpuprof.meta: traces joined into one file?");
 		}
@@ -503,14 +515,14 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 	case 'E':
 	case 'b':
 	case 'e':
-		if (AN_JV_IS(cat, "nvtx")) {
+		if (AN_JV_IS(cat, GP_CAT_NVTX)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_nvtx(s, ph, ts, err, errcap);
 		}
 		break;
 	case 'X':
-		if (AN_JV_IS(cat, "cuda_runtime") || AN_JV_IS(cat, "cuda_driver")) {
+		if (AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || AN_JV_IS(cat, GP_CAT_CUDA_DRIVER)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_api(s, ts, err, errcap);
