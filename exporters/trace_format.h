@@ -3,7 +3,8 @@
  *
  *   GP_TRACE_FORMAT      gpuprof.meta's args.format
  *   GP_EV_<EVENT>        an event's name ("" where it varies), e.g.
- *                        GP_EV_ALLOC "alloc"; GP_PH_<EVENT> its ph
+ *                        GP_EV_ALLOC "alloc"; GP_PH_<EVENT> its ph,
+ *                        GP_S_<EVENT> its scope (0: none)
  *   GP_CAT_<CAT>         a category, e.g. GP_CAT_MEMORY "memory"
  *   GP_T_<MEMBER>        a top-level member's key, e.g. GP_T_TS "ts"
  *   GP_F_<FIELD>         an args field's key, e.g. GP_F_ADDR "addr"
@@ -26,7 +27,7 @@
 enum { GP_TRACE_FORMAT_ = 0
 #define GP_FORMAT(version, meaning) , GP_TRACE_FORMAT = (version)
 #define GP_CAT(id, name, meaning)
-#define GP_EVENT(id, name, ph, scope, cat, meaning) , GP_PH_##id = (ph)
+#define GP_EVENT(id, name, ph, scope, cat, meaning) , GP_PH_##id = (ph), GP_S_##id = (scope)
 #define GP_TOP(id, key, read, type, unit, meaning)
 #define GP_FIELD(id, key, read)
 #define GP_ARG(event, field, type, unit, when, meaning)
