@@ -23,6 +23,7 @@ struct keydef {
 /* Made from exporters/trace_format.def (parse.h's enums). */
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning)
+#define GP_KIND(id, name, meaning)
 #define GP_EVENT(id, name, ph, scope, cat, meaning)
 #define GP_ARG(event, field, type, unit, when, meaning)
 #define GP_FIELD(id, key, read)
@@ -40,6 +41,7 @@ static const struct keydef arg_keys[] = {
 };
 #undef GP_FORMAT
 #undef GP_CAT
+#undef GP_KIND
 #undef GP_EVENT
 #undef GP_TOP
 #undef GP_FIELD

@@ -26,6 +26,7 @@
  * AN, in its order. */
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning)
+#define GP_KIND(id, name, meaning)
 #define GP_EVENT(id, name, ph, scope, cat, meaning)
 #define GP_ARG(event, field, type, unit, when, meaning)
 #define GP_FIELD(id, key, read)
@@ -44,6 +45,7 @@ enum an_arg_key {
 };
 #undef GP_FORMAT
 #undef GP_CAT
+#undef GP_KIND
 #undef GP_EVENT
 #undef GP_TOP
 #undef GP_FIELD

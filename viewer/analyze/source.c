@@ -9,8 +9,14 @@
 #include <string.h>
 
 const char *const an_kind_names[K_N] = {
-	"device", "array", "device_static", "managed", "managed_static", "pinned_host",
-	"pageable", "unknown",
+	[K_DEVICE] = GP_KIND_DEVICE,
+	[K_ARRAY] = GP_KIND_ARRAY,
+	[K_DEVICE_STATIC] = GP_KIND_DEVICE_STATIC,
+	[K_MANAGED] = GP_KIND_MANAGED,
+	[K_MANAGED_STATIC] = GP_KIND_MANAGED_STATIC,
+	[K_PINNED_HOST] = GP_KIND_PINNED_HOST,
+	[K_PAGEABLE] = GP_KIND_PAGEABLE,
+	[K_UNKNOWN] = GP_KIND_UNKNOWN,
 };
 
 /* ts_base_ns + ts must stay inside int64 */
