@@ -1,6 +1,7 @@
 /* One trace line -> raw values of the members that matter, see parse.h.
- * A hand-written scanner rather than json-c: this is the hot loop of the
- * whole analysis (bench/RESULTS.md has both measured). */
+ * The hand-written scanner of exporters/json_scan.h rather than json-c:
+ * this is the hot loop of the whole analysis (bench/RESULTS.md has both
+ * measured). Here: the key tables and the loop over an event's members. */
 #include "parse.h"
 
 #include <errno.h>
@@ -315,6 +316,13 @@ int an_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
 	return 0;
 }
 
+static unsigned hexval(char ch)
+{
+	unsigned char c = (unsigned char)ch;
+
+	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
 int an_jv_hex(const struct gp_json_val *v, uint64_t *out)
 {
 	uint64_t x = 0;
@@ -327,7 +335,7 @@ int an_jv_hex(const struct gp_json_val *v, uint64_t *out)
 
 		if (!gp_json_is_hex(ch))
 			return -EINVAL;
-		x = x * 16 + (ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10);
+		x = x * 16 + hexval((char)ch);
 	}
 	*out = x;
 	return 0;
@@ -342,13 +350,6 @@ int an_jv_bool(const struct gp_json_val *v, int *out)
 	else
 		return -EINVAL;
 	return 0;
-}
-
-static unsigned hexval(char ch)
-{
-	unsigned char c = (unsigned char)ch;
-
-	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
 static size_t put_utf8(char *o, uint32_t cp)
