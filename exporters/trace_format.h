@@ -3,8 +3,10 @@
  *
  *   GP_TRACE_FORMAT      gpuprof.meta's args.format
  *   GP_EV_<EVENT>        an event's name ("" where it varies), e.g.
- *                        GP_EV_ALLOC "alloc"; GP_PH_<EVENT> its ph
+ *                        GP_EV_ALLOC "alloc"; GP_PH_<EVENT> its ph,
+ *                        GP_S_<EVENT> its scope (0: none)
  *   GP_CAT_<CAT>         a category, e.g. GP_CAT_MEMORY "memory"
+ *   GP_KIND_<KIND>       a memory kind, e.g. GP_KIND_PINNED_HOST "pinned_host"
  *   GP_T_<MEMBER>        a top-level member's key, e.g. GP_T_TS "ts"
  *   GP_F_<FIELD>         an args field's key, e.g. GP_F_ADDR "addr"
  *
@@ -13,7 +15,7 @@
  * macros, and the compiler folds them as it folds literals.
  *
  * Readers and tests that need more (types, which fields an event holds)
- * define the six GP_* macros themselves and include trace_format.def: see
+ * define the seven GP_* macros themselves and include trace_format.def: see
  * viewer/analyze/parse.h (its key tables) and tests/recorder/test_trace_format.c. */
 #ifndef GPUPROF_TRACE_FORMAT_H
 #define GPUPROF_TRACE_FORMAT_H
@@ -26,13 +28,15 @@
 enum { GP_TRACE_FORMAT_ = 0
 #define GP_FORMAT(version, meaning) , GP_TRACE_FORMAT = (version)
 #define GP_CAT(id, name, meaning)
-#define GP_EVENT(id, name, ph, scope, cat, meaning) , GP_PH_##id = (ph)
+#define GP_KIND(id, name, meaning)
+#define GP_EVENT(id, name, ph, scope, cat, meaning) , GP_PH_##id = (ph), GP_S_##id = (scope)
 #define GP_TOP(id, key, read, type, unit, meaning)
 #define GP_FIELD(id, key, read)
 #define GP_ARG(event, field, type, unit, when, meaning)
 #include "trace_format.def"
 #undef GP_FORMAT
 #undef GP_CAT
+#undef GP_KIND
 #undef GP_EVENT
 #undef GP_TOP
 #undef GP_FIELD
@@ -41,6 +45,7 @@ enum { GP_TRACE_FORMAT_ = 0
 
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning) static const char GP_CAT_##id[] = name;
+#define GP_KIND(id, name, meaning) static const char GP_KIND_##id[] = name;
 #define GP_EVENT(id, name, ph, scope, cat, meaning) static const char GP_EV_##id[] = name;
 #define GP_TOP(id, key, read, type, unit, meaning) static const char GP_T_##id[] = key;
 #define GP_FIELD(id, key, read) static const char GP_F_##id[] = key;
@@ -48,6 +53,7 @@ enum { GP_TRACE_FORMAT_ = 0
 #include "trace_format.def"
 #undef GP_FORMAT
 #undef GP_CAT
+#undef GP_KIND
 #undef GP_EVENT
 #undef GP_TOP
 #undef GP_FIELD

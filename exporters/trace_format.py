@@ -4,9 +4,10 @@ trace_format.def is the one list of the trace's events, top-level members and
 args fields (the C writer and reader are made from it); this module reads it
 with regular expressions, so the Python checkers use the same names:
 
-    from trace_format import EV, F, T, CAT, FORMAT
+    from trace_format import EV, F, T, CAT, KIND, FORMAT
     EV.ALLOC.name == "alloc", EV.ALLOC.ph == "i", EV.ALLOC.cat == "memory"
     F.ADDR == "addr", T.TS == "ts", CAT.MEMORY == "memory", FORMAT == 1
+    KIND.PINNED_HOST == "pinned_host"; KINDS: all memory kinds
     EV.ALLOC.args[F.ADDR].type == "HEX"
 
 A checker imports it with this folder on sys.path, as tests/gpu/check_trace.py
@@ -22,6 +23,7 @@ DEF_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trace_forma
 _S = r'"([^"]*)"'
 _FORMAT = re.compile(r"^GP_FORMAT\((\d+), " + _S + r"\)$", re.M)
 _CAT = re.compile(r"^GP_CAT\((\w+), " + _S + r", " + _S + r"\)$", re.M)
+_KIND = re.compile(r"^GP_KIND\((\w+), " + _S + r", " + _S + r"\)$", re.M)
 _EVENT = re.compile(r"^GP_EVENT\((\w+), " + _S + r", '(.)', ('.'|0), (\w+), " + _S + r"\)$", re.M)
 _TOP = re.compile(r"^GP_TOP\((\w+), " + _S + r", (AN|NO), (\w+), (\w+), " + _S + r"\)$", re.M)
 _FIELD = re.compile(r"^GP_FIELD\((\w+), " + _S + r", (AN|NO)\)$", re.M)
@@ -52,6 +54,7 @@ def load(path=DEF_PATH):
     entries = len(_ENTRY.findall(text))
     fmt = _FORMAT.findall(text)
     cats = {m[0]: m[1] for m in _CAT.findall(text)}
+    kinds = {m[0]: m[1] for m in _KIND.findall(text)}
     fields = {}
     for fid, key, read in _FIELD.findall(text):
         fields[fid] = Member(id=fid, key=key, read=read == "AN", type=None, unit=None, meaning="")
@@ -69,14 +72,16 @@ def load(path=DEF_PATH):
         key = fields[fid].key
         events[eid].args[key] = Arg(key=key, type=typ, unit=unit, always=when == "ALWAYS",
                                     meaning=meaning)
-    read = len(fmt) + len(cats) + len(events) + len(tops) + len(fields) + len(args)
+    read = len(fmt) + len(cats) + len(kinds) + len(events) + len(tops) + len(fields) + len(args)
     if read != entries or len(fmt) != 1:
         raise ValueError("%s: %d entries, %d read" % (path, entries, read))
-    return int(fmt[0][0]), cats, events, tops, fields
+    return int(fmt[0][0]), cats, kinds, events, tops, fields
 
 
-FORMAT, _cats, _events, _tops, _fields = load()
+FORMAT, _cats, _kinds, _events, _tops, _fields = load()
 CAT = types.SimpleNamespace(**_cats)
+KIND = types.SimpleNamespace(**_kinds)
+KINDS = tuple(_kinds.values())  # the memory kinds, in the definition's order
 EV = types.SimpleNamespace(**_events)
 T = types.SimpleNamespace(**{k: v.key for k, v in _tops.items()})
 F = types.SimpleNamespace(**{k: v.key for k, v in _fields.items()})

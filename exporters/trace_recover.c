@@ -22,6 +22,7 @@
 #include "gz_sink.h"
 #include "json_buf.h"
 #include "json_check.h"
+#include "trace_format.h"
 #include "trace_writer.h"
 
 #define IN_CHUNK (64u * 1024u)
@@ -73,13 +74,15 @@ static int copy_number(const char *obj, size_t n, const char *key, int integer_o
 	return 1;
 }
 
-static int name_is(const char *obj, size_t n, const char *quoted)
+/* The event's name is `name` (the raw value: quoted, unescaped names only). */
+static int name_is(const char *obj, size_t n, const char *name)
 {
+	size_t len = strlen(name);
 	const char *v;
 	size_t vn;
 
-	return gp_json_top_member(obj, n, "name", &v, &vn) && vn == strlen(quoted) &&
-	       memcmp(v, quoted, vn) == 0;
+	return gp_json_top_member(obj, n, GP_T_NAME, &v, &vn) && vn == len + 2 && v[0] == '"' &&
+	       memcmp(v + 1, name, len) == 0 && v[vn - 1] == '"';
 }
 
 /* An event line is a valid object starting and ending at the line's edges,
@@ -126,7 +129,7 @@ static int keep_line(struct rec *r, const char *s, size_t len, size_t obj_len)
 		return rc;
 	r->kept++;
 	r->kept_bytes += len + 1;
-	if (!copy_number(s, obj_len, "ts", 0, r->ts, sizeof(r->ts)))
+	if (!copy_number(s, obj_len, GP_T_TS, 0, r->ts, sizeof(r->ts)))
 		strcpy(r->ts, "0");
 	return 0;
 }
@@ -157,7 +160,7 @@ static int keep_pending(struct rec *r)
 		return rc;
 	r->kept++;
 	r->kept_bytes += p->len + 1;
-	if (!copy_number(p->data, p->len, "ts", 0, r->ts, sizeof(r->ts)))
+	if (!copy_number(p->data, p->len, GP_T_TS, 0, r->ts, sizeof(r->ts)))
 		strcpy(r->ts, "0");
 	gp_buf_reset(p);
 	return 0;
@@ -184,9 +187,9 @@ static int line(struct rec *r, const char *s, size_t len)
 		return 0;
 	case R_META:
 		n = event_obj(s, len, &comma);
-		if (!n || !name_is(s, n, "\"gpuprof.meta\""))
+		if (!n || !name_is(s, n, GP_EV_META))
 			return -EINVAL;
-		if (!copy_number(s, n, "pid", 1, r->pid, sizeof(r->pid)))
+		if (!copy_number(s, n, GP_T_PID, 1, r->pid, sizeof(r->pid)))
 			strcpy(r->pid, "0");
 		rc = create_output(r);
 		if (!rc)
@@ -260,19 +263,33 @@ static int feed(struct rec *r, const char *data, size_t n)
 	return 0;
 }
 
+/* `"key":` in args, after a comma unless first. */
+static void arg_key(struct gp_buf *b, const char *key, int comma)
+{
+	if (comma)
+		gp_buf_putc(b, ',');
+	gp_buf_json_cstr(b, key);
+	gp_buf_putc(b, ':');
+}
+
 static int write_end(struct rec *r, struct gp_recover_result *res)
 {
+	char head[160];
 	struct gp_buf b;
-	int rc;
+	int n, rc;
 
+	n = gp_tw_end_head(head, sizeof(head), r->pid, r->ts);
+	if (n < 0 || (size_t)n >= sizeof(head))
+		return -EOVERFLOW;
 	gp_buf_init(&b, 0);
-	gp_buf_puts(&b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"gpuprof.end\",\"cat\":\"gpuprof\",\"pid\":");
-	gp_buf_puts(&b, r->pid);
-	gp_buf_puts(&b, ",\"tid\":0,\"ts\":");
-	gp_buf_puts(&b, r->ts);
-	gp_buf_puts(&b, ",\"args\":{\"clean\":false,\"recovered\":true,\"events_kept\":");
+	gp_buf_append(&b, head, (size_t)n);
+	arg_key(&b, GP_F_CLEAN, 0);
+	gp_buf_puts(&b, "false");
+	arg_key(&b, GP_F_RECOVERED, 1);
+	gp_buf_puts(&b, "true");
+	arg_key(&b, GP_F_EVENTS_KEPT, 1);
 	gp_buf_u64(&b, res->events_kept);
-	gp_buf_puts(&b, ",\"bytes_dropped\":");
+	arg_key(&b, GP_F_BYTES_DROPPED, 1);
 	gp_buf_u64(&b, res->bytes_dropped);
 	gp_buf_puts(&b, "}}\n]\n");
 	rc = b.failed ? b.failed : out_write(r, b.data, b.len);
@@ -296,7 +313,7 @@ static int finish(struct rec *r, struct gp_recover_result *res)
 	}
 	if (r->st == R_HEADER || r->st == R_META)
 		return -EINVAL;
-	if (r->st == R_CLOSED && name_is(r->pending.data, r->pending.len, "\"gpuprof.end\"")) {
+	if (r->st == R_CLOSED && name_is(r->pending.data, r->pending.len, GP_EV_END)) {
 		rc = out_write(r, r->pending.data, r->pending.len);
 		if (!rc)
 			rc = out_write(r, "\n]\n", 3);

@@ -2,18 +2,36 @@
 #include "trace_writer.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gz_sink.h"
 #include "json_buf.h"
+#include "trace_format.h"
+
+int gp_tw_end_head(char *buf, size_t cap, const char *pid, const char *ts)
+{
+	return snprintf(buf, cap,
+			"{\"%s\":\"%c\",\"%s\":\"%c\",\"%s\":\"%s\",\"%s\":\"%s\",\"%s\":%s,"
+			"\"%s\":0,\"%s\":%s,\"%s\":{",
+			GP_T_PH, GP_PH_END, GP_T_S, GP_S_END, GP_T_NAME, GP_EV_END, GP_T_CAT,
+			GP_CAT_GPUPROF, GP_T_PID, pid, GP_T_TID, GP_T_TS, ts, GP_T_ARGS);
+}
 
 /* Written by gp_tw_close() when the caller built no final event, so the file
- * still ends in valid JSON. */
-static const char minimal_end[] =
-	"{\"ph\":\"i\",\"s\":\"g\",\"name\":\"gpuprof.end\",\"cat\":\"gpuprof\","
-	"\"pid\":0,\"tid\":0,\"ts\":0.000,\"args\":{}}";
+ * still ends in valid JSON. Built on the stack: it must not fail where
+ * the caller's final event failed for want of memory. */
+static const char *minimal_end(char *buf, size_t cap)
+{
+	int n = gp_tw_end_head(buf, cap, "0", "0.000");
+
+	if (n < 0 || (size_t)n + 3 > cap)
+		return "";
+	memcpy(buf + n, "}}", 3);
+	return buf;
+}
 
 enum ev_state {
 	EV_NONE, /* no event under construction */
@@ -268,6 +286,7 @@ int gp_tw_flush(struct gp_trace_writer *tw)
 
 int gp_tw_close(struct gp_trace_writer *tw, struct gp_tw_stats *stats)
 {
+	char end_buf[160];
 	const char *final;
 	int r;
 
@@ -277,7 +296,8 @@ int gp_tw_close(struct gp_trace_writer *tw, struct gp_tw_stats *stats)
 		return 0;
 	}
 	if (tw->state == EV_NONE) {
-		final = minimal_end; /* allowed: the header comment promises it */
+		/* allowed: the header comment promises it */
+		final = minimal_end(end_buf, sizeof(end_buf));
 	} else {
 		r = finish_event(tw);
 		if (!r)
@@ -288,7 +308,7 @@ int gp_tw_close(struct gp_trace_writer *tw, struct gp_tw_stats *stats)
 			/* The caller's final event is unusable (misuse, out of
 			 * memory), yet the array must still end validly. */
 			tw_fail(tw, r);
-			final = minimal_end;
+			final = minimal_end(end_buf, sizeof(end_buf));
 		} else {
 			final = NULL;
 		}

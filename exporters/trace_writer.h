@@ -78,6 +78,10 @@ int gp_tw_flush(struct gp_trace_writer *tw);
  * (not building a final event is not an error), or 0. stats (may be NULL)
  * gets the final counts, the final event and gzip trailer included. */
 int gp_tw_close(struct gp_trace_writer *tw, struct gp_tw_stats *stats);
+/* The text of a gpuprof.end event as the minimal end above lays it out, up
+ * to and including `"args":{`, with pid and ts given as JSON numbers' text:
+ * recovery's end (trace_recover.c) has the same head. snprintf's return. */
+int gp_tw_end_head(char *buf, size_t cap, const char *pid, const char *ts);
 /* Forked child or fatal error: release without writing anything more. */
 void gp_tw_abandon(struct gp_trace_writer *tw);
 void gp_tw_get_stats(const struct gp_trace_writer *tw, struct gp_tw_stats *stats);

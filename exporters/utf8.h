@@ -1,5 +1,5 @@
-/* UTF-8 well-formedness, shared by the encoder (json_buf.c) and the line
- * validator (json_check.c) so both agree on what gets replaced. Internal. */
+/* UTF-8 well-formedness, shared by the encoder (json_buf.c) and the JSON
+ * scanner (json_scan.h) so both agree on what is well-formed. Internal. */
 #ifndef GPUPROF_UTF8_H
 #define GPUPROF_UTF8_H
 

@@ -73,7 +73,11 @@ static void on_oom(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
  * an address allocated before recording began has no size (0). */
 static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 {
-	static const char *const kind_names[GP_CBK_COUNT] = { "device", "pinned_host", "managed" };
+	static const char *const kind_names[GP_CBK_COUNT] = {
+		[GP_CBK_DEVICE] = GP_KIND_DEVICE,
+		[GP_CBK_PINNED_HOST] = GP_KIND_PINNED_HOST,
+		[GP_CBK_MANAGED] = GP_KIND_MANAGED,
+	};
 	static const uint8_t counters[GP_CBK_COUNT] = { GP_MC_DEVICE, GP_MC_PINNED_HOST, GP_MC_MANAGED };
 	int alloc = ev->type == GP_HEV_ALLOC;
 	unsigned kind = ev->mem_kind < GP_CBK_COUNT ? ev->mem_kind : GP_CBK_DEVICE;

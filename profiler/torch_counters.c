@@ -3,6 +3,7 @@
  * the analyzer refuses draws nothing either. */
 #include "torch_counters.h"
 
+#include "json_scan.h"
 #include "torch_marks.h"
 #include "trace_format.h"
 
@@ -23,58 +24,24 @@ void gp_tc_init(struct gp_torch_counters *tc)
 			tc->last_ts[t][d] = INT64_MIN;
 }
 
-/* ---- a strict scanner of the marks' one-level JSON objects ---- */
+/* ---- a strict reader of the marks' one-level JSON objects ----
+ * on json_scan.h: values are unsigned integers, arrays of them, or true and
+ * false; no strings; keys are plain lowercase names, each at most once. */
 
-struct cur {
-	const char *p, *end;
-};
-
-static void ws(struct cur *c)
+static int eat(struct gp_json_cur *c, char ch)
 {
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-		c->p++;
-}
-
-static int eat(struct cur *c, char ch)
-{
-	ws(c);
-	if (c->p >= c->end || *c->p != ch)
+	gp_json_ws(c);
+	if (c->p >= c->end || *c->p != (unsigned char)ch)
 		return 0;
 	c->p++;
 	return 1;
 }
 
-/* A JSON number that is a plain non-negative integer (no sign, fraction or
- * exponent; leading zeros refused as JSON does), at most max. */
-static int uint_at(struct cur *c, uint64_t max, uint64_t *out)
+/* A JSON number that is a plain non-negative integer, at most max. */
+static int uint_at(struct gp_json_cur *c, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0;
-	const char *start;
-
-	ws(c);
-	start = c->p;
-	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-		unsigned d = (unsigned)(*c->p - '0');
-		if (d > max || v > (max - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-		c->p++;
-	}
-	if (c->p == start || (c->p - start > 1 && *start == '0'))
-		return -EINVAL;
-	if (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int literal(struct cur *c, const char *word)
-{
-	size_t n = strlen(word);
-	if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0)
-		return 0;
-	c->p += n;
-	return 1;
+	gp_json_ws(c);
+	return gp_json_uint(c, max, out);
 }
 
 enum key { K_OTHER, K_ALLOCATED, K_RESERVED, K_DEVICE, K_PART, K_T0, K_UNIX_NS, K_P, K_COUNT };
@@ -93,17 +60,17 @@ static enum key key_of(const char *k, size_t n)
 struct fields {
 	uint64_t v[K_COUNT];
 	unsigned seen; /* bit per enum key */
-	struct cur p;  /* the inside of "p"'s array */
+	struct gp_json_cur p;  /* the inside of "p"'s array */
 	size_t p_len;  /* its numbers */
 };
 
 /* An array of integers: where its numbers are, and how many. */
-static int uint_array(struct cur *c, struct cur *inside, size_t *count)
+static int uint_array(struct gp_json_cur *c, struct gp_json_cur *inside, size_t *count)
 {
 	uint64_t x;
 	size_t n = 0;
 
-	inside->p = c->p;
+	*inside = *c; /* its limits */
 	if (eat(c, ']'))
 		goto done;
 	for (;;) {
@@ -121,7 +88,7 @@ done:
 	return 0;
 }
 
-static int scan(struct cur *c, struct fields *f)
+static int scan(struct gp_json_cur *c, struct fields *f)
 {
 	static const uint64_t max[K_COUNT] = {
 		[K_ALLOCATED] = GP_TORCH_MAX_BYTES, [K_RESERVED] = GP_TORCH_MAX_BYTES,
@@ -134,7 +101,7 @@ static int scan(struct cur *c, struct fields *f)
 	if (eat(c, '}'))
 		goto end;
 	for (;;) {
-		const char *k;
+		const unsigned char *k;
 		enum key which;
 		uint64_t x;
 
@@ -146,15 +113,15 @@ static int scan(struct cur *c, struct fields *f)
 			c->p++;
 		if (c->p >= c->end || *c->p != '"')
 			return -EINVAL;
-		which = key_of(k, (size_t)(c->p - k));
+		which = key_of((const char *)k, (size_t)(c->p - k));
 		c->p++;
 		if (which != K_OTHER && (f->seen & 1u << which))
 			return -EINVAL; /* twice: which one would a reader take? */
 		if (!eat(c, ':'))
 			return -EINVAL;
-		ws(c);
+		gp_json_ws(c);
 		if (c->p < c->end && *c->p == '[') {
-			struct cur inside;
+			struct gp_json_cur inside;
 			size_t n;
 			c->p++;
 			if (uint_array(c, &inside, &n))
@@ -165,7 +132,7 @@ static int scan(struct cur *c, struct fields *f)
 			} else if (which != K_OTHER) {
 				return -EINVAL;
 			}
-		} else if (literal(c, "true") || literal(c, "false")) {
+		} else if (!GP_JSON_LITERAL(c, "true") || !GP_JSON_LITERAL(c, "false")) {
 			if (which != K_OTHER)
 				return -EINVAL;
 		} else {
@@ -180,7 +147,7 @@ static int scan(struct cur *c, struct fields *f)
 			return -EINVAL;
 	}
 end:
-	ws(c);
+	gp_json_ws(c);
 	return c->p == c->end ? 0 : -EINVAL;
 }
 
@@ -208,7 +175,7 @@ static void give(struct gp_torch_counters *tc, enum gp_tc_track track, const str
 	emit(ctx, track, pt);
 }
 
-static int sampled(struct gp_torch_counters *tc, struct cur *c, int64_t ts, gp_tc_emit_fn emit,
+static int sampled(struct gp_torch_counters *tc, struct gp_json_cur *c, int64_t ts, gp_tc_emit_fn emit,
 		   void *ctx)
 {
 	struct fields f = { 0 };
@@ -230,7 +197,7 @@ static int sampled(struct gp_torch_counters *tc, struct cur *c, int64_t ts, gp_t
 static int walk(struct gp_torch_counters *tc, const struct fields *f, int64_t off,
 		gp_tc_emit_fn emit, void *ctx)
 {
-	struct cur c = f->p;
+	struct gp_json_cur c = f->p;
 	uint64_t t = f->v[K_T0];
 
 	for (size_t i = 0; i < f->p_len; i += 3) {
@@ -250,7 +217,7 @@ static int walk(struct gp_torch_counters *tc, const struct fields *f, int64_t of
 	return 0;
 }
 
-static int history(struct gp_torch_counters *tc, struct cur *c, int64_t ts, gp_tc_emit_fn emit,
+static int history(struct gp_torch_counters *tc, struct gp_json_cur *c, int64_t ts, gp_tc_emit_fn emit,
 		   void *ctx)
 {
 	struct fields f = { 0 };
@@ -275,16 +242,16 @@ int gp_tc_mark(struct gp_torch_counters *tc, const char *text, size_t len, int64
 	       gp_tc_emit_fn emit, void *ctx)
 {
 	size_t ns = sizeof(sampled_prefix) - 1, nh = sizeof(history_prefix) - 1;
-	struct cur c;
+	/* nothing nests: "p"'s array is read here, not by the scanner */
+	struct gp_json_cur c = { (const unsigned char *)text, (const unsigned char *)text + len, NULL,
+				 1, SIZE_MAX };
 	int r;
 
 	if (len >= ns && memcmp(text, sampled_prefix, ns) == 0) {
-		c.p = text + ns;
-		c.end = text + len;
+		c.p += ns;
 		r = sampled(tc, &c, ts, emit, ctx);
 	} else if (len >= nh && memcmp(text, history_prefix, nh) == 0) {
-		c.p = text + nh;
-		c.end = text + len;
+		c.p += nh;
 		r = history(tc, &c, ts, emit, ctx);
 	} else {
 		return 0;

@@ -21,6 +21,9 @@ import random
 import sys
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "exporters"))
+from trace_format import CAT, EV, F, KIND, T  # noqa: E402  (the names of the trace)
+
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 FLUSH_US = 500_000.0
 MAIN, AUTOGRAD = 100, 101
@@ -61,8 +64,8 @@ class Sim:
         self.allocs = 0
         self.other_allocs = 0
         self.frees = 0
-        self.end_args = {"clean": True, "recovered": False, "dropped_cupti": 0, "dropped_host": 0,
-                         "late_memory_records": 0}
+        self.end_args = {F.CLEAN: True, F.RECOVERED: False, F.DROPPED_CUPTI: 0, F.DROPPED_HOST: 0,
+                         F.LATE_MEMORY_RECORDS: 0}
         self.segments_named = []
 
     # ---- time and output ----
@@ -98,12 +101,12 @@ class Sim:
 
     # ---- events ----
     def api(self, name, tid, start, end, corr):
-        self._emit(self.cupti, start, {"ph": "X", "name": name, "cat": "cuda_runtime", "pid": self.pid,
-                                       "tid": tid, "ts": self.rel(start), "dur": self.rel(end - start),
-                                       "args": {"corr": corr}})
+        self._emit(self.cupti, start, {T.PH: "X", T.NAME: name, T.CAT: CAT.CUDA_RUNTIME, T.PID: self.pid,
+                                       T.TID: tid, T.TS: self.rel(start), T.DUR: self.rel(end - start),
+                                       T.ARGS: {F.CORR: corr}})
 
     def is_fw(self, kind, async_):
-        if kind not in ("device", "array"):
+        if kind not in (KIND.DEVICE, KIND.ARRAY):
             return None
         if self.mode == "tensor":
             return async_
@@ -119,23 +122,23 @@ class Sim:
         self.t += 2.0
         at = self.t
         self.t += 3.0
-        args = {"addr": "0x%x" % addr, "bytes": nbytes, "kind": kind, "device": self.device,
-                "stream": 7 if async_ else -1, "corr": corr, "async": async_}
-        ev = {"ph": "i", "name": name, "cat": "memory", "pid": self.gpu_pid,
-              "tid": 7 if async_ else 0, "ts": self.rel(at), "s": "t", "args": args}
+        args = {F.ADDR: "0x%x" % addr, F.BYTES: nbytes, F.KIND: kind, F.DEVICE: self.device,
+                F.STREAM: 7 if async_ else -1, F.CORR: corr, F.ASYNC: async_}
+        ev = {T.PH: "i", T.NAME: name, T.CAT: CAT.MEMORY, T.PID: self.gpu_pid,
+              T.TID: 7 if async_ else 0, T.TS: self.rel(at), T.S: "t", T.ARGS: args}
         if async_ and self.callbacks:
-            args.update({"thread": tid, "api": api.replace("cudaMalloc", "cuMemAlloc").replace(
+            args.update({F.THREAD: tid, F.API: api.replace("cudaMalloc", "cuMemAlloc").replace(
                 "cudaFree", "cuMemFree")})
             self._emit(self.host, at, ev)
             return at
         if pool_used is not None:
-            args.update({"pool": "0x5000", "pool_type": "local", "pool_size": self.pool,
+            args.update({F.POOL: "0x5000", F.POOL_TYPE: "local", F.POOL_SIZE: self.pool,
                          "pool_used": pool_used})
         self._emit(self.cupti, at, ev)
         self.api(api, tid, start, self.t, corr)
         return at
 
-    def alloc(self, nbytes, cat, tid=MAIN, async_=None, api=None, kind="device", addr=None, fw=None):
+    def alloc(self, nbytes, cat, tid=MAIN, async_=None, api=None, kind=KIND.DEVICE, addr=None, fw=None):
         if async_ is None:
             async_ = self.mode == "tensor"
         if api is None:
@@ -151,7 +154,7 @@ class Sim:
             while self.pool < pool_used:
                 self.pool += 32 * MiB
             self.pool_peak = max(self.pool_peak, self.pool)
-        at = self._memory_event("alloc", api, addr, nbytes, kind, async_, tid, pool_used)
+        at = self._memory_event(EV.ALLOC.name, api, addr, nbytes, kind, async_, tid, pool_used)
         rec = {"bytes": nbytes, "cat": cat, "fw": isfw, "step": self.step + 1, "phase": self.phase(tid),
                "layer": self.layer(tid), "t": at, "kind": kind, "api": api}
         self.live[addr] = rec
@@ -173,7 +176,8 @@ class Sim:
     def free(self, addr, tid=MAIN):
         rec = self.live.pop(addr)
         async_ = rec["api"] == "cudaMallocAsync"
-        self._memory_event("free", "cudaFreeAsync" if async_ else "cudaFree", addr, rec["bytes"], rec["kind"],
+        self._memory_event(EV.FREE.name, "cudaFreeAsync" if async_ else "cudaFree", addr, rec["bytes"],
+                           rec["kind"],
                            async_, tid, self.fw - rec["bytes"] if rec["fw"] and async_ else None)
         if rec["fw"]:
             self.fw -= rec["bytes"]
@@ -186,8 +190,8 @@ class Sim:
 
     def push(self, name, tid=MAIN):
         self.tick(1)
-        self._emit(self.host, self.t, {"ph": "B", "name": name, "cat": "nvtx", "pid": self.pid, "tid": tid,
-                                       "ts": self.rel(self.t), "args": {"domain": "default"}})
+        self._emit(self.host, self.t, {T.PH: "B", T.NAME: name, T.CAT: CAT.NVTX, T.PID: self.pid, T.TID: tid,
+                                       T.TS: self.rel(self.t), T.ARGS: {F.DOMAIN: "default"}})
         self.stack.setdefault(tid, []).append(name)
         if name.startswith("phase:"):
             self.phases.append(name[6:])
@@ -196,8 +200,8 @@ class Sim:
 
     def pop(self, tid=MAIN):
         self.tick(1)
-        self._emit(self.host, self.t, {"ph": "E", "name": "", "cat": "nvtx", "pid": self.pid, "tid": tid,
-                                       "ts": self.rel(self.t)})
+        self._emit(self.host, self.t, {T.PH: "E", T.NAME: "", T.CAT: CAT.NVTX, T.PID: self.pid, T.TID: tid,
+                                       T.TS: self.rel(self.t)})
         name = self.stack[tid].pop()
         if name.startswith("phase:"):
             self.phases.remove(name[6:])
@@ -208,21 +212,21 @@ class Sim:
         self.tick(1)
         self.range_id += 1
         name = "bwd:" + path
-        self._emit(self.host, self.t, {"ph": "b", "name": name, "cat": "nvtx", "pid": self.pid, "tid": tid,
-                                       "ts": self.rel(self.t), "id": self.range_id,
-                                       "args": {"domain": "default"}})
+        self._emit(self.host, self.t, {T.PH: "b", T.NAME: name, T.CAT: CAT.NVTX, T.PID: self.pid, T.TID: tid,
+                                       T.TS: self.rel(self.t), T.ID: self.range_id,
+                                       T.ARGS: {F.DOMAIN: "default"}})
         self.bwd[tid] = (self.range_id, name)
 
     def bwd_end(self, tid=AUTOGRAD, on=MAIN):
         self.tick(1)
         rid, name = self.bwd.pop(tid)
-        self._emit(self.host, self.t, {"ph": "e", "name": name, "cat": "nvtx", "pid": self.pid, "tid": on,
-                                       "ts": self.rel(self.t), "id": rid})
+        self._emit(self.host, self.t, {T.PH: "e", T.NAME: name, T.CAT: CAT.NVTX, T.PID: self.pid, T.TID: on,
+                                       T.TS: self.rel(self.t), T.ID: rid})
 
     def mark(self, name, tid=MAIN):
         self.tick(1)
-        self._emit(self.host, self.t, {"ph": "i", "name": name, "cat": "nvtx", "pid": self.pid, "tid": tid,
-                                       "ts": self.rel(self.t), "s": "t", "args": {"domain": "default"}})
+        self._emit(self.host, self.t, {T.PH: "i", T.NAME: name, T.CAT: CAT.NVTX, T.PID: self.pid, T.TID: tid,
+                                       T.TS: self.rel(self.t), T.S: "t", T.ARGS: {F.DOMAIN: "default"}})
         if name.startswith("step:"):
             self.step = int(name[5:])
             self.series.append({"step": self.step, "live": self.fw, "total": self.fw + self.other,
@@ -234,11 +238,11 @@ class Sim:
         held = self.fw + self.other
         if free is None:
             free = max(0, self.total - held - context)
-        self._emit(self.host, self.t, {"ph": "i", "name": "oom", "cat": "memory", "pid": self.pid, "tid": tid,
-                                       "ts": self.rel(self.t), "s": "p",
-                                       "args": {"api": api, "bytes": nbytes, "device": self.device,
-                                                "free": free, "total": self.total, "result": 2,
-                                                "error": "cudaErrorMemoryAllocation"}})
+        self._emit(self.host, self.t, {T.PH: "i", T.NAME: EV.OOM.name, T.CAT: CAT.MEMORY, T.PID: self.pid,
+                                       T.TID: tid, T.TS: self.rel(self.t), T.S: "p",
+                                       T.ARGS: {F.API: api, F.BYTES: nbytes, F.DEVICE: self.device,
+                                                F.FREE: free, F.TOTAL: self.total, F.RESULT: 2,
+                                                F.ERROR: "cudaErrorMemoryAllocation"}})
         rec = {"t": self.t, "request": nbytes, "step": self.step + 1, "phase": self.phase(tid),
                "layer": self.layer(tid), "free": free, "fw": self.fw, "other": self.other,
                "live": {a: dict(r) for a, r in self.live.items() if r["fw"] is not None}}
@@ -259,23 +263,23 @@ class Sim:
 
     # ---- the file ----
     def lines(self, shuffle=True, watermarks=True, seed=1, end=True, late=None):
-        meta = {"ph": "i", "name": "gpuprof.meta", "cat": "gpuprof", "pid": self.pid, "tid": 0, "ts": 0.0,
-                "s": "g", "args": {"format": 1, "version": "0.1.0", "pid": self.pid, "ppid": 1,
-                                   "cmdline": self.cmdline, "hostname": "synth",
-                                   "start_unix_ns": 1_700_000_000_000_000_000 + 1000,
-                                   "ts_base_ns": self.ts_base, "clock": "cupti", "mode": self.mode,
-                                   "gpu_pid_base": 1_000_000_000 + self.pid * 100}}
+        meta = {T.PH: "i", T.NAME: EV.META.name, T.CAT: CAT.GPUPROF, T.PID: self.pid, T.TID: 0, T.TS: 0.0,
+                T.S: "g", T.ARGS: {F.FORMAT: 1, F.VERSION: "0.1.0", F.PID: self.pid, F.PPID: 1,
+                                   F.CMDLINE: self.cmdline, F.HOSTNAME: "synth",
+                                   F.START_UNIX_NS: 1_700_000_000_000_000_000 + 1000,
+                                   F.TS_BASE_NS: self.ts_base, F.CLOCK: "cupti", F.MODE: self.mode,
+                                   F.GPU_PID_BASE: 1_000_000_000 + self.pid * 100}}
         if self.statics is not None:
-            meta["args"]["statics"] = self.statics
+            meta[T.ARGS][F.STATICS] = self.statics
         if getattr(self, "rank", None) is not None:
-            meta["args"]["rank"] = self.rank
-        dev = {"ph": "i", "name": "gpuprof.device", "cat": "gpuprof", "pid": self.gpu_pid, "tid": 0,
-               "ts": 0.0, "s": "g", "args": {"device": self.device, "name": "Synthetic GPU",
-                                             "total_memory": self.total, "uuid": self.uuid, "cc": "9.0",
-                                             "gpu_pid": self.gpu_pid}}
+            meta[T.ARGS][F.RANK] = self.rank
+        dev = {T.PH: "i", T.NAME: EV.DEVICE.name, T.CAT: CAT.GPUPROF, T.PID: self.gpu_pid, T.TID: 0,
+               T.TS: 0.0, T.S: "g", T.ARGS: {F.DEVICE: self.device, F.NAME: "Synthetic GPU",
+                                             F.TOTAL_MEMORY: self.total, F.UUID: self.uuid, F.CC: "9.0",
+                                             F.GPU_PID: self.gpu_pid}}
         out = [json.dumps(meta, separators=(",", ":")), json.dumps(dev, separators=(",", ":")),
-               json.dumps({"ph": "M", "name": "process_name", "pid": self.pid, "tid": 0, "ts": 0.0,
-                           "args": {"name": "%s (pid %d)" % (self.cmdline, self.pid)}},
+               json.dumps({T.PH: "M", T.NAME: EV.PROCESS_NAME.name, T.PID: self.pid, T.TID: 0, T.TS: 0.0,
+                           T.ARGS: {F.NAME: "%s (pid %d)" % (self.cmdline, self.pid)}},
                           separators=(",", ":"))]
         rng = random.Random(seed)
         if not shuffle:
@@ -300,18 +304,18 @@ class Sim:
                 rng.shuffle(batch)
                 out.extend(line for _, _, line in batch)
                 if watermarks and k >= 1:
-                    out.append(json.dumps({"ph": "i", "name": "gpuprof.watermark", "cat": "gpuprof",
-                                           "pid": self.pid, "tid": 0, "ts": round((k - 1) * FLUSH_US, 3),
-                                           "s": "g"}, separators=(",", ":")))
+                    out.append(json.dumps({T.PH: "i", T.NAME: EV.WATERMARK.name, T.CAT: CAT.GPUPROF,
+                                           T.PID: self.pid, T.TID: 0, T.TS: round((k - 1) * FLUSH_US, 3),
+                                           T.S: "g"}, separators=(",", ":")))
             rest = host[hi:] + cupti[ci:]
             out.extend(line for _, _, line in rest)
         if late:
             out.extend(late)
         if end:
             args = dict(self.end_args)
-            args["devices"] = [{"device": self.device, "name": "Synthetic GPU", "total_memory": self.total}]
-            out.append(json.dumps({"ph": "i", "name": "gpuprof.end", "cat": "gpuprof", "pid": self.pid,
-                                   "tid": 0, "ts": round(self.t + 10, 3), "s": "g", "args": args},
+            args[F.DEVICES] = [{F.DEVICE: self.device, F.NAME: "Synthetic GPU", F.TOTAL_MEMORY: self.total}]
+            out.append(json.dumps({T.PH: "i", T.NAME: EV.END.name, T.CAT: CAT.GPUPROF, T.PID: self.pid,
+                                   T.TID: 0, T.TS: round(self.t + 10, 3), T.S: "g", T.ARGS: args},
                                   separators=(",", ":")))
         return out
 
@@ -328,7 +332,9 @@ class Sim:
             # what a killed recorder leaves: sync-flushed data, no trailer,
             # the last line half written
             blob = z.compress(data) + z.flush(zlib.Z_SYNC_FLUSH)
-            blob += z.compress(b'{"ph":"i","name":"alloc","cat":"mem') + z.flush(zlib.Z_SYNC_FLUSH)
+            # an alloc's line cut in its category
+            cut_line = json.dumps({T.PH: "i", T.NAME: EV.ALLOC.name, T.CAT: CAT.MEMORY}, separators=(",", ":"))
+            blob += z.compress(cut_line[:cut_line.index(CAT.MEMORY) + 3].encode()) + z.flush(zlib.Z_SYNC_FLUSH)
             if cut == "middle":
                 blob = blob[: len(blob) - 7]
         open(path, "wb").write(blob)
@@ -581,10 +587,10 @@ def scenario(name, outdir):
         sim.write(os.path.join(outdir, "order.sorted.json"), gz=False, shuffle=False)
         sim.write(os.path.join(outdir, "order.shuffled.json.gz"), seed=7)
         sim.write(os.path.join(outdir, "order.nowm.json.gz"), seed=8, watermarks=False)
-        late = json.dumps({"ph": "i", "name": "alloc", "cat": "memory", "pid": sim.gpu_pid, "tid": 7,
-                           "ts": 1500.0, "s": "t",
-                           "args": {"addr": "0x1000", "bytes": 4096, "kind": "device", "device": 0,
-                                    "stream": 7, "corr": 999999, "async": True}}, separators=(",", ":"))
+        late = json.dumps({T.PH: "i", T.NAME: EV.ALLOC.name, T.CAT: CAT.MEMORY, T.PID: sim.gpu_pid, T.TID: 7,
+                           T.TS: 1500.0, T.S: "t",
+                           T.ARGS: {F.ADDR: "0x1000", F.BYTES: 4096, F.KIND: KIND.DEVICE, F.DEVICE: 0,
+                                    F.STREAM: 7, F.CORR: 999999, F.ASYNC: True}}, separators=(",", ":"))
         sim.write(os.path.join(outdir, "order.late.json.gz"), seed=9, late=[late])
         exp["peak"] = expect_peak(sim)
     else:

@@ -22,31 +22,41 @@ import sys
 import time
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "exporters"))
+from trace_format import EV, F, FORMAT, KIND, T  # noqa: E402  (the names of the trace)
+
+
+def event(ev, pid, tid, ts, args, cat=False):
+    """One line: ph, s, name, cat (when asked), pid, tid, ts with three
+    decimals as the recorder writes it, args."""
+    head = [(T.PH, ev.ph), (T.S, ev.scope), (T.NAME, ev.name)] + ([(T.CAT, ev.cat)] if cat else [])
+    head += [(T.PID, pid), (T.TID, tid)]
+    return "{%s,%s:%.3f,%s:%s}" % (",".join("%s:%s" % (json.dumps(k), json.dumps(v)) for k, v in head),
+                                   json.dumps(T.TS), ts, json.dumps(T.ARGS),
+                                   json.dumps(args, separators=(",", ":"), ensure_ascii=False))
+
 
 def meta(pid):
-    args = {"format": 1, "version": "0.1.0", "pid": pid, "ppid": os.getppid(),
-            "cmdline": "trace_tool.py", "hostname": "test", "start_unix_ns": time.time_ns(),
-            "ts_base_ns": 1000, "clock": "cupti", "mode": "cuda",
-            "gpu_pid_base": 1000000000 + pid * 100}
-    return ('{"ph":"i","s":"g","name":"gpuprof.meta","pid":%d,"tid":%d,"ts":0.000,"args":%s}'
-            % (pid, pid, json.dumps(args, separators=(",", ":"), ensure_ascii=False)))
+    args = {F.FORMAT: FORMAT, F.VERSION: "0.1.0", F.PID: pid, F.PPID: os.getppid(),
+            F.CMDLINE: "trace_tool.py", F.HOSTNAME: "test", F.START_UNIX_NS: time.time_ns(),
+            F.TS_BASE_NS: 1000, F.CLOCK: "cupti", F.MODE: "cuda",
+            F.GPU_PID_BASE: 1000000000 + pid * 100}
+    return event(EV.META, pid, pid, 0, args)
 
 
 def alloc(pid, i):
     gpu = 1000000000 + pid * 100
-    args = {"addr": "0x%x" % (0x7f0000000000 + i * 4096), "bytes": 4096 * (i + 1),
-            "kind": "device", "device": 0, "stream": -1, "corr": i + 1, "async": False,
+    args = {F.ADDR: "0x%x" % (0x7f0000000000 + i * 4096), F.BYTES: 4096 * (i + 1),
+            F.KIND: KIND.DEVICE, F.DEVICE: 0, F.STREAM: -1, F.CORR: i + 1, F.ASYNC: False,
             "note": "é \u2603 \"quoted\""}
-    return ('{"ph":"i","s":"t","name":"alloc","cat":"memory","pid":%d,"tid":0,"ts":%.3f,"args":%s}'
-            % (gpu, 1.5 + i, json.dumps(args, separators=(",", ":"), ensure_ascii=False)))
+    return event(EV.ALLOC, gpu, 0, 1.5 + i, args, cat=True)
 
 
 def end(pid, n):
-    args = {"clean": True, "recovered": False, "dropped_cupti": 0, "dropped_host": 0,
-            "late_memory_records": 0, "records": n, "events": n + 2,
-            "devices": [{"device": 0, "name": "Test GPU", "total_memory": 1 << 34}]}
-    return ('{"ph":"i","s":"g","name":"gpuprof.end","pid":%d,"tid":0,"ts":%.3f,"args":%s}'
-            % (pid, 2.0 + n, json.dumps(args, separators=(",", ":"), ensure_ascii=False)))
+    args = {F.CLEAN: True, F.RECOVERED: False, F.DROPPED_CUPTI: 0, F.DROPPED_HOST: 0,
+            F.LATE_MEMORY_RECORDS: 0, F.RECORDS: n, F.EVENTS: n + 2,
+            F.DEVICES: [{F.DEVICE: 0, F.NAME: "Test GPU", F.TOTAL_MEMORY: 1 << 34}]}
+    return event(EV.END, pid, 0, 2.0 + n, args)
 
 
 def write(path, n, pid=None, cut=None):
@@ -73,10 +83,10 @@ def check(path, recovered=None, events=None):
         text = f.read().decode()  # raises unless the member is complete
     trace = json.loads(text)
     assert isinstance(trace, list) and len(trace) >= 2, "not an array of events"
-    assert trace[0]["name"] == "gpuprof.meta", "first event is %r" % trace[0]["name"]
-    assert trace[-1]["name"] == "gpuprof.end", "last event is %r" % trace[-1]["name"]
+    assert trace[0][T.NAME] == EV.META.name, "first event is %r" % trace[0][T.NAME]
+    assert trace[-1][T.NAME] == EV.END.name, "last event is %r" % trace[-1][T.NAME]
     if recovered is not None:
-        got = trace[-1]["args"].get("recovered")
+        got = trace[-1][T.ARGS].get(F.RECOVERED)
         assert got is recovered, "recovered is %r" % got
     if events is not None:
         assert len(trace) - 1 == events, "%d events before the end" % (len(trace) - 1)

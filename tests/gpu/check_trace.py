@@ -143,11 +143,10 @@ import json
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "exporters"))
-from trace_format import CAT, COUNTER_KINDS, EV, F, FORMAT, T  # noqa: E402  (the names of the trace)
+from trace_format import CAT, COUNTER_KINDS, EV, F, FORMAT, KIND, KINDS, T  # noqa: E402  (the names of the trace)
 
-KNOWN_KINDS = {"device", "device_static", "managed", "managed_static", "pinned_host",
-               "pageable", "array", "unknown"}
-TOLERATED_EXTRA_KINDS = {"device_static", "managed_static"}
+KNOWN_KINDS = set(KINDS)
+TOLERATED_EXTRA_KINDS = {KIND.DEVICE_STATIC, KIND.MANAGED_STATIC}
 KNOWN_PH = set("BEXiICbenstfMPOND")
 KILL_MARGIN_MS = 1500
 GPU_PID_OFFSET = 1000000000

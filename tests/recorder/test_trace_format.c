@@ -34,18 +34,21 @@ enum { W_ALWAYS, W_SOMETIMES };
 
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning) static const char *const cat_##id = name;
+#define GP_KIND(id, name, meaning)
 #define GP_EVENT(id, name, ph, scope, cat, meaning)
 #define GP_TOP(id, key, read, type, unit, meaning)
 #define GP_FIELD(id, key, read)
 #define GP_ARG(event, field, type, unit, when, meaning)
 #include "trace_format.def"
 #undef GP_CAT
+#undef GP_KIND
 #undef GP_EVENT
 #undef GP_TOP
 #undef GP_ARG
 
 enum event_id {
 #define GP_CAT(id, name, meaning)
+#define GP_KIND(id, name, meaning)
 #define GP_EVENT(id, name, ph, scope, cat, meaning) EV_##id,
 #define GP_TOP(id, key, read, type, unit, meaning)
 #define GP_ARG(event, field, type, unit, when, meaning)

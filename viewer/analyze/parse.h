@@ -13,27 +13,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exporters/json_scan.h"
 #include "exporters/trace_format.h"
 
 #define AN_MAX_DEPTH 32
 
-enum an_jt { JT_NONE = 0, JT_STR, JT_NUM, JT_TRUE, JT_FALSE, JT_NULL, JT_OBJ, JT_ARR };
-
-/* A raw value: for strings the bytes between the quotes, still escaped when
- * esc is set; for numbers the text. */
-struct an_jv {
-	const char *p;
-	uint32_t n;
-	uint8_t type;
-	uint8_t esc;   /* string holds backslash escapes */
-	uint8_t num;   /* NUM_* flags */
-};
-enum { NUM_NEG = 1, NUM_FRAC = 2, NUM_EXP = 4 };
+/* Raw values are exporters/json_scan.h's struct gp_json_val: for strings
+ * the bytes between the quotes, still escaped when esc is set; for numbers
+ * the text. */
 
 /* The members an analysis reads: those of exporters/trace_format.def marked
  * AN, in its order. */
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning)
+#define GP_KIND(id, name, meaning)
 #define GP_EVENT(id, name, ph, scope, cat, meaning)
 #define GP_ARG(event, field, type, unit, when, meaning)
 #define GP_FIELD(id, key, read)
@@ -52,14 +45,15 @@ enum an_arg_key {
 };
 #undef GP_FORMAT
 #undef GP_CAT
+#undef GP_KIND
 #undef GP_EVENT
 #undef GP_TOP
 #undef GP_FIELD
 #undef GP_ARG
 
 struct an_line {
-	struct an_jv top[TK_N];
-	struct an_jv args[AK_N];
+	struct gp_json_val top[TK_N];
+	struct gp_json_val args[AK_N];
 	uint32_t top_set;  /* which members the last line had */
 	uint64_t args_set;
 	int ignored;       /* an event no analysis uses: members after ph and
@@ -69,24 +63,24 @@ struct an_line {
 /* 0, or -EINVAL with *why set to a short reason ("bad string", ...). out
  * must be zeroed before its first use and then reused line after line:
  * only what the previous line set is cleared. Members absent from the line
- * have type JT_NONE. */
+ * have type GP_JSON_NONE. */
 int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why);
 
 /* Conversions of raw values; each returns 0 or -EINVAL (wrong type/range). */
-int an_jv_u64(const struct an_jv *v, uint64_t *out);
-int an_jv_i64(const struct an_jv *v, int64_t *out);
+int an_jv_u64(const struct gp_json_val *v, uint64_t *out);
+int an_jv_i64(const struct gp_json_val *v, int64_t *out);
 /* microseconds (any JSON number, |v| < 1e15) to integer nanoseconds */
-int an_jv_us_to_ns(const struct an_jv *v, int64_t *out);
+int an_jv_us_to_ns(const struct gp_json_val *v, int64_t *out);
 /* "0x..." (1 to 16 hex digits) */
-int an_jv_hex(const struct an_jv *v, uint64_t *out);
-int an_jv_bool(const struct an_jv *v, int *out);
+int an_jv_hex(const struct gp_json_val *v, uint64_t *out);
+int an_jv_bool(const struct gp_json_val *v, int *out);
 /* The string's bytes, unescaped into scratch (at least v->n bytes) when
  * needed; *s is not NUL-terminated. */
-int an_jv_str(const struct an_jv *v, char *scratch, const char **s, size_t *n);
+int an_jv_str(const struct gp_json_val *v, char *scratch, const char **s, size_t *n);
 /* String equality with a C literal, for unescaped strings. */
-static inline int an_jv_is(const struct an_jv *v, const char *lit, size_t litlen)
+static inline int an_jv_is(const struct gp_json_val *v, const char *lit, size_t litlen)
 {
-	return v->type == JT_STR && !v->esc && v->n == litlen &&
+	return v->type == GP_JSON_STR && !v->esc && v->n == litlen &&
 	       __builtin_memcmp(v->p, lit, litlen) == 0;
 }
 #define AN_JV_IS(v, lit) an_jv_is((v), lit, sizeof(lit) - 1)

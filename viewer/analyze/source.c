@@ -9,8 +9,14 @@
 #include <string.h>
 
 const char *const an_kind_names[K_N] = {
-	"device", "array", "device_static", "managed", "managed_static", "pinned_host",
-	"pageable", "unknown",
+	[K_DEVICE] = GP_KIND_DEVICE,
+	[K_ARRAY] = GP_KIND_ARRAY,
+	[K_DEVICE_STATIC] = GP_KIND_DEVICE_STATIC,
+	[K_MANAGED] = GP_KIND_MANAGED,
+	[K_MANAGED_STATIC] = GP_KIND_MANAGED_STATIC,
+	[K_PINNED_HOST] = GP_KIND_PINNED_HOST,
+	[K_PAGEABLE] = GP_KIND_PAGEABLE,
+	[K_UNKNOWN] = GP_KIND_UNKNOWN,
 };
 
 /* ts_base_ns + ts must stay inside int64 */
@@ -39,16 +45,27 @@ static int oom_err(struct an_source *s, char *err, size_t errcap)
 	return say(s, err, errcap, GP_AN_FAIL, "out of memory");
 }
 
+/* One of the recorder's own events (gpuprof.meta, gpuprof.end...): their
+ * names are their category, "gpuprof", and a dot. */
+static int own_event(const struct gp_json_val *name)
+{
+	size_t n = sizeof(GP_CAT_GPUPROF) - 1;
+
+	return name->type == GP_JSON_STR && name->n > n + 1 && !memcmp(name->p, GP_CAT_GPUPROF, n) &&
+	       name->p[n] == '.';
+}
+
 /* What to call the event of the current line in a message: its own name
  * only when it is one of the format's, never user text. */
 static const char *ev_what(const struct an_line *l)
 {
 	static const char *const known[] = {
-		"alloc", "free", "oom", "pool_create", "pool_destroy", "pool_trim", "gpuprof.meta",
-		"gpuprof.device", "gpuprof.end", "gpuprof.watermark", "gpuprof.dropped",
+		GP_EV_ALLOC, GP_EV_FREE, GP_EV_OOM, GP_EV_POOL_CREATE, GP_EV_POOL_DESTROY,
+		GP_EV_POOL_TRIM, GP_EV_META, GP_EV_DEVICE, GP_EV_END, GP_EV_WATERMARK,
+		GP_EV_DROPPED,
 	};
 	static char buf[48];
-	const struct an_jv *n = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
+	const struct gp_json_val *n = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		if (an_jv_is(n, known[i], strlen(known[i]))) {
@@ -56,18 +73,18 @@ static const char *ev_what(const struct an_line *l)
 			return buf;
 		}
 	}
-	if (AN_JV_IS(cat, "nvtx"))
+	if (AN_JV_IS(cat, GP_CAT_NVTX))
 		return "NVTX event";
-	if (AN_JV_IS(cat, "cuda_runtime") || AN_JV_IS(cat, "cuda_driver"))
+	if (AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || AN_JV_IS(cat, GP_CAT_CUDA_DRIVER))
 		return "CUDA API event";
 	return "event";
 }
 
 /* Reads a required member; on failure says which and why. */
-static int need_u64(struct an_source *s, const struct an_jv *v, const char *key, uint64_t max,
+static int need_u64(struct an_source *s, const struct gp_json_val *v, const char *key, uint64_t max,
 		    uint64_t *out, char *err, size_t errcap)
 {
-	if (v->type == JT_NONE)
+	if (v->type == GP_JSON_NONE)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"",
 			   ev_what(&s->line), key);
 	if (an_jv_u64(v, out))
@@ -81,9 +98,9 @@ static int need_u64(struct an_source *s, const struct an_jv *v, const char *key,
 
 static int need_ts(struct an_source *s, int64_t *ts, char *err, size_t errcap)
 {
-	const struct an_jv *v = &s->line.top[TK_TS];
+	const struct gp_json_val *v = &s->line.top[TK_TS];
 
-	if (v->type == JT_NONE)
+	if (v->type == GP_JSON_NONE)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"ts\"", ev_what(&s->line));
 	if (an_jv_us_to_ns(v, ts))
 		return say(s, err, errcap, GP_AN_BAD_INPUT,
@@ -91,10 +108,10 @@ static int need_ts(struct an_source *s, int64_t *ts, char *err, size_t errcap)
 	return 0;
 }
 
-static int need_i64(struct an_source *s, const struct an_jv *v, const char *key, int64_t *out,
+static int need_i64(struct an_source *s, const struct gp_json_val *v, const char *key, int64_t *out,
 		    char *err, size_t errcap)
 {
-	if (v->type == JT_NONE)
+	if (v->type == GP_JSON_NONE)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"", ev_what(&s->line), key);
 	if (an_jv_i64(v, out))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is not an integer",
@@ -104,7 +121,7 @@ static int need_i64(struct an_source *s, const struct an_jv *v, const char *key,
 
 /* The string v unescaped, in the scratch buffer when it had escapes. 0 or
  * -ENOMEM. */
-static int unescape(struct an_source *s, const struct an_jv *v, const char **p, size_t *n)
+static int unescape(struct an_source *s, const struct gp_json_val *v, const char **p, size_t *n)
 {
 	if (v->n > s->scratch_cap) {
 		char *b = realloc(s->scratch, v->n);
@@ -118,18 +135,18 @@ static int unescape(struct an_source *s, const struct an_jv *v, const char **p, 
 }
 
 /* The string value of v, interned; *out NULL when v is absent and !required. */
-static int get_str(struct an_source *s, const struct an_jv *v, const char *key, int required,
+static int get_str(struct an_source *s, const struct gp_json_val *v, const char *key, int required,
 		   struct an_str **out, char *err, size_t errcap)
 {
 	const char *p;
 	size_t n;
 
 	*out = NULL;
-	if (v->type == JT_NONE && !required)
+	if (v->type == GP_JSON_NONE && !required)
 		return 0;
-	if (v->type != JT_STR)
+	if (v->type != GP_JSON_STR)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is %s", ev_what(&s->line),
-			   key, v->type == JT_NONE ? "missing" : "not a string");
+			   key, v->type == GP_JSON_NONE ? "missing" : "not a string");
 	if (unescape(s, v, &p, &n))
 		return oom_err(s, err, errcap);
 	if (n > 0 && n <= AN_STR_MAX) {
@@ -154,7 +171,7 @@ static int get_str(struct an_source *s, const struct an_jv *v, const char *key, 
 	return *out ? 0 : oom_err(s, err, errcap);
 }
 
-static int kind_of(const struct an_jv *v)
+static int kind_of(const struct gp_json_val *v)
 {
 	for (int k = 0; k < K_N; k++)
 		if (an_jv_is(v, an_kind_names[k], strlen(an_kind_names[k])))
@@ -164,35 +181,35 @@ static int kind_of(const struct an_jv *v)
 
 static int on_meta(struct an_source *s, char *err, size_t errcap)
 {
-	const struct an_jv *a = s->line.args;
+	const struct gp_json_val *a = s->line.args;
 	uint64_t format, base, pid;
 	int r;
 
-	if ((r = need_u64(s, &a[AK_FORMAT], "format", UINT32_MAX, &format, err, errcap)))
+	if ((r = need_u64(s, &a[AK_FORMAT], GP_F_FORMAT, UINT32_MAX, &format, err, errcap)))
 		return r;
 	if (format != 1)
 		return say(s, err, errcap, GP_AN_BAD_INPUT,
 			   "trace format %" PRIu64 " (this gpuprof reads format 1)", format);
-	if ((r = need_u64(s, &a[AK_PID], "pid", INT32_MAX, &pid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_TS_BASE_NS], "ts_base_ns", MAX_TS_BASE, &base, err, errcap)))
+	if ((r = need_u64(s, &a[AK_PID], GP_F_PID, INT32_MAX, &pid, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_TS_BASE_NS], GP_F_TS_BASE_NS, MAX_TS_BASE, &base, err, errcap)))
 		return r;
 	s->pid = (int64_t)pid;
 	s->ts_base_ns = (int64_t)base;
-	if (a[AK_START_UNIX_NS].type != JT_NONE &&
-	    (r = need_u64(s, &a[AK_START_UNIX_NS], "start_unix_ns", UINT64_MAX, &s->start_unix_ns,
+	if (a[AK_START_UNIX_NS].type != GP_JSON_NONE &&
+	    (r = need_u64(s, &a[AK_START_UNIX_NS], GP_F_START_UNIX_NS, UINT64_MAX, &s->start_unix_ns,
 			  err, errcap)))
 		return r;
 	s->rank = -1;
-	if (a[AK_RANK].type != JT_NONE) {
+	if (a[AK_RANK].type != GP_JSON_NONE) {
 		uint64_t rank;
 
-		if ((r = need_u64(s, &a[AK_RANK], "rank", 1u << 24, &rank, err, errcap)))
+		if ((r = need_u64(s, &a[AK_RANK], GP_F_RANK, 1u << 24, &rank, err, errcap)))
 			return r;
 		s->rank = (int64_t)rank;
 	}
-	if ((r = get_str(s, &a[AK_CMDLINE], "cmdline", 0, &s->cmdline, err, errcap)) ||
-	    (r = get_str(s, &a[AK_HOSTNAME], "hostname", 0, &s->hostname, err, errcap)) ||
-	    (r = get_str(s, &a[AK_VERSION], "version", 0, &s->version, err, errcap)))
+	if ((r = get_str(s, &a[AK_CMDLINE], GP_F_CMDLINE, 0, &s->cmdline, err, errcap)) ||
+	    (r = get_str(s, &a[AK_HOSTNAME], GP_F_HOSTNAME, 0, &s->hostname, err, errcap)) ||
+	    (r = get_str(s, &a[AK_VERSION], GP_F_VERSION, 0, &s->version, err, errcap)))
 		return r;
 	s->mode = MODE_CUDA;
 	if (AN_JV_IS(&a[AK_MODE], "tensor"))
@@ -202,23 +219,24 @@ static int on_meta(struct an_source *s, char *err, size_t errcap)
 	s->statics = STATICS_RUN;
 	if (AN_JV_IS(&a[AK_STATICS], "none"))
 		s->statics = STATICS_NONE;
-	else if (a[AK_STATICS].type != JT_NONE && !AN_JV_IS(&a[AK_STATICS], "run"))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "gpuprof.meta: \"statics\" is not run or none");
+	else if (a[AK_STATICS].type != GP_JSON_NONE && !AN_JV_IS(&a[AK_STATICS], "run"))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"statics\" is not run or none",
+			   GP_EV_META);
 	s->have_meta = 1;
 	return 0;
 }
 
 static int on_device(struct an_source *s, char *err, size_t errcap)
 {
-	const struct an_jv *a = s->line.args;
+	const struct gp_json_val *a = s->line.args;
 	uint64_t dev, total = 0;
 	struct an_devinfo *d;
 	int r;
 
-	if ((r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
 		return r;
-	if (a[AK_TOTAL_MEMORY].type != JT_NONE &&
-	    (r = need_u64(s, &a[AK_TOTAL_MEMORY], "total_memory", AN_MAX_BYTES, &total, err, errcap)))
+	if (a[AK_TOTAL_MEMORY].type != GP_JSON_NONE &&
+	    (r = need_u64(s, &a[AK_TOTAL_MEMORY], GP_F_TOTAL_MEMORY, AN_MAX_BYTES, &total, err, errcap)))
 		return r;
 	d = &s->dev[dev];
 	an_str_unref(s->st, d->name);
@@ -226,13 +244,13 @@ static int on_device(struct an_source *s, char *err, size_t errcap)
 	d->name = d->uuid = NULL;
 	d->seen = 1;
 	d->total_memory = total;
-	if ((r = get_str(s, &a[AK_NAME], "name", 0, &d->name, err, errcap)) ||
-	    (r = get_str(s, &a[AK_UUID], "uuid", 0, &d->uuid, err, errcap)))
+	if ((r = get_str(s, &a[AK_NAME], GP_F_NAME, 0, &d->name, err, errcap)) ||
+	    (r = get_str(s, &a[AK_UUID], GP_F_UUID, 0, &d->uuid, err, errcap)))
 		return r;
 	return 0;
 }
 
-static void opt_u64(const struct an_jv *v, uint64_t *out)
+static void opt_u64(const struct gp_json_val *v, uint64_t *out)
 {
 	uint64_t x;
 
@@ -242,7 +260,7 @@ static void opt_u64(const struct an_jv *v, uint64_t *out)
 
 static int on_end(struct an_source *s)
 {
-	const struct an_jv *a = s->line.args;
+	const struct gp_json_val *a = s->line.args;
 	int b;
 
 	s->have_end = 1;
@@ -250,7 +268,7 @@ static int on_end(struct an_source *s)
 		s->end_clean = b;
 	if (an_jv_bool(&a[AK_RECOVERED], &b) == 0)
 		s->end_recovered = b;
-	s->end_counts = a[AK_DROPPED_CUPTI].type == JT_NUM;
+	s->end_counts = a[AK_DROPPED_CUPTI].type == GP_JSON_NUM;
 	opt_u64(&a[AK_DROPPED_CUPTI], &s->dropped_cupti);
 	opt_u64(&a[AK_DROPPED_HOST], &s->dropped_host);
 	opt_u64(&a[AK_LATE_MEMORY_RECORDS], &s->late_records);
@@ -270,49 +288,49 @@ static int push(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
 
 static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_t errcap)
 {
-	const struct an_jv *a = s->line.args;
+	const struct gp_json_val *a = s->line.args;
 	struct an_ev ev = { .type = (uint8_t)type, .ts = ts };
 	uint64_t dev;
 	int r, b;
 
-	if ((r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
 		return r;
 	ev.device = (uint32_t)dev;
 	if (type == AE_POOL) {
 		if (an_jv_hex(&a[AK_POOL], &ev.d))
 			return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"pool\" is not an address",
 				   ev_what(&s->line));
-		if (AN_JV_IS(&s->line.top[TK_NAME], "pool_destroy"))
+		if (AN_JV_IS(&s->line.top[TK_NAME], GP_EV_POOL_DESTROY))
 			ev.e = 0;
-		else if (a[AK_SIZE].type == JT_NONE)
+		else if (a[AK_SIZE].type == GP_JSON_NONE)
 			return 0; /* an imported pool: its memory is its owner's */
-		else if ((r = need_u64(s, &a[AK_SIZE], "size", AN_MAX_BYTES, &ev.e, err, errcap)))
+		else if ((r = need_u64(s, &a[AK_SIZE], GP_F_SIZE, AN_MAX_BYTES, &ev.e, err, errcap)))
 			return r;
 		ev.flags |= EVF_POOL_SIZE;
 		return push(s, &ev, err, errcap);
 	}
 	if (an_jv_hex(&a[AK_ADDR], &ev.a))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
-			   a[AK_ADDR].type == JT_NONE ? "missing" : "not an address (\"0x...\")");
-	if ((r = need_u64(s, &a[AK_BYTES], "bytes", AN_MAX_BYTES, &ev.b, err, errcap)))
+			   a[AK_ADDR].type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
+	if ((r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)))
 		return r;
-	if (a[AK_CORR].type != JT_NONE &&
-	    (r = need_u64(s, &a[AK_CORR], "corr", UINT64_MAX, &ev.c, err, errcap)))
+	if (a[AK_CORR].type != GP_JSON_NONE &&
+	    (r = need_u64(s, &a[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.c, err, errcap)))
 		return r;
 	ev.kind = (uint8_t)kind_of(&a[AK_KIND]);
 	if (an_jv_bool(&a[AK_ASYNC], &b) == 0 && b)
 		ev.flags |= EVF_ASYNC;
-	if (a[AK_POOL].type == JT_STR && an_jv_hex(&a[AK_POOL], &ev.d) == 0 &&
-	    a[AK_POOL_SIZE].type != JT_NONE) {
-		if ((r = need_u64(s, &a[AK_POOL_SIZE], "pool_size", AN_MAX_BYTES, &ev.e, err, errcap)))
+	if (a[AK_POOL].type == GP_JSON_STR && an_jv_hex(&a[AK_POOL], &ev.d) == 0 &&
+	    a[AK_POOL_SIZE].type != GP_JSON_NONE) {
+		if ((r = need_u64(s, &a[AK_POOL_SIZE], GP_F_POOL_SIZE, AN_MAX_BYTES, &ev.e, err, errcap)))
 			return r;
 		ev.flags |= EVF_POOL_SIZE;
 	}
 	/* recorded by the API callbacks: says its thread and API itself */
-	if (a[AK_THREAD].type != JT_NONE) {
+	if (a[AK_THREAD].type != GP_JSON_NONE) {
 		uint64_t th;
-		if ((r = need_u64(s, &a[AK_THREAD], "thread", UINT32_MAX, &th, err, errcap)) ||
-		    (r = get_str(s, &a[AK_API], "api", 1, &ev.name, err, errcap)))
+		if ((r = need_u64(s, &a[AK_THREAD], GP_F_THREAD, UINT32_MAX, &th, err, errcap)) ||
+		    (r = get_str(s, &a[AK_API], GP_F_API, 1, &ev.name, err, errcap)))
 			return r;
 		ev.tid = (int64_t)th;
 		ev.flags |= EVF_THREAD;
@@ -322,46 +340,46 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 
 static int on_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
 {
-	const struct an_jv *a = s->line.args;
+	const struct gp_json_val *a = s->line.args;
 	struct an_ev ev = { .type = AE_OOM, .ts = ts };
 	uint64_t dev = 0;
 	int64_t res = 0;
 	int r;
 
-	if ((r = need_i64(s, &s->line.top[TK_TID], "tid", &ev.tid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_BYTES], "bytes", UINT64_MAX, &ev.b, err, errcap)))
+	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, UINT64_MAX, &ev.b, err, errcap)))
 		return r;
-	if (a[AK_DEVICE].type != JT_NONE &&
-	    (r = need_u64(s, &a[AK_DEVICE], "device", AN_MAX_DEVICES - 1, &dev, err, errcap)))
+	if (a[AK_DEVICE].type != GP_JSON_NONE &&
+	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
 		return r;
 	ev.device = (uint32_t)dev;
-	if (a[AK_FREE].type != JT_NONE && a[AK_TOTAL].type != JT_NONE) {
-		if ((r = need_u64(s, &a[AK_FREE], "free", AN_MAX_BYTES, &ev.c, err, errcap)) ||
-		    (r = need_u64(s, &a[AK_TOTAL], "total", AN_MAX_BYTES, &ev.d, err, errcap)))
+	if (a[AK_FREE].type != GP_JSON_NONE && a[AK_TOTAL].type != GP_JSON_NONE) {
+		if ((r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.c, err, errcap)) ||
+		    (r = need_u64(s, &a[AK_TOTAL], GP_F_TOTAL, AN_MAX_BYTES, &ev.d, err, errcap)))
 			return r;
 		ev.flags |= EVF_MEMINFO;
 	}
-	if (a[AK_RESULT].type != JT_NONE &&
-	    (r = need_i64(s, &a[AK_RESULT], "result", &res, err, errcap)))
+	if (a[AK_RESULT].type != GP_JSON_NONE &&
+	    (r = need_i64(s, &a[AK_RESULT], GP_F_RESULT, &res, err, errcap)))
 		return r;
 	ev.e = (uint64_t)res;
-	if ((r = get_str(s, &a[AK_API], "api", 0, &ev.name, err, errcap)))
+	if ((r = get_str(s, &a[AK_API], GP_F_API, 0, &ev.name, err, errcap)))
 		return r;
 	return push(s, &ev, err, errcap);
 }
 
 /* A mark of PyTorch's allocator history: longer than names may be
  * (AN_STR_MAX), and no event; see history.h. */
-static int is_history(const struct an_jv *name)
+static int is_history(const struct gp_json_val *name)
 {
 	size_t n = sizeof(AN_HIST_PREFIX) - 1;
 
-	return name->type == JT_STR && name->n > n && !memcmp(name->p, AN_HIST_PREFIX, n);
+	return name->type == GP_JSON_STR && name->n > n && !memcmp(name->p, AN_HIST_PREFIX, n);
 }
 
 static int on_history(struct an_source *s, int64_t ts, char *err, size_t errcap)
 {
-	const struct an_jv *v = &s->line.top[TK_NAME];
+	const struct gp_json_val *v = &s->line.top[TK_NAME];
 	size_t plen = sizeof(AN_HIST_PREFIX) - 1, n;
 	const char *p;
 	char why[160];
@@ -385,7 +403,7 @@ static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t e
 	struct an_ev ev = { .ts = ts };
 	int r;
 
-	if ((r = need_i64(s, &s->line.top[TK_TID], "tid", &ev.tid, err, errcap)))
+	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)))
 		return r;
 	switch (ph) {
 	case 'B': ev.type = AE_PUSH; break;
@@ -395,34 +413,34 @@ static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t e
 	default: ev.type = AE_MARK; break;
 	}
 	if (ev.type == AE_START || ev.type == AE_END) {
-		if ((r = need_u64(s, &s->line.top[TK_ID], "id", UINT64_MAX, &ev.a, err, errcap)))
+		if ((r = need_u64(s, &s->line.top[TK_ID], GP_T_ID, UINT64_MAX, &ev.a, err, errcap)))
 			return r;
 	}
 	if (ev.type == AE_MARK && is_history(&s->line.top[TK_NAME]))
 		return on_history(s, ts, err, errcap);
 	if (ev.type != AE_POP && ev.type != AE_END &&
-	    (r = get_str(s, &s->line.top[TK_NAME], "name", 1, &ev.name, err, errcap)))
+	    (r = get_str(s, &s->line.top[TK_NAME], GP_T_NAME, 1, &ev.name, err, errcap)))
 		return r;
 	return push(s, &ev, err, errcap);
 }
 
 static int on_api(struct an_source *s, int64_t ts, char *err, size_t errcap)
 {
-	const struct an_jv *dur_v = &s->line.top[TK_DUR];
+	const struct gp_json_val *dur_v = &s->line.top[TK_DUR];
 	uint64_t corr;
 	int64_t tid, dur = 0;
 	struct an_str *name;
 	int r;
 
-	if (s->line.args[AK_CORR].type == JT_NONE)
+	if (s->line.args[AK_CORR].type == GP_JSON_NONE)
 		return 0;
-	if ((r = need_u64(s, &s->line.args[AK_CORR], "corr", UINT64_MAX, &corr, err, errcap)) ||
-	    (r = need_i64(s, &s->line.top[TK_TID], "tid", &tid, err, errcap)))
+	if ((r = need_u64(s, &s->line.args[AK_CORR], GP_F_CORR, UINT64_MAX, &corr, err, errcap)) ||
+	    (r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &tid, err, errcap)))
 		return r;
-	if (dur_v->type != JT_NONE && (an_jv_us_to_ns(dur_v, &dur) || dur < 0))
+	if (dur_v->type != GP_JSON_NONE && (an_jv_us_to_ns(dur_v, &dur) || dur < 0))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
 			   ev_what(&s->line));
-	if ((r = get_str(s, &s->line.top[TK_NAME], "name", 1, &name, err, errcap)))
+	if ((r = get_str(s, &s->line.top[TK_NAME], GP_T_NAME, 1, &name, err, errcap)))
 		return r;
 	if (an_corr_put(&s->corr, s->st, corr, tid, ts + dur, name,
 			s->ro.have_released ? s->ro.released : INT64_MIN))
@@ -434,7 +452,7 @@ static int on_api(struct an_source *s, int64_t ts, char *err, size_t errcap)
 static int on_event(struct an_source *s, char *err, size_t errcap)
 {
 	const struct an_line *l = &s->line;
-	const struct an_jv *name = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
+	const struct gp_json_val *name = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
 	int64_t ts;
 	char ph;
 	int r;
@@ -443,58 +461,58 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 		s->ignored++;
 		return 0;
 	}
-	if (l->top[TK_PH].type != JT_STR || l->top[TK_PH].n != 1)
+	if (l->top[TK_PH].type != GP_JSON_STR || l->top[TK_PH].n != 1)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "event without a one-letter \"ph\"");
 	ph = l->top[TK_PH].p[0];
-	if (l->top[TK_ARGS].type != JT_NONE && l->top[TK_ARGS].type != JT_OBJ)
+	if (l->top[TK_ARGS].type != GP_JSON_NONE && l->top[TK_ARGS].type != GP_JSON_OBJ)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"args\" is not an object",
 			   ev_what(l));
 	if (!s->have_meta) {
-		if (ph != 'i' || !AN_JV_IS(name, "gpuprof.meta"))
+		if (ph != 'i' || !AN_JV_IS(name, GP_EV_META))
 			return say(s, err, errcap, GP_AN_BAD_INPUT,
 				   "not a gpuprof trace (the first event is not gpuprof.meta)");
 		return on_meta(s, err, errcap);
 	}
 	switch (ph) {
 	case 'i':
-		if (AN_JV_IS(cat, "memory")) {
+		if (AN_JV_IS(cat, GP_CAT_MEMORY)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
-			if (AN_JV_IS(name, "alloc"))
+			if (AN_JV_IS(name, GP_EV_ALLOC))
 				return on_memory(s, AE_ALLOC, ts, err, errcap);
-			if (AN_JV_IS(name, "free"))
+			if (AN_JV_IS(name, GP_EV_FREE))
 				return on_memory(s, AE_FREE, ts, err, errcap);
-			if (AN_JV_IS(name, "oom"))
+			if (AN_JV_IS(name, GP_EV_OOM))
 				return on_oom(s, ts, err, errcap);
-			if (AN_JV_IS(name, "pool_create") || AN_JV_IS(name, "pool_destroy") ||
-			    AN_JV_IS(name, "pool_trim"))
+			if (AN_JV_IS(name, GP_EV_POOL_CREATE) || AN_JV_IS(name, GP_EV_POOL_DESTROY) ||
+			    AN_JV_IS(name, GP_EV_POOL_TRIM))
 				return on_memory(s, AE_POOL, ts, err, errcap);
 			break;
 		}
-		if (AN_JV_IS(cat, "nvtx")) {
+		if (AN_JV_IS(cat, GP_CAT_NVTX)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_nvtx(s, ph, ts, err, errcap);
 		}
-		if (name->type == JT_STR && name->n > 8 && !memcmp(name->p, "gpuprof.", 8)) {
-			if (AN_JV_IS(name, "gpuprof.watermark")) {
+		if (own_event(name)) {
+			if (AN_JV_IS(name, GP_EV_WATERMARK)) {
 				if ((r = need_ts(s, &ts, err, errcap)))
 					return r;
 				an_reorder_watermark(&s->ro, ts);
 				return 0;
 			}
-			if (AN_JV_IS(name, "gpuprof.device"))
+			if (AN_JV_IS(name, GP_EV_DEVICE))
 				return on_device(s, err, errcap);
-			if (AN_JV_IS(name, "gpuprof.end"))
+			if (AN_JV_IS(name, GP_EV_END))
 				return on_end(s);
-			if (AN_JV_IS(name, "gpuprof.dropped")) {
+			if (AN_JV_IS(name, GP_EV_DROPPED)) {
 				uint64_t n = 0;
 
 				opt_u64(&l->args[AK_COUNT], &n);
 				s->dropped_marks += n;
 				return 0;
 			}
-			if (AN_JV_IS(name, "gpuprof.meta"))
+			if (AN_JV_IS(name, GP_EV_META))
 				return say(s, err, errcap, GP_AN_BAD_INPUT,
 					   "a second gpuprof.meta: traces joined into one file?");
 		}
@@ -503,14 +521,14 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 	case 'E':
 	case 'b':
 	case 'e':
-		if (AN_JV_IS(cat, "nvtx")) {
+		if (AN_JV_IS(cat, GP_CAT_NVTX)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_nvtx(s, ph, ts, err, errcap);
 		}
 		break;
 	case 'X':
-		if (AN_JV_IS(cat, "cuda_runtime") || AN_JV_IS(cat, "cuda_driver")) {
+		if (AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || AN_JV_IS(cat, GP_CAT_CUDA_DRIVER)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_api(s, ts, err, errcap);

@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "analyze.h"
+#include "exporters/trace_format.h"
 #include "exporters/trace_names.h"
 #include "cmp.h"
 
@@ -293,16 +294,18 @@ static int trace_meta(const char *path, struct meta *m)
 	if (end > start && end[-1] == ',')
 		end[-1] = '\0';
 	o = json_tokener_parse(start);
-	if (o && json_object_object_get_ex(o, "name", &v) && json_object_is_type(v, json_type_string) &&
-	    strcmp(json_object_get_string(v), "gpuprof.meta") == 0 &&
-	    json_object_object_get_ex(o, "args", &args) && json_object_is_type(args, json_type_object) &&
-	    json_object_object_get_ex(args, "pid", &v) && json_object_is_type(v, json_type_int)) {
+	if (o && json_object_object_get_ex(o, GP_T_NAME, &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    strcmp(json_object_get_string(v), GP_EV_META) == 0 &&
+	    json_object_object_get_ex(o, GP_T_ARGS, &args) &&
+	    json_object_is_type(args, json_type_object) &&
+	    json_object_object_get_ex(args, GP_F_PID, &v) && json_object_is_type(v, json_type_int)) {
 		m->pid = json_object_get_int64(v);
-		m->start = json_object_object_get_ex(args, "start_unix_ns", &v) &&
+		m->start = json_object_object_get_ex(args, GP_F_START_UNIX_NS, &v) &&
 					   json_object_is_type(v, json_type_int) ?
 				   json_object_get_int64(v) : -1;
 		snprintf(m->host, sizeof(m->host), "%s",
-			 json_object_object_get_ex(args, "hostname", &v) &&
+			 json_object_object_get_ex(args, GP_F_HOSTNAME, &v) &&
 					 json_object_is_type(v, json_type_string) ?
 				 json_object_get_string(v) : "");
 		rc = 0;

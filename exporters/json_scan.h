@@ -1,0 +1,348 @@
+/* The one JSON scanner (RFC 8259), as static inline pieces over text in
+ * memory: whitespace, strings (well-formed UTF-8, utf8.h), numbers,
+ * literals, unsigned integers, and skipping a whole value. Internal.
+ *
+ * Its users keep their own strictness on top of it:
+ *   exporters/json_check.c        any JSON object (recovery's line check)
+ *   viewer/analyze/parse.c        trace lines, the analyzer's hot loop: the
+ *                                 members it reads, kept as raw values
+ *   profiler/torch_counters.c     PyTorch's marks: integers only
+ * and set the limits of their cursor (nesting, a number's length).
+ *
+ * Every scanner takes the cursor at the first byte of what it scans and
+ * leaves it after it; none skips whitespace before or after (gp_json_ws
+ * does). Each returns 0, or -EINVAL with c->why set to a short reason
+ * (gpuprof analyze prints it). The string and value scanners are always
+ * inlined: most values are a few bytes, and a call would cost more than the
+ * scan (the analyzer's speed, bench/RESULTS.md). */
+#ifndef GPUPROF_JSON_SCAN_H
+#define GPUPROF_JSON_SCAN_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "utf8.h"
+
+struct gp_json_cur {
+	const unsigned char *p;
+	const unsigned char *end;
+	const char *why;   /* set on failure */
+	int max_levels;    /* containers nested at most this deep (top = 1) */
+	size_t max_number; /* a number's text at most this long */
+};
+
+/* What a value is; the numbers' flags. */
+enum gp_json_type {
+	GP_JSON_NONE = 0,
+	GP_JSON_STR,
+	GP_JSON_NUM,
+	GP_JSON_TRUE,
+	GP_JSON_FALSE,
+	GP_JSON_NULL,
+	GP_JSON_OBJ,
+	GP_JSON_ARR
+};
+enum { GP_JSON_NEG = 1, GP_JSON_FRAC = 2, GP_JSON_EXP = 4 };
+
+/* A raw value: for strings the bytes between the quotes, still escaped when
+ * esc is set; for numbers the text, num its GP_JSON_* flags; for containers
+ * only the type. */
+struct gp_json_val {
+	const char *p;
+	uint32_t n;
+	uint8_t type;  /* enum gp_json_type */
+	uint8_t esc;   /* string holds backslash escapes */
+	uint8_t num;   /* GP_JSON_NEG | GP_JSON_FRAC | GP_JSON_EXP */
+};
+
+#define GP_JSON_ALWAYS_INLINE inline __attribute__((always_inline))
+
+static inline int gp_json_fail(struct gp_json_cur *c, const char *why)
+{
+	c->why = why;
+	return -EINVAL;
+}
+
+static GP_JSON_ALWAYS_INLINE void gp_json_ws(struct gp_json_cur *c)
+{
+	if (c->p < c->end && *c->p > ' ')
+		return;
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\r' || *c->p == '\n'))
+		c->p++;
+}
+
+static inline int gp_json_is_hex(unsigned char ch)
+{
+	return (ch >= '0' && ch <= '9') || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f');
+}
+
+static inline int gp_json_is_digit(unsigned char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+/* Nonzero when one of the 8 bytes of x ends the fast path of a string: '"',
+ * '\\', a control character or a non-ASCII byte (exact, no false hits). */
+static inline uint64_t gp_json_stop8(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+	uint64_t lo7 = x & ~high;
+
+	/* a byte is zero iff (v - 1) & ~v has its top bit, done on 7 bits to
+	 * keep carries inside each byte */
+	q = ((q & ~high) + ~high) | q;
+	b = ((b & ~high) + ~high) | b;
+	return (~q | ~b | ~(lo7 + (ones * (0x80 - 0x20))) | x) & high;
+}
+
+/* c->p at the opening quote. v->p, v->n: the bytes between the quotes;
+ * v->esc: whether they hold escapes. */
+static GP_JSON_ALWAYS_INLINE int gp_json_string(struct gp_json_cur *c, struct gp_json_val *v)
+{
+#define GP_JSON_R16(x) x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x
+	/* 1 for bytes that end the fast path inside a string */
+	static const unsigned char stop[256] = {
+		GP_JSON_R16(1), GP_JSON_R16(1),                 /* control characters */
+		0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* '"' */
+		GP_JSON_R16(0), GP_JSON_R16(0),
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, /* '\\' */
+		GP_JSON_R16(0), GP_JSON_R16(0),
+		GP_JSON_R16(1), GP_JSON_R16(1), GP_JSON_R16(1), GP_JSON_R16(1), /* UTF-8 */
+		GP_JSON_R16(1), GP_JSON_R16(1), GP_JSON_R16(1), GP_JSON_R16(1),
+	};
+#undef GP_JSON_R16
+	const unsigned char *p = c->p + 1, *end = c->end;
+
+	v->type = GP_JSON_STR;
+	v->esc = 0;
+	v->p = (const char *)p;
+	for (;;) {
+		while (p + 8 <= end) {
+			uint64_t x, m;
+
+			memcpy(&x, p, 8);
+			m = gp_json_stop8(x);
+			if (m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				p += __builtin_ctzll(m) >> 3; /* the first stop byte */
+#endif
+				break;
+			}
+			p += 8;
+		}
+		while (p < end && !stop[*p])
+			p++;
+		if (p >= end)
+			return gp_json_fail(c, "unterminated string");
+		if (*p == '"')
+			break;
+		if (*p < 0x20)
+			return gp_json_fail(c, "control character in a string");
+		if (*p == '\\') {
+			v->esc = 1;
+			if (end - p < 2)
+				return gp_json_fail(c, "unterminated string");
+			if (p[1] == 'u') {
+				if (end - p < 6 || !gp_json_is_hex(p[2]) || !gp_json_is_hex(p[3]) ||
+				    !gp_json_is_hex(p[4]) || !gp_json_is_hex(p[5]))
+					return gp_json_fail(c, "bad \\u escape");
+				p += 6;
+			} else if (p[1] && strchr("\"\\/bfnrt", p[1])) {
+				p += 2;
+			} else {
+				return gp_json_fail(c, "bad escape in a string");
+			}
+			continue;
+		}
+		{
+			int k = gp_utf8_seq(p, (size_t)(end - p));
+
+			if (k < 0)
+				return gp_json_fail(c, "invalid UTF-8 in a string");
+			p += k;
+		}
+	}
+	if ((size_t)(p - (const unsigned char *)v->p) > UINT32_MAX)
+		return gp_json_fail(c, "string too long");
+	v->n = (uint32_t)(p - (const unsigned char *)v->p);
+	c->p = p + 1;
+	return 0;
+}
+
+/* c->p at '-' or a digit. v->p, v->n: the number's text; v->num its flags. */
+static GP_JSON_ALWAYS_INLINE int gp_json_number(struct gp_json_cur *c, struct gp_json_val *v)
+{
+	const unsigned char *p = c->p, *end = c->end;
+
+	v->type = GP_JSON_NUM;
+	v->num = 0;
+	v->p = (const char *)p;
+	if (p < end && *p == '-') {
+		v->num |= GP_JSON_NEG;
+		p++;
+	}
+	if (p >= end || !gp_json_is_digit(*p))
+		return gp_json_fail(c, "bad number");
+	if (*p == '0') {
+		p++;
+	} else {
+		while (p < end && gp_json_is_digit(*p))
+			p++;
+	}
+	if (p < end && *p == '.') {
+		v->num |= GP_JSON_FRAC;
+		p++;
+		if (p >= end || !gp_json_is_digit(*p))
+			return gp_json_fail(c, "bad number");
+		while (p < end && gp_json_is_digit(*p))
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		v->num |= GP_JSON_EXP;
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !gp_json_is_digit(*p))
+			return gp_json_fail(c, "bad number");
+		while (p < end && gp_json_is_digit(*p))
+			p++;
+	}
+	if ((size_t)(p - c->p) > c->max_number || (size_t)(p - c->p) > UINT32_MAX)
+		return gp_json_fail(c, "number too long");
+	v->n = (uint32_t)(p - c->p);
+	c->p = p;
+	return 0;
+}
+
+/* The n decimal digits at p as a number at most max; 0 or -EINVAL. */
+static inline int gp_json_digits_u64(const char *p, size_t n, uint64_t max, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned char)p[i] - '0';
+
+		if (d > max || x > (max - d) / 10)
+			return -EINVAL;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 0;
+}
+
+/* A number that is a plain non-negative integer (no sign, fraction or
+ * exponent), at most max. */
+static inline int gp_json_uint(struct gp_json_cur *c, uint64_t max, uint64_t *out)
+{
+	struct gp_json_val v;
+
+	if (gp_json_number(c, &v) || v.num)
+		return gp_json_fail(c, "not an unsigned integer");
+	if (gp_json_digits_u64(v.p, v.n, max, out))
+		return gp_json_fail(c, "integer out of range");
+	return 0;
+}
+
+/* lit: "true", "false" or "null", n its length. */
+static inline int gp_json_literal(struct gp_json_cur *c, const char *lit, size_t n)
+{
+	if ((size_t)(c->end - c->p) < n || memcmp(c->p, lit, n) != 0)
+		return gp_json_fail(c, "bad literal");
+	c->p += n;
+	return 0;
+}
+#define GP_JSON_LITERAL(c, lit) gp_json_literal((c), lit, sizeof(lit) - 1)
+
+static int gp_json_skip_container(struct gp_json_cur *c, int level);
+
+/* Any value into *v (containers: their type only, their inside checked and
+ * skipped); level: how many containers enclose it. */
+static GP_JSON_ALWAYS_INLINE int gp_json_value(struct gp_json_cur *c, int level,
+					       struct gp_json_val *v)
+{
+	if (c->p >= c->end)
+		return gp_json_fail(c, "missing value");
+	switch (*c->p) {
+	case '"':
+		return gp_json_string(c, v);
+	case '{':
+		v->type = GP_JSON_OBJ;
+		return gp_json_skip_container(c, level + 1);
+	case '[':
+		v->type = GP_JSON_ARR;
+		return gp_json_skip_container(c, level + 1);
+	case 't':
+		v->type = GP_JSON_TRUE;
+		return GP_JSON_LITERAL(c, "true");
+	case 'f':
+		v->type = GP_JSON_FALSE;
+		return GP_JSON_LITERAL(c, "false");
+	case 'n':
+		v->type = GP_JSON_NULL;
+		return GP_JSON_LITERAL(c, "null");
+	default:
+		if (*c->p == '-' || gp_json_is_digit(*c->p))
+			return gp_json_number(c, v);
+		return gp_json_fail(c, "bad value");
+	}
+}
+
+/* c->p at an object member: its name into *name, then past the ':' and the
+ * whitespace after it. */
+static GP_JSON_ALWAYS_INLINE int gp_json_member_name(struct gp_json_cur *c,
+						     struct gp_json_val *name)
+{
+	if (c->p >= c->end || *c->p != '"')
+		return gp_json_fail(c, "expected a member name");
+	if (gp_json_string(c, name))
+		return -EINVAL;
+	gp_json_ws(c);
+	if (c->p >= c->end || *c->p != ':')
+		return gp_json_fail(c, "expected ':'");
+	c->p++;
+	gp_json_ws(c);
+	return 0;
+}
+
+/* c->p at '{' or '['; level: the container's own (1 for the outermost).
+ * Not inlined: it recurses, and nested values are rare in traces. */
+static __attribute__((noinline, unused)) int gp_json_skip_container(struct gp_json_cur *c,
+								    int level)
+{
+	unsigned char close = *c->p == '{' ? '}' : ']';
+	int obj = close == '}';
+	struct gp_json_val tmp;
+
+	if (level > c->max_levels)
+		return gp_json_fail(c, "nested too deeply");
+	c->p++;
+	gp_json_ws(c);
+	if (c->p < c->end && *c->p == close) {
+		c->p++;
+		return 0;
+	}
+	for (;;) {
+		if (obj && gp_json_member_name(c, &tmp))
+			return -EINVAL;
+		if (gp_json_value(c, level, &tmp))
+			return -EINVAL;
+		gp_json_ws(c);
+		if (c->p >= c->end)
+			return gp_json_fail(c, "unterminated object or array");
+		if (*c->p == ',') {
+			c->p++;
+			gp_json_ws(c);
+			continue;
+		}
+		if (*c->p == close) {
+			c->p++;
+			return 0;
+		}
+		return gp_json_fail(c, "expected ',' or the end of an object or array");
+	}
+}
+
+#endif
