@@ -13,8 +13,12 @@ import argparse
 import bisect
 import gzip
 import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exporters"))
+from trace_format import CAT, T  # noqa: E402  (the names of the trace)
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("trace")
@@ -43,19 +47,19 @@ steps = []  # ts of step:N marks
 phases = []  # (start, end, name)
 open_phase = {}
 for e in ev:
-    ph, cat, name = e.get("ph"), e.get("cat"), e.get("name", "")
-    if not isinstance(e.get("ts"), (int, float)) or not isinstance(name, str):
+    ph, cat, name = e.get(T.PH), e.get(T.CAT), e.get(T.NAME, "")
+    if not isinstance(e.get(T.TS), (int, float)) or not isinstance(name, str):
         continue  # metadata events; anything else malformed is not counted
-    if ph == "X" and cat in ("kernel", "memcpy", "memset"):
-        dur = e.get("dur", 0)
-        busy.append((e["ts"], e["ts"] + (dur if isinstance(dur, (int, float)) else 0)))
+    if ph == "X" and cat in (CAT.KERNEL, CAT.MEMCPY, CAT.MEMSET):
+        dur = e.get(T.DUR, 0)
+        busy.append((e[T.TS], e[T.TS] + (dur if isinstance(dur, (int, float)) else 0)))
     elif ph == "i" and name.startswith("step:"):
-        steps.append(e["ts"])
+        steps.append(e[T.TS])
     elif ph == "B" and name.startswith("phase:"):
-        open_phase.setdefault(e["tid"], []).append((e["ts"], name[6:]))
-    elif ph == "E" and open_phase.get(e.get("tid")):
-        t0, n = open_phase[e["tid"]].pop()
-        phases.append((t0, e["ts"], n))
+        open_phase.setdefault(e[T.TID], []).append((e[T.TS], name[6:]))
+    elif ph == "E" and open_phase.get(e.get(T.TID)):
+        t0, n = open_phase[e[T.TID]].pop()
+        phases.append((t0, e[T.TS], n))
 if len(steps) < a.skip + 2 or not busy:
     raise SystemExit("gpu_idle.py: %d steps, %d GPU events: not enough" % (len(steps), len(busy)))
 busy.sort()

@@ -84,13 +84,7 @@ if want clash; then
 "$gp" --trace --force -o "$out/clash.json.gz" tests/torch/profiler_clash.py >"$out/clash.out" 2>"$out/clash.err"
 clash_rc=$?
 echo "clash rc=$clash_rc" >>"$out/clash.out"
-python3 - "$out/clash.json.gz" >>"$out/clash.out" 2>&1 <<'PY'
-import gzip, json, sys
-ev = json.load(gzip.open(sys.argv[1], "rt"))
-end = ev[-1]
-print("clash trace: valid json, events=%d end=%s kernels=%d allocs=%d" % (len(ev), end.get("name"),
-      sum(1 for e in ev if e.get("cat") == "kernel"), sum(1 for e in ev if e.get("name") == "alloc")))
-PY
+python3 tests/torch/trace_counts.py clash "$out/clash.json.gz" >>"$out/clash.out" 2>&1
 json_rc=$?
 { grep -h -E "GPUPROF_CLASH|clash" "$out/clash.out"; grep -h "gpuprof:" "$out/clash.err" | head -5; } | sed 's/^/torch.profiler clash: /' >>"$table"
 # the program ran on (exit 0, its result right) and the trace is valid JSON
@@ -272,19 +266,7 @@ if want bench; then
 		${GPUPROF_BENCH_CONFIGS:-plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor} \
 		>>"$table" 2>>"$out/bench.err"
 	for f in "$out"/bench/*.json.gz; do
-		[ -f "$f" ] && python3 - "$f" >>"$table" 2>&1 <<'PY'
-import gzip, json, sys, os
-ev = json.load(gzip.open(sys.argv[1], "rt"))
-end = ev[-1]["args"]
-c = lambda f: sum(1 for e in ev if f(e))
-print("bench trace %s: %.1f MiB, events=%d kernels=%d allocs=%d nvtx=%d dropped=%s/%s late=%s" % (
-    os.path.basename(sys.argv[1]), os.path.getsize(sys.argv[1]) / 2**20, len(ev), c(lambda e: e.get("cat") == "kernel"),
-    c(lambda e: e.get("name") == "alloc"), c(lambda e: e.get("cat") == "nvtx"),
-    end.get("dropped_cupti"), end.get("dropped_host"), end.get("late_memory_records")))
-for e in ev:
-    if e.get("name") == "gpuprof.alloc_capture":
-        print("  alloc capture at %.0f ms: %s" % (e["ts"] / 1000, e["args"]))
-PY
+		[ -f "$f" ] && python3 tests/torch/trace_counts.py bench "$f" >>"$table" 2>&1
 		rm -f "$f"
 	done
 fi

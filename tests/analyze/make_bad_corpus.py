@@ -15,30 +15,54 @@ import sys
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "exporters"))
+from trace_format import CAT, EV, F, FORMAT, KIND, T  # noqa: E402  (the names of the trace)
 
 
-def meta(**over):
-    args = {"format": 1, "version": "0.1.0", "pid": 77, "ppid": 1, "cmdline": "x", "hostname": "h",
-            "start_unix_ns": 1, "ts_base_ns": 1000, "clock": "cupti", "mode": "cuda",
-            "gpu_pid_base": 1000007700}
-    args.update(over)
-    return json.dumps({"ph": "i", "s": "g", "name": "gpuprof.meta", "cat": "gpuprof", "pid": 77,
-                       "tid": 0, "ts": 0.0, "args": args}, separators=(",", ":"))
+def line(*members):
+    """One event line of (key, value) members, in that order, as the
+    recorder writes it (no spaces)."""
+    return json.dumps(dict(members), separators=(",", ":"))
 
 
-def alloc(**over):
-    args = {"addr": "0x7f0000000000", "bytes": 4096, "kind": "device", "device": 0, "stream": -1,
-            "corr": 1, "async": False}
-    args.update(over)
-    return json.dumps({"ph": "i", "s": "t", "name": "alloc", "cat": "memory", "pid": 1000007700,
-                       "tid": 0, "ts": 1.5, "args": args}, separators=(",", ":"))
+def event(ev, pid, tid, ts, args):
+    """A complete event of the definition's ev."""
+    return line((T.PH, ev.ph), (T.S, ev.scope), (T.NAME, ev.name), (T.CAT, ev.cat), (T.PID, pid),
+                (T.TID, tid), (T.TS, ts), (T.ARGS, args))
 
 
-END = '{"ph":"i","s":"g","name":"gpuprof.end","cat":"gpuprof","pid":77,"tid":0,"ts":9.0,"args":{}}'
+def member(key, text):
+    """A member as it appears in an event line, its value already JSON (or
+    deliberately not)."""
+    return '"%s":%s' % (key, text)
+
+
+def meta(over=None):
+    args = {F.FORMAT: FORMAT, F.VERSION: "0.1.0", F.PID: 77, F.PPID: 1, F.CMDLINE: "x",
+            F.HOSTNAME: "h", F.START_UNIX_NS: 1, F.TS_BASE_NS: 1000, F.CLOCK: "cupti",
+            F.MODE: "cuda", F.GPU_PID_BASE: 1000007700}
+    args.update(over or {})
+    return event(EV.META, 77, 0, 0.0, args)
+
+
+def alloc(over=None):
+    args = {F.ADDR: "0x7f0000000000", F.BYTES: 4096, F.KIND: KIND.DEVICE, F.DEVICE: 0,
+            F.STREAM: -1, F.CORR: 1, F.ASYNC: False}
+    args.update(over or {})
+    return event(EV.ALLOC, 1000007700, 0, 1.5, args)
+
+
+END = event(EV.END, 77, 0, 9.0, {})
 
 
 def trace(*lines):
     return ("[\n" + ",\n".join(lines) + "\n]\n").encode()
+
+
+def cut_in_name(data):
+    """data up to two letters before the end of gpuprof.meta's name."""
+    name = EV.META.name.encode()
+    return data[:data.index(name) + len(name) - 2]
 
 
 def main():
@@ -46,6 +70,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     rng = random.Random(42)
     gz_ok = gzip.compress(trace(meta(), alloc(), END), mtime=0)
+    # Event lines that are not JSON (bad bytes, escapes, commas, quotes) are
+    # spelled out: no encoder writes them.
     cases = {
         "empty": b"",
         "text.txt": b"hello world\n",
@@ -54,41 +80,44 @@ def main():
         "gzip_header_only.gz": gz_ok[:10],
         "gzip_corrupt.gz": gz_ok[:12] + bytes(b ^ 0x5A for b in gz_ok[12:40]) + gz_ok[40:],
         "first_event_not_meta.json": trace(alloc(), END),
-        "format_2.json": trace(meta(format=2), END),
-        "meta_wrong_type.json": trace(meta(ts_base_ns="abc"), END),
-        "meta_statics_unknown.json": trace(meta(statics="sometimes"), END),
-        "bytes_negative.json": trace(meta(), alloc(bytes=-5), END),
-        "bytes_1e300.json": trace(meta(), alloc().replace('"bytes":4096', '"bytes":1e300'), END),
-        "bytes_string.json": trace(meta(), alloc(bytes="12"), END),
-        "bytes_absurd.json": trace(meta(), alloc(bytes=1 << 60), END),
-        "bytes_u64_overflow.json": trace(meta(), alloc().replace('"bytes":4096',
-                                                                 '"bytes":123456789012345678901234567890'), END),
-        "addr_number.json": trace(meta(), alloc(addr=12345), END),
-        "addr_not_hex.json": trace(meta(), alloc(addr="0xZZ"), END),
-        "device_absurd.json": trace(meta(), alloc(device=99999), END),
+        "format_2.json": trace(meta({F.FORMAT: 2}), END),
+        "meta_wrong_type.json": trace(meta({F.TS_BASE_NS: "abc"}), END),
+        "meta_statics_unknown.json": trace(meta({F.STATICS: "sometimes"}), END),
+        "bytes_negative.json": trace(meta(), alloc({F.BYTES: -5}), END),
+        "bytes_1e300.json": trace(meta(), alloc().replace(member(F.BYTES, "4096"), member(F.BYTES, "1e300")), END),
+        "bytes_string.json": trace(meta(), alloc({F.BYTES: "12"}), END),
+        "bytes_absurd.json": trace(meta(), alloc({F.BYTES: 1 << 60}), END),
+        "bytes_u64_overflow.json": trace(meta(), alloc().replace(member(F.BYTES, "4096"),
+                                                                 member(F.BYTES, "123456789012345678901234567890")), END),
+        "addr_number.json": trace(meta(), alloc({F.ADDR: 12345}), END),
+        "addr_not_hex.json": trace(meta(), alloc({F.ADDR: "0xZZ"}), END),
+        "device_absurd.json": trace(meta(), alloc({F.DEVICE: 99999}), END),
         "bad_json_in_the_middle.json": trace(meta(), '{"ph":"i","name":"alloc",,}', alloc(), END),
-        "nan.json": trace(meta(), alloc().replace('"ts":1.5', '"ts":NaN'), END),
+        "nan.json": trace(meta(), alloc().replace(member(T.TS, "1.5"), member(T.TS, "NaN")), END),
         "bad_utf8.json": b"[\n" + meta().encode() + b',\n{"ph":"B","name":"a\xff\xfeb","cat":"nvtx","pid":77,"tid":5,"ts":1.0}\n]\n',
-        "ts_absurd.json": trace(meta(), alloc().replace('"ts":1.5', '"ts":1e20'), END),
+        "ts_absurd.json": trace(meta(), alloc().replace(member(T.TS, "1.5"), member(T.TS, "1e20")), END),
         "second_meta.json": trace(meta(), alloc(), meta(), END),
         "text_after_close.json": trace(meta(), END) + b"{}\n",
-        "deep_nesting.json": trace(meta(), alloc().replace('"async":false', '"x":' + "[" * 100 + "]" * 100), END),
+        "deep_nesting.json": trace(meta(), alloc().replace(member(F.ASYNC, "false"), member("x", "[" * 100 + "]" * 100)), END),
         "unterminated_string.json": trace(meta(), '{"ph":"B","name":"abc,"cat":"nvtx"}', alloc(), END),
-        "ph_missing.json": trace(meta(), '{"name":"alloc","cat":"memory","ts":1.0,"args":{}}', END),
-        "args_not_object.json": trace(meta(), '{"ph":"i","name":"alloc","cat":"memory","ts":1.0,"args":[1,2]}', END),
+        "ph_missing.json": trace(meta(), line((T.NAME, EV.ALLOC.name), (T.CAT, CAT.MEMORY), (T.TS, 1.0), (T.ARGS, {})), END),
+        "args_not_object.json": trace(meta(), line((T.PH, EV.ALLOC.ph), (T.NAME, EV.ALLOC.name), (T.CAT, CAT.MEMORY),
+                                                    (T.TS, 1.0), (T.ARGS, [1, 2])), END),
         "one_line_array.json": ("[" + meta() + "," + alloc() + "," + END + "]\n").encode(),
         "bom.json": b"\xef\xbb\xbf" + trace(meta(), END),
         "control_char.json": trace(meta(), '{"ph":"B","name":"a\tb","cat":"nvtx","pid":77,"tid":5,"ts":1.0}', END),
         "nul_byte.json": trace(meta(), END).replace(b'"x"', b'"x\x00"'),
         "bad_escape.json": trace(meta(), '{"ph":"B","name":"a\\xb","cat":"nvtx","pid":77,"tid":5,"ts":1.0}', END),
-        "oom_bad_bytes.json": trace(meta(), '{"ph":"i","s":"p","name":"oom","cat":"memory","pid":77,"tid":5,"ts":2.0,"args":{"api":"cudaMalloc","bytes":"lots","device":0}}', END),
-        "nvtx_without_tid.json": trace(meta(), '{"ph":"B","name":"r","cat":"nvtx","pid":77,"ts":1.0}', END),
-        "meta_cut_short.json": b'[\n{"ph":"i","s":"g","name":"gpuprof.me',
+        "oom_bad_bytes.json": trace(meta(), event(EV.OOM, 77, 5, 2.0, {F.API: "cudaMalloc", F.BYTES: "lots", F.DEVICE: 0}),
+                                    END),
+        "nvtx_without_tid.json": trace(meta(), line((T.PH, EV.NVTX_PUSH.ph), (T.NAME, "r"), (T.CAT, CAT.NVTX), (T.PID, 77),
+                                                     (T.TS, 1.0)), END),
+        "meta_cut_short.json": cut_in_name(b"[\n" + meta().encode()),
         "not_an_array.json": b'{"traceEvents":[]}\n',
-        "ts_string.json": trace(meta(), alloc().replace('"ts":1.5', '"ts":"1.5"'), END),
+        "ts_string.json": trace(meta(), alloc().replace(member(T.TS, "1.5"), member(T.TS, '"1.5"')), END),
         "gzip_in_gzip.gz": gzip.compress(gz_ok, mtime=0),
         "trailing_comma_object.json": trace(meta(), '{"ph":"i","name":"x",}', END),
-        "leading_zero.json": trace(meta(), alloc().replace('"bytes":4096', '"bytes":04096'), END),
+        "leading_zero.json": trace(meta(), alloc().replace(member(F.BYTES, "4096"), member(F.BYTES, "04096")), END),
         "raw_deflate.z": zlib.compress(trace(meta(), END)),
     }
     for name, data in cases.items():

@@ -19,9 +19,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "exporters"))
 import checks  # noqa: E402
 import synth  # noqa: E402
 from checks import check, eq, report  # noqa: E402
+from trace_format import CAT, EV, F, KIND, T  # noqa: E402  (the names of the trace)
 
 MiB, GiB = synth.MiB, synth.GiB
 GP = None
@@ -626,9 +628,10 @@ def bad_cases():
     sim = synth.Sim(mode="cuda")
     lines = [sim.lines(end=False)[0]]
     for i in range(20000):
-        lines.append('{"ph":"i","s":"t","name":"alloc","cat":"memory","pid":%d,"tid":0,"ts":%d.0,'
-                     '"args":{"addr":"0x%x","bytes":%d,"kind":"device","device":0}}'
-                     % (sim.gpu_pid, i + 1, 0x10000 + i * 4096, 1 << 50))
+        lines.append(json.dumps({T.PH: EV.ALLOC.ph, T.S: EV.ALLOC.scope, T.NAME: EV.ALLOC.name,
+                                 T.CAT: EV.ALLOC.cat, T.PID: sim.gpu_pid, T.TID: 0, T.TS: i + 1.0,
+                                 T.ARGS: {F.ADDR: "0x%x" % (0x10000 + i * 4096), F.BYTES: 1 << 50,
+                                          F.KIND: KIND.DEVICE, F.DEVICE: 0}}, separators=(",", ":")))
     with gzip.open(over, "wb") as f:
         f.write(("[\n" + ",\n".join(lines) + "\n]\n").encode())
     yield "overflow", over
@@ -677,25 +680,25 @@ def test_sample():
     """The H100 trace of samples/alloc_sizes: the peak its own events give."""
     path = os.path.join(ROOT, "samples", "traces", "alloc_sizes.h100.json.gz")
     ev = json.load(gzip.open(path, "rt"))
-    mem = sorted((e for e in ev if e.get("cat") == "memory" and e["name"] in ("alloc", "free")),
-                 key=lambda e: e["ts"])
+    mem = sorted((e for e in ev if e.get(T.CAT) == CAT.MEMORY and e[T.NAME] in (EV.ALLOC.name, EV.FREE.name)),
+                 key=lambda e: e[T.TS])
     live, cur, peak, peak_ts, at_peak = {}, 0, 0, None, {}
     for e in mem:
-        a = e["args"]
-        if e["name"] == "alloc":
-            live[a["addr"]] = a["bytes"]
-            cur += a["bytes"]
+        a = e[T.ARGS]
+        if e[T.NAME] == EV.ALLOC.name:
+            live[a[F.ADDR]] = a[F.BYTES]
+            cur += a[F.BYTES]
             if cur > peak:
-                peak, peak_ts, at_peak = cur, e["ts"], dict(live)
+                peak, peak_ts, at_peak = cur, e[T.TS], dict(live)
         else:
-            cur -= live.pop(a["addr"])
+            cur -= live.pop(a[F.ADDR])
     doc, _ = analyze_json(path)
     d = dev(doc)
     eq(d["peak"]["bytes"], peak, "peak")
     eq(d["peak"]["t"], round(peak_ts / 1e6, 6), "peak time")
     eq(d["summary"]["allocated"]["end"], cur, "live at the end")
     eq(d["summary"]["live_allocations_end"], len(live), "allocations live at the end")
-    eq(d["summary"]["allocations"], sum(1 for e in mem if e["name"] == "alloc"), "allocations")
+    eq(d["summary"]["allocations"], sum(1 for e in mem if e[T.NAME] == EV.ALLOC.name), "allocations")
     eq(d["capacity"], 85017493504, "capacity")
     eq(d["name"], "NVIDIA H100 80GB HBM3", "device name")
     eq([t["bytes"] for t in d["peak"]["top"]], sorted(at_peak.values(), reverse=True)[:10],

@@ -5,8 +5,13 @@ whatever names survive compilation are reported. Exit 0/1."""
 import glob
 import gzip
 import json
+import os
 import sys
 from collections import Counter
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "exporters"))
+from trace_format import CAT, T  # noqa: E402  (the names of the trace)
 
 
 def main():
@@ -20,20 +25,20 @@ def main():
     steps = []
     fwd_in_bwd = 0
     bwd_open = {}
-    for e in sorted(ev, key=lambda e: e.get("ts", 0)):
-        if e.get("cat") != "nvtx":
+    for e in sorted(ev, key=lambda e: e.get(T.TS, 0)):
+        if e.get(T.CAT) != CAT.NVTX:
             continue
-        n = e.get("name", "")
-        if e["ph"] == "B":
+        n = e.get(T.NAME, "")
+        if e[T.PH] == "B":
             names[n.split(":")[0]] += 1
-            if n.startswith("fwd:blocks.0") and any(t == e["tid"] for t in bwd_open.values()):
+            if n.startswith("fwd:blocks.0") and any(t == e[T.TID] for t in bwd_open.values()):
                 fwd_in_bwd += 1
-        elif e["ph"] == "b" and n.startswith("bwd:"):
+        elif e[T.PH] == "b" and n.startswith("bwd:"):
             names["bwd"] += 1
-            bwd_open[e["id"]] = e["tid"]
-        elif e["ph"] == "e":
-            bwd_open.pop(e.get("id"), None)
-        elif e["ph"] == "i" and n.startswith("step:"):
+            bwd_open[e[T.ID]] = e[T.TID]
+        elif e[T.PH] == "e":
+            bwd_open.pop(e.get(T.ID), None)
+        elif e[T.PH] == "i" and n.startswith("step:"):
             steps.append(int(n.split(":")[1]))
     compiled = kv.get("compile") == "1"
     # a run that took no step has nothing to check: it fails

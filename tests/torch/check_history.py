@@ -15,40 +15,45 @@ same peak and worst gap), and the samples as "PyTorch sampled" in time order.
 Prints one PASS/FAIL line; exit 0 or 1."""
 import gzip
 import json
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "exporters"))
+from trace_format import EV, F, T  # noqa: E402  (the names of the trace)
 
 
 def counters(trace, th, al, worst):
     """The counter tracks against the analyzer's reading of the marks."""
     gpu_pid, end = None, {}
-    tracks = {"PyTorch history": [], "PyTorch sampled": []}
+    tracks = {EV.TORCH_HISTORY.name: [], EV.TORCH_SAMPLED.name: []}
     with gzip.open(trace, "rt", encoding="utf-8") as f:
         for e in json.load(f):
-            if e.get("name") == "gpuprof.meta":
-                gpu_pid = e["args"]["gpu_pid_base"]
-            elif e.get("name") == "gpuprof.end":
-                end = e["args"]
-            elif e.get("ph") == "C" and e.get("name") in tracks:
-                tracks[e["name"]].append(e)
+            if e.get(T.NAME) == EV.META.name:
+                gpu_pid = e[T.ARGS][F.GPU_PID_BASE]
+            elif e.get(T.NAME) == EV.END.name:
+                end = e[T.ARGS]
+            elif e.get(T.PH) == "C" and e.get(T.NAME) in tracks:
+                tracks[e[T.NAME]].append(e)
     fails = []
     for name, evs in tracks.items():
         if not evs:
             fails.append("no %s counter" % name)
-        elif any(e["pid"] != gpu_pid for e in evs):
+        elif any(e[T.PID] != gpu_pid for e in evs):
             fails.append("%s counter not on GPU 0's process %s" % (name, gpu_pid))
-        elif any(b["ts"] < a["ts"] for a, b in zip(evs, evs[1:])):
+        elif any(b[T.TS] < a[T.TS] for a, b in zip(evs, evs[1:])):
             fails.append("%s counter not in time order" % name)
     drawn = sum(len(v) for v in tracks.values())
-    if (end.get("torch_points"), end.get("torch_points_left_out"), end.get("torch_marks_unread")) != (drawn, 0, 0):
-        fails.append("gpuprof.end torch_points %s, left out %s, unread %s; %d drawn" % (
-            end.get("torch_points"), end.get("torch_points_left_out"), end.get("torch_marks_unread"), drawn))
-    h = tracks["PyTorch history"]
+    counts = (end.get(F.TORCH_POINTS), end.get(F.TORCH_POINTS_LEFT_OUT), end.get(F.TORCH_MARKS_UNREAD))
+    if counts != (drawn, 0, 0):
+        fails.append("%s torch_points %s, left out %s, unread %s; %d drawn" % ((EV.END.name,) + counts + (drawn,)))
+    h = tracks[EV.TORCH_HISTORY.name]
     if h:
         if len(h) != th.get("points"):
             fails.append("%d history counter points vs %s points read" % (len(h), th.get("points")))
-        peak = max(e["args"]["allocated"] for e in h)
-        gap = max(e["args"]["reserved"] - e["args"]["allocated"] for e in h)
+        peak = max(e[T.ARGS][F.ALLOCATED] for e in h)
+        gap = max(e[T.ARGS][F.RESERVED] - e[T.ARGS][F.ALLOCATED] for e in h)
         if al["source"] == "torch history" and peak != al["peak"]:
             fails.append("history counter peak %d vs analyze's %d" % (peak, al["peak"]))
         if gap != worst:

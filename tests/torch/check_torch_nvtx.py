@@ -2,8 +2,13 @@
 nested as opened, and emit_nvtx's aten ranges arrived. Exit 0/1."""
 import gzip
 import json
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "exporters"))
+from trace_format import CAT, T  # noqa: E402  (the names of the trace)
 
 
 def main():
@@ -14,24 +19,24 @@ def main():
     per_tid = defaultdict(list)
     starts, ends, marks = {}, {}, 0
     for i, e in enumerate(events):
-        if e.get("cat") != "nvtx":
+        if e.get(T.CAT) != CAT.NVTX:
             continue
-        if e["ph"] in "BE":
-            per_tid[e["tid"]].append((e["ts"], i, e))
-        elif e["ph"] == "b":
-            starts[e["id"]] = e
-        elif e["ph"] == "e":
-            ends[e["id"]] = e
-        elif e["ph"] == "i":
+        if e[T.PH] in "BE":
+            per_tid[e[T.TID]].append((e[T.TS], i, e))
+        elif e[T.PH] == "b":
+            starts[e[T.ID]] = e
+        elif e[T.PH] == "e":
+            ends[e[T.ID]] = e
+        elif e[T.PH] == "i":
             marks += 1
     names, aten, ok = [], 0, True
     for tid, evs in per_tid.items():
         stack = []
         for _, _, e in sorted(evs, key=lambda t: (t[0], t[1])):
-            if e["ph"] == "B":
-                stack.append(e["name"])
-                names.append(e["name"])
-                aten += e["name"].startswith("aten::")
+            if e[T.PH] == "B":
+                stack.append(e[T.NAME])
+                names.append(e[T.NAME])
+                aten += e[T.NAME].startswith("aten::")
             elif not stack:
                 print(f"FAIL unbalanced pop on tid {tid}")
                 ok = False
@@ -42,11 +47,11 @@ def main():
             ok = False
     steps = [n for n in names if n.startswith("step")]
     inner = names.count("inner")
-    se = [s for s in starts.values() if s["name"] == "startend"]
+    se = [s for s in starts.values() if s[T.NAME] == "startend"]
     print(f"torch nvtx: steps={len(steps)} inner={inner} aten_ranges={aten} start_end={len(se)} "
-          f"matched_end={sum(1 for s in se if s['id'] in ends)} marks={marks}")
+          f"matched_end={sum(1 for s in se if s[T.ID] in ends)} marks={marks}")
     ok &= len(steps) == 3 and inner == 3 and aten >= 4 and len(se) == 1 and marks >= 1
-    ok &= all(s["id"] in ends for s in se)
+    ok &= all(s[T.ID] in ends for s in se)
     ok &= int(expect["pushes"]) == len(steps) + inner
     print("RESULT torch_nvtx", "PASS" if ok else "FAIL")
     return 0 if ok else 1
