@@ -36,6 +36,10 @@ void gp_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The command being run, for the hint after a usage error: that command's
+ * own help says more than the overview. NULL before a command is found. */
+static const struct gp_command *running;
+
 int gp_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -45,7 +49,10 @@ int gp_usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fputs("Try 'gpuprof --help'.\n", stderr);
+	if (running)
+		fprintf(stderr, "Try 'gpuprof %s --help'.\n", running->name);
+	else
+		fputs("Try 'gpuprof --help'.\n", stderr);
 	return GP_EXIT_USAGE;
 }
 
@@ -159,5 +166,6 @@ int main(int argc, char **argv)
 			return gp_usage_error("unknown option '%s'", word);
 		return gp_usage_error("unknown command '%s'", word);
 	}
+	running = cmd;
 	return cmd->run(argc - 1, argv + 1);
 }

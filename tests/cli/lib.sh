@@ -74,7 +74,7 @@ check_no_stdout() {
 
 # check_prefixed WHAT: every stderr line is gpuprof's own
 check_prefixed() {
-	if grep -qv -e '^gpuprof: ' -e "^Try 'gpuprof --help'.\$" err; then
+	if grep -Eqv -e '^gpuprof: ' -e "^Try 'gpuprof ([a-z]+ )?--help'.\$" err; then
 		fail "$1: stderr line without the gpuprof: prefix"
 		show err >&2
 	fi

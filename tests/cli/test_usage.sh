@@ -12,7 +12,14 @@ usage_error() {
 	check_rc 2 "$_what"
 	check_no_stdout "$_what"
 	check_err "gpuprof: $_msg" "$_what"
-	check_err "Try 'gpuprof --help'." "$_what"
+	# the hint names the command's own help once a command was given
+	case "${1:-}" in
+	--trace | trace) _hint="Try 'gpuprof trace --help'." ;;
+	recover | --recover) _hint="Try 'gpuprof recover --help'." ;;
+	analyze) _hint="Try 'gpuprof analyze --help'." ;;
+	*) _hint="Try 'gpuprof --help'." ;;
+	esac
+	check_err "$_hint" "$_what"
 	[ "$(wc -l <err)" -eq 2 ] || { fail "$_what: stderr is not 2 lines"; show err >&2; }
 }
 
@@ -32,6 +39,7 @@ usage_error "empty -o" "option '-o' needs a file name" --trace -o '' true
 usage_error "recover without TRACE" "missing TRACE" recover
 usage_error "recover with two traces" "unexpected argument 'b'" recover a b
 usage_error "recover bad option" "unknown option '--bogus'" recover --bogus a
+usage_error "analyze bad option" "unknown option '--bogus'" analyze --bogus a
 [ ! -e x.json.gz ] || fail "a usage error created the output"
 
 usage_error "help for no command" "no help for 'nosuch': not a command" help nosuch

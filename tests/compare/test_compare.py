@@ -511,7 +511,7 @@ def test_cli():
         rc, out, err = compare(*args)
         eq(rc, 2, why + ": exit status")
         eq(out, "", why + ": nothing on stdout")
-        check(err.startswith("gpuprof compare: ") and err.endswith("Try 'gpuprof --help'.\n"),
+        check(err.startswith("gpuprof compare: ") and err.endswith("Try 'gpuprof compare --help'.\n"),
               why + ": message %r" % err)
     good = ["2%", "0.5%", "1000%", "0%", "256MiB", "1.5GiB", "0", "4096B", "1TiB", "100KiB", "7B",
             "1.125GiB", "0.001KiB", "8192TiB"]

@@ -18,7 +18,7 @@ int gp_cmp_usage(const char *prog, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fputs("Try 'gpuprof --help'.\n", stderr);
+	fprintf(stderr, "Try '%s --help'.\n", prog);
 	return GP_CMP_BAD;
 }
 
