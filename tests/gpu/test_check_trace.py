@@ -15,6 +15,8 @@ import unittest
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKER = os.path.join(HERE, "check_trace.py")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "exporters"))
+from trace_format import CAT, EV, F, FORMAT, KIND, T  # noqa: E402  (the names of the trace)
 
 PID = 4242
 TID2 = 4243
@@ -37,36 +39,43 @@ class Trace:
         self.ev = []
         self.corr = 100
 
-    def add(self, ph, name, pid, tid, ts, cat=None, dur=None, args=None, **top):
-        e = {"ph": ph, "name": name, "pid": pid, "tid": tid}
+    def add(self, ph, name, pid, tid, ts, cat=None, dur=None, args=None, scope=None,
+            event_id=None, bp=None):
+        """scope: s of instant events; event_id: id (flow or NVTX range)."""
+        e = {T.PH: ph, T.NAME: name, T.PID: pid, T.TID: tid}
         if cat:
-            e["cat"] = cat
-        e.update(top)
+            e[T.CAT] = cat
+        for key, value in ((T.S, scope), (T.ID, event_id), (T.BP, bp)):
+            if value is not None:
+                e[key] = value
         if args is not None:
-            e["args"] = args
+            e[T.ARGS] = args
         self.ev.append([e, ts, dur])
         return e
 
     def api(self, name, tid, ts, dur=500):
         self.corr += 1
-        self.add("X", name, PID, tid, ts, cat="cuda_runtime", dur=dur,
-                 args={"corr": self.corr})
+        self.add("X", name, PID, tid, ts, cat=EV.API_RUNTIME.cat, dur=dur,
+                 args={F.CORR: self.corr})
         return self.corr
 
     def mem(self, op, addr, nbytes, kind, ts, corr, stream=-1, is_async=False, pool=None):
-        a = {"addr": hex(addr), "bytes": nbytes, "kind": kind, "device": 0, "stream": stream,
-             "corr": corr, "async": is_async}
+        """op: EV.ALLOC or EV.FREE."""
+        a = {F.ADDR: hex(addr), F.BYTES: nbytes, F.KIND: kind, F.DEVICE: 0, F.STREAM: stream,
+             F.CORR: corr, F.ASYNC: is_async}
         if pool is not None:
-            a.update(pool=hex(pool), pool_type="local", pool_size=2**21, pool_used=nbytes)
-        return self.add("i", op, GPU, stream if is_async else 0, ts, cat="memory", s="t", args=a)
+            a.update({F.POOL: hex(pool), F.POOL_TYPE: "local", F.POOL_SIZE: 2**21,
+                      F.POOL_USED: nbytes})
+        return self.add("i", op.name, GPU, stream if is_async else 0, ts, cat=op.cat, scope="t",
+                        args=a)
 
     def lines(self):
         out = []
         for e, ts, dur in self.ev:
             d = dict(e)
-            d["ts"] = "@TS@"
+            d[T.TS] = "@TS@"
             if dur is not None:
-                d["dur"] = "@DUR@"
+                d[T.DUR] = "@DUR@"
             s = json.dumps(d, ensure_ascii=False)
             s = s.replace('"@TS@"', fmt_us(ts))
             if dur is not None:
@@ -83,14 +92,14 @@ def base_case():
     """Returns (Trace, sample stdout lines) that must PASS."""
     t = Trace()
     s = ["GPUPROF_BEGIN sample=synthetic pid=%d format=1" % PID, "some human text"]
-    t.add("i", "gpuprof.meta", PID, PID, 0, s="g", args={
-        "format": 1, "version": "0.1.0", "pid": PID, "ppid": 1, "cmdline": "synthetic",
-        "hostname": "h", "start_unix_ns": 1, "ts_base_ns": 123456789, "clock": "cupti",
-        "mode": "cuda", "gpu_pid_base": GPU})
-    t.add("M", "process_name", PID, 0, 0, args={"name": "synthetic (pid %d)" % PID})
-    t.add("i", "gpuprof.device", GPU, 0, 1, s="g", args={
-        "device": 0, "name": "NVIDIA H100", "total_memory": TOTAL, "uuid": "GPU-x",
-        "cc": "9.0", "gpu_pid": GPU})
+    t.add("i", EV.META.name, PID, PID, 0, scope="g", args={
+        F.FORMAT: FORMAT, F.VERSION: "0.1.0", F.PID: PID, F.PPID: 1, F.CMDLINE: "synthetic",
+        F.HOSTNAME: "h", F.START_UNIX_NS: 1, F.TS_BASE_NS: 123456789, F.CLOCK: "cupti",
+        F.MODE: "cuda", F.GPU_PID_BASE: GPU})
+    t.add("M", EV.PROCESS_NAME.name, PID, 0, 0, args={F.NAME: "synthetic (pid %d)" % PID})
+    t.add("i", EV.DEVICE.name, GPU, 0, 1, scope="g", args={
+        F.DEVICE: 0, F.NAME: "NVIDIA H100", F.TOTAL_MEMORY: TOTAL, F.UUID: "GPU-x",
+        F.CC: "9.0", F.GPU_PID: GPU})
     seq = [0]
 
     def sline(tag, ts, tid, kind, api, addr, n, extra=""):
@@ -99,91 +108,91 @@ def base_case():
             tag, seq[0], ts // 1000000, tid, kind, api, addr, n, extra))
 
     # NVTX on thread PID: outer > hostile; the cudaMalloc of 0x2000 inside
-    t.add("B", "outer", PID, PID, 900, cat="nvtx", args={"domain": "default"})
+    t.add("B", "outer", PID, PID, 900, cat=CAT.NVTX, args={F.DOMAIN: "default"})
     s_nv0 = ["op=push name_hex=%s" % b"outer".hex()]
-    t.add("B", HOSTILE_DECODED, PID, PID, 950, cat="nvtx",
-          args={"domain": "default", "color": "0xff3366cc", "payload": 1000})
+    t.add("B", HOSTILE_DECODED, PID, PID, 950, cat=CAT.NVTX,
+          args={F.DOMAIN: "default", F.COLOR: "0xff3366cc", F.PAYLOAD: 1000})
     s_nv0.append("op=push name_hex=%s color=0xFF3366CC payload=1000" % HOSTILE.hex())
 
     c = t.api("cudaMalloc", PID, 1000)
-    t.mem("alloc", 0x1000, 100, "device", 1100, c)
+    t.mem(EV.ALLOC, 0x1000, 100, KIND.DEVICE, 1100, c)
     sline("GPUPROF_ALLOC", 1000, PID, "device", "cudaMalloc", 0x1000, 100)
     c = t.api("cudaMalloc", PID, 2000)
-    t.mem("alloc", 0x2000, 50, "device", 2100, c)
+    t.mem(EV.ALLOC, 0x2000, 50, KIND.DEVICE, 2100, c)
     sline("GPUPROF_ALLOC", 2000, PID, "device", "cudaMalloc", 0x2000, 50)
     s_nv0.append("op=alloc addr=0x2000 bytes=50")
-    t.add("b", "span", PID, PID, 2500, cat="nvtx", id=77, args={"domain": "default"})
+    t.add("b", "span", PID, PID, 2500, cat=CAT.NVTX, event_id=77, args={F.DOMAIN: "default"})
     s_nv0.append("op=start key=k1 name_hex=%s id=77" % b"span".hex())
-    t.add("E", "", PID, PID, 2600, cat="nvtx")
+    t.add("E", "", PID, PID, 2600, cat=CAT.NVTX)
     s_nv0.append("op=pop")
     c = t.api("cudaFree", PID, 3000)
     sline("GPUPROF_FREE", 3000, PID, "device", "cudaFree", 0x1000, 100)
-    t.mem("free", 0x1000, 100, "device", 3100, c)
+    t.mem(EV.FREE, 0x1000, 100, KIND.DEVICE, 3100, c)
     c = t.api("cudaMalloc", PID, 4000)
-    t.mem("alloc", 0x1000, 30, "device", 4100, c)           # address reuse
+    t.mem(EV.ALLOC, 0x1000, 30, KIND.DEVICE, 4100, c)           # address reuse
     sline("GPUPROF_ALLOC", 4000, PID, "device", "cudaMalloc", 0x1000, 30)
     # stream-ordered on stream 13
     c = t.api("cudaMallocAsync", PID, 5000)
-    t.mem("alloc", 0x3000, 512, "device", 5100, c, stream=13, is_async=True, pool=0x300000)
+    t.mem(EV.ALLOC, 0x3000, 512, KIND.DEVICE, 5100, c, stream=13, is_async=True, pool=0x300000)
     ex = " async=1 pool=default stream=s1 stream_id=13"
     sline("GPUPROF_ALLOC", 5000, PID, "device", "cudaMallocAsync", 0x3000, 512, ex)
     c = t.api("cudaFreeAsync", PID, 6000)
     sline("GPUPROF_FREE", 6000, PID, "device", "cudaFreeAsync", 0x3000, 512, ex)
-    t.mem("free", 0x3000, 512, "device", 6100, c, stream=13, is_async=True)
+    t.mem(EV.FREE, 0x3000, 512, KIND.DEVICE, 6100, c, stream=13, is_async=True)
     # pinned on the second thread
     c = t.api("cudaMallocHost", TID2, 6500)
-    t.mem("alloc", 0x7f0000001000, 4096, "pinned_host", 6600, c)
+    t.mem(EV.ALLOC, 0x7f0000001000, 4096, KIND.PINNED_HOST, 6600, c)
     sline("GPUPROF_ALLOC", 6500, TID2, "pinned_host", "cudaMallocHost", 0x7f0000001000, 4096)
     # a module global: tolerated extra
-    t.mem("alloc", 0x9000, 256, "device_static", 700, t.api("cudaLaunchKernel", PID, 650))
-    t.add("E", "", PID, PID, 6800, cat="nvtx")
+    t.mem(EV.ALLOC, 0x9000, 256, KIND.DEVICE_STATIC, 700, t.api("cudaLaunchKernel", PID, 650))
+    t.add("E", "", PID, PID, 6800, cat=CAT.NVTX)
     s_nv0.append("op=pop")
 
     # OOM
-    t.add("i", "oom", PID, PID, 7000, cat="memory", s="p", args={
-        "api": "cudaMalloc", "bytes": HUGE, "device": 0, "free": TOTAL - 2**30,
-        "total": TOTAL, "result": 2, "error": "cudaErrorMemoryAllocation"})
+    t.add("i", EV.OOM.name, PID, PID, 7000, cat=CAT.MEMORY, scope="p", args={
+        F.API: "cudaMalloc", F.BYTES: HUGE, F.DEVICE: 0, F.FREE: TOTAL - 2**30,
+        F.TOTAL: TOTAL, F.RESULT: 2, F.ERROR: "cudaErrorMemoryAllocation"})
     s.append("GPUPROF_OOM t_ms=0 tid=%d api=cudaMalloc bytes=%d device=0 result=2 "
              "error=cudaErrorMemoryAllocation free=%d total=%d" % (PID, HUGE, TOTAL - 2**30,
                                                                    TOTAL))
     # ops
     c = t.api("cudaMemcpy", PID, 8000)
-    t.add("X", "memcpy HtoD", GPU, 7, 8100, cat="memcpy", dur=50, args={
-        "corr": c, "bytes": 4096, "kind": "HtoD", "src_kind": "pageable",
-        "dst_kind": "device", "async": False})
+    t.add("X", "memcpy HtoD", GPU, 7, 8100, cat=EV.MEMCPY.cat, dur=50, args={
+        F.CORR: c, F.BYTES: 4096, F.KIND: "HtoD", F.SRC_KIND: KIND.PAGEABLE,
+        F.DST_KIND: KIND.DEVICE, F.ASYNC: False})
     s.append("GPUPROF_OP t_ms=0 tid=%d op=memcpy dir=HtoD bytes=4096 async=0 stream=legacy" % PID)
     c = t.api("cudaMemsetAsync", PID, 8200)
-    t.add("X", "memset", GPU, 13, 8300, cat="memset", dur=5, args={
-        "corr": c, "bytes": 64, "value": 0, "kind": "device"})
+    t.add("X", EV.MEMSET.name, GPU, 13, 8300, cat=EV.MEMSET.cat, dur=5, args={
+        F.CORR: c, F.BYTES: 64, F.VALUE: 0, F.KIND: KIND.DEVICE})
     s.append("GPUPROF_OP t_ms=0 tid=%d op=memset bytes=64 value=0 async=1 stream=s1" % PID)
     c = t.api("cudaLaunchKernel", PID, 8400)
-    t.add("X", "gp_k", GPU, 13, 8500, cat="kernel", dur=10, args={
-        "corr": c, "grid": [2, 1, 1], "block": [128, 1, 1], "smem_static": 0,
-        "smem_dynamic": 0, "regs": 16})
-    t.add("s", "launch", PID, PID, 8400, cat="flow", id=c)
-    t.add("f", "launch", GPU, 13, 8500, cat="flow", id=c, bp="e")
+    t.add("X", "gp_k", GPU, 13, 8500, cat=EV.KERNEL.cat, dur=10, args={
+        F.CORR: c, F.GRID: [2, 1, 1], F.BLOCK: [128, 1, 1], F.SMEM_STATIC: 0,
+        F.SMEM_DYNAMIC: 0, F.REGS: 16})
+    t.add("s", EV.LAUNCH_START.name, PID, PID, 8400, cat=CAT.FLOW, event_id=c)
+    t.add("f", EV.LAUNCH_END.name, GPU, 13, 8500, cat=CAT.FLOW, event_id=c, bp="e")
     s.append("GPUPROF_OP t_ms=0 tid=%d op=kernel name=gp_k grid=2,1,1 block=128,1,1 "
              "stream=s1" % PID)
 
     # NVTX on thread TID2: domain push with category and color, end of span, mark
-    t.add("B", "reg", PID, TID2, 9000, cat="nvtx",
-          args={"domain": DOM, "category": 7, "color": "0xff00ff00"})
+    t.add("B", "reg", PID, TID2, 9000, cat=CAT.NVTX,
+          args={F.DOMAIN: DOM, F.CATEGORY: 7, F.COLOR: "0xff00ff00"})
     s_nv1 = ["op=push name_hex=%s domain_hex=%s category=7 category_name_hex=%s "
              "color=0xFF00FF00" % (b"reg".hex(), DOM.encode().hex(), b"io".hex())]
-    t.add("e", "span", PID, TID2, 9100, cat="nvtx", id=77)
+    t.add("e", "span", PID, TID2, 9100, cat=CAT.NVTX, event_id=77)
     s_nv1.append("op=end key=k1 id=77")
-    t.add("E", "", PID, TID2, 9200, cat="nvtx")
+    t.add("E", "", PID, TID2, 9200, cat=CAT.NVTX)
     s_nv1.append("op=pop domain_hex=%s" % DOM.encode().hex())
-    t.add("i", "m\u00e9", PID, TID2, 9300, cat="nvtx", s="t", args={"domain": "default"})
+    t.add("i", "m\u00e9", PID, TID2, 9300, cat=CAT.NVTX, scope="t", args={F.DOMAIN: "default"})
     s_nv1.append("op=mark name_hex=%s" % "m\u00e9".encode().hex())
 
     # counters (device: 100, 150, 50, 80, 592, 80; pinned 4096)
     live = [(1100, 100, 0), (2100, 150, 0), (3100, 50, 0), (4100, 80, 0), (5100, 592, 0),
             (6100, 80, 0), (6600, 80, 4096)]
     for ts, dev, pin in live:
-        t.add("C", "GPU memory", GPU, 0, ts, cat="memory", args={
-            "device": dev, "device_static": 256, "managed": 0, "pinned_host": pin,
-            "pool_reserved": 2**21})
+        t.add("C", EV.GPU_MEMORY.name, GPU, 0, ts, cat=CAT.MEMORY, args={
+            F.DEVICE: dev, F.DEVICE_STATIC: 256, F.MANAGED: 0, F.PINNED_HOST: pin,
+            F.POOL_RESERVED: 2**21})
 
     for i, l in enumerate(s_nv0):
         s.append("GPUPROF_NVTX thread=0 tid=%d n=%d %s" % (PID, i, l))
@@ -198,10 +207,10 @@ def base_case():
           "GPUPROF_EXPECT nvtx threads=2",
           "GPUPROF_EXPECT exit=normal",
           "GPUPROF_END sample=synthetic"]
-    t.add("i", "gpuprof.end", PID, PID, 20000, s="g", args={
-        "clean": True, "recovered": False, "dropped_cupti": 0, "dropped_host": 0,
-        "late_memory_records": 0, "records": 20, "events": len(t.ev) + 1,
-        "devices": [{"device": 0, "name": "NVIDIA H100", "total_memory": TOTAL}]})
+    t.add("i", EV.END.name, PID, PID, 20000, scope="g", args={
+        F.CLEAN: True, F.RECOVERED: False, F.DROPPED_CUPTI: 0, F.DROPPED_HOST: 0,
+        F.LATE_MEMORY_RECORDS: 0, F.RECORDS: 20, F.EVENTS: len(t.ev) + 1,
+        F.DEVICES: [{F.DEVICE: 0, F.NAME: "NVIDIA H100", F.TOTAL_MEMORY: TOTAL}]})
     return t, s
 
 
@@ -216,7 +225,7 @@ def drop(t, pred):
 
 
 def end_args(t):
-    return t.ev[-1][0]["args"]
+    return t.ev[-1][0][T.ARGS]
 
 
 class CheckerTest(unittest.TestCase):
@@ -267,7 +276,7 @@ class CheckerTest(unittest.TestCase):
 
     def test_pass_color_int(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "reg")[0][0]["args"]["color"] = 0xFF00FF00
+        find(t, lambda e: e.get(T.NAME) == "reg")[0][0][T.ARGS][F.COLOR] = 0xFF00FF00
         self.assertPass(t, s)
 
     # -- stream-ordered allocations from the API callbacks (--callbacks) ---
@@ -276,18 +285,21 @@ class CheckerTest(unittest.TestCase):
         them: thread and driver API in the event, a corr no API event has, no
         pool args (module globals stay CUPTI's)."""
         t, s = base_case()
-        driver = {("alloc", "device", False): "cuMemAlloc_v2", ("free", "device", False): "cuMemFree_v2",
-                  ("alloc", "device", True): "cuMemAllocAsync", ("free", "device", True): "cuMemFreeAsync",
-                  ("alloc", "pinned_host", False): "cuMemAllocHost_v2",
-                  ("free", "pinned_host", False): "cuMemFreeHost"}
-        for x in find(t, lambda e: e.get("cat") == "memory" and e.get("name") in ("alloc", "free")
-                      and e["args"]["kind"] != "device_static"):
+        alloc, free = EV.ALLOC.name, EV.FREE.name
+        driver = {(alloc, KIND.DEVICE, False): "cuMemAlloc_v2",
+                  (free, KIND.DEVICE, False): "cuMemFree_v2",
+                  (alloc, KIND.DEVICE, True): "cuMemAllocAsync",
+                  (free, KIND.DEVICE, True): "cuMemFreeAsync",
+                  (alloc, KIND.PINNED_HOST, False): "cuMemAllocHost_v2",
+                  (free, KIND.PINNED_HOST, False): "cuMemFreeHost"}
+        for x in find(t, lambda e: e.get(T.CAT) == CAT.MEMORY and e.get(T.NAME) in (alloc, free)
+                      and e[T.ARGS][F.KIND] != KIND.DEVICE_STATIC):
             e = x[0]
-            a = e["args"]
-            for k in ("pool", "pool_type", "pool_size", "pool_used"):
+            a = e[T.ARGS]
+            for k in (F.POOL, F.POOL_TYPE, F.POOL_SIZE, F.POOL_USED):
                 a.pop(k, None)
-            a.update(thread=thread if a["kind"] != "pinned_host" else TID2, corr=a["corr"] + 10000,
-                     api=driver[(e["name"], a["kind"], a["async"])])
+            a.update({F.THREAD: thread if a[F.KIND] != KIND.PINNED_HOST else TID2,
+                      F.CORR: a[F.CORR] + 10000, F.API: driver[(e[T.NAME], a[F.KIND], a[F.ASYNC])]})
         return t, s
 
     def test_callbacks_pass(self):
@@ -310,70 +322,71 @@ class CheckerTest(unittest.TestCase):
     # -- memory ------------------------------------------------------------
     def test_missing_free(self):
         t, s = base_case()
-        drop(t, lambda e: e.get("name") == "free" and e["args"]["addr"] == "0x3000")
+        drop(t, lambda e: e.get(T.NAME) == EV.FREE.name and e[T.ARGS][F.ADDR] == "0x3000")
         self.assertFail(t, s, "addresses")
 
     def test_wrong_bytes(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x2000")[0][0][
-            "args"]["bytes"] = 512
+        find(t, lambda e: e.get(T.NAME) == EV.ALLOC.name and e[T.ARGS][F.ADDR] == "0x2000")[0][0][
+            T.ARGS][F.BYTES] = 512
         self.assertFail(t, s, "addresses")
 
     def test_wrong_kind(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x2000")[0][0][
-            "args"]["kind"] = "managed"
+        find(t, lambda e: e.get(T.NAME) == EV.ALLOC.name and e[T.ARGS][F.ADDR] == "0x2000")[0][0][
+            T.ARGS][F.KIND] = KIND.MANAGED
         self.assertFail(t, s, "addresses")
 
     def test_free_before_alloc(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "free" and e["args"]["addr"] == "0x1000")[0][1] = 50
+        find(t, lambda e: e.get(T.NAME) == EV.FREE.name and
+             e[T.ARGS][F.ADDR] == "0x1000")[0][1] = 50
         out = self.assertFail(t, s, "addresses")
         self.assertIn("CHECK running_sum FAIL", out)
 
     def test_extra_device_alloc_fails(self):
         t, s = base_case()
-        t.ev.insert(5, [{"ph": "i", "name": "alloc", "pid": GPU, "tid": 0, "cat": "memory",
-                         "s": "t", "args": {"addr": "0xabc000", "bytes": 1, "kind": "device",
-                                            "device": 0, "stream": -1, "corr": 1,
-                                            "async": False}}, 10, None])
+        t.ev.insert(5, [{T.PH: "i", T.NAME: EV.ALLOC.name, T.PID: GPU, T.TID: 0, T.CAT: CAT.MEMORY,
+                         T.S: "t", T.ARGS: {F.ADDR: "0xabc000", F.BYTES: 1, F.KIND: KIND.DEVICE,
+                                            F.DEVICE: 0, F.STREAM: -1, F.CORR: 1,
+                                            F.ASYNC: False}}, 10, None])
         self.assertFail(t, s, "extras")
 
     def test_extra_unused_kind_tolerated(self):
         t, s = base_case()
-        t.ev.insert(5, [{"ph": "i", "name": "alloc", "pid": GPU, "tid": 0, "cat": "memory",
-                         "s": "t", "args": {"addr": "0xabc000", "bytes": 1, "kind": "managed",
-                                            "device": 0, "stream": -1, "corr": 1,
-                                            "async": False}}, 10, None])
+        t.ev.insert(5, [{T.PH: "i", T.NAME: EV.ALLOC.name, T.PID: GPU, T.TID: 0, T.CAT: CAT.MEMORY,
+                         T.S: "t", T.ARGS: {F.ADDR: "0xabc000", F.BYTES: 1, F.KIND: KIND.MANAGED,
+                                            F.DEVICE: 0, F.STREAM: -1, F.CORR: 1,
+                                            F.ASYNC: False}}, 10, None])
         self.assertPass(t, s)
 
     def test_teardown_free_fails(self):
         t, s = base_case()
-        t.mem("free", 0x2000, 50, "device", 19000, t.api("cudaFree", PID, 18900))
+        t.mem(EV.FREE, 0x2000, 50, KIND.DEVICE, 19000, t.api("cudaFree", PID, 18900))
         t.ev.append(t.ev.pop(len(t.ev) - 3))   # gpuprof.end stays last
         self.assertFail(t, s, "addresses")
 
     def test_counter_final_wrong(self):
         t, s = base_case()
-        cs = find(t, lambda e: e.get("name") == "GPU memory")
-        cs[-1][0]["args"]["device"] = 0
+        cs = find(t, lambda e: e.get(T.NAME) == EV.GPU_MEMORY.name)
+        cs[-1][0][T.ARGS][F.DEVICE] = 0
         self.assertFail(t, s, "counter")
 
     def test_counter_sorted_by_ts(self):
         t, s = base_case()
-        cs = find(t, lambda e: e.get("name") == "GPU memory")
+        cs = find(t, lambda e: e.get(T.NAME) == EV.GPU_MEMORY.name)
         cs[0][1], cs[-1][1] = cs[-1][1], cs[0][1]   # last event in file is not the last in time
         self.assertFail(t, s, "counter")
 
     def test_wrong_stream_tid(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x3000")[0][0][
-            "tid"] = 0
+        find(t, lambda e: e.get(T.NAME) == EV.ALLOC.name and e[T.ARGS][F.ADDR] == "0x3000")[0][0][
+            T.TID] = 0
         self.assertFail(t, s, "attribution")
 
     def test_api_on_wrong_thread(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "cudaMallocHost")[0][0]["tid"] = PID
+        find(t, lambda e: e.get(T.NAME) == "cudaMallocHost")[0][0][T.TID] = PID
         self.assertFail(t, s, "attribution")
 
     def test_sample_summary_inconsistent(self):
@@ -393,70 +406,70 @@ class CheckerTest(unittest.TestCase):
     def test_bad_nesting(self):
         t, s = base_case()
         # the inner range ends after the outer one: swap the two E events' times
-        es = find(t, lambda e: e.get("ph") == "E" and e.get("tid") == PID)
+        es = find(t, lambda e: e.get(T.PH) == "E" and e.get(T.TID) == PID)
         es[0][1], es[1][1] = 6800, 7100
-        bs = find(t, lambda e: e.get("name") == "outer")
+        bs = find(t, lambda e: e.get(T.NAME) == "outer")
         bs[0][1] = 960   # and outer starts after the hostile one
         self.assertFail(t, s, "nvtx_nesting")
 
     def test_wrong_name(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == HOSTILE_DECODED)[0][0]["name"] = \
+        find(t, lambda e: e.get(T.NAME) == HOSTILE_DECODED)[0][0][T.NAME] = \
             HOSTILE.decode("latin-1")
         self.assertFail(t, s, "nvtx_nesting")
 
     def test_missing_pop(self):
         t, s = base_case()
-        drop(t, lambda e: e.get("ph") == "E" and e.get("tid") == TID2)
+        drop(t, lambda e: e.get(T.PH) == "E" and e.get(T.TID) == TID2)
         self.assertFail(t, s, "nvtx_nesting")
 
     def test_wrong_domain(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "reg")[0][0]["args"]["domain"] = "default"
+        find(t, lambda e: e.get(T.NAME) == "reg")[0][0][T.ARGS][F.DOMAIN] = "default"
         self.assertFail(t, s, "nvtx_nesting")
 
     def test_wrong_color(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "reg")[0][0]["args"]["color"] = "0xff00ff01"
+        find(t, lambda e: e.get(T.NAME) == "reg")[0][0][T.ARGS][F.COLOR] = "0xff00ff01"
         self.assertFail(t, s, "nvtx_nesting")
 
     def test_end_on_wrong_thread(self):
         t, s = base_case()
-        find(t, lambda e: e.get("ph") == "e")[0][0]["tid"] = PID
+        find(t, lambda e: e.get(T.PH) == "e")[0][0][T.TID] = PID
         self.assertFail(t, s, "nvtx_start_end")
 
     def test_end_unpaired(self):
         t, s = base_case()
-        find(t, lambda e: e.get("ph") == "e")[0][0]["id"] = 78
+        find(t, lambda e: e.get(T.PH) == "e")[0][0][T.ID] = 78
         self.assertFail(t, s, "nvtx_start_end")
 
     def test_alloc_outside_range(self):
         t, s = base_case()
-        c = find(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x2000")[0][0][
-            "args"]["corr"]
-        find(t, lambda e: e.get("ph") == "X" and e.get("args", {}).get("corr") == c)[0][1] = 7000
+        c = find(t, lambda e: e.get(T.NAME) == EV.ALLOC.name and
+                 e[T.ARGS][F.ADDR] == "0x2000")[0][0][T.ARGS][F.CORR]
+        find(t, lambda e: e.get(T.PH) == "X" and e.get(T.ARGS, {}).get(F.CORR) == c)[0][1] = 7000
         self.assertFail(t, s, "nvtx_allocs")
 
     def test_missing_mark(self):
         t, s = base_case()
-        drop(t, lambda e: e.get("ph") == "i" and e.get("cat") == "nvtx")
+        drop(t, lambda e: e.get(T.PH) == "i" and e.get(T.CAT) == CAT.NVTX)
         self.assertFail(t, s, "nvtx_marks")
 
     # -- dropped, end, framing -----------------------------------------------
     def test_dropped_cupti(self):
         t, s = base_case()
-        end_args(t)["dropped_cupti"] = 3
+        end_args(t)[F.DROPPED_CUPTI] = 3
         self.assertFail(t, s, "dropped")
 
     def test_dropped_host(self):
         t, s = base_case()
-        end_args(t)["dropped_host"] = 1
+        end_args(t)[F.DROPPED_HOST] = 1
         self.assertFail(t, s, "dropped")
 
     def test_dropped_event(self):
         t, s = base_case()
-        t.ev.insert(4, [{"ph": "i", "s": "g", "name": "gpuprof.dropped", "pid": PID, "tid": PID,
-                         "args": {"what": "cupti", "count": 5}}, 5000, None])
+        t.ev.insert(4, [{T.PH: "i", T.S: "g", T.NAME: EV.DROPPED.name, T.PID: PID, T.TID: PID,
+                         T.ARGS: {F.WHAT: "cupti", F.COUNT: 5}}, 5000, None])
         self.assertFail(t, s, "dropped")
 
     def test_truncated_gzip(self):
@@ -506,13 +519,13 @@ class CheckerTest(unittest.TestCase):
 
     def test_ts_not_three_decimals(self):
         t, s = base_case()
-        raw = t.text().replace('"ts": 0.950', '"ts": 0.95', 1)
+        raw = t.text().replace('"%s": 0.950' % T.TS, '"%s": 0.95' % T.TS, 1)
         self.assertNotEqual(raw, t.text())
         self.assertFail(t, s, "events", raw=raw)
 
     def test_not_one_event_per_line(self):
         t, s = base_case()
-        raw = t.text().replace('{"ph": "M"', '{\n"ph": "M"', 1)
+        raw = t.text().replace('{"%s": "M"' % T.PH, '{\n"%s": "M"' % T.PH, 1)
         self.assertFail(t, s, "lines", raw=raw)
 
     def test_invalid_utf8_in_trace(self):
@@ -531,18 +544,19 @@ class CheckerTest(unittest.TestCase):
 
     def test_duplicate_key(self):
         t, s = base_case()
-        raw = t.text().replace('"name": "outer"', '"name": "outer", "name": "x"', 1)
+        raw = t.text().replace('"%s": "outer"' % T.NAME,
+                               '"{0}": "outer", "{0}": "x"'.format(T.NAME), 1)
         self.assertFail(t, s, "lines", raw=raw)
 
     def test_recovered_needs_flag(self):
         t, s = base_case()
-        end_args(t).update(clean=False, recovered=True)
+        end_args(t).update({F.CLEAN: False, F.RECOVERED: True})
         self.assertFail(t, s, "end")
         self.assertPass(t, s, ["--allow-recovered"])
 
     def test_unclean(self):
         t, s = base_case()
-        end_args(t).update(clean=False)
+        end_args(t).update({F.CLEAN: False})
         self.assertFail(t, s, "end")
 
     def test_sample_did_not_finish(self):
@@ -553,38 +567,38 @@ class CheckerTest(unittest.TestCase):
     # -- oom / ops ---------------------------------------------------------
     def test_oom_wrong_bytes(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "oom")[0][0]["args"]["bytes"] = TOTAL
+        find(t, lambda e: e.get(T.NAME) == EV.OOM.name)[0][0][T.ARGS][F.BYTES] = TOTAL
         self.assertFail(t, s, "oom")
 
     def test_oom_missing_free_total(self):
         t, s = base_case()
-        del find(t, lambda e: e.get("name") == "oom")[0][0]["args"]["free"]
+        del find(t, lambda e: e.get(T.NAME) == EV.OOM.name)[0][0][T.ARGS][F.FREE]
         self.assertFail(t, s, "oom")
 
     def test_oom_driver_api_name_accepted(self):
         t, s = base_case()
-        find(t, lambda e: e.get("name") == "oom")[0][0]["args"]["api"] = "cuMemAlloc_v2"
+        find(t, lambda e: e.get(T.NAME) == EV.OOM.name)[0][0][T.ARGS][F.API] = "cuMemAlloc_v2"
         out = self.assertPass(t, s)
         self.assertIn("NOTE cudaMalloc(", out)
 
     def test_memcpy_missing(self):
         t, s = base_case()
-        drop(t, lambda e: e.get("cat") == "memcpy")
+        drop(t, lambda e: e.get(T.CAT) == EV.MEMCPY.cat)
         self.assertFail(t, s, "ops")
 
     def test_memset_wrong_bytes(self):
         t, s = base_case()
-        find(t, lambda e: e.get("cat") == "memset")[0][0]["args"]["bytes"] = 65
+        find(t, lambda e: e.get(T.CAT) == EV.MEMSET.cat)[0][0][T.ARGS][F.BYTES] = 65
         self.assertFail(t, s, "ops")
 
     def test_kernel_flow_missing(self):
         t, s = base_case()
-        drop(t, lambda e: e.get("ph") == "f")
+        drop(t, lambda e: e.get(T.PH) == "f")
         self.assertFail(t, s, "ops_attribution")
 
     def test_memcpy_async_flag(self):
         t, s = base_case()
-        find(t, lambda e: e.get("cat") == "memcpy")[0][0]["args"]["async"] = True
+        find(t, lambda e: e.get(T.CAT) == EV.MEMCPY.cat)[0][0][T.ARGS][F.ASYNC] = True
         self.assertFail(t, s, "ops_attribution")
 
     # -- killed ------------------------------------------------------------
@@ -592,29 +606,29 @@ class CheckerTest(unittest.TestCase):
         t = Trace()
         s = ["GPUPROF_BEGIN sample=synthetic pid=%d format=1" % PID,
              "GPUPROF_EXPECT exit=killed"]
-        t.add("i", "gpuprof.meta", PID, PID, 0, s="g", args={
-            "format": 1, "version": "0.1.0", "pid": PID, "ppid": 1, "cmdline": "k",
-            "hostname": "h", "start_unix_ns": 1, "ts_base_ns": 1, "clock": "cupti",
-            "mode": "cuda", "gpu_pid_base": GPU})
-        t.add("i", "gpuprof.device", GPU, 0, 1, s="g", args={
-            "device": 0, "name": "H100", "total_memory": TOTAL, "uuid": "u", "cc": "9.0",
-            "gpu_pid": GPU})
+        t.add("i", EV.META.name, PID, PID, 0, scope="g", args={
+            F.FORMAT: FORMAT, F.VERSION: "0.1.0", F.PID: PID, F.PPID: 1, F.CMDLINE: "k",
+            F.HOSTNAME: "h", F.START_UNIX_NS: 1, F.TS_BASE_NS: 1, F.CLOCK: "cupti",
+            F.MODE: "cuda", F.GPU_PID_BASE: GPU})
+        t.add("i", EV.DEVICE.name, GPU, 0, 1, scope="g", args={
+            F.DEVICE: 0, F.NAME: "H100", F.TOTAL_MEMORY: TOTAL, F.UUID: "u", F.CC: "9.0",
+            F.GPU_PID: GPU})
         live = 0
         for i in range(5):
             addr = 0x10000 * (i + 1)
             c = t.api("cudaMalloc", PID, 1000 + i * 10**8)
-            t.mem("alloc", addr, 100 + i, "device", 1100 + i * 10**8, c)
+            t.mem(EV.ALLOC, addr, 100 + i, KIND.DEVICE, 1100 + i * 10**8, c)
             live += 100 + i
-            t.add("C", "GPU memory", GPU, 0, 1100 + i * 10**8, cat="memory", args={
-                "device": live, "device_static": 0, "managed": 0, "pinned_host": 0,
-                "pool_reserved": 0})
+            t.add("C", EV.GPU_MEMORY.name, GPU, 0, 1100 + i * 10**8, cat=CAT.MEMORY, args={
+                F.DEVICE: live, F.DEVICE_STATIC: 0, F.MANAGED: 0, F.PINNED_HOST: 0,
+                F.POOL_RESERVED: 0})
             s.append("GPUPROF_ALLOC seq=%d t_ms=%d tid=%d device=0 kind=device api=cudaMalloc "
                      "addr=0x%x bytes=%d" % (i + 1, i * 100, PID, addr, 100 + i))
         s.append("GPUPROF_EXPECT kind=device allocs=5 frees=0 alloc_bytes=510 free_bytes=0 "
                  "live_end=510 t_ms=400")
         s.append("GPUPROF_KILL t_ms=2500 signal=9")
-        t.add("i", "gpuprof.end", PID, PID, 10**9, s="g", args={
-            "clean": False, "recovered": True, "dropped_cupti": 0, "dropped_host": 0})
+        t.add("i", EV.END.name, PID, PID, 10**9, scope="g", args={
+            F.CLEAN: False, F.RECOVERED: True, F.DROPPED_CUPTI: 0, F.DROPPED_HOST: 0})
         return t, s
 
     def test_killed_pass(self):
@@ -627,20 +641,20 @@ class CheckerTest(unittest.TestCase):
 
     def test_killed_not_recovered(self):
         t, s = self.killed_case()
-        end_args(t).update(recovered=False)
+        end_args(t).update({F.RECOVERED: False})
         self.assertFail(t, s, "end", ["--allow-recovered"])
 
     def test_killed_late_op_may_be_missing(self):
         t, s = self.killed_case()
         s[-1] = "GPUPROF_KILL t_ms=1800 signal=9"   # ops at t_ms 400 are within 1.5 s
-        drop(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x50000")
-        drop(t, lambda e: e.get("name") == "GPU memory" and e["args"]["device"] == 510)
+        drop(t, lambda e: e.get(T.NAME) == EV.ALLOC.name and e[T.ARGS][F.ADDR] == "0x50000")
+        drop(t, lambda e: e.get(T.NAME) == EV.GPU_MEMORY.name and e[T.ARGS][F.DEVICE] == 510)
         out = self.assertPass(t, s, ["--allow-recovered"])
         self.assertIn("NOTE 1 operations done less than", out)
 
     def test_killed_early_op_missing(self):
         t, s = self.killed_case()
-        drop(t, lambda e: e.get("name") == "alloc" and e["args"]["addr"] == "0x10000")
+        drop(t, lambda e: e.get(T.NAME) == EV.ALLOC.name and e[T.ARGS][F.ADDR] == "0x10000")
         self.assertFail(t, s, "addresses", ["--allow-recovered"])
 
 
