@@ -34,13 +34,7 @@ enum { GP_TRACE_FORMAT_ = 0
 #define GP_FIELD(id, key, read)
 #define GP_ARG(event, field, type, unit, when, meaning)
 #include "trace_format.def"
-#undef GP_FORMAT
-#undef GP_CAT
-#undef GP_KIND
-#undef GP_EVENT
-#undef GP_TOP
-#undef GP_FIELD
-#undef GP_ARG
+#include "trace_format_undef.h"
 };
 
 #define GP_FORMAT(version, meaning)
@@ -51,12 +45,6 @@ enum { GP_TRACE_FORMAT_ = 0
 #define GP_FIELD(id, key, read) static const char GP_F_##id[] = key;
 #define GP_ARG(event, field, type, unit, when, meaning)
 #include "trace_format.def"
-#undef GP_FORMAT
-#undef GP_CAT
-#undef GP_KIND
-#undef GP_EVENT
-#undef GP_TOP
-#undef GP_FIELD
-#undef GP_ARG
+#include "trace_format_undef.h"
 
 #endif

@@ -40,13 +40,7 @@ static const struct keydef top_keys[] = {
 static const struct keydef arg_keys[] = {
 #include "exporters/trace_format.def"
 };
-#undef GP_FORMAT
-#undef GP_CAT
-#undef GP_KIND
-#undef GP_EVENT
-#undef GP_TOP
-#undef GP_FIELD
-#undef GP_ARG
+#include "exporters/trace_format_undef.h"
 
 /* Keys are found by length and first byte (at most a few candidates),
  * then compared a word at a time. */

@@ -43,13 +43,7 @@ enum an_arg_key {
 #include "exporters/trace_format.def"
 	AK_N
 };
-#undef GP_FORMAT
-#undef GP_CAT
-#undef GP_KIND
-#undef GP_EVENT
-#undef GP_TOP
-#undef GP_FIELD
-#undef GP_ARG
+#include "exporters/trace_format_undef.h"
 
 struct an_line {
 	struct gp_json_val top[TK_N];
