@@ -24,6 +24,17 @@
 
 #define CMP_ERR 1024
 
+/* Where a value being read is, for the one line that says it is wrong:
+ * "INPUT: PATH: what" into err (cap bytes). Borrowed strings. */
+struct cmp_where {
+	const char *input; /* the summary, or the side's label */
+	char *err;
+	size_t cap;
+};
+/* Says what is wrong at path ("" for the input as a whole); -EINVAL. */
+int cmp_bad(const struct cmp_where *w, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* A growable list of owned strings (notes for the report). */
 struct cmp_notes {
 	char **s;

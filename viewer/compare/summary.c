@@ -25,26 +25,9 @@
 #define MAX_RANK (1 << 24)
 
 struct vx {
-	const char *input;
-	char *err;
-	size_t cap;
+	struct cmp_where at;    /* where, for messages */
 	struct gp_an_result *r; /* being filled */
 };
-
-static int bad(struct vx *v, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bad(struct vx *v, const char *path, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(v->err, v->cap, "%s: %s%s%s", v->input, path, *path ? ": " : "", msg);
-	return -EINVAL;
-}
 
 enum { REQUIRED, NULLABLE, OPTIONAL /* may be absent or null */ };
 
@@ -77,16 +60,16 @@ static int member(struct vx *v, struct json_object *o, const char *path, const c
 	if (!json_object_object_get_ex(o, key, &m)) {
 		if (need == OPTIONAL)
 			return 0;
-		return bad(v, path, "'%s' is missing", key);
+		return cmp_bad(&v->at, path, "'%s' is missing", key);
 	}
 	if (!m) {
 		if (need != REQUIRED)
 			return 0;
-		return bad(v, path, "'%s' is null, not %s", key, type_name(t));
+		return cmp_bad(&v->at, path, "'%s' is null, not %s", key, type_name(t));
 	}
 	got = json_object_get_type(m);
 	if (got != t && !(t == json_type_double && got == json_type_int))
-		return bad(v, path, "'%s' is not %s", key, type_name(t));
+		return cmp_bad(&v->at, path, "'%s' is not %s", key, type_name(t));
 	*out = m;
 	return 0;
 }
@@ -102,7 +85,7 @@ static int get_str(struct vx *v, struct json_object *o, const char *path, const 
 		return rc;
 	/* "\u0000" would hide the rest of the string from C */
 	if ((size_t)json_object_get_string_len(m) != strlen(json_object_get_string(m)))
-		return bad(v, path, "'%s' holds a NUL character", key);
+		return cmp_bad(&v->at, path, "'%s' holds a NUL character", key);
 	*out = gp_an_strndup(v->r, json_object_get_string(m), (size_t)json_object_get_string_len(m));
 	return *out ? 0 : -ENOMEM;
 }
@@ -123,7 +106,7 @@ static int get_int(struct vx *v, struct json_object *o, const char *path, const 
 	x = json_object_get_int64(m);
 	/* json-c saturates beyond int64, and keeps those above as uint64 */
 	if (x < min || x > max || (x == INT64_MAX && json_object_get_uint64(m) != (uint64_t)INT64_MAX))
-		return bad(v, path, "'%s' is %s, not from %lld to %lld", key, json_object_to_json_string(m),
+		return cmp_bad(&v->at, path, "'%s' is %s, not from %lld to %lld", key, json_object_to_json_string(m),
 			   (long long)min, (long long)max);
 	*out = x;
 	if (known)
@@ -162,7 +145,7 @@ static int get_num(struct vx *v, struct json_object *o, const char *path, const 
 		return rc;
 	x = json_object_get_double(m);
 	if (!isfinite(x) || x < -1e12 || x > 1e12)
-		return bad(v, path, "'%s' is %s, not a time in seconds", key, json_object_to_json_string(m));
+		return cmp_bad(&v->at, path, "'%s' is %s, not a time in seconds", key, json_object_to_json_string(m));
 	*out = x;
 	return 0;
 }
@@ -177,7 +160,7 @@ static int one_of(struct vx *v, const char *path, const char *key, const char *s
 				*idx = (int)i;
 			return 0;
 		}
-	return bad(v, path, "'%s' is \"%.40s\", not a value gpuprof.analyze/1 has", key, s);
+	return cmp_bad(&v->at, path, "'%s' is \"%.40s\", not a value gpuprof.analyze/1 has", key, s);
 }
 
 /* n elements in the result's arena */
@@ -202,7 +185,7 @@ static int read_nodes(struct vx *v, const char *path, struct json_object *arr, i
 	*out = NULL;
 	*nout = 0;
 	if (depth > MAX_LAYER_DEPTH)
-		return bad(v, path, "the layer tree is more than %d levels deep", MAX_LAYER_DEPTH);
+		return cmp_bad(&v->at, path, "the layer tree is more than %d levels deep", MAX_LAYER_DEPTH);
 	if (!n)
 		return 0;
 	nodes = arena_array(v, n, sizeof(*nodes));
@@ -214,7 +197,7 @@ static int read_nodes(struct vx *v, const char *path, struct json_object *arr, i
 		struct gp_an_node *nd = &nodes[i];
 
 		if (!node || !json_object_is_type(node, json_type_object))
-			return bad(v, where, "not an object");
+			return cmp_bad(&v->at, where, "not an object");
 		if ((rc = get_str(v, node, where, "name", REQUIRED, &nd->name)) ||
 		    (rc = get_bytes(v, node, where, "bytes", REQUIRED, &nd->bytes, NULL)) ||
 		    (rc = member(v, node, where, "children", OPTIONAL, json_type_array, &kids)))
@@ -257,7 +240,7 @@ static int read_categories(struct vx *v, struct json_object *peak, const char *p
 
 		snprintf(q, sizeof(q), "%s[%zu]", p, i);
 		if (!c || !json_object_is_type(c, json_type_object))
-			return bad(v, q, "not an object");
+			return cmp_bad(&v->at, q, "not an object");
 		if ((rc = get_str(v, c, q, "category", REQUIRED, &cat->category)) ||
 		    (rc = get_bytes(v, c, q, "bytes", REQUIRED, &cat->bytes, NULL)) ||
 		    (rc = member(v, c, q, "by", OPTIONAL, json_type_array, &by)))
@@ -275,7 +258,7 @@ static int read_categories(struct vx *v, struct json_object *peak, const char *p
 
 			snprintf(r, sizeof(r), "%s.by[%zu]", q, j);
 			if (!o || !json_object_is_type(o, json_type_object))
-				return bad(v, r, "not an object");
+				return cmp_bad(&v->at, r, "not an object");
 			if ((rc = get_str(v, o, r, "name", REQUIRED, &cat->by.v[j].name)) ||
 			    (rc = get_bytes(v, o, r, "bytes", REQUIRED, &cat->by.v[j].bytes, NULL)))
 				return rc;
@@ -303,7 +286,7 @@ static int read_top(struct vx *v, struct json_object *peak, const char *path, st
 
 		snprintf(q, sizeof(q), "%s.top[%zu]", path, i);
 		if (!o || !json_object_is_type(o, json_type_object))
-			return bad(v, q, "not an object");
+			return cmp_bad(&v->at, q, "not an object");
 		if ((rc = get_bytes(v, o, q, "bytes", REQUIRED, &a->bytes, NULL)) ||
 		    (rc = get_str(v, o, q, "layer", NULLABLE, &a->layer)) ||
 		    (rc = get_str(v, o, q, "category", NULLABLE, &a->category)) ||
@@ -364,7 +347,7 @@ static int read_amount(struct vx *v, struct json_object *sum, const char *path, 
 	    (rc = get_bytes(v, a, p, "peak", NULLABLE, &out->peak.v, &out->peak.known)))
 		return rc;
 	if (out->known && !out->peak.known)
-		return bad(v, p, "known, but its 'peak' is null");
+		return cmp_bad(&v->at, p, "known, but its 'peak' is null");
 	return 0;
 }
 
@@ -402,7 +385,7 @@ static int read_traces(struct vx *v, struct json_object *doc)
 
 		snprintf(p, sizeof(p), "traces[%zu]", i);
 		if (!o || !json_object_is_type(o, json_type_object))
-			return bad(v, p, "not an object");
+			return cmp_bad(&v->at, p, "not an object");
 		if ((rc = get_str(v, o, p, "path", REQUIRED, &t[i].path)) ||
 		    (rc = get_int(v, o, p, "pid", REQUIRED, 0, INT_MAX, &t[i].pid, NULL)) ||
 		    (rc = get_str(v, o, p, "cmdline", NULLABLE, &t[i].cmdline)) ||
@@ -435,16 +418,16 @@ static int read_device(struct vx *v, struct json_object *d, const char *path, st
 	char p[64];
 
 	if (!json_object_is_type(d, json_type_object))
-		return bad(v, path, "not an object");
+		return cmp_bad(&v->at, path, "not an object");
 	if ((rc = get_int(v, d, path, "trace", REQUIRED, 0, (int64_t)ntr - 1, &t, NULL)))
-		return ntr ? rc : bad(v, path, "a device, but 'traces' is empty");
+		return ntr ? rc : cmp_bad(&v->at, path, "a device, but 'traces' is empty");
 	u->trace = (size_t)t;
 	if ((rc = get_int(v, d, path, "pid", REQUIRED, 0, INT_MAX, &u->pid, NULL)) ||
 	    (rc = get_int(v, d, path, "device", REQUIRED, 0, 63, &x, NULL)))
 		return rc;
 	u->device = (int)x;
 	if (v->r->traces[t].pid != u->pid)
-		return bad(v, path, "pid %lld, but its trace is of pid %lld", (long long)u->pid,
+		return cmp_bad(&v->at, path, "pid %lld, but its trace is of pid %lld", (long long)u->pid,
 			   (long long)v->r->traces[t].pid);
 	if ((rc = get_str(v, d, path, "name", NULLABLE, &u->name)) ||
 	    (rc = get_bytes(v, d, path, "capacity", NULLABLE, &u->capacity.v, &u->capacity.known)) ||
@@ -473,10 +456,10 @@ static int read_options(struct vx *v, struct json_object *doc, struct cmp_side *
 	v->r->process = has_pid ? pid : -1;
 	/* a device missing from a filtered summary is no surprise: say why */
 	if (has_dev && cmp_note(&side->notes, "%s: %s holds GPU %lld only (analyze --device)", side->label,
-				v->input, (long long)dev))
+				v->at.input, (long long)dev))
 		return -ENOMEM;
 	if (has_pid && cmp_note(&side->notes, "%s: %s holds process %lld only (analyze --process)",
-				side->label, v->input, (long long)pid))
+				side->label, v->at.input, (long long)pid))
 		return -ENOMEM;
 	return 0;
 }
@@ -487,25 +470,25 @@ static int read_schema(struct vx *v, struct json_object *doc)
 	const char *s;
 
 	if (!json_object_is_type(doc, json_type_object))
-		return bad(v, "", "not a JSON object, so not a `gpuprof analyze --json` summary");
+		return cmp_bad(&v->at, "", "not a JSON object, so not a `gpuprof analyze --json` summary");
 	if (!json_object_object_get_ex(doc, "schema", &m))
-		return bad(v, "", "no 'schema': not a `gpuprof analyze --json` summary");
+		return cmp_bad(&v->at, "", "no 'schema': not a `gpuprof analyze --json` summary");
 	if (!json_object_is_type(m, json_type_string))
-		return bad(v, "", "'schema' is not a string");
+		return cmp_bad(&v->at, "", "'schema' is not a string");
 	s = json_object_get_string(m);
 	if (strcmp(s, GP_AN_SCHEMA) == 0)
 		return 0;
 	if (strncmp(s, "gpuprof.analyze/", 16) == 0)
-		return bad(v, "", "schema \"%.40s\": this gpuprof reads %s (was it written by a newer one?)",
+		return cmp_bad(&v->at, "", "schema \"%.40s\": this gpuprof reads %s (was it written by a newer one?)",
 			   s, GP_AN_SCHEMA);
-	return bad(v, "", "schema \"%.40s\", not %s: not a `gpuprof analyze --json` summary", s,
+	return cmp_bad(&v->at, "", "schema \"%.40s\", not %s: not a `gpuprof analyze --json` summary", s,
 		   GP_AN_SCHEMA);
 }
 
 int cmp_summary_read(struct cmp_side *side, struct json_object *doc, const char *input,
 		     struct gp_an_result **out, char *err, size_t cap)
 {
-	struct vx v = { input, err, cap, gp_an_result_new() };
+	struct vx v = { { input, err, cap }, gp_an_result_new() };
 	struct json_object *devs;
 	size_t n;
 	char p[48];

@@ -14,16 +14,7 @@
 
 #define MAX_LAYER_NAME 65536
 
-struct ux {
-	const char *input; /* for messages: the summary, or the side's label */
-	char *err;
-	size_t cap;
-};
-
-static int bad(struct ux *x, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bad(struct ux *x, const char *path, const char *fmt, ...)
+int cmp_bad(const struct cmp_where *w, const char *path, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -31,17 +22,17 @@ static int bad(struct ux *x, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(x->err, x->cap, "%s: %s%s%s", x->input, path, *path ? ": " : "", msg);
+	snprintf(w->err, w->cap, "%s: %s%s%s", w->input, path, *path ? ": " : "", msg);
 	return -EINVAL;
 }
 
 /* A size compare can compute with: what a summary's reader checks of
  * every size, checked here of a trace's too. */
-static int size_ok(struct ux *x, const char *path, const char *key, uint64_t v)
+static int size_ok(struct cmp_where *x, const char *path, const char *key, uint64_t v)
 {
 	if (v <= GP_CMP_MAX_BYTES)
 		return 0;
-	return bad(x, path, "'%s' is %llu, not from 0 to %llu", key, (unsigned long long)v,
+	return cmp_bad(x, path, "'%s' is %llu, not from 0 to %llu", key, (unsigned long long)v,
 		   (unsigned long long)GP_CMP_MAX_BYTES);
 }
 
@@ -84,7 +75,7 @@ static int row_name_cmp(const void *x, const void *y)
 }
 
 /* Sorted by name, one row per name: diff.c merges two such lists. */
-static int rows_finish(struct ux *x, const char *path, struct rows *rs)
+static int rows_finish(struct cmp_where *x, const char *path, struct rows *rs)
 {
 	size_t w = 0;
 
@@ -96,7 +87,7 @@ static int rows_finish(struct ux *x, const char *path, struct rows *rs)
 			rs->r[w].bytes += rs->r[i].bytes;
 			free(rs->r[i].name);
 			if (rs->r[w].bytes > GP_CMP_MAX_BYTES)
-				return bad(x, path, "'%s' adds up to more than 8 PiB", rs->r[w].name);
+				return cmp_bad(x, path, "'%s' adds up to more than 8 PiB", rs->r[w].name);
 			continue;
 		}
 		rs->r[++w] = rs->r[i];
@@ -106,7 +97,7 @@ static int rows_finish(struct ux *x, const char *path, struct rows *rs)
 }
 
 struct walk {
-	struct ux *x;
+	struct cmp_where *x;
 	const char *path; /* of by_layer, for messages */
 	const char *sep;  /* between levels of the tree when written as one name */
 	struct rows rows;
@@ -120,7 +111,7 @@ static int name_push(struct walk *w, const char *s, size_t *saved)
 
 	*saved = w->len;
 	if (w->len + add + 1 > MAX_LAYER_NAME)
-		return bad(w->x, w->path, "a layer name longer than %d bytes", MAX_LAYER_NAME);
+		return cmp_bad(w->x, w->path, "a layer name longer than %d bytes", MAX_LAYER_NAME);
 	if (w->len + add + 1 > w->cap) {
 		size_t cap = (w->len + add + 1) * 2;
 		char *p = realloc(w->name, cap);
@@ -158,7 +149,7 @@ static int walk_nodes(struct walk *w, const struct gp_an_node *v, size_t n, uint
 		if (v[i].nchildren && (rc = walk_nodes(w, v[i].children, v[i].nchildren, &below)))
 			return rc;
 		if (below > v[i].bytes)
-			return bad(w->x, w->path, "the layers under '%.100s' hold more bytes than it",
+			return cmp_bad(w->x, w->path, "the layers under '%.100s' hold more bytes than it",
 				   w->name);
 		if (v[i].bytes > below && (rc = row_add(&w->rows, w->name, w->len, v[i].bytes - below)))
 			return rc;
@@ -166,12 +157,12 @@ static int walk_nodes(struct walk *w, const struct gp_an_node *v, size_t n, uint
 		w->name[w->len] = '\0';
 		*sum += v[i].bytes;
 		if (*sum > GP_CMP_MAX_BYTES)
-			return bad(w->x, w->path, "the layers add up to more than 8 PiB");
+			return cmp_bad(w->x, w->path, "the layers add up to more than 8 PiB");
 	}
 	return 0;
 }
 
-static int layer_rows(struct ux *x, const struct gp_an_set *s, const char *path, int cuda,
+static int layer_rows(struct cmp_where *x, const struct gp_an_set *s, const char *path, int cuda,
 		      struct cmp_unit *u)
 {
 	struct walk w = { .x = x, .sep = cuda ? " > " : "." };
@@ -195,7 +186,7 @@ cleanup:
 
 /* Categories; `other` split by what it is (cudaMalloc, a library...) when
  * the result says, since that is where a change outside PyTorch shows. */
-static int category_rows(struct ux *x, const struct gp_an_set *s, const char *path,
+static int category_rows(struct cmp_where *x, const struct gp_an_set *s, const char *path,
 			 struct cmp_unit *u)
 {
 	struct rows rs = { 0 };
@@ -224,7 +215,7 @@ static int category_rows(struct ux *x, const struct gp_an_set *s, const char *pa
 			sum += c->by.v[j].bytes;
 		}
 		if (c->by.n && sum != c->bytes) {
-			rc = bad(x, q, "its 'by' adds up to %llu bytes, not its %llu",
+			rc = cmp_bad(x, q, "its 'by' adds up to %llu bytes, not its %llu",
 				 (unsigned long long)sum, (unsigned long long)c->bytes);
 			goto cleanup;
 		}
@@ -243,7 +234,7 @@ cleanup:
 	return rc;
 }
 
-static int top_allocs(struct ux *x, const struct gp_an_set *s, const char *path, struct cmp_unit *u)
+static int top_allocs(struct cmp_where *x, const struct gp_an_set *s, const char *path, struct cmp_unit *u)
 {
 	char q[128];
 	int rc;
@@ -284,7 +275,7 @@ void cmp_unit_free(struct cmp_unit *u)
 	memset(u, 0, sizeof(*u));
 }
 
-static int unit_make(struct ux *x, const struct gp_an_result *r, size_t i, const char *input,
+static int unit_make(struct cmp_where *x, const struct gp_an_result *r, size_t i, const char *input,
 		     struct cmp_unit *u)
 {
 	const struct gp_an_device *d = &r->devices[i];
@@ -314,7 +305,7 @@ static int unit_make(struct ux *x, const struct gp_an_result *r, size_t i, const
 	u->reserved_known = d->summary.reserved.known;
 	u->reserved_peak = d->summary.reserved.peak.v;
 	if (d->pid < 0 || d->pid > INT_MAX)
-		return bad(x, path, "'pid' is %lld, not from 0 to %d", (long long)d->pid, INT_MAX);
+		return cmp_bad(x, path, "'pid' is %lld, not from 0 to %d", (long long)d->pid, INT_MAX);
 	snprintf(p, sizeof(p), "%s.summary", path);
 	if ((rc = size_ok(x, path, "capacity", d->capacity.v)) ||
 	    (rc = size_ok(x, p, "allocated.peak", u->alloc_peak)) ||
@@ -355,7 +346,7 @@ static int add_unit(struct cmp_side *side, struct cmp_unit *u)
 int cmp_units_add(struct cmp_side *side, const struct gp_an_result *r, const char *input, int device,
 		  char *err, size_t cap)
 {
-	struct ux x = { input ? input : side->label, err, cap };
+	struct cmp_where x = { input ? input : side->label, err, cap };
 	int rc = 0;
 
 	for (size_t i = 0; i < r->ndevices; i++) {
