@@ -191,6 +191,12 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 		case GP_HEV_FREE:
 			on_call_memory(w, ev);
 			break;
+		case GP_HEV_TORCH:
+			gp_decode_torch(w, ev);
+			break;
+		case GP_HEV_TORCH_STACK:
+			gp_decode_torch_stack(w, ev);
+			break;
 		default:
 			break;
 		}

@@ -122,6 +122,10 @@ void gp_bufs_wake(void);
 enum gp_host_ev_type {
 	GP_HEV_PUSH, GP_HEV_POP, GP_HEV_START, GP_HEV_END, GP_HEV_MARK,
 	GP_HEV_THREAD_NAME, GP_HEV_OOM, GP_HEV_DOMAIN_NAME, GP_HEV_ALLOC, GP_HEV_FREE,
+	/* from gpuprof's PyTorch allocator hook (torch_alloc.c): TORCH's name
+	 * bytes are a struct gp_ta_event; TORCH_STACK's are a stack's text,
+	 * id its id */
+	GP_HEV_TORCH, GP_HEV_TORCH_STACK,
 };
 #define GP_HEV_INLINE_NAME 96
 struct gp_host_ev {
@@ -228,6 +232,13 @@ int gp_api_select_apply(unsigned parts);
 /* The trace name of a runtime/driver cbid; NULL if unknown. */
 const char *gp_api_name(int driver, unsigned cbid);
 int gp_api_is_launch(int driver, unsigned cbid);
+
+/* ---- PyTorch's caching allocator (torch_alloc.c, torch_decode.c) ---- */
+/* Exported for the hook (profiler/torch_alloc.h's gp_ta_event_fn and
+ * gp_ta_stack_fn); declared here for the recorder's tests. */
+struct gp_ta_event;
+GP_EXPORT int gpuprof_torch_alloc_event(const struct gp_ta_event *ev);
+GP_EXPORT int gpuprof_torch_stack(uint32_t id, const char *frames, size_t len);
 
 /* ---- Writer thread (writer_thread.c) ---- */
 struct gp_trace_writer;

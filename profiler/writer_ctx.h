@@ -45,6 +45,13 @@ struct gp_device_info {
 	uint32_t cc_major, cc_minor;
 };
 
+/* PyTorch's caching allocator as its hook reported it (torch_decode.c). */
+struct gp_torch_alloc_state {
+	struct gp_u64map blocks; /* live block address -> its bytes, in the pointer */
+	uint64_t allocated[GP_MAX_DEVICES], reserved[GP_MAX_DEVICES];
+	uint64_t events, guessed, unmatched_frees;
+};
+
 struct gp_writer_ctx {
 	struct gp_trace_writer *tw;  /* owned */
 	struct gp_mem_counters *mc;  /* owned */
@@ -64,6 +71,7 @@ struct gp_writer_ctx {
 	struct gp_device_info dev[GP_MAX_DEVICES];
 	uint64_t dev_counted;        /* bit per device: a zero counter was written */
 	struct gp_torch_counters torch; /* PyTorch's memory marks drawn as counters */
+	struct gp_torch_alloc_state torch_alloc;
 };
 
 static inline int64_t gp_rel_ts(uint64_t ts)
@@ -95,6 +103,9 @@ void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m);
 
 void gp_decode_cupti_buffer(struct gp_writer_ctx *w, uint8_t *data, size_t valid);
 void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size_t n);
+/* GP_HEV_TORCH and GP_HEV_TORCH_STACK events (torch_decode.c) */
+void gp_decode_torch(struct gp_writer_ctx *w, const struct gp_host_ev *ev);
+void gp_decode_torch_stack(struct gp_writer_ctx *w, const struct gp_host_ev *ev);
 void gp_emit_counter(void *ctx, uint32_t device, uint64_t ts, const uint64_t totals[GP_MC_COUNT]);
 void gp_name_host_thread(struct gp_writer_ctx *w, uint32_t tid);
 void gp_name_stream(struct gp_writer_ctx *w, uint32_t device, uint32_t stream);

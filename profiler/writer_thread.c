@@ -138,6 +138,12 @@ static void write_end(struct gp_writer_ctx *w)
 		gp_tw_arg_u64(w->tw, GP_F_TORCH_POINTS_LEFT_OUT, w->torch.left_out);
 		gp_tw_arg_u64(w->tw, GP_F_TORCH_MARKS_UNREAD, w->torch.bad_marks);
 	}
+	/* only where gpuprof watched PyTorch's caching allocator */
+	if (w->torch_alloc.events) {
+		gp_tw_arg_u64(w->tw, GP_F_TORCH_EVENTS, w->torch_alloc.events);
+		gp_tw_arg_u64(w->tw, GP_F_TORCH_SIZES_GUESSED, w->torch_alloc.guessed);
+		gp_tw_arg_u64(w->tw, GP_F_TORCH_UNMATCHED_FREES, w->torch_alloc.unmatched_frees);
+	}
 	struct gp_tw_stats st;
 	gp_tw_get_stats(w->tw, &st);
 	gp_tw_arg_u64(w->tw, GP_F_EVENTS, st.events + 1);
@@ -294,6 +300,7 @@ void gp_writer_stop(int clean, int timeout_ms)
 	gp_strmap_free(&ctx.ranges);
 	gp_strmap_free(&ctx.kernels);
 	gp_u64map_free(&ctx.cb_live);
+	gp_u64map_free(&ctx.torch_alloc.blocks);
 }
 
 /* ---- metadata ---- */

@@ -1,8 +1,9 @@
 /* The recorder's decoders write what exporters/trace_format.def says.
  *
  * Fake CUPTI records (one of each kind the decoder reads) and host events
- * (NVTX, oom, the API callbacks' allocations, a PyTorch memory mark) go
- * through the real decoders (profiler/cupti_decode.c, host_decode.c) into a
+ * (NVTX, oom, the API callbacks' allocations, a PyTorch memory mark, what
+ * the PyTorch allocator hook hands over) go through the real decoders
+ * (profiler/cupti_decode.c, host_decode.c, torch_decode.c) into a
  * real trace writer; then every event of the file is checked against the
  * definition: a known event (ph, cat, scope), top-level members it lists,
  * args fields it lists for that event with their JSON types, and those
@@ -22,6 +23,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "torch_alloc.h"
 #include "torch_marks.h"
 
 
@@ -236,6 +238,81 @@ static void host_events(struct gp_writer_ctx *w)
 	gp_decode_host_events(w, evs, n);
 }
 
+/* What the PyTorch allocator hook hands over (torch_alloc.h), as
+ * torch_alloc.c queues it: the event in the name's bytes. */
+static struct gp_host_ev torch_ev(uint16_t type, uint64_t addr, uint64_t bytes, uint64_t ts)
+{
+	struct gp_ta_event e = { .version = GP_TA_VERSION, .type = type, .ts = ts, .addr = addr,
+				 .bytes = bytes, .requested = bytes ? bytes - 100 : 1000, .stream = 0x5000,
+				 .tid = 12, .device = 0 };
+	struct gp_host_ev ev = { .ts = ts, .tid = 12, .type = GP_HEV_TORCH };
+
+	if (type == GP_TA_OOM || type == GP_TA_ATTACH)
+		e.allocated = 1 << 20, e.reserved = 2 << 20, e.free = 4096, e.stack = 1;
+	ev.name_len = sizeof(e);
+	memcpy(ev.name, &e, sizeof(e));
+	return ev;
+}
+
+static void torch_events(struct gp_writer_ctx *w)
+{
+	struct gp_host_ev evs[12];
+	size_t n = 0;
+	/* two whole frames and one cut off by the queue's bound */
+	static const char frames[] = "t.py\03742\037forward\036/lib/m\\\"x.py\0377\037<lambda>\036cut\0379";
+
+	evs[n++] = torch_ev(GP_TA_ATTACH, 0, 0, 2100);
+	evs[n] = host_ev(GP_HEV_TORCH_STACK, "");
+	evs[n].id = 1, evs[n].name_len = sizeof(frames) - 1;
+	memcpy(evs[n++].name, frames, sizeof(frames) - 1);
+	evs[n++] = torch_ev(GP_TA_SEGMENT_ALLOC, 0x7c0000000000, 2 << 20, 2200);
+	evs[n] = torch_ev(GP_TA_ALLOC, 0x7c0000000000, 1024, 2300);
+	((struct gp_ta_event *)evs[n++].name)->stack = 1;
+	evs[n] = torch_ev(GP_TA_ALLOC, 0x7c0000000400, 512, 2310);
+	((struct gp_ta_event *)evs[n++].name)->flags = GP_TA_F_SIZE_GUESSED;
+	evs[n++] = torch_ev(GP_TA_FREE, 0x7c0000000000, 0, 2400);
+	evs[n++] = torch_ev(GP_TA_FREE, 0x7c0000009000, 0, 2410); /* never allocated */
+	evs[n++] = torch_ev(GP_TA_OOM, 0, 22 << 20, 2500);
+	evs[n++] = torch_ev(GP_TA_SEGMENT_MAP, 0x7b0000000000, 20 << 20, 2600);
+	evs[n++] = torch_ev(GP_TA_SEGMENT_UNMAP, 0x7b0000000000, 20 << 20, 2700);
+	evs[n++] = torch_ev(GP_TA_SEGMENT_FREE, 0x7c0000000000, 2 << 20, 2800);
+	evs[n] = torch_ev(GP_TA_FREE, 0, 0, 2900);
+	((struct gp_ta_event *)evs[n++].name)->version = 0; /* another hook's: bad */
+	gp_decode_host_events(w, evs, n);
+}
+
+/* Lines of the trace that hold each of these strings: the values the
+ * decoders computed (sizes of frees, the counter, the stack's frames). */
+static void check_values(const char *path)
+{
+	static const char *const want[] = {
+		"\"frames\":[[\"t.py\",42,\"forward\"],[\"/lib/m\\\\\\\"x.py\",7,\"<lambda>\"]]",
+		"\"name\":\"torch.free\",\"cat\":\"memory\",\"pid\":4242,\"tid\":12,\"ts\":0.400,\"s\":\"t\","
+		"\"args\":{\"addr\":\"0x7c0000000000\",\"bytes\":1024,",
+		"\"ts\":0.410,\"s\":\"t\",\"args\":{\"addr\":\"0x7c0000009000\",\"requested\":1000,",
+		"\"name\":\"PyTorch memory\",\"cat\":\"memory\",\"pid\":1000424200,\"tid\":0,\"ts\":0.400,"
+		"\"args\":{\"allocated\":1049088,\"reserved\":4194304}",
+		"\"stream\":\"0x5000\",\"stack\":1}",
+		"\"requested\":412,\"device\":0,\"stream\":\"0x5000\",\"guessed\":true}",
+	};
+	gzFile g = gzopen(path, "rb");
+	static char line[1 << 16];
+	int found[N(want)] = { 0 };
+
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	while (gzgets(g, line, sizeof(line)))
+		for (size_t i = 0; i < N(want); i++)
+			found[i] |= strstr(line, want[i]) != NULL;
+	gzclose(g);
+	for (size_t i = 0; i < N(want); i++) {
+		if (!found[i])
+			CHECK_FAILED_("no line holds %s\n", want[i]);
+		check_count++;
+	}
+}
+
 /* ---- checking ---- */
 
 static int type_ok(struct json_object *v, int type)
@@ -368,8 +445,18 @@ int main(void)
 	cupti_records();
 	gp_decode_cupti_buffer(&w, NULL, 0);
 	host_events(&w);
+	gp_rec.ts_base = 2000;
+	torch_events(&w);
+	CHECK_EQ_INT(w.torch_alloc.events, 10);
+	CHECK_EQ_INT(w.torch_alloc.guessed, 1);
+	CHECK_EQ_INT(w.torch_alloc.unmatched_frees, 1);
+	CHECK_EQ_INT(w.bad_records, 1);
+	/* from the 1 MiB and 2 MiB there at attach */
+	CHECK_EQ_INT(w.torch_alloc.allocated[0], (1 << 20) + 512);
+	CHECK_EQ_INT(w.torch_alloc.reserved[0], 2 << 20);
 	CHECK_EQ_INT(gp_tw_close(w.tw, NULL), 0);
 	check_file(path, seen);
+	check_values(path);
 	unlink(path);
 
 	/* every event but the writer thread's own (and PyTorch history) */
@@ -390,5 +477,6 @@ int main(void)
 	gp_strmap_free(&w.ranges);
 	gp_strmap_free(&w.kernels);
 	gp_u64map_free(&w.cb_live);
+	gp_u64map_free(&w.torch_alloc.blocks);
 	return CHECK_DONE();
 }
