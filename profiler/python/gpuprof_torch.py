@@ -20,6 +20,12 @@ _OPS = os.environ.get("GPUPROF_OPS") == "1"
 # --torch-history (native mode only): PyTorch's allocator records its own
 # history, written into the trace at exit (gpuprof_history.History).
 _HISTORY = os.environ.get("GPUPROF_TORCH_HISTORY") == "1" and _MODE == "native"
+# Native mode: gpuprof's hook on PyTorch's caching allocator records every
+# block as it happens (gpuprof_tracker.Tracker); GPUPROF_TORCH_TRACKER=0
+# leaves it out (then only segments and sampled counts). --stacks
+# (GPUPROF_STACKS=1): each block also names the Python stack that made it.
+_TRACKER = _MODE == "native" and os.environ.get("GPUPROF_TORCH_TRACKER", "1") != "0"
+_STACKS = os.environ.get("GPUPROF_STACKS") == "1" and _TRACKER
 # Each module call's work is done by the compiled _gpuprof_call
 # (gpuprof_call.c) where it was built for this Python: it cut what the hooks
 # cost a GPT-2 step by 14-62% (bench/RESULTS.md, cost).
@@ -175,7 +181,10 @@ class _Hooks:
         self.handles = []
         self.restore = []  # (owner, attribute, original) patched by install()
         self.announced = False
+        # native mode without the allocator hook: PyTorch's counts sampled
+        # (per step, every GPUPROF_TORCH_MEMORY_MS); off once the hook is on
         self.memory_marks = _MODE == "native"
+        self.tracker = None  # gpuprof_tracker.Tracker in native mode
         self.want_fast = _FAST  # try the compiled module calls (benches set it per variant)
         self.fast = False  # whether module calls go through _gpuprof_call
 
@@ -465,12 +474,18 @@ class _Hooks:
         t = threading.Thread(target=sample, name="gpuprof-memory", daemon=True)
         t.start()
 
+    def tracker_attached(self):
+        """The allocator hook records every block from now on: the samples
+        and per-step marks are not needed."""
+        self.memory_marks = False
+
     def exit_marks(self):
         """native mode, at exit: PyTorch's allocated and reserved bytes as
         the program ends, so that a program shorter than the sampler's
         period, or ending between two samples, still has its last state in
-        the trace. Never initialises CUDA."""
-        if not self.memory_marks:
+        the trace (with the allocator hook: PyTorch's own word beside the
+        trace's sums). Never initialises CUDA."""
+        if _MODE != "native":
             return
         try:
             n = self._cuda_devices()
@@ -484,6 +499,9 @@ class _Hooks:
         CUDA itself (never initialised here)."""
         cuda = self.torch.cuda
         return cuda.device_count() if cuda.is_initialized() else 0
+
+    def _tracking(self):
+        return self.tracker is not None and self.tracker.state == "on"
 
     def _memory_mark(self, last=None, dev=None):
         """native mode: PyTorch's own allocated and reserved bytes, so that
@@ -536,9 +554,10 @@ class _Hooks:
     def _mark_segments(self):
         """At exit, name PyTorch's own segments (address, size), so that the
         device memory the trace holds but PyTorch never reserved (cuBLAS
-        handles' workspaces, other libraries) can be told apart."""
+        handles' workspaces, other libraries) can be told apart. Not needed
+        with the allocator hook: its segment events name them as they come."""
         try:
-            if not self.torch.cuda.is_initialized():
+            if not self.torch.cuda.is_initialized() or self._tracking():
                 return
             for seg in self.torch.cuda.memory_snapshot():
                 self.mark("gpuprof:torch.segment 0x%x %d" % (seg["address"], seg["total_size"]))
@@ -646,6 +665,9 @@ class _Hooks:
         info = {"torch": torch.__version__, "mode": _MODE, "alloc_conf": conf,
                 "backend": backend, "pid": os.getpid(), "ops": _OPS,
                 "compiled_calls": self.fast, "history": _HISTORY}
+        if self.tracker is not None:
+            info["tracker"] = self.tracker.state
+            info["stacks"] = self.tracker.stacks_on
         self.mark("gpuprof:torch " + json.dumps(info, sort_keys=True))
         if _MODE == "native":
             atexit.register(self._mark_segments)
@@ -679,8 +701,14 @@ def _on_torch_imported(torch):
     try:
         _hooks = _Hooks(torch, _parts())
         _hooks.install()
+        if _TRACKER:
+            import gpuprof_tracker
+            tracker = gpuprof_tracker.Tracker(torch, _say, _STACKS)
+            tracker.on_attach.append(_hooks.tracker_attached)
+            _hooks.tracker = tracker
+            tracker.prepare()
         _hooks.start_memory_sampler()
-        if _hooks.memory_marks:
+        if _MODE == "native":
             atexit.register(_hooks.exit_marks)
     except Exception as e:
         _say("PyTorch hooks not installed (%r); allocations are still recorded, "
