@@ -78,7 +78,7 @@ const struct gp_command gp_cmd_trace = {
 	.name = "trace",
 	.summary = "run PROGRAM and record its GPU memory activity to a trace",
 	.usage = "  gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]\n"
-		 "                 [--python PYTHON] [--] PROGRAM [ARGS...]\n",
+		 "                 [--stacks] [--python PYTHON] [--] PROGRAM [ARGS...]\n",
 	.options =
 		"  Options go before PROGRAM; what follows PROGRAM is passed to it.\n"
 		"  -o, --output PATH      write the trace to PATH (default: in the current\n"
@@ -92,6 +92,9 @@ const struct gp_command gp_cmd_trace = {
 		"                         for Python programs); native: the program's own\n"
 		"                         allocator, as its segments; cuda: no Python hooks\n"
 		"                         (the default for other programs)\n"
+		"      --stacks           native mode: each tensor also names the Python\n"
+		"                         stack that made it (file, line, function), so that\n"
+		"                         analyze groups memory by source line\n"
 		"      --ops              also record PyTorch ops (aten::...) as ranges\n"
 		"      --torch-history    native mode: also PyTorch's allocated bytes after every\n"
 		"                         allocation and free (its allocator's own history,\n"

@@ -10,12 +10,12 @@ cp "$FAKE_RECORDER" lib/libgpuprof_inject.so
 cp -r "$HERE/../../profiler/python" lib/python
 GPUPROF_INJECT_LIB=$TMP/lib/libgpuprof_inject.so
 export GPUPROF_INJECT_LIB
-unset PYTHONPATH PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF GPUPROF_MODE GPUPROF_OPS GPUPROF_TORCH_HISTORY
+unset PYTHONPATH PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF GPUPROF_MODE GPUPROF_OPS GPUPROF_TORCH_HISTORY GPUPROF_STACKS
 
 cat >show.py <<'PY'
 import os, sys
 for k in ("GPUPROF_MODE", "PYTHONPATH", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "GPUPROF_OPS",
-          "GPUPROF_TORCH_HISTORY"):
+          "GPUPROF_TORCH_HISTORY", "GPUPROF_STACKS"):
     print("%s=%s" % (k, os.environ.get(k, "unset")))
 print("HOOKED=%s" % any(type(f).__name__ == "_TorchFinder" for f in sys.meta_path))
 print("USER_SITE=%s" % os.environ.get("USER_SITE_RAN", "no"))
@@ -73,6 +73,14 @@ gp --trace --mode native --torch-history --python "$PYTHON" -o h1.json.gz show.p
 gp --trace --torch-history --python "$PYTHON" -o h2.json.gz show.py
 [ "$(line_of GPUPROF_TORCH_HISTORY out)" = unset ] || fail "tensor: --torch-history passed on"
 check_err "gpuprof: --torch-history needs --mode native" "--torch-history in tensor mode"
+
+# --stacks: passed on in native mode; refused with a line elsewhere
+gp --trace --mode native --stacks --python "$PYTHON" -o s1.json.gz show.py
+[ "$(line_of GPUPROF_STACKS out)" = 1 ] || fail "native: --stacks not passed on"
+check_err "the Python line that made it" "--stacks in native mode"
+gp --trace --mode tensor --stacks --python "$PYTHON" -o s2.json.gz show.py
+[ "$(line_of GPUPROF_STACKS out)" = unset ] || fail "tensor: --stacks passed on"
+check_err "gpuprof: --stacks needs --mode native" "--stacks in tensor mode"
 
 # --mode cuda for a Python program: no hooks
 gp --trace --mode cuda --python "$PYTHON" -o f.json.gz show.py

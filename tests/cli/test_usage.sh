@@ -64,7 +64,7 @@ for args in "--help" "-h" "help" "help --help" "help help"; do
 	gp $args
 	check_help "$args" USAGE COMMANDS "EXIT STATUS" \
 		"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
-		"                 [--python PYTHON] [--] PROGRAM [ARGS...]" \
+		"                 [--stacks] [--python PYTHON] [--] PROGRAM [ARGS...]" \
 		"gpuprof recover TRACE [-o OUT]" "gpuprof analyze TRACE..." \
 		"gpuprof compare BASE NEW" "gpuprof check TRACE..." \
 		"gpuprof help [COMMAND] | --help | --version" \
@@ -102,9 +102,10 @@ check_help_file() {
 }
 check_help_file help.trace "help trace" ENVIRONMENT GPUPROF_INJECT_LIB GPUPROF_PYTHON \
 	"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
-	"                 [--python PYTHON] [--] PROGRAM [ARGS...]" \
+	"                 [--stacks] [--python PYTHON] [--] PROGRAM [ARGS...]" \
 	"Options go before PROGRAM; what follows PROGRAM is passed to it." \
 	"--torch-history    native mode" \
+	"--stacks           native mode" \
 	"PROGRAM's exit status, or 128+N when PROGRAM was killed by signal N." \
 	"gpuprof --trace train.py --epochs 1" \
 	"gpuprof --trace -o run.json.gz -- ./app --flag" \

@@ -31,6 +31,7 @@ struct gp_trace_settings {
 	enum gp_mode mode;  /* AUTO: tensor for Python programs, else cuda */
 	bool ops;           /* --ops: PyTorch op ranges too */
 	bool history;       /* --torch-history: PyTorch's allocator history (native) */
+	bool stacks;        /* --stacks: each PyTorch block's Python stack (native) */
 	char **program;     /* PROGRAM ARGS..., NULL-terminated, inside argv */
 };
 

@@ -6,7 +6,7 @@
 #include "launch.h"
 #include "viewer/cli.h"
 
-enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY };
+enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY, OPT_STACKS };
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -15,6 +15,7 @@ static const struct option long_options[] = {
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "ops", no_argument, NULL, OPT_OPS },
 	{ "torch-history", no_argument, NULL, OPT_HISTORY },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -46,6 +47,9 @@ int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s)
 			break;
 		case OPT_HISTORY:
 			s->history = true;
+			break;
+		case OPT_STACKS:
+			s->stacks = true;
 			break;
 		case 'h':
 			return GP_TRACE_HELP;

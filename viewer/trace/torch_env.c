@@ -150,7 +150,8 @@ static int prepend_path(const char *var, const char *dir)
 	return r;
 }
 
-int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, const char *python_dir)
+int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, bool stacks,
+			const char *python_dir)
 {
 	if (setenv("GPUPROF_MODE", gp_mode_name(mode), 1) != 0)
 		return -errno;
@@ -162,6 +163,8 @@ int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, const char *p
 	if (ops && setenv("GPUPROF_OPS", "1", 1) != 0)
 		return -errno;
 	if (history && setenv("GPUPROF_TORCH_HISTORY", "1", 1) != 0)
+		return -errno;
+	if (stacks && setenv("GPUPROF_STACKS", "1", 1) != 0)
 		return -errno;
 	if (mode != GP_MODE_TENSOR)
 		return 0;
@@ -196,6 +199,8 @@ int gp_trace_setup_mode(const struct gp_trace_settings *s, const struct gp_trace
 	if (s->history && mode != GP_MODE_NATIVE)
 		gp_msg("--torch-history needs --mode native (tensor mode records every tensor "
 		       "already); ignored");
+	if (s->stacks && mode != GP_MODE_NATIVE)
+		gp_msg("--stacks needs --mode native (PyTorch's own allocator); ignored");
 	if (mode != GP_MODE_CUDA) {
 		dir = malloc(strlen(r->recorder) + sizeof("/python"));
 		if (!dir)
@@ -207,14 +212,16 @@ int gp_trace_setup_mode(const struct gp_trace_settings *s, const struct gp_trace
 			gp_msg("the PyTorch hooks are missing (%s): layers and steps will not be "
 			       "named", dir);
 	}
-	err = gp_torch_env_export(mode, s->ops, s->history && mode == GP_MODE_NATIVE, dir);
+	err = gp_torch_env_export(mode, s->ops, s->history && mode == GP_MODE_NATIVE,
+				  s->stacks && mode == GP_MODE_NATIVE, dir);
 	if (err)
 		gp_msg("cannot set the environment: %s", strerror(-err));
-	else if (mode != GP_MODE_CUDA)
-		gp_msg("%s mode: %s", gp_mode_name(mode),
-		       mode == GP_MODE_TENSOR
-			       ? "every tensor is recorded (PyTorch allocator backend cudaMallocAsync)"
-			       : "PyTorch's own allocator, recorded as its segments");
+	else if (mode == GP_MODE_TENSOR)
+		gp_msg("tensor mode: every tensor is recorded (PyTorch allocator backend "
+		       "cudaMallocAsync)");
+	else if (mode == GP_MODE_NATIVE)
+		gp_msg("native mode: every tensor of PyTorch's own allocator is recorded, "
+		       "with its segments%s", s->stacks ? " and the Python line that made it" : "");
 	free(dir);
 	return err;
 }

@@ -28,6 +28,7 @@ int gp_tensor_alloc_conf(const char *user, char *out, size_t cap, char *warn, si
 /* Sets GPUPROF_MODE, PYTHONPATH (python_dir first), GPUPROF_OPS,
  * GPUPROF_TORCH_HISTORY and, in tensor mode, the allocator configuration;
  * prints what it changed. 0 or -errno. */
-int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, const char *python_dir);
+int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, bool stacks,
+			const char *python_dir);
 
 #endif
