@@ -48,7 +48,7 @@ enum { GP_JSON_NEG = 1, GP_JSON_FRAC = 2, GP_JSON_EXP = 4 };
 
 /* A raw value: for strings the bytes between the quotes, still escaped when
  * esc is set; for numbers the text, num its GP_JSON_* flags; for containers
- * only the type. */
+ * their whole text, checked but not parsed. */
 struct gp_json_val {
 	const char *p;
 	uint32_t n;
@@ -269,11 +269,18 @@ static GP_JSON_ALWAYS_INLINE int gp_json_value(struct gp_json_cur *c, int level,
 	case '"':
 		return gp_json_string(c, v);
 	case '{':
-		v->type = GP_JSON_OBJ;
-		return gp_json_skip_container(c, level + 1);
-	case '[':
-		v->type = GP_JSON_ARR;
-		return gp_json_skip_container(c, level + 1);
+	case '[': {
+		/* the container's text, brackets included, for a reader that
+		 * wants what is inside (torch.stack's frames) */
+		const unsigned char *start = c->p;
+		int r;
+
+		v->type = *c->p == '{' ? GP_JSON_OBJ : GP_JSON_ARR;
+		r = gp_json_skip_container(c, level + 1);
+		v->p = (const char *)start;
+		v->n = (uint32_t)(c->p - start);
+		return r;
+	}
 	case 't':
 		v->type = GP_JSON_TRUE;
 		return GP_JSON_LITERAL(c, "true");

@@ -1,5 +1,6 @@
 /* The PyTorch hooks' memory marks (TRACE_FORMAT.md: gpuprof:torch.memory,
- * gpuprof:torch.history) as both of their readers take them: the recorder,
+ * gpuprof:torch.history, and the names of tensors, gpuprof:torch.tensor) as
+ * their readers take them: the recorder,
  * which draws them as counter tracks (profiler/torch_counters.c), and
  * gpuprof analyze (viewer/analyze/history.c, attrib.c). One set of names and
  * limits, so that a mark one of them refuses the other refuses too. */
@@ -8,6 +9,9 @@
 
 #define GP_TORCH_MEMORY_PREFIX "gpuprof:torch.memory "
 #define GP_TORCH_HISTORY_PREFIX "gpuprof:torch.history "
+/* "gpuprof:torch.tensor 0xADDR NBYTES LAYER": a parameter's or optimizer
+ * state's tensor and its module (gpuprof_torch.py writes, attrib.c reads) */
+#define GP_TORCH_TENSOR_PREFIX "gpuprof:torch.tensor "
 
 #define GP_TORCH_MAX_BYTES (1ll << 50)            /* allocated, reserved */
 #define GP_TORCH_MAX_UNIX_US 4000000000000000ll     /* a point's time: year 2096 */

@@ -340,6 +340,191 @@ class Sim:
         open(path, "wb").write(blob)
 
 
+class HookSim(Sim):
+    """Native mode with gpuprof's hook on PyTorch's caching allocator: the
+    framework's tensors are blocks (torch.alloc and torch.free on the
+    allocating thread, sizes rounded up to 512 B as PyTorch's are) inside
+    segments, each a cudaMalloc (the API callbacks' event) followed by its
+    torch.segment_alloc at the same address, as PyTorch makes them; another
+    library's cudaMalloc is other memory. With stacks, the main thread's
+    blocks name a Python stack: the user's line of the module running
+    (line_of), under a frame of torch's own."""
+
+    SEGMENT = 64 * MiB
+    SCRIPT = "/work/train.py"
+    LINES = {None: 90, "<Net>": 40, "<Net>.fc1": 41, "<Net>.fc2": 42}
+
+    def __init__(self, stacks=False, before=(0, 0), **kw):
+        super().__init__(mode="native", **kw)
+        self.stacks_on = stacks
+        self.segs = {}           # address -> bytes
+        self.reserved = self.reserved_peak = 0
+        self.holes = []          # [address, bytes] of freed blocks, reused first fit
+        self.stack_ids = {}      # frames -> id
+        self.torch_info_tracker = "on"
+        self.attach(*before)
+
+    def rnd(self, nbytes):
+        return max(512, (nbytes + 511) // 512 * 512)
+
+    def torch_info(self, alloc_conf="", history=False):
+        self.mark("gpuprof:torch " + json.dumps({"torch": "2.11.0", "mode": "native", "alloc_conf": alloc_conf,
+                                                 "backend": "native", "pid": self.pid, "ops": False,
+                                                 "history": history, "tracker": self.torch_info_tracker,
+                                                 "stacks": self.stacks_on}, sort_keys=True))
+
+    def host_event(self, name, args, tid=0, scope="t", pid=None):
+        self.tick(1)
+        self._emit(self.host, self.t, {T.PH: "i", T.NAME: name, T.CAT: CAT.MEMORY,
+                                       T.PID: self.pid if pid is None else pid, T.TID: tid,
+                                       T.TS: self.rel(self.t), T.S: scope, T.ARGS: args})
+        return self.t
+
+    def attach(self, allocated=0, reserved=0):
+        self.host_event(EV.TORCH_ATTACH.name, {F.DEVICE: self.device, F.ALLOCATED: allocated,
+                                               F.RESERVED: reserved, F.STACKS: self.stacks_on}, scope="g")
+
+    def line_of(self, tid):
+        """The user's line the main thread's allocation stands for."""
+        if tid != MAIN:
+            return None
+        if "optimizer.step" in self.phases:
+            return 95
+        return self.LINES.get(self.layer(tid), 90)
+
+    def stack_id(self, tid):
+        line = self.line_of(tid)
+        if not self.stacks_on or line is None:
+            return None, None
+        frames = (("/usr/lib/python3/dist-packages/torch/nn/functional.py", 2000, "linear"),
+                  (self.SCRIPT, line, "forward" if line in (40, 41, 42) else "main"),
+                  (self.SCRIPT, 120, "<module>"))
+        if frames not in self.stack_ids:
+            self.stack_ids[frames] = len(self.stack_ids) + 1
+            self.host_event(EV.TORCH_STACK.name, {F.STACK: self.stack_ids[frames],
+                                                  F.FRAMES: [list(f) for f in frames]}, scope="g")
+        return self.stack_ids[frames], "train.py:%d in %s" % (line, frames[1][2])
+
+    def cuda_event(self, name, addr, nbytes, tid):
+        """A cudaMalloc or cudaFree as the API callbacks write it."""
+        return self.host_event(name, {F.ADDR: "0x%x" % addr, F.BYTES: nbytes, F.KIND: KIND.DEVICE,
+                                      F.DEVICE: self.device, F.STREAM: -1, F.CORR: 0, F.ASYNC: False,
+                                      F.THREAD: tid, F.API: "cuMemAlloc_v2" if name == EV.ALLOC.name
+                                      else "cuMemFree_v2"}, pid=self.gpu_pid)
+
+    def segment(self, nbytes, tid=MAIN):
+        addr = self.next_addr
+        self.next_addr += nbytes
+        self.cuda_event(EV.ALLOC.name, addr, nbytes, tid)
+        self.host_event(EV.TORCH_SEGMENT_ALLOC.name, {F.ADDR: "0x%x" % addr, F.BYTES: nbytes,
+                                                      F.DEVICE: self.device, F.STREAM: "0x0",
+                                                      F.MAPPED: False}, pid=self.gpu_pid)
+        self.segs[addr] = nbytes
+        self.reserved += nbytes
+        self.reserved_peak = max(self.reserved_peak, self.reserved)
+        return addr
+
+    def release_segment(self, addr, tid=MAIN):
+        nbytes = self.segs.pop(addr)
+        self.host_event(EV.TORCH_SEGMENT_FREE.name, {F.ADDR: "0x%x" % addr, F.BYTES: nbytes,
+                                                     F.DEVICE: self.device, F.STREAM: "0x0",
+                                                     F.MAPPED: False}, pid=self.gpu_pid)
+        self.cuda_event(EV.FREE.name, addr, nbytes, tid)
+        self.reserved -= nbytes
+
+    def alloc(self, nbytes, cat, tid=MAIN, async_=None, api=None, kind=KIND.DEVICE, addr=None, fw=None):
+        if api == "cudaMalloc" or fw is False or kind not in (KIND.DEVICE, KIND.ARRAY):
+            # another library's (cuBLAS's workspace...): other memory
+            a = self.next_addr
+            self.next_addr += (nbytes + 0xFFF) & ~0xFFF
+            at = self.cuda_event(EV.ALLOC.name, a, nbytes, tid)
+            self.live[a] = {"bytes": nbytes, "cat": "other", "fw": False, "step": self.step + 1,
+                            "phase": self.phase(tid), "layer": self.layer(tid), "t": at, "kind": kind,
+                            "api": "cuMemAlloc_v2", "line": None, "requested": None}
+            self.other += nbytes
+            self.other_allocs += 1
+            return a
+        block = self.rnd(nbytes)
+        hole = next((h for h in self.holes if h[1] >= block), None)
+        if hole is None:
+            seg = max(self.SEGMENT, (block + 2 * MiB - 1) // (2 * MiB) * 2 * MiB)
+            hole = [self.segment(seg, tid), seg]
+            self.holes.append(hole)
+        a = hole[0]
+        hole[0] += block
+        hole[1] -= block
+        if not hole[1]:
+            self.holes.remove(hole)
+        sid, line = self.stack_id(tid)
+        args = {F.ADDR: "0x%x" % a, F.BYTES: block, F.REQUESTED: nbytes, F.DEVICE: self.device,
+                F.STREAM: "0x0"}
+        if sid:
+            args[F.STACK] = sid
+        at = self.host_event(EV.TORCH_ALLOC.name, args, tid=tid)
+        self.live[a] = {"bytes": block, "cat": cat, "fw": True, "step": self.step + 1, "phase": self.phase(tid),
+                        "layer": self.layer(tid), "t": at, "kind": kind, "api": "PyTorch caching allocator",
+                        "line": line, "requested": nbytes}
+        self.fw += block
+        self.allocs += 1
+        self.frag_worst = max(self.frag_worst, self.reserved - self.fw)
+        if self.peak is None or self.fw > self.peak["bytes"]:
+            self.peak = {"bytes": self.fw, "t": at, "step": self.step + 1, "phase": self.phase(tid),
+                         "layer": self.layer(tid), "reserved": self.reserved,
+                         "live": {k: dict(r) for k, r in self.live.items() if r["fw"] is not None},
+                         "other": self.other}
+        return a
+
+    def free(self, addr, tid=MAIN):
+        rec = self.live[addr]
+        if not rec["fw"]:
+            self.live.pop(addr)
+            self.cuda_event(EV.FREE.name, addr, rec["bytes"], tid)
+            self.other -= rec["bytes"]
+            self.frees += 1
+            return rec
+        self.live.pop(addr)
+        self.holes.append([addr, rec["bytes"]])
+        self.host_event(EV.TORCH_FREE.name, {F.ADDR: "0x%x" % addr, F.BYTES: rec["bytes"],
+                                             F.REQUESTED: rec["requested"], F.DEVICE: self.device,
+                                             F.STREAM: "0x0"}, tid=tid)
+        self.fw -= rec["bytes"]
+        self.frees += 1
+        self.frag_worst = max(self.frag_worst, self.reserved - self.fw)
+        return rec
+
+    def name_tensor(self, addr, layer):
+        """The hooks' gpuprof:torch.tensor mark: addr holds a parameter of layer."""
+        rec = self.live[addr]
+        self.mark("gpuprof:torch.tensor 0x%x %d %s" % (addr, rec["requested"], layer))
+        rec["layer"] = layer
+        if self.peak and addr in self.peak["live"]:
+            self.peak["live"][addr]["layer"] = layer
+
+    def oom(self, nbytes, tid=MAIN, api=None, free=None, context=512 * MiB):
+        """PyTorch fails to cudaMalloc the segment a request of nbytes needs
+        (the callbacks' oom), then raises OutOfMemoryError (torch.oom)."""
+        block = self.rnd(nbytes)
+        size = 2 * MiB if block <= MiB else 20 * MiB if block < 10 * MiB else (block + 2 * MiB - 1) // (2 * MiB) * 2 * MiB
+        if free is None:
+            free = max(0, self.total - self.reserved - self.other - context)
+        rec = super().oom(size, tid=tid, api="cuMemAlloc_v2", free=free, context=context)
+        self.host_event(EV.TORCH_OOM.name, {F.BYTES: size, F.REQUESTED: block, F.DEVICE: self.device,
+                                            F.FREE: rec["free"], F.ALLOCATED: self.fw, F.RESERVED: self.reserved,
+                                            F.STREAM: "0x0"}, tid=tid, scope="p")
+        rec.update({"request": size, "block": block, "reserved": self.reserved})
+        return rec
+
+
+def lines_of(live):
+    """Bytes by source line of what was live (device memory): the blocks'
+    lines, and None for what has no stack (other libraries' too)."""
+    out = {}
+    for r in live.values():
+        if r["fw"] is not None:
+            out[r.get("line")] = out.get(r.get("line"), 0) + r["bytes"]
+    return out
+
+
 # ---- expected answers ----
 
 def cats_of(live, fw_only=True):
@@ -524,6 +709,36 @@ def scenario(name, outdir):
         sim.oom(1536 * MiB)
         sim.write(os.path.join(outdir, "native_oom.json.gz"), cut="flush")
         exp["oom"] = {"request": 1536 * MiB, "released": 512 * MiB, "retries": 1}
+    elif name == "hook":
+        # native mode with the allocator hook and --stacks: the toy loop,
+        # its parameters named after their modules, a cuBLAS workspace
+        sim = HookSim(stacks=True, total=8 * GiB)
+        kept = train(sim, 6)
+        for layer, a in kept["params"].items():
+            sim.name_tensor(a, "<Net>." + layer)
+        sim.write(os.path.join(outdir, "hook.json.gz"))
+        exp["peak"] = expect_peak(sim)
+        exp["peak"]["reserved"] = sim.peak["reserved"]
+        exp["peak"]["lines"] = {str(k): v for k, v in lines_of(sim.peak["live"]).items()}
+        exp["reserved_peak"] = sim.reserved_peak
+        exp["reserved_end"] = sim.reserved
+        exp["allocated_end"] = sim.fw
+        exp["other_peak"] = 8 * MiB
+        exp["worst_gap"] = sim.frag_worst
+    elif name == "hook_leak":
+        sim = HookSim(stacks=True, total=4 * GiB)
+        train(sim, 12, leak=3 * MiB + 100)
+        sim.write(os.path.join(outdir, "hook_leak.json.gz"))
+        exp["leak"] = {"rate": sim.rnd(3 * MiB + 100), "line": "train.py:42 in forward", "layer": "<Net>.fc2"}
+    elif name == "hook_oom":
+        # the failed request in fc2: one incident, PyTorch's, cut short
+        sim = HookSim(total=8 * GiB)
+        train(sim, 4, oom_at=3, oom_request=3584 * MiB + 1000, act=(4 * GiB, 48 * MiB))
+        sim.write(os.path.join(outdir, "hook_oom.json.gz"), cut="flush")
+        o = sim.ooms[0]
+        exp["oom"] = {"request": o["request"], "block": o["block"], "step": o["step"], "phase": o["phase"],
+                      "layer": o["layer"], "free": o["free"], "allocated": o["fw"], "reserved": o["reserved"],
+                      "categories": cats_of(o["live"])}
     elif name == "multi":
         # two processes on one GPU, clocks 0.5 s apart
         a = Sim(pid=5001, ts_base=1_700_000_000_000_000_000, total=8 * GiB)

@@ -228,8 +228,8 @@ def test_oom():
     eq(o["allocated"], e["allocated"], "allocated at the failure")
     eq(cats(o["by_category"]), e["categories"], "who held it")
     kinds = [a["kind"] for a in o["advice"]]
-    eq(kinds, ["activations"], "advice")
-    check("<Net>.fc1" in o["advice"][0]["text"], "advice names the largest layer")
+    eq(kinds, ["large_request", "activations"], "advice: the request is 44% of the device")
+    check("<Net>.fc1" in o["advice"][1]["text"], "advice names the largest layer")
 
 
 def test_native():
@@ -285,6 +285,186 @@ def test_native_oom():
     check(any("expandable_segments:True" in a["text"] for a in o["advice"]), "names expandable_segments")
     check(any("not name its segments" in n for n in doc["traces"][0]["notes"]),
           "says PyTorch did not name its segments")
+
+
+def test_hook():
+    """Native mode with gpuprof's allocator hook (--stacks): PyTorch's blocks
+    are the allocations, its segments reserved, the cudaMalloc behind each
+    segment neither; parameters named after their modules; source lines."""
+    exp = make("hook")
+    doc, err = analyze_json("hook.json.gz")
+    d = dev(doc)
+    p, e = d["peak"], exp["peak"]
+    s = d["summary"]
+    eq(err, "", "nothing on stderr")
+    eq(doc["traces"][0]["allocator_hook"], {"attached": True, "stacks": True, "why": None,
+                                            "allocated_before": 0, "reserved_before": 0,
+                                            "sizes_guessed": 0}, "allocator_hook")
+    eq(doc["traces"][0]["notes"], [], "no notes")
+    eq((s["allocated"]["source"], s["reserved"]["source"]), ("blocks", "segments"), "sources")
+    eq(p["what"], "allocated", "peak what")
+    eq(p["bytes"], e["bytes"], "peak: the blocks' sum")
+    eq(p["t"], round(e["t_us"] / 1e6, 6), "peak time")
+    eq((p["step"], p["phase"], p["layer"]), (e["step"], e["phase"], e["layer"]), "peak step, phase, layer")
+    eq(s["allocated"]["peak"], e["bytes"], "summary: allocated peak")
+    eq(s["allocated"]["end"], exp["allocated_end"], "summary: allocated at the end")
+    eq(s["reserved"]["peak"], exp["reserved_peak"], "summary: reserved peak (segments)")
+    eq(s["reserved"]["end"], exp["reserved_end"], "summary: reserved at the end")
+    eq(p["reserved"], e["reserved"], "reserved at the peak")
+    eq(s["other"]["peak"], exp["other_peak"], "other: cuBLAS only, not the segments' cudaMallocs")
+    eq(p["device_total"], e["reserved"] + e["other"], "device total at the peak: segments and other")
+    eq(s["fragmentation"]["worst"]["gap"], exp["worst_gap"], "worst gap: segments less blocks")
+    eq(cats(p["by_category"]), e["categories"], "categories at the peak")
+    eq(sum(c["bytes"] for c in p["by_category"]), p["live_bytes"], "categories add up")
+    got_top = [{"bytes": t["bytes"], "layer": t["layer"], "category": t["category"], "step": t["step"]}
+               for t in p["top"][:5]]
+    eq(got_top, e["top"], "top allocations, parameters under their module")
+    want_lines = {None if k == "None" else k: v for k, v in e["lines"].items()}
+    eq({x["name"] if x["line"] is not None else None: x["bytes"] for x in p["by_line"]}, want_lines,
+       "bytes by source line at the peak")
+    fc1 = next(x for x in p["by_line"] if x["name"] == "train.py:41 in forward")
+    eq((fc1["file"], fc1["line"], fc1["function"], fc1["stack"], fc1["library_frames"]),
+       ("/work/train.py", 41, "forward", ["train.py:41 in forward", "train.py:120 in <module>"], 1),
+       "a line's file, function, the program's frames, the library's folded")
+    eq(p["attributed"]["line"], sum(v for k, v in want_lines.items() if k), "bytes with a line")
+    eq(p["attributed"]["either"], p["live_bytes"], "every byte has a module or a line")
+    top = p["top"][0]
+    eq((top["line"], top["requested"]), ("train.py:41 in forward", 96 * MiB), "top: line, requested")
+    rc, out, _ = run("hook.json.gz")
+    check("by source line" in out and "train.py:41 in forward" in out and "called from train.py:120" in out,
+          "text: by source line")
+    check("reserved (segments)" in out and "allocated (sampled)" not in out, "text: exact allocated")
+    # the same run without --stacks: no by_line, lines null
+    sim = synth.HookSim(stacks=False, total=8 * GiB)
+    synth.train(sim, 6)
+    sim.write(os.path.join(TMP, "hook_nostacks.json.gz"))
+    doc2, _ = analyze_json("hook_nostacks.json.gz")
+    p2 = dev(doc2)["peak"]
+    eq((p2["by_line"], p2["attributed"]["line"], p2["top"][0]["line"]), (None, 0, None), "no stacks: no lines")
+    eq(p2["bytes"], p["bytes"], "no stacks: the same peak")
+
+
+def test_hook_leak():
+    exp = make("hook_leak")
+    doc, _ = analyze_json("hook_leak.json.gz")
+    lk = dev(doc)["leak"]
+    eq(lk["verdict"], "leak", "a leak")
+    eq(lk["rate_per_step"], exp["leak"]["rate"], "rate: the block's size per step, exactly")
+    sv = lk["survivors"]
+    eq(sv["by_layer"][0]["name"] + "." + sv["by_layer"][0]["children"][0]["name"]
+       if sv["by_layer"][0].get("children") else sv["by_layer"][0]["name"], exp["leak"]["layer"],
+       "survivors: the layer")
+    eq(sv["by_line"][0]["name"], exp["leak"]["line"], "survivors: the line that made them")
+    eq(sv["by_line"][0]["bytes"], sv["bytes"], "survivors: all from that line")
+
+
+def test_hook_oom():
+    """PyTorch's failed cudaMalloc and its OutOfMemoryError: one incident,
+    PyTorch's, led by its own words; the batch that would get this far."""
+    exp = make("hook_oom")
+    doc, _ = analyze_json("hook_oom.json.gz")
+    d = dev(doc)
+    e = exp["oom"]
+    eq(d["oom_count"], 1, "the cudaMalloc and PyTorch's error: one incident")
+    o = d["ooms"][0]
+    eq((o["raised"], o["request"], o["step"], o["phase"], o["layer"]),
+       (True, e["request"], e["step"], e["phase"], e["layer"]), "raised, request, when, where")
+    eq(o["pytorch"], {"request": e["request"], "block": e["block"], "allocated": e["allocated"],
+                      "reserved": e["reserved"], "free": e["free"]}, "PyTorch's own numbers")
+    eq(o["allocated"], e["allocated"], "allocated: the blocks live then")
+    eq(cats(o["by_category"]), e["categories"], "categories of what was live")
+    kinds = [a["kind"] for a in o["advice"]]
+    check("large_request" in kinds and "activations" in kinds, "advice: %r" % kinds)
+    rc, out, _ = run("hook_oom.json.gz")
+    check("PyTorch raised OutOfMemoryError: Tried to allocate 3.50 GiB" in out, "text: PyTorch's words")
+    # a forward that cannot reach this request at this batch: the share that could
+    sim = synth.HookSim(total=8 * GiB)
+    sim.torch_info()
+    sim.alloc(256 * MiB, "parameters")
+    sim.push("fwd:<Net>")
+    sim.push("fwd:fc1")
+    acts = [sim.alloc(2 * GiB, "activations") for _ in range(3)]
+    o = sim.oom(2 * GiB, context=0)
+    sim.write(os.path.join(TMP, "hook_batch.json.gz"), cut="flush")
+    doc, _ = analyze_json("hook_batch.json.gz")
+    act = next(a for a in dev(doc)["ooms"][0]["advice"] if a["kind"] == "activations")
+    f = (3 * 2 * GiB + (sim.reserved - sim.fw) + o["free"]) / (3 * 2 * GiB + o["request"])
+    check("at most %.2f times this batch gets this far" % f in act["text"], "the batch that fits: %.2f in %r"
+          % (f, act["text"]))
+    del acts
+
+
+def test_hook_expandable():
+    """Expandable segments: pages mapped and unmapped in ranges that need not
+    match; reserved is their sum."""
+    sim = synth.HookSim(total=8 * GiB)
+    sim.torch_info()
+    for addr, n, release in ((0x1000, 20 * MiB, False), (0x1000 + 20 * MiB, 40 * MiB, False),
+                             (0x1000 + 10 * MiB, 30 * MiB, True)):
+        sim.host_event(EV.TORCH_SEGMENT_FREE.name if release else EV.TORCH_SEGMENT_ALLOC.name,
+                       {F.ADDR: "0x%x" % addr, F.BYTES: n, F.DEVICE: 0, F.STREAM: "0x0", F.MAPPED: True},
+                       pid=sim.gpu_pid)
+    sim.write(os.path.join(TMP, "hook_exp.json.gz"))
+    doc, _ = analyze_json("hook_exp.json.gz")
+    r = dev(doc)["summary"]["reserved"]
+    eq((r["peak"], r["end"]), (60 * MiB, 30 * MiB), "mapped pages: peak and end")
+
+
+def test_hook_notes():
+    """What the hook did not see is said: blocks made before it attached,
+    sizes it guessed; a hook the hooks could not attach."""
+    sim = synth.HookSim(total=8 * GiB, before=(3 * MiB, 20 * MiB))
+    sim.torch_info()
+    sim.alloc(MiB, "parameters")
+    sim.host_event(EV.TORCH_ALLOC.name, {F.ADDR: "0x9000", F.BYTES: 1024, F.REQUESTED: 1000, F.DEVICE: 0,
+                                         F.STREAM: "0x0", F.GUESSED: True}, tid=synth.MAIN)
+    sim.write(os.path.join(TMP, "hook_notes.json.gz"))
+    doc, _ = analyze_json("hook_notes.json.gz")
+    t = doc["traces"][0]
+    eq((t["allocator_hook"]["allocated_before"], t["allocator_hook"]["reserved_before"],
+        t["allocator_hook"]["sizes_guessed"]), (3 * MiB, 20 * MiB, 1), "before, guessed")
+    check(any("before gpuprof's hook" in n for n in t["notes"]) and
+          any("could not be read" in n for n in t["notes"]), "notes: %r" % t["notes"])
+    sim = synth.Sim(mode="native", total=8 * GiB)
+    sim.mark("gpuprof:torch " + json.dumps({"torch": "2.11.0", "mode": "native", "backend": "native",
+                                            "tracker": "could not be built (no C++ compiler)"}))
+    sim.alloc(20 * MiB, "parameters")
+    sim.write(os.path.join(TMP, "hook_off.json.gz"))
+    doc, _ = analyze_json("hook_off.json.gz")
+    t = doc["traces"][0]
+    eq((t["allocator_hook"]["attached"], t["allocator_hook"]["why"]),
+       (False, "could not be built (no C++ compiler)"), "not attached, and why")
+    check(any("was not attached (could not be built" in n for n in t["notes"]), "note: %r" % t["notes"])
+
+
+def test_hook_bad():
+    """The hook's events are checked like the rest: one line, exit 2."""
+    cases = {
+        "no requested": (EV.TORCH_ALLOC.name, {F.ADDR: "0x9000", F.BYTES: 1024, F.DEVICE: 0, F.STREAM: "0x0"},
+                         "requested"),
+        "bad addr": (EV.TORCH_FREE.name, {F.ADDR: 12, F.REQUESTED: 1, F.DEVICE: 0, F.STREAM: "0x0"}, "addr"),
+        "bad frames": (EV.TORCH_STACK.name, {F.STACK: 1, F.FRAMES: [["a.py", "x", "f"]]}, "frame"),
+        "frames not array": (EV.TORCH_STACK.name, {F.STACK: 1, F.FRAMES: "a.py:1"}, "frames"),
+        "stack 0": (EV.TORCH_STACK.name, {F.STACK: 0, F.FRAMES: []}, "stack id"),
+        "mapped": (EV.TORCH_SEGMENT_ALLOC.name, {F.ADDR: "0x9000", F.BYTES: 1, F.DEVICE: 0, F.STREAM: "0x0",
+                                                 F.MAPPED: 1}, "mapped"),
+        "oom no reserved": (EV.TORCH_OOM.name, {F.BYTES: 1, F.REQUESTED: 1, F.DEVICE: 0, F.FREE: 0,
+                                                F.ALLOCATED: 0, F.STREAM: "0x0"}, "reserved"),
+    }
+    for what, (name, args, word) in cases.items():
+        sim = synth.HookSim(total=8 * GiB)
+        sim.host_event(name, args, tid=synth.MAIN)
+        path = "hook_bad.%s.json.gz" % what.replace(" ", "_")
+        sim.write(os.path.join(TMP, path))
+        rc, out, err = run(path)
+        eq(rc, 2, "%s: exit status" % what)
+        check(len(err.strip().splitlines()) == 1 and word in err, "%s: one line naming it: %r" % (what, err))
+    sim = synth.HookSim(stacks=True, total=8 * GiB)
+    for _ in range(2):
+        sim.host_event(EV.TORCH_STACK.name, {F.STACK: 1, F.FRAMES: [["a.py", 1, "f"]]}, scope="g")
+    sim.write(os.path.join(TMP, "hook_bad.twice.json.gz"))
+    rc, _, err = run("hook_bad.twice.json.gz")
+    check(rc == 2 and "given twice" in err, "a stack id given twice: %r" % err)
 
 
 sys.path.insert(0, os.path.join(ROOT, "profiler", "python"))
@@ -706,7 +886,7 @@ def test_sample():
     eq(d["peak"]["live_allocations"], len(at_peak), "allocations live at the peak")
 
 
-GOLDEN = ("train", "leak", "oom", "cuda")
+GOLDEN = ("train", "leak", "oom", "cuda", "hook")
 
 
 def test_golden():

@@ -1,8 +1,10 @@
 /* The advice for a failed allocation (advice.h): each rule looks at what
  * was alive then and at the process, and says what would help, in order:
- * a request no setting can fit ends the list; then activations,
- * fragmentation, memory held from earlier steps, memory outside PyTorch,
- * memory outside the trace. */
+ * a request no setting can fit ends the list; then a request that is a
+ * large part of the device, activations (and, where PyTorch said what it
+ * had, how much smaller a batch would have got this far), fragmentation,
+ * memory held from earlier steps, memory outside PyTorch, memory outside
+ * the trace. */
 #include "advice.h"
 
 #include <errno.h>
@@ -84,21 +86,62 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 		advise(&a, GP_AN_ADVICE_REQUEST_TOO_LARGE, o->request, device, text);
 		goto done;
 	}
+	if (device && o->request * 5 >= device) {
+		an_fmt_bytes(x, sizeof(x), o->request);
+		an_fmt_bytes(y, sizeof(y), device);
+		snprintf(text, sizeof(text),
+			 "the request alone (%s) is %.0f%% of the device (%s): one tensor that large "
+			 "leaves little room for the rest; shrink it (batch, sequence length, or "
+			 "compute it in chunks)", x, 100.0 * share(o->request, device), y);
+		advise(&a, GP_AN_ADVICE_LARGE_REQUEST, o->request, device, text);
+	}
 	if (s->torch && o->fw_live && s->cat_bytes[CAT_ACTIVATIONS] * 10 >= o->fw_live * 4) {
-		char layers[600];
+		char layers[600], fit[300] = "";
+		uint64_t act = s->cat_bytes[CAT_ACTIVATIONS];
 
-		an_fmt_bytes(x, sizeof(x), s->cat_bytes[CAT_ACTIVATIONS]);
+		an_fmt_bytes(x, sizeof(x), act);
 		if (top_layers(s, CAT_ACTIVATIONS, layers, sizeof(layers)))
 			a.oom = 1;
+		/* Where PyTorch said what it had (native mode's hook): the
+		 * activations and this request grow with the batch, the rest does
+		 * not; what could have held them is the activations' own memory,
+		 * what PyTorch had reserved but not allocated, and the free
+		 * memory. A batch larger than that share gets no further than
+		 * this request (an upper bound: what the forward needs after it
+		 * is not known). */
+		if (o->torch && act + o->request) {
+			uint64_t unused = o->torch_reserved > o->torch_allocated
+						  ? o->torch_reserved - o->torch_allocated : 0;
+			double f = (double)(act + unused + o->torch_free) / (double)(act + o->request);
+
+			if (f < 1.0)
+				snprintf(fit, sizeof(fit),
+					 "; they grow with the batch: at most %.2f times this batch gets "
+					 "this far (%s of activations and this request against %s "
+					 "of activations, cached and free memory)", f,
+					 (an_fmt_bytes(y, sizeof(y), act + o->request), y),
+					 (an_fmt_bytes(z, sizeof(z), act + unused + o->torch_free), z));
+		}
 		snprintf(text, sizeof(text),
-			 "activations hold %.0f%% (%s) of PyTorch's memory: a smaller batch, "
+			 "activations hold %.0f%% (%s) of PyTorch's memory%s: a smaller batch, "
 			 "activation checkpointing (torch.utils.checkpoint) of the largest layers%s%s, "
 			 "or mixed precision (torch.autocast with bfloat16/float16) would shrink them",
-			 100.0 * share(s->cat_bytes[CAT_ACTIVATIONS], o->fw_live), x,
-			 layers[0] ? ": " : "", layers);
-		advise(&a, GP_AN_ADVICE_ACTIVATIONS, s->cat_bytes[CAT_ACTIVATIONS], o->fw_live, text);
+			 100.0 * share(act, o->fw_live), x, fit, layers[0] ? ": " : "", layers);
+		advise(&a, GP_AN_ADVICE_ACTIVATIONS, act, o->fw_live, text);
 	}
-	if (p->mode == MODE_NATIVE && o->released) {
+	if (o->torch && o->torch_reserved > o->torch_allocated &&
+	    o->torch_reserved - o->torch_allocated >= o->request) {
+		/* what PyTorch held in partly used segments once it had released
+		 * its cache: it could not give up or use those holes */
+		an_fmt_bytes(x, sizeof(x), o->torch_reserved - o->torch_allocated);
+		snprintf(text, sizeof(text),
+			 "PyTorch had %s reserved but not allocated when it gave up, more than the "
+			 "request, yet in pieces it could not use: fragmentation; %s", x,
+			 p->expandable_segments ? "expandable_segments is already on"
+						: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets "
+						  "segments grow instead of leaving holes");
+		advise(&a, GP_AN_ADVICE_FRAGMENTATION, o->torch_reserved - o->torch_allocated, 0, text);
+	} else if (an_native_segments(p) && o->released) {
 		an_fmt_bytes(x, sizeof(x), o->released);
 		if (p->expandable_segments)
 			snprintf(text, sizeof(text),

@@ -10,7 +10,10 @@
  * from the start: the peak of reserved memory is then PyTorch's alone.
  * So is a trace with PyTorch's allocator history (--torch-history), whose
  * marks come at the end: pass 2 feeds its points in time order with the
- * events (history.h). */
+ * events (history.h). And so is a native trace with gpuprof's allocator
+ * hook: each cudaMalloc of a PyTorch segment comes just before the
+ * segment's own event, which tells it is PyTorch's; pass 2 leaves those
+ * cudaMallocs out from the start, and counts PyTorch's blocks. */
 #include "analyze.h"
 
 #include <errno.h>
@@ -116,9 +119,16 @@ static int fail(struct run *r, int status, const char *what)
 	return status;
 }
 
+/* What pass 1 found and pass 2 starts with, per input (indexed like the
+ * settings' inputs); each member moves into its process. */
+struct carry {
+	struct gp_u64map *other, *named, *seg;
+	struct an_history *hist;
+	int *blocks;
+};
+
 /* Opens every input (those of --process only); one process each. */
-static int open_all(struct run *r, struct gp_u64map *keep_other, struct gp_u64map *keep_named,
-		    struct an_history *keep_hist)
+static int open_all(struct run *r, struct carry *keep)
 {
 	const struct gp_an_settings *s = r->a.settings;
 	int64_t origin = INT64_MAX;
@@ -147,10 +157,10 @@ static int open_all(struct run *r, struct gp_u64map *keep_other, struct gp_u64ma
 			r->nsrc--;
 			continue;
 		}
-		if (keep_hist) {
-			src->hist = keep_hist[i];
+		if (keep) {
+			src->hist = keep->hist[i];
 			src->hist_given = 1;
-			memset(&keep_hist[i], 0, sizeof(keep_hist[i]));
+			memset(&keep->hist[i], 0, sizeof(keep->hist[i]));
 		}
 		r->inputs[r->nsrc - 1] = &s->inputs[i];
 		r->total_size += src->in.size;
@@ -161,11 +171,14 @@ static int open_all(struct run *r, struct gp_u64map *keep_other, struct gp_u64ma
 			return fail(r, GP_AN_FAIL, "out of memory");
 		an_proc_init(p, src, (int)i);
 		r->a.procs[r->a.nprocs++] = p;
-		if (keep_other) {
-			p->other_keys = keep_other[i];
-			p->named_segs = keep_named[i];
-			memset(&keep_other[i], 0, sizeof(keep_other[i]));
-			memset(&keep_named[i], 0, sizeof(keep_named[i]));
+		if (keep) {
+			p->other_keys = keep->other[i];
+			p->named_segs = keep->named[i];
+			p->seg_keys = keep->seg[i];
+			p->blocks = keep->blocks[i];
+			memset(&keep->other[i], 0, sizeof(keep->other[i]));
+			memset(&keep->named[i], 0, sizeof(keep->named[i]));
+			memset(&keep->seg[i], 0, sizeof(keep->seg[i]));
 		}
 	}
 	if (!r->nsrc) {
@@ -202,6 +215,8 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 	case AE_FREE:
 	case AE_POOL:
 	case AE_OOM:
+	case AE_SEGMENT:
+	case AE_ATTACH:
 		err = an_memory_event(&r->a, p, ev, ts);
 		break;
 	case AE_HISTORY:
@@ -290,7 +305,7 @@ static int find_others(struct run *r, struct gp_u64map *other, struct gp_u64map 
 		struct an_proc *p = r->a.procs[i];
 		size_t slot = (size_t)p->idx;
 
-		if (p->mode != MODE_NATIVE || !p->named_segs.count)
+		if (p->mode != MODE_NATIVE || !p->named_segs.count || p->saw_blocks)
 			continue;
 		for (int d = 0; d < AN_MAX_DEVICES; d++) {
 			struct an_pd *pd = p->pd[d];
@@ -338,8 +353,10 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		  size_t errcap, void (*note)(void *ctx, const char *line), void *note_ctx)
 {
 	struct run r;
-	struct gp_u64map *other = NULL, *named = NULL;
+	struct gp_u64map *other = NULL, *named = NULL, *seg = NULL;
 	struct an_history *hist = NULL;
+	int *blocks = NULL;
+	struct carry keep;
 	int st, any;
 
 	*out = NULL;
@@ -355,7 +372,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		snprintf(err, errcap, "out of memory");
 		return GP_AN_FAIL;
 	}
-	st = open_all(&r, NULL, NULL, NULL);
+	st = open_all(&r, NULL);
 	if (!st)
 		st = run_pass(&r);
 	if (st)
@@ -363,8 +380,10 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 
 	other = calloc(s->n_inputs, sizeof(*other));
 	named = calloc(s->n_inputs, sizeof(*named));
+	seg = calloc(s->n_inputs, sizeof(*seg));
 	hist = calloc(s->n_inputs, sizeof(*hist));
-	if (!other || !named || !hist) {
+	blocks = calloc(s->n_inputs, sizeof(*blocks));
+	if (!other || !named || !seg || !hist || !blocks) {
 		st = fail(&r, GP_AN_FAIL, "out of memory");
 		goto cleanup;
 	}
@@ -396,11 +415,23 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		memset(&src->hist, 0, sizeof(src->hist));
 		any = 1;
 	}
+	for (size_t i = 0; i < r.a.nprocs; i++) {
+		struct an_proc *p = r.a.procs[i];
+		size_t slot = (size_t)p->idx;
+
+		if (p->mode != MODE_NATIVE || !p->saw_blocks)
+			continue;
+		blocks[slot] = 1;
+		seg[slot] = p->seg_found;
+		memset(&p->seg_found, 0, sizeof(p->seg_found));
+		any = 1;
+	}
 	if (any) {
 		free_procs(&r);
 		close_sources(&r);
 		r.a.pass = 2;
-		st = open_all(&r, other, named, hist);
+		keep = (struct carry){ other, named, seg, hist, blocks };
+		st = open_all(&r, &keep);
 		if (!st)
 			st = run_pass(&r);
 		if (st)
@@ -428,10 +459,14 @@ cleanup:
 		gp_u64map_free(&other[i]);
 	for (size_t i = 0; named && i < s->n_inputs; i++)
 		gp_u64map_free(&named[i]);
+	for (size_t i = 0; seg && i < s->n_inputs; i++)
+		gp_u64map_free(&seg[i]);
 	for (size_t i = 0; hist && i < s->n_inputs; i++)
 		an_history_free(&hist[i]);
 	free(other);
 	free(named);
+	free(seg);
+	free(blocks);
 	free(hist);
 	an_strtab_free(&r.a.st);
 	return st;

@@ -65,6 +65,9 @@ void an_proc_free(struct an_analysis *a, struct an_proc *p)
 		if (p->pd[d])
 			an_pd_free(a, p->pd[d]);
 	gp_u64map_free(&p->named_segs);
+	gp_u64map_free(&p->seg_keys);
+	gp_u64map_free(&p->seg_found);
+	an_str_unref(&a->st, p->hook_state);
 	gp_u64map_free(&p->other_keys);
 	an_str_unref(&a->st, p->torch_version);
 	an_str_unref(&a->st, p->alloc_conf);
@@ -471,6 +474,7 @@ static int on_torch_info(struct an_analysis *a, struct an_proc *p, const char *j
 	TAKE("torch", torch_version)
 	TAKE("alloc_conf", alloc_conf)
 	TAKE("backend", backend)
+	TAKE("tracker", hook_state)
 #undef TAKE
 	if (json_object_object_get_ex(o, "history", &v) && json_object_is_type(v, json_type_boolean))
 		p->history_asked = json_object_get_boolean(v);
@@ -504,6 +508,42 @@ static void on_torch_memory(struct an_analysis *a, struct an_proc *p, const char
 			an_memory_torch_mem(a, p, (uint32_t)dev, (uint64_t)alloc, (uint64_t)res, ts);
 	}
 	json_object_put(o);
+}
+
+/* "gpuprof:torch.tensor 0xADDR NBYTES LAYER": the tensor of NBYTES at ADDR
+ * (live now) holds a parameter, or an optimizer's state of one, of the
+ * module LAYER (as fwd: ranges name it); what does not parse is no mark of
+ * the hooks and is ignored. */
+static int on_torch_tensor(struct an_analysis *a, struct an_proc *p, const char *s, size_t n)
+{
+	const char *end = s + n;
+	uint64_t addr = 0, nbytes = 0;
+	int digits = 0;
+
+	if (n < 2 || s[0] != '0' || s[1] != 'x')
+		return 0;
+	for (s += 2; s < end && *s != ' '; s++, digits++) {
+		char c = (char)(*s | 0x20);
+
+		if (digits >= 16)
+			return 0;
+		if (*s >= '0' && *s <= '9')
+			addr = addr * 16 + (uint64_t)(*s - '0');
+		else if (c >= 'a' && c <= 'f')
+			addr = addr * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return 0;
+	}
+	if (!digits || s >= end)
+		return 0;
+	for (s++, digits = 0; s < end && *s != ' '; s++, digits++) {
+		if (*s < '0' || *s > '9' || digits >= 16)
+			return 0;
+		nbytes = nbytes * 10 + (uint64_t)(*s - '0');
+	}
+	if (!digits || s + 1 >= end)
+		return 0;
+	return an_memory_name_tensor(a, p, addr, nbytes, s + 1, (size_t)(end - s - 1));
 }
 
 static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
@@ -555,6 +595,9 @@ static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 			return 0;
 		return gp_u64map_put(&p->named_segs, addr, (void *)1);
 	}
+	if (starts(n, GP_TORCH_TENSOR_PREFIX, sizeof(GP_TORCH_TENSOR_PREFIX) - 1))
+		return on_torch_tensor(a, p, n->s + sizeof(GP_TORCH_TENSOR_PREFIX) - 1,
+				       n->len - (sizeof(GP_TORCH_TENSOR_PREFIX) - 1));
 	if (starts(n, "gpuprof:torch.profiler start", 28))
 		p->profiler_windows++;
 	return 0;

@@ -14,6 +14,7 @@
 #include "advice.h"
 #include "leak.h"
 #include "set.h"
+#include "units.h"
 
 #define LAYER_SEP '\x1f'
 #define MAX_TREE_DEPTH 48
@@ -373,6 +374,129 @@ static void by_key(struct bld *b, const struct an_set *s, int which, struct gp_a
 	an_grp_free(&g);
 }
 
+/* ---- source lines (Python stacks, --stacks) ---- */
+
+/* A frame as a report names it: the file's base name (the JSON has it
+ * whole), its line, its function. */
+static const char *frame_name(struct bld *b, const struct an_sframe *f)
+{
+	const char *base = strrchr(f->file->s, '/');
+	char buf[2 * AN_STR_MAX + 32];
+
+	snprintf(buf, sizeof(buf), "%s:%u in %s", base ? base + 1 : f->file->s, f->line, f->func->s);
+	return str(b, buf);
+}
+
+static const struct an_stack *stack_of(const struct an_proc *p, const struct an_rec *r)
+{
+	return r->stack ? an_stacks_get(&p->src->stacks, r->stack) : NULL;
+}
+
+/* The source line an allocation stands for: its stack's user frame. */
+static const struct an_sframe *line_of(const struct an_proc *p, const struct an_rec *r)
+{
+	const struct an_stack *st = stack_of(p, r);
+
+	return st && st->user >= 0 ? &st->f[st->user] : NULL;
+}
+
+struct line_grp {
+	const struct an_stack *rep; /* the stack of its largest allocation */
+	uint64_t rep_bytes, bytes, count;
+};
+
+static int line_grp_cmp(const void *x, const void *y)
+{
+	const struct line_grp *a = *(struct line_grp *const *)x, *b = *(struct line_grp *const *)y;
+	const char *ka = a->rep ? a->rep->key->s : "", *kb = b->rep ? b->rep->key->s : "";
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return strcmp(ka, kb);
+}
+
+static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, struct gp_an_line *e)
+{
+	const struct an_stack *st = g->rep;
+	size_t k = 0;
+
+	e->bytes = g->bytes;
+	e->share = share(g->bytes, whole);
+	e->count = g->count;
+	e->line = -1;
+	if (!st) {
+		e->name = "(no Python stack)";
+		return;
+	}
+	e->name = frame_name(b, &st->f[st->user]);
+	e->file = astr(b, st->f[st->user].file);
+	e->function = astr(b, st->f[st->user].func);
+	e->line = st->f[st->user].line;
+	e->library_frames = (uint64_t)st->user; /* the frames inside it are a library's */
+	for (uint32_t i = (uint32_t)st->user; i < st->n; i++)
+		k += st->f[i].user;
+	e->stack = arr(b, k, sizeof(*e->stack));
+	for (uint32_t i = (uint32_t)st->user; e->stack && i < st->n; i++)
+		if (st->f[i].user)
+			e->stack[e->nstack++] = frame_name(b, &st->f[i]);
+}
+
+/* Bytes by the source line that made them; not present without stacks. */
+static void by_line(struct bld *b, const struct an_proc *p, struct an_rec *const *recs, size_t n,
+		    uint64_t whole, struct gp_an_lines *out)
+{
+	struct gp_u64map by_key = { 0 };
+	struct line_grp **list = NULL;
+	size_t ng = 0, cap = 0;
+
+	if (!p->hook_stacks)
+		return;
+	out->present = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct an_stack *st = stack_of(p, recs[i]);
+		const struct an_str *key = st ? st->key : NULL;
+		struct line_grp *g = gp_u64map_get(&by_key, (uint64_t)(uintptr_t)key);
+
+		if (!g) {
+			if (ng == cap) {
+				size_t c = cap ? cap * 2 : 16;
+				struct line_grp **l = realloc(list, c * sizeof(*l));
+
+				if (!l)
+					goto oom;
+				list = l;
+				cap = c;
+			}
+			g = calloc(1, sizeof(*g));
+			if (!g || gp_u64map_put(&by_key, (uint64_t)(uintptr_t)key, g)) {
+				free(g);
+				goto oom;
+			}
+			list[ng++] = g;
+		}
+		g->bytes += recs[i]->bytes;
+		g->count++;
+		if (key && recs[i]->bytes >= g->rep_bytes) {
+			g->rep = st;
+			g->rep_bytes = recs[i]->bytes;
+		}
+	}
+	if (ng)
+		qsort(list, ng, sizeof(*list), line_grp_cmp);
+	out->v = arr(b, ng, sizeof(*out->v));
+	for (size_t i = 0; out->v && i < ng; i++)
+		line_fill(b, list[i], whole, &out->v[i]);
+	out->n = out->v ? ng : 0;
+	goto done;
+oom:
+	b->oom = 1;
+done:
+	for (size_t i = 0; i < ng; i++)
+		free(list[i]);
+	free(list);
+	gp_u64map_free(&by_key);
+}
+
 static int member_cmp(const void *x, const void *y)
 {
 	const struct an_member *a = x, *b = y;
@@ -384,13 +508,16 @@ static int member_cmp(const void *x, const void *y)
 	return a->r->addr < b->r->addr ? -1 : a->r->addr > b->r->addr;
 }
 
-static void alloc_fill(struct bld *b, const struct an_set *s, const struct an_member *m,
-		       struct gp_an_alloc *e)
+static void alloc_fill(struct bld *b, const struct an_proc *p, const struct an_set *s,
+		       const struct an_member *m, struct gp_an_alloc *e)
 {
 	const struct an_rec *r = m->r;
+	const struct an_sframe *f = line_of(p, r);
 
 	e->bytes = r->bytes;
 	e->addr = r->addr;
+	e->requested = opt((r->flags & R_TORCH) != 0, r->requested);
+	e->line = f ? frame_name(b, f) : NULL;
 	e->t = sec(b, r->ts);
 	e->step = s->steps ? (int64_t)r->step : -1;
 	e->phase = s->torch ? an_phase_names[r->phase] : NULL;
@@ -403,13 +530,35 @@ static void alloc_fill(struct bld *b, const struct an_set *s, const struct an_me
 	e->freed_t = (r->flags & R_FREED) ? sec(b, r->free_ts) : NAN;
 }
 
+/* How much of a set has a module, a source line, one or both. */
+static void attributed(const struct an_proc *p, const struct an_set *s, struct gp_an_set *out)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct an_rec *r = s->m[i].r;
+		int layer = r->layer != NULL, line = line_of(p, r) != NULL;
+
+		out->attributed.layer += layer ? r->bytes : 0;
+		out->attributed.line += line ? r->bytes : 0;
+		out->attributed.either += layer || line ? r->bytes : 0;
+	}
+}
+
 /* The groupings of a set, and its top allocations (s is sorted for them). */
-static void describe(struct bld *b, struct an_set *s, int top, struct gp_an_set *out)
+static void describe(struct bld *b, const struct an_proc *p, struct an_set *s, int top,
+		     struct gp_an_set *out)
 {
 	size_t ntop = s->n < (size_t)top ? s->n : (size_t)top;
+	struct an_rec **recs = s->n ? malloc(s->n * sizeof(*recs)) : NULL;
 
 	out->live_bytes = s->bytes;
 	out->live_allocations = s->n;
+	attributed(p, s, out);
+	if (s->n && !recs)
+		b->oom = 1;
+	for (size_t i = 0; recs && i < s->n; i++)
+		recs[i] = s->m[i].r;
+	by_line(b, p, recs, recs ? s->n : 0, s->bytes, &out->by_line);
+	free(recs);
 	if (s->torch)
 		by_category(b, s, out);
 	by_layer(b, s, &out->layers, &out->nlayers);
@@ -421,7 +570,7 @@ static void describe(struct bld *b, struct an_set *s, int top, struct gp_an_set 
 		qsort(s->m, s->n, sizeof(*s->m), member_cmp);
 	out->top = arr(b, ntop, sizeof(*out->top));
 	for (size_t i = 0; out->top && i < ntop; i++)
-		alloc_fill(b, s, &s->m[i], &out->top[i]);
+		alloc_fill(b, p, s, &s->m[i], &out->top[i]);
 	out->ntop = out->top ? ntop : 0;
 }
 
@@ -507,6 +656,50 @@ static void history_notes(struct bld *b, const struct an_proc *p, struct notes *
 	}
 }
 
+/* Native mode: what gpuprof's hook on PyTorch's allocator did not see. */
+static void hook_notes(const struct an_proc *p, struct notes *notes)
+{
+	char line[640];
+	uint64_t alloc = 0, res = 0;
+
+	if (p->mode != MODE_NATIVE)
+		return;
+	if (!p->blocks) {
+		/* said where the hooks tried it (a trace of an older gpuprof
+		 * says nothing of the hook) */
+		if (p->hook_state && strcmp(p->hook_state->s, "on")) {
+			snprintf(line, sizeof(line),
+				 "gpuprof's hook on PyTorch's caching allocator was not attached (%s): "
+				 "its segments are in the trace, not every tensor, and allocated is "
+				 "sampled", p->hook_state->s);
+			note(notes, line);
+		}
+		return;
+	}
+	for (int d = 0; d < AN_MAX_DEVICES; d++) {
+		if (!p->pd[d])
+			continue;
+		alloc += p->pd[d]->attach_allocated;
+		res += p->pd[d]->attach_reserved;
+	}
+	if (alloc || res) {
+		char x[32], y[32];
+
+		an_fmt_bytes(x, sizeof(x), alloc);
+		an_fmt_bytes(y, sizeof(y), res);
+		snprintf(line, sizeof(line),
+			 "PyTorch had allocated %s (reserved %s) before gpuprof's hook began to "
+			 "watch its allocator: not in these numbers", x, y);
+		note(notes, line);
+	}
+	if (p->src->torch_guessed) {
+		snprintf(line, sizeof(line),
+			 "%" PRIu64 " blocks' sizes could not be read from PyTorch's counters: their "
+			 "requests rounded are counted, which may be less", p->src->torch_guessed);
+		note(notes, line);
+	}
+}
+
 static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *notes)
 {
 	const struct an_source *src = p->src;
@@ -559,9 +752,10 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 	if (src->statics == STATICS_NONE)
 		note(notes, "module globals (__device__ variables, device_static) were not "
 		     "recorded (GPUPROF_RECORD without statics)");
-	if (p->mode == MODE_NATIVE && !p->named_segs.count)
+	if (an_native_segments(p) && !p->named_segs.count)
 		note(notes, "PyTorch did not name its segments (it did not exit normally?): "
 		     "reserved includes device memory of other libraries");
+	hook_notes(p, notes);
 	history_notes(b, p, notes);
 }
 
@@ -601,6 +795,20 @@ static void trace_fill(struct bld *b, const struct an_proc *p, struct gp_an_trac
 	t->reused_addresses = p->reused_live;
 	t->unattributed_allocations = p->unattributed;
 	t->profiler_windows = p->profiler_windows;
+	if (p->mode == MODE_NATIVE) {
+		t->has_hook = 1;
+		t->hook.attached = p->blocks;
+		t->hook.stacks = p->hook_stacks;
+		t->hook.why = !p->blocks && p->hook_state && strcmp(p->hook_state->s, "on")
+				      ? astr(b, p->hook_state) : NULL;
+		t->hook.sizes_guessed = src->torch_guessed;
+		for (int d = 0; d < AN_MAX_DEVICES; d++) {
+			if (!p->pd[d])
+				continue;
+			t->hook.allocated_before += p->pd[d]->attach_allocated;
+			t->hook.reserved_before += p->pd[d]->attach_reserved;
+		}
+	}
 	if (h->devices) {
 		t->has_torch_history = 1;
 		t->history_points = h->n;
@@ -647,7 +855,7 @@ static void amount(struct bld *b, struct gp_an_amount *x, int known, uint64_t en
 static void summary_fill(struct bld *b, const struct an_pd *pd, struct gp_an_summary *s)
 {
 	const struct an_proc *p = pd->proc;
-	int native = p->mode == MODE_NATIVE;
+	int native = an_native_segments(p), blocks = an_native_blocks(p);
 	size_t nk = 0;
 
 	if (native) {
@@ -657,12 +865,14 @@ static void summary_fill(struct bld *b, const struct an_pd *pd, struct gp_an_sum
 		amount(b, &s->reserved, 1, pd->fw_live, pd->fw_peak, pd->fw_peak_ts, pd->fw_peak != 0,
 		       "segments");
 	} else {
+		/* every tensor: PyTorch's blocks inside its segments (native), or
+		 * its allocations inside cudaMallocAsync's pools (tensor) */
 		amount(b, &s->allocated, 1, pd->fw_live, pd->fw_peak, pd->fw_peak_ts, pd->fw_peak != 0,
-		       "allocations");
+		       blocks ? "blocks" : "allocations");
 		amount(b, &s->reserved, pd->has_pool, pd->pool_sum, pd->pool_peak, pd->pool_peak_ts,
-		       pd->has_pool && pd->pool_peak, pd->has_pool ? "pools" : NULL);
+		       pd->has_pool && pd->pool_peak, !pd->has_pool ? NULL : blocks ? "segments" : "pools");
 	}
-	s->total_end = pd->fw_live + pd->other_live;
+	s->total_end = an_pd_device_live(pd);
 	s->total_peak = pd->total_peak;
 	s->total_peak_t = pd->total_peak ? sec(b, pd->total_peak_ts) : NAN;
 	if (p->mode != MODE_CUDA) {
@@ -690,7 +900,7 @@ static void summary_fill(struct bld *b, const struct an_pd *pd, struct gp_an_sum
 		e->allocations = pd->kind_allocs[k];
 	}
 	s->frag.known = pd->frag_known != 0;
-	s->frag.source = !pd->frag_known ? NULL : !native ? "pools"
+	s->frag.source = !pd->frag_known ? NULL : blocks ? "segments" : !native ? "pools"
 			 : pd->torch_hist ? "torch history" : "torch marks";
 	if (!pd->frag_known) {
 		s->frag.why = native ? "in native mode the bytes allocated inside PyTorch's "
@@ -715,18 +925,18 @@ static void peak_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_pea
 	struct an_proc *p = pd->proc;
 	struct an_set s = { 0 };
 
-	o->what = p->mode == MODE_NATIVE ? "reserved" : p->mode == MODE_TENSOR ? "allocated" : "device";
+	o->what = an_native_segments(p) ? "reserved" : an_every_tensor(p) ? "allocated" : "device";
 	o->bytes = pd->fw_peak;
 	o->t = sec(b, pd->peak_ts);
 	o->step = p->has_steps ? (int64_t)pd->peak_step : -1;
 	o->phase = phase_name(p, pd->peak_phase);
 	o->layer = layer_str(b, pd->peak_layer);
 	o->other = pd->peak_other;
-	o->device_total = pd->fw_peak + pd->peak_other;
+	o->device_total = pd->peak_device;
 	o->device_static = pd->peak_static;
 	o->reserved = opt(pd->peak_reserved_known, pd->peak_reserved);
 	snap_set(b, pd, &pd->peak, &s);
-	describe(b, &s, top, &o->set);
+	describe(b, p, &s, top, &o->set);
 	an_set_free(b->a, &s);
 }
 
@@ -765,9 +975,8 @@ static void survivors_fill(struct bld *b, struct an_pd *pd, const struct an_leak
 	recs = an_snap_members(pd, &pd->step_snap, &n, &oom);
 	for (size_t i = 0; i < n; i++) {
 		struct an_rec *r = recs[i];
-		int fw = p->mode == MODE_TENSOR ? (r->flags & R_ASYNC) != 0 : !(r->flags & R_OTHER);
 
-		if (fw && r->step >= lo && r->step <= hi)
+		if (an_is_fw(p, r) && r->step >= lo && r->step <= hi)
 			recs[k++] = r;
 	}
 	if (oom || an_set_make(b->a, p, recs, k, &s)) {
@@ -786,6 +995,7 @@ static void survivors_fill(struct bld *b, struct an_pd *pd, const struct an_leak
 		if (s.torch)
 			by_key(b, &s, BY_PHASE, &sv->by_phase);
 		by_key(b, &s, BY_OP, &sv->by_op);
+		by_line(b, p, recs, k, s.bytes, &sv->by_line);
 	}
 	an_set_free(b->a, &s);
 	free(recs);
@@ -849,10 +1059,18 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 	j->retries = o->retries;
 	j->released_after = o->released;
 	j->recovered = o->recovered != 0;
+	j->raised = o->torch;
+	if (o->torch) {
+		j->pytorch.block = o->torch_block;
+		j->pytorch.allocated = o->torch_allocated;
+		j->pytorch.reserved = o->torch_reserved;
+		j->pytorch.free = o->torch_free;
+		j->free = opt(1, o->torch_free);
+	}
 	j->detailed = detailed;
 	if (detailed) {
 		snap_set(b, pd, &o->snap, &s);
-		describe(b, &s, top, &j->set);
+		describe(b, p, &s, top, &j->set);
 	}
 	if (an_advise(b->r, pd, o, &s, capacity, lk, &j->advice, &j->nadvice))
 		b->oom = 1;

@@ -19,6 +19,12 @@ enum an_ev_type {
 	AE_END,       /* NVTX end (e), a id */
 	AE_MARK,      /* NVTX mark (i), name */
 	AE_HISTORY,   /* a point of PyTorch's allocator history (history.h): a allocated, b reserved */
+	/* PyTorch's caching allocator as gpuprof's hook saw it (torch.* events):
+	 * its blocks are AE_ALLOC/AE_FREE with EVF_TORCH (c requested, d
+	 * stack id); its OOM is AE_OOM with EVF_TORCH (b what it tried to
+	 * cudaMalloc, a the block, c free, d allocated, e reserved) */
+	AE_SEGMENT,   /* a addr, b bytes; EVF_RELEASE: given back; EVF_MAPPED: expandable pages */
+	AE_ATTACH,    /* the hook began: a allocated, b reserved then; EVF_STACKS */
 };
 
 /* Memory kinds of the format, in its order. */
@@ -33,6 +39,10 @@ enum {
 	EVF_POOL_SIZE = 2,  /* e holds the size of local pool d */
 	EVF_MEMINFO = 4,    /* oom: free and total are known */
 	EVF_THREAD = 8,     /* alloc/free: tid is the calling thread, name its API */
+	EVF_TORCH = 16,     /* alloc/free/oom: PyTorch's caching allocator, from its hook */
+	EVF_RELEASE = 32,   /* segment: given back */
+	EVF_MAPPED = 64,    /* segment: pages of an expandable segment */
+	EVF_STACKS = 128,   /* attach: blocks name their Python stacks */
 };
 
 struct an_ev {
@@ -43,6 +53,7 @@ struct an_ev {
 	int64_t ts;  /* nanoseconds from the trace's ts_base_ns */
 	int64_t tid; /* host thread, for NVTX and oom */
 	uint64_t a, b, c, d, e;
+	uint64_t f;  /* EVF_TORCH oom: PyTorch's allocated bytes then */
 	struct an_str *name; /* a reference, or NULL */
 };
 

@@ -6,14 +6,25 @@
  *   tensor mode: stream-ordered device allocations (PyTorch's tensors under
  *                cudaMallocAsync); the others (cuBLAS workspaces, ...) are
  *                "other";
- *   native mode: device allocations (PyTorch's segments), less those found
- *                after a first pass to be someone else's (analyze.c);
+ *   native mode with gpuprof's allocator hook: PyTorch's blocks (torch.*
+ *                events), inside its segments, which count as reserved
+ *                like tensor mode's pools; the cudaMalloc behind each
+ *                segment is left out (a first pass finds them, analyze.c),
+ *                every other device allocation is "other";
+ *   native mode without it: device allocations (PyTorch's segments), less
+ *                those found after a first pass to be someone else's;
  *   cuda mode:   all device allocations. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "state.h"
+
+/* The pool keys of native mode's segments: a cudaMalloc'd segment is keyed
+ * by its address; the pages mapped into expandable segments come and go in
+ * ranges that need not match, so they are one sum under a key no segment
+ * has (addresses are aligned). */
+#define SEG_MAPPED_KEY 1
 
 uint64_t an_other_key(uint64_t addr, int64_t ts)
 {
@@ -139,6 +150,7 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	for (size_t i = 0; i < pd->pools.cap; i++)
 		free(pd->pools.slots[i].val);
 	gp_u64map_free(&pd->pools);
+	gp_u64map_free(&pd->seg_cuda);
 	snap_free(a, &pd->peak);
 	snap_free(a, &pd->step_snap);
 	for (size_t i = 0; i < pd->nooms; i++)
@@ -201,13 +213,28 @@ struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_
 
 static int reserved_now(const struct an_pd *pd, uint64_t *res)
 {
-	switch (pd->proc->mode) {
-	case MODE_NATIVE:
+	if (an_native_segments(pd->proc)) {
 		*res = pd->fw_live;
 		return 1;
-	default:
-		*res = pd->pool_sum;
-		return pd->has_pool;
+	}
+	*res = pd->pool_sum;
+	return pd->has_pool;
+}
+
+uint64_t an_pd_device_live(const struct an_pd *pd)
+{
+	if (an_native_blocks(pd->proc))
+		return pd->pool_sum + pd->other_live;
+	return pd->fw_live + pd->other_live;
+}
+
+static void total_note(struct an_pd *pd, int64_t ts)
+{
+	uint64_t total = an_pd_device_live(pd);
+
+	if (total > pd->total_peak) {
+		pd->total_peak = total;
+		pd->total_peak_ts = ts;
 	}
 }
 
@@ -225,7 +252,7 @@ static void frag_update(struct an_pd *pd, int64_t ts)
 {
 	uint64_t res, alloc;
 
-	if (pd->proc->mode == MODE_NATIVE) {
+	if (an_native_segments(pd->proc)) {
 		if (!pd->has_torch_mem)
 			return;
 		res = pd->torch_reserved;
@@ -254,13 +281,13 @@ static void gpu_update(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 		return;
 	g = &a->gpus[pd->gpu_idx];
 	for (size_t i = 0; i < g->npds; i++)
-		sum += g->pds[i]->fw_live + g->pds[i]->other_live;
+		sum += an_pd_device_live(g->pds[i]);
 	g->live = sum;
 	if (sum > g->peak) {
 		g->peak = sum;
 		g->peak_ts = ts;
 		for (size_t i = 0; i < g->npds; i++)
-			g->peak_by_pd[i] = g->pds[i]->fw_live + g->pds[i]->other_live;
+			g->peak_by_pd[i] = an_pd_device_live(g->pds[i]);
 	}
 }
 
@@ -289,7 +316,7 @@ static int pool_set(struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts)
 	return 0;
 }
 
-static int is_fw(const struct an_proc *p, const struct an_rec *r)
+int an_is_fw(const struct an_proc *p, const struct an_rec *r)
 {
 	if (!(r->flags & R_DEVICE))
 		return 0;
@@ -297,7 +324,7 @@ static int is_fw(const struct an_proc *p, const struct an_rec *r)
 	case MODE_TENSOR:
 		return (r->flags & R_ASYNC) != 0;
 	case MODE_NATIVE:
-		return !(r->flags & R_OTHER);
+		return p->blocks ? (r->flags & R_TORCH) != 0 : !(r->flags & R_OTHER);
 	default:
 		return 1;
 	}
@@ -325,7 +352,7 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 	pd->live_count--;
 	pd->frees++;
 	if (r->flags & R_DEVICE) {
-		if (is_fw(p, r))
+		if (an_is_fw(p, r))
 			pd->fw_live -= r->bytes;
 		else
 			pd->other_live -= r->bytes;
@@ -336,7 +363,7 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 		for (size_t i = 0; i < pd->nooms; i++)
 			if (pd->ooms[i].snap.taken && r->seq <= pd->ooms[i].snap.cut)
 				err |= snap_keep(&pd->ooms[i].snap, r);
-		if (is_fw(p, r)) {
+		if (an_is_fw(p, r)) {
 			if (pd->nooms && pd->ooms[pd->nooms - 1].open) {
 				pd->ooms[pd->nooms - 1].released += r->bytes;
 				r->flags |= R_RELEASED_ON_OOM;
@@ -349,6 +376,7 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 	}
 	an_rec_unref(a, r);
 	frag_update(pd, ts);
+	total_note(pd, ts);
 	gpu_update(a, pd, ts);
 	return err ? -ENOMEM : 0;
 }
@@ -393,6 +421,13 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	struct an_rec *r, *old;
 	uint64_t total;
 
+	if (ev->flags & EVF_TORCH)
+		p->saw_blocks = 1;
+	else if (an_native_blocks(p) && p->seg_keys.count &&
+		 gp_u64map_get(&p->seg_keys, an_other_key(ev->a, ts)))
+		/* the cudaMalloc of one of PyTorch's segments: its
+		 * torch.segment_alloc counts it, its blocks are the allocations */
+		return gp_u64map_put(&pd->seg_cuda, ev->a, (void *)1) ? -ENOMEM : 0;
 	old = gp_u64map_del(&pd->live, ev->a);
 	if (old) {
 		/* its free was lost (a profiler window, dropped records) */
@@ -407,6 +442,12 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	r->ref = 1;
 	r->addr = ev->a;
 	r->bytes = ev->b;
+	r->requested = ev->b;
+	if (ev->flags & EVF_TORCH) {
+		r->flags |= R_TORCH;
+		r->requested = ev->c;
+		r->stack = ev->d <= UINT32_MAX ? (uint32_t)ev->d : 0;
+	}
 	r->seq = ++a->seq;
 	r->ts = ts;
 	r->kind = ev->kind;
@@ -432,10 +473,12 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		r->op = an_str_ref(t->op);
 		r->range_inst = t->range_inst;
 	}
-	if (p->mode == MODE_NATIVE && p->other_keys.count &&
+	if (an_native_segments(p) && p->other_keys.count &&
 	    gp_u64map_get(&p->other_keys, an_other_key(r->addr, r->ts)))
 		r->flags |= R_OTHER;
 	else if (p->mode == MODE_TENSOR && (r->flags & R_DEVICE) && !(r->flags & R_ASYNC))
+		r->flags |= R_OTHER;
+	else if (an_native_blocks(p) && (r->flags & R_DEVICE) && !(r->flags & R_TORCH))
 		r->flags |= R_OTHER;
 	if (gp_u64map_put(&pd->live, r->addr, r)) {
 		an_rec_unref(a, r);
@@ -455,7 +498,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))
 		return -ENOMEM;
 	if (r->flags & R_DEVICE) {
-		int fw = is_fw(p, r);
+		int fw = an_is_fw(p, r);
 
 		if (fw) {
 			pd->fw_live += r->bytes;
@@ -464,14 +507,12 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 			pd->other_live += r->bytes;
 			pd->other_allocs++;
 		}
-		if (__builtin_add_overflow(pd->fw_live, pd->other_live, &total))
+		if (__builtin_add_overflow(pd->fw_live, pd->other_live, &total) ||
+		    __builtin_add_overflow(total, pd->pool_sum, &total))
 			return absurd(a);
 		if (pd->other_live > pd->other_peak)
 			pd->other_peak = pd->other_live;
-		if (total > pd->total_peak) {
-			pd->total_peak = total;
-			pd->total_peak_ts = ts;
-		}
+		total_note(pd, ts);
 		if (fw && pd->fw_live > pd->fw_peak) {
 			pd->fw_peak = pd->fw_live;
 			pd->fw_peak_ts = ts;
@@ -479,6 +520,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 			pd->peak_step = r->step;
 			pd->peak_phase = r->phase;
 			pd->peak_other = pd->other_live;
+			pd->peak_device = an_pd_device_live(pd);
 			pd->peak_static = pd->kind_live[K_DEVICE_STATIC];
 			pd->peak_reserved_known = reserved_now(pd, &pd->peak_reserved);
 			an_str_unref(&a->st, pd->peak_layer);
@@ -503,8 +545,12 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	int64_t tid = 0;
 	struct an_str *api = NULL;
 	struct an_thread *t = call_thread(p, ev, &tid, &api);
-	struct an_rec *r = gp_u64map_del(&pd->live, ev->a);
+	struct an_rec *r;
 
+	/* a segment's cudaFree: its torch.segment_free counts it */
+	if (!(ev->flags & EVF_TORCH) && pd->seg_cuda.count && gp_u64map_del(&pd->seg_cuda, ev->a))
+		return 0;
+	r = gp_u64map_del(&pd->live, ev->a);
 	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))
 		return -ENOMEM;
 	if (!r) {
@@ -512,6 +558,18 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		return 0;
 	}
 	return release(a, p, pd, r, ts, t);
+}
+
+/* PyTorch's word on a failure (torch.oom): it raised OutOfMemoryError. */
+static void oom_torch(struct an_oom *o, const struct an_ev *ev)
+{
+	o->torch = 1;
+	o->torch_block = ev->a;
+	o->torch_free = ev->c;
+	o->torch_allocated = ev->f;
+	o->torch_reserved = ev->e;
+	o->recovered = 0;
+	o->open = 0; /* the program got the exception: what follows is not a retry */
 }
 
 static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
@@ -525,7 +583,12 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	else if (pd->open_undetailed && pd->last_oom.open)
 		prev = &pd->last_oom;
 	if (prev && prev->request == ev->b && prev->tid == ev->tid) {
-		prev->retries++;
+		/* the cudaMalloc PyTorch tried, and then its OutOfMemoryError:
+		 * one incident, PyTorch's */
+		if (ev->flags & EVF_TORCH)
+			oom_torch(prev, ev);
+		else
+			prev->retries++;
 		return 0;
 	}
 	if (prev)
@@ -556,12 +619,76 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	o->result = (int64_t)ev->e;
 	o->fw_live = pd->fw_live;
 	o->other_live = pd->other_live;
-	o->total_live = pd->fw_live + pd->other_live;
+	o->total_live = an_pd_device_live(pd);
 	o->static_live = pd->kind_live[K_DEVICE_STATIC];
 	o->reserved_known = reserved_now(pd, &o->reserved);
 	o->open = 1;
 	if (o != &pd->last_oom)
 		snap_take(a, &o->snap);
+	if (ev->flags & EVF_TORCH)
+		oom_torch(o, ev);
+	return 0;
+}
+
+/* A segment PyTorch's caching allocator reserved or gave back. */
+static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *ev, int64_t ts)
+{
+	int release = (ev->flags & EVF_RELEASE) != 0;
+	uint64_t size = release ? 0 : ev->b;
+	int err;
+
+	p->saw_blocks = 1;
+	if (ev->flags & EVF_MAPPED) {
+		uint64_t *cur = gp_u64map_get(&pd->pools, SEG_MAPPED_KEY), now = cur ? *cur : 0;
+
+		size = release ? (now > ev->b ? now - ev->b : 0) : now + ev->b;
+		err = pool_set(pd, SEG_MAPPED_KEY, size, ts);
+	} else {
+		struct an_rec *r = release ? NULL : gp_u64map_get(&pd->live, ev->a);
+
+		/* pass 1: the cudaMalloc behind it, for pass 2 to leave out */
+		if (r && !(r->flags & R_TORCH) &&
+		    gp_u64map_put(&p->seg_found, an_other_key(r->addr, r->ts), (void *)1))
+			return -ENOMEM;
+		err = pool_set(pd, ev->a, size, ts);
+	}
+	if (err)
+		return err;
+	frag_update(pd, ts);
+	total_note(pd, ts);
+	return 0;
+}
+
+static void on_attach(struct an_proc *p, struct an_pd *pd, const struct an_ev *ev)
+{
+	p->saw_blocks = 1;
+	pd->attached = 1;
+	pd->attach_allocated = ev->a;
+	pd->attach_reserved = ev->b;
+	if (ev->flags & EVF_STACKS)
+		p->hook_stacks = 1;
+}
+
+int an_memory_name_tensor(struct an_analysis *a, struct an_proc *p, uint64_t addr, uint64_t nbytes,
+			  const char *layer, size_t len)
+{
+	for (int d = 0; d < AN_MAX_DEVICES; d++) {
+		struct an_pd *pd = p->pd[d];
+		struct an_rec *r = pd ? gp_u64map_get(&pd->live, addr) : NULL;
+		struct an_str *name;
+
+		/* a tensor of its own: a view's storage, or one of a flat
+		 * parameter's many, is not named after one of them */
+		if (!r || !(r->flags & (R_TORCH | R_ASYNC)) || r->requested != nbytes)
+			continue;
+		name = an_str_intern(&a->st, layer, len);
+		if (!name)
+			return -ENOMEM;
+		an_str_unref(&a->st, r->layer);
+		r->layer = name;
+		r->flags |= R_NAMED;
+		return 0;
+	}
 	return 0;
 }
 
@@ -583,6 +710,14 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 		return 0;
 	case AE_OOM:
 		return on_oom(a, p, pd, ev, ts);
+	case AE_SEGMENT:
+		if (on_segment(p, pd, ev, ts))
+			return -ENOMEM;
+		gpu_update(a, pd, ts);
+		return 0;
+	case AE_ATTACH:
+		on_attach(p, pd, ev);
+		return 0;
 	default:
 		return 0;
 	}

@@ -115,8 +115,38 @@ static struct json_object *alloc_json(struct gp_jb *b, const struct gp_an_alloc 
 	gp_jb_put(b, o, "api", gp_jb_str(b, e->api));
 	gp_jb_put(b, o, "op", gp_jb_str(b, e->op));
 	gp_jb_put(b, o, "kind", gp_jb_str(b, e->kind));
+	gp_jb_put(b, o, "line", gp_jb_str(b, e->line));
+	gp_jb_put(b, o, "requested", jopt(b, e->requested));
 	gp_jb_put(b, o, "freed_t", jsec(b, e->freed_t));
 	return o;
+}
+
+/* by_line: null where the trace has no Python stacks */
+static struct json_object *lines_json(struct gp_jb *b, const struct gp_an_lines *l)
+{
+	struct json_object *arr;
+
+	if (!l->present)
+		return NULL;
+	arr = gp_jb_arr(b);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct gp_an_line *e = &l->v[i];
+		struct json_object *o = gp_jb_obj(b), *st = gp_jb_arr(b);
+
+		gp_jb_put(b, o, "name", gp_jb_str(b, e->name));
+		gp_jb_put(b, o, "file", gp_jb_str(b, e->file));
+		gp_jb_put(b, o, "line", jint_or_null(b, e->line));
+		gp_jb_put(b, o, "function", gp_jb_str(b, e->function));
+		gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)e->bytes));
+		gp_jb_put(b, o, "share", gp_jb_num(b, e->share, 4));
+		gp_jb_put(b, o, "count", gp_jb_int(b, (int64_t)e->count));
+		for (size_t k = 0; k < e->nstack; k++)
+			gp_jb_push(b, st, gp_jb_str(b, e->stack[k]));
+		gp_jb_put(b, o, "stack", st);
+		gp_jb_put(b, o, "library_frames", gp_jb_int(b, (int64_t)e->library_frames));
+		gp_jb_push(b, arr, o);
+	}
+	return arr;
 }
 
 /* The members of a Set, into o. */
@@ -131,6 +161,12 @@ static void set_json(struct gp_jb *b, struct json_object *o, const struct gp_an_
 	gp_jb_put(b, o, "by_phase", groups_json(b, &s->by_phase, "phase"));
 	gp_jb_put(b, o, "by_op", groups_json(b, &s->by_op, "op"));
 	gp_jb_put(b, o, "by_api", groups_json(b, &s->by_api, "api"));
+	gp_jb_put(b, o, "by_line", lines_json(b, &s->by_line));
+	arr = gp_jb_obj(b);
+	gp_jb_put(b, arr, "layer", gp_jb_int(b, (int64_t)s->attributed.layer));
+	gp_jb_put(b, arr, "line", gp_jb_int(b, (int64_t)s->attributed.line));
+	gp_jb_put(b, arr, "either", gp_jb_int(b, (int64_t)s->attributed.either));
+	gp_jb_put(b, o, "attributed", arr);
 	arr = gp_jb_arr(b);
 	for (size_t i = 0; i < s->ntop; i++)
 		gp_jb_push(b, arr, alloc_json(b, &s->top[i]));
@@ -188,6 +224,19 @@ static struct json_object *trace_json(struct gp_jb *b, const struct gp_an_trace 
 		gp_jb_put(b, o, "torch_history", h);
 	} else {
 		gp_jb_put(b, o, "torch_history", NULL);
+	}
+	if (t->has_hook) {
+		struct json_object *h = gp_jb_obj(b);
+
+		gp_jb_put(b, h, "attached", gp_jb_bool(b, t->hook.attached));
+		gp_jb_put(b, h, "stacks", gp_jb_bool(b, t->hook.stacks));
+		gp_jb_put(b, h, "why", gp_jb_str(b, t->hook.why));
+		gp_jb_put(b, h, "allocated_before", gp_jb_int(b, (int64_t)t->hook.allocated_before));
+		gp_jb_put(b, h, "reserved_before", gp_jb_int(b, (int64_t)t->hook.reserved_before));
+		gp_jb_put(b, h, "sizes_guessed", gp_jb_int(b, (int64_t)t->hook.sizes_guessed));
+		gp_jb_put(b, o, "allocator_hook", h);
+	} else {
+		gp_jb_put(b, o, "allocator_hook", NULL);
 	}
 	for (size_t i = 0; i < t->nnotes; i++)
 		gp_jb_push(b, notes, gp_jb_str(b, t->notes[i]));
@@ -345,6 +394,7 @@ static struct json_object *leak_json(struct gp_jb *b, const struct gp_an_leak *l
 		gp_jb_put(b, sv, "by_layer", tree_json(b, s->layers, s->nlayers));
 		gp_jb_put(b, sv, "by_phase", groups_json(b, &s->by_phase, "phase"));
 		gp_jb_put(b, sv, "by_op", groups_json(b, &s->by_op, "op"));
+		gp_jb_put(b, sv, "by_line", lines_json(b, &s->by_line));
 		gp_jb_put(b, o, "survivors", sv);
 	}
 	return o;
@@ -374,6 +424,19 @@ static struct json_object *oom_json(struct gp_jb *b, const struct gp_an_oom *o)
 	gp_jb_put(b, j, "retries", gp_jb_int(b, o->retries));
 	gp_jb_put(b, j, "released_after", gp_jb_int(b, (int64_t)o->released_after));
 	gp_jb_put(b, j, "recovered", gp_jb_bool(b, o->recovered));
+	gp_jb_put(b, j, "raised", gp_jb_bool(b, o->raised));
+	if (o->raised) {
+		struct json_object *x = gp_jb_obj(b);
+
+		gp_jb_put(b, x, "request", gp_jb_int(b, (int64_t)o->request));
+		gp_jb_put(b, x, "block", gp_jb_int(b, (int64_t)o->pytorch.block));
+		gp_jb_put(b, x, "allocated", gp_jb_int(b, (int64_t)o->pytorch.allocated));
+		gp_jb_put(b, x, "reserved", gp_jb_int(b, (int64_t)o->pytorch.reserved));
+		gp_jb_put(b, x, "free", gp_jb_int(b, (int64_t)o->pytorch.free));
+		gp_jb_put(b, j, "pytorch", x);
+	} else {
+		gp_jb_put(b, j, "pytorch", NULL);
+	}
 	gp_jb_put(b, j, "detailed", gp_jb_bool(b, o->detailed));
 	if (o->detailed)
 		set_json(b, j, &o->set);

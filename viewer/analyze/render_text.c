@@ -140,7 +140,8 @@ static void summary(struct out *o, const struct gp_an_device *d)
 	const struct gp_an_summary *s = &d->summary;
 	const struct gp_an_amount *al = &s->allocated, *rs = &s->reserved;
 	struct gp_table t;
-	int native = d->mode == GP_AN_MODE_NATIVE;
+	/* native mode without the allocator hook: PyTorch's own counts sampled */
+	int native = d->mode == GP_AN_MODE_NATIVE && !(al->source && !strcmp(al->source, "blocks"));
 	/* at PyTorch's sampled marks, the worst gap and the peak may lie between two */
 	const char *fr_sampled = s->frag.source && !strcmp(s->frag.source, "torch marks")
 					 ? " (sampled)" : "";
@@ -161,8 +162,8 @@ static void summary(struct out *o, const struct gp_an_device *d)
 		gp_table_row(&t, "allocated (sampled)", szo(al->end), szo(al->peak),
 			     isfinite(al->peak_t) ? peak_at(al->peak_t) : "(PyTorch's marks)");
 	if (rs->known)
-		gp_table_row(&t, native ? "reserved (segments)" : "reserved (pools)", szo(rs->end),
-			     szo(rs->peak), peak_at(rs->peak_t));
+		gp_table_row(&t, d->mode == GP_AN_MODE_NATIVE ? "reserved (segments)" : "reserved (pools)",
+			     szo(rs->end), szo(rs->peak), peak_at(rs->peak_t));
 	if (s->has_other) {
 		gp_table_row(&t, "other (not PyTorch)", sz(s->other_end), sz(s->other_peak), "");
 		gp_table_row(&t, "device total", sz(s->total_end), sz(s->total_peak), peak_at(s->total_peak_t));
@@ -310,6 +311,36 @@ static void groups(struct out *o, const struct gp_an_groups *g, const char *titl
 	t_print(o, &t, indent, 2);
 }
 
+/* by source line: the program's own line, and where it was called from */
+static void lines(struct out *o, const struct gp_an_lines *l, const char *indent)
+{
+	struct gp_table t;
+	char cnt[32];
+
+	if (!l->present || !l->n)
+		return;
+	gp_table_init(&t, 4, "lrrr");
+	gp_table_row(&t, "by source line", "bytes", "share", "allocations");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct gp_an_line *e = &l->v[i];
+		char name[600];
+
+		if (i >= (size_t)o->top) {
+			snprintf(cnt, sizeof(cnt), "(%zu more)", l->n - i);
+			gp_table_row(&t, cnt, "", "", "");
+			break;
+		}
+		snprintf(cnt, sizeof(cnt), "%" PRIu64, e->count);
+		gp_table_row(&t, e->name, sz(e->bytes), pct(e->share), cnt);
+		/* the callers, as far as they are the program's own */
+		for (size_t k = 1; k < e->nstack && k < 3; k++) {
+			snprintf(name, sizeof(name), "  called from %s", e->stack[k]);
+			gp_table_row(&t, name, "", "", "");
+		}
+	}
+	t_print(o, &t, indent, 2);
+}
+
 static void top_allocs(struct out *o, const struct gp_an_set *x, const char *indent, int torch)
 {
 	struct gp_table t;
@@ -317,9 +348,14 @@ static void top_allocs(struct out *o, const struct gp_an_set *x, const char *ind
 	if (!x->ntop)
 		return;
 	fprintf(o->f, "\n%s%slargest allocations%s\n", indent, C(o, BOLD), C(o, OFF));
+	int lined = 0;
+
+	for (size_t i = 0; i < x->ntop; i++)
+		lined |= x->top[i].line != NULL;
 	gp_table_init(&t, torch ? 7 : 4, torch ? "rrrllll" : "rrll");
 	if (torch)
-		gp_table_row(&t, "bytes", "made at", "step", "phase", "category", "layer", "API");
+		gp_table_row(&t, "bytes", "made at", "step", "phase", "category", "layer",
+			     lined ? "source line" : "API");
 	else
 		gp_table_row(&t, "bytes", "made at", "NVTX range", "API");
 	for (size_t i = 0; i < x->ntop; i++) {
@@ -339,7 +375,8 @@ static void top_allocs(struct out *o, const struct gp_an_set *x, const char *ind
 			snprintf(st, sizeof(st), "-");
 		snprintf(catbuf, sizeof(catbuf), "%s%s%s%s", cat ? cat : "", what ? " (" : "",
 			 what ? what : "", what ? ")" : "");
-		gp_table_row(&t, sz(e->bytes), tm, st, e->phase ? e->phase : "", catbuf, l ? l : "-", api);
+		gp_table_row(&t, sz(e->bytes), tm, st, e->phase ? e->phase : "", catbuf, l ? l : "-",
+			     lined ? (e->line ? e->line : "-") : api);
 	}
 	t_print(o, &t, indent, 0);
 }
@@ -349,6 +386,7 @@ static void describe(struct out *o, const struct gp_an_set *x, const char *inden
 {
 	cats(o, x, indent);
 	layers(o, x->layers, x->nlayers, indent, torch);
+	lines(o, &x->by_line, indent);
 	groups(o, &x->by_phase, "by phase (when made)", indent);
 	groups(o, &x->by_op, "by op", indent);
 	groups(o, &x->by_api, "by API", indent);
@@ -428,6 +466,7 @@ static void leak(struct out *o, const struct gp_an_device *d, int torch)
 			sz(sv->bytes), sv->from_step, sv->to_step,
 			sz((uint64_t)num(sv->per_step)), sv->allocations);
 		layers(o, sv->layers, sv->nlayers, "    ", torch);
+		lines(o, &sv->by_line, "    ");
 		groups(o, &sv->by_phase, "by phase (when made)", "    ");
 		groups(o, &sv->by_op, "by op", "    ");
 	}
@@ -445,11 +484,32 @@ static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 		const struct gp_an_oom *e = &d->ooms[i];
 		const char *layer = e->layer, *op = e->op;
 
-		fprintf(o->f, "  %s#%zu at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD),
-			e->detailed ? i + 1 : (size_t)count, when(e->t, e->step, e->phase),
-			layer ? ", in " : "", layer ? layer : "", op ? ", op " : "", op ? op : "",
-			e->api ? e->api : "allocation", sz(e->request), C(o, OFF));
-		if (e->free.known)
+		if (e->raised) {
+			/* PyTorch's own words first: the line the user's traceback holds */
+			char req[48];
+
+			an_fmt_torch_bytes(req, sizeof(req), e->request);
+			fprintf(o->f, "  %s#%zu at %s%s%s%s%s: PyTorch raised OutOfMemoryError: Tried to "
+				"allocate %s%s\n", C(o, BOLD), e->detailed ? i + 1 : (size_t)count,
+				when(e->t, e->step, e->phase), layer ? ", in " : "", layer ? layer : "",
+				op ? ", op " : "", op ? op : "", req, C(o, OFF));
+			fprintf(o->f, "    PyTorch had %s allocated and %s reserved (%s of it not "
+				"allocated) for a block of %s%s%s; ", sz(e->pytorch.allocated),
+				sz(e->pytorch.reserved),
+				sz(e->pytorch.reserved > e->pytorch.allocated
+					   ? e->pytorch.reserved - e->pytorch.allocated : 0),
+				sz(e->pytorch.block), e->total.known ? ", on a device of " : "",
+				e->total.known ? sz(e->total.v) : "");
+			fprintf(o->f, "%s free\n", sz(e->pytorch.free));
+		} else {
+			fprintf(o->f, "  %s#%zu at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD),
+				e->detailed ? i + 1 : (size_t)count, when(e->t, e->step, e->phase),
+				layer ? ", in " : "", layer ? layer : "", op ? ", op " : "", op ? op : "",
+				e->api ? e->api : "allocation", sz(e->request), C(o, OFF));
+		}
+		if (e->raised)
+			fprintf(o->f, "   ");
+		else if (e->free.known)
 			fprintf(o->f, "    the device had %s free of %s;", sz(e->free.v), szo(e->total));
 		else
 			fprintf(o->f, "   ");

@@ -9,7 +9,7 @@
 const char *const gp_an_mode_names[GP_AN_MODE_N] = { "cuda", "tensor", "native" };
 const char *const gp_an_leak_verdicts[GP_AN_LEAK_N] = { "no steps", "too few steps", "none", "leak" };
 const char *const gp_an_advice_kinds[GP_AN_ADVICE_N] = {
-	"request_too_large", "activations", "fragmentation", "held_from_earlier_steps",
+	"request_too_large", "large_request", "activations", "fragmentation", "held_from_earlier_steps",
 	"outside_pytorch", "outside_trace",
 };
 

@@ -72,10 +72,34 @@ struct gp_an_node {
 /* One allocation of a set's top. */
 struct gp_an_alloc {
 	uint64_t bytes, addr;
+	struct gp_an_opt requested; /* the bytes asked for, where the trace says */
 	double t;
 	int64_t step;          /* -1: null */
 	const char *phase, *layer, *category, *what, *api, *op, *kind;
+	const char *line;      /* its source line, "file.py:42 in forward"; NULL: none */
 	double freed_t;        /* NaN: never freed */
+};
+
+/* Bytes made at one source line: the innermost frame of the program's own
+ * code in their Python stacks (--stacks); file, line and function NULL/0
+ * for what was made with no Python stack (backward, other threads). */
+struct gp_an_line {
+	const char *name;      /* "file.py:42 in forward" (the file's base name) */
+	const char *file, *function;
+	int64_t line;          /* -1: null */
+	uint64_t bytes;
+	double share;
+	uint64_t count;
+	const char **stack;    /* the program's own frames, innermost first, as name */
+	size_t nstack;
+	uint64_t library_frames; /* frames of libraries inside the line, folded */
+};
+
+/* A grouping by source line; not present when the trace has no stacks. */
+struct gp_an_lines {
+	int present;
+	struct gp_an_line *v;
+	size_t n;
 };
 
 /* Allocations alive at one moment, grouped. */
@@ -87,6 +111,11 @@ struct gp_an_set {
 	struct gp_an_node *layers; /* the roots of the layer tree */
 	size_t nlayers;
 	struct gp_an_groups by_phase, by_op, by_api;
+	struct gp_an_lines by_line;
+	/* bytes that have a module (layer), a source line, one or both */
+	struct {
+		uint64_t layer, line, either;
+	} attributed;
 	struct gp_an_alloc *top;
 	size_t ntop;
 };
@@ -162,6 +191,7 @@ struct gp_an_survivors {
 	struct gp_an_node *layers;
 	size_t nlayers;
 	struct gp_an_groups by_phase, by_op;
+	struct gp_an_lines by_line;
 };
 
 /* Which members are there depends on the verdict (SCHEMA.md): why with no
@@ -181,13 +211,15 @@ struct gp_an_leak {
 
 /* Advice about a failed allocation, computed by the analysis (advice.c);
  * renderers print text. bytes is the amount it is about: the request
- * (REQUEST_TOO_LARGE, with of = the device's memory), the activations (of
+ * (REQUEST_TOO_LARGE, LARGE_REQUEST: a fifth of the device or more, with
+ * of = the device's memory), the activations (of
  * = PyTorch's memory then), the unused cache (FRAGMENTATION), what earlier
  * steps left (HELD_FROM_EARLIER_STEPS, of = the leak's growth per step or
  * 0), memory outside PyTorch (OUTSIDE_PYTORCH) or outside the trace
  * (OUTSIDE_TRACE). */
 enum gp_an_advice_kind {
 	GP_AN_ADVICE_REQUEST_TOO_LARGE,
+	GP_AN_ADVICE_LARGE_REQUEST,
 	GP_AN_ADVICE_ACTIVATIONS,
 	GP_AN_ADVICE_FRAGMENTATION,
 	GP_AN_ADVICE_HELD_FROM_EARLIER_STEPS,
@@ -216,6 +248,12 @@ struct gp_an_oom {
 	uint32_t retries;
 	uint64_t released_after;
 	int recovered;
+	/* PyTorch's own word on it (native mode's allocator hook): it raised
+	 * OutOfMemoryError; request is what its message names */
+	int raised;
+	struct {
+		uint64_t block, allocated, reserved, free;
+	} pytorch;
 	int detailed;          /* set is filled */
 	struct gp_an_set set;
 	struct gp_an_advice *advice;
@@ -264,6 +302,13 @@ struct gp_an_trace {
 	int has_torch_history;
 	uint64_t history_points, history_marks;
 	int history_complete;
+	/* native mode: gpuprof's hook on PyTorch's caching allocator */
+	int has_hook;
+	struct {
+		int attached, stacks;
+		const char *why;     /* why not attached; NULL: attached or not said */
+		uint64_t allocated_before, reserved_before, sizes_guessed;
+	} hook;
 	const char **notes;
 	size_t nnotes;
 };

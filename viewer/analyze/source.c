@@ -62,7 +62,8 @@ static const char *ev_what(const struct an_line *l)
 	static const char *const known[] = {
 		GP_EV_ALLOC, GP_EV_FREE, GP_EV_OOM, GP_EV_POOL_CREATE, GP_EV_POOL_DESTROY,
 		GP_EV_POOL_TRIM, GP_EV_META, GP_EV_DEVICE, GP_EV_END, GP_EV_WATERMARK,
-		GP_EV_DROPPED,
+		GP_EV_DROPPED, GP_EV_TORCH_ALLOC, GP_EV_TORCH_FREE, GP_EV_TORCH_SEGMENT_ALLOC,
+		GP_EV_TORCH_SEGMENT_FREE, GP_EV_TORCH_OOM, GP_EV_TORCH_STACK, GP_EV_TORCH_ATTACH,
 	};
 	static char buf[48];
 	const struct gp_json_val *n = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
@@ -368,6 +369,143 @@ static int on_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
 	return push(s, &ev, err, errcap);
 }
 
+/* ---- PyTorch's caching allocator, from gpuprof's hook (torch.* events) ---- */
+
+/* What its blocks give as their API: one name per trace. */
+static int torch_api(struct an_source *s, struct an_str **out, char *err, size_t errcap)
+{
+	static const char name[] = "PyTorch caching allocator";
+
+	if (!s->torch_api && !(s->torch_api = an_str_intern(s->st, name, sizeof(name) - 1)))
+		return oom_err(s, err, errcap);
+	*out = an_str_ref(s->torch_api);
+	return 0;
+}
+
+static int need_addr(struct an_source *s, const struct gp_json_val *v, uint64_t *out, char *err,
+		     size_t errcap)
+{
+	if (an_jv_hex(v, out))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
+			   v->type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
+	return 0;
+}
+
+static int on_torch_block(struct an_source *s, int type, int64_t ts, char *err, size_t errcap)
+{
+	const struct gp_json_val *a = s->line.args;
+	struct an_ev ev = { .type = (uint8_t)type, .ts = ts, .kind = K_DEVICE,
+			    .flags = EVF_TORCH | EVF_THREAD };
+	uint64_t dev;
+	int r, b;
+
+	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
+	    (r = need_addr(s, &a[AK_ADDR], &ev.a, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_REQUESTED], GP_F_REQUESTED, AN_MAX_BYTES, &ev.c, err, errcap)))
+		return r;
+	ev.device = (uint32_t)dev;
+	if ((type == AE_ALLOC || a[AK_BYTES].type != GP_JSON_NONE) &&
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)))
+		return r;
+	if (type == AE_ALLOC && a[AK_STACK].type != GP_JSON_NONE &&
+	    (r = need_u64(s, &a[AK_STACK], GP_F_STACK, AN_MAX_STACK_ID - 1, &ev.d, err, errcap)))
+		return r;
+	if (type == AE_ALLOC && an_jv_bool(&a[AK_GUESSED], &b) == 0 && b)
+		s->torch_guessed++;
+	if ((r = torch_api(s, &ev.name, err, errcap)))
+		return r;
+	return push(s, &ev, err, errcap);
+}
+
+static int on_torch_segment(struct an_source *s, int release, int64_t ts, char *err, size_t errcap)
+{
+	const struct gp_json_val *a = s->line.args;
+	struct an_ev ev = { .type = AE_SEGMENT, .ts = ts, .flags = release ? EVF_RELEASE : 0 };
+	uint64_t dev;
+	int r, mapped;
+
+	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
+	    (r = need_addr(s, &a[AK_ADDR], &ev.a, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)))
+		return r;
+	if (an_jv_bool(&a[AK_MAPPED], &mapped))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"mapped\" is not true or false",
+			   ev_what(&s->line));
+	ev.device = (uint32_t)dev;
+	if (mapped)
+		ev.flags |= EVF_MAPPED;
+	return push(s, &ev, err, errcap);
+}
+
+static int on_torch_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
+{
+	const struct gp_json_val *a = s->line.args;
+	struct an_ev ev = { .type = AE_OOM, .ts = ts, .flags = EVF_TORCH };
+	uint64_t dev;
+	int r;
+
+	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_REQUESTED], GP_F_REQUESTED, AN_MAX_BYTES, &ev.a, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.c, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_ALLOCATED], GP_F_ALLOCATED, AN_MAX_BYTES, &ev.f, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.e, err, errcap)))
+		return r;
+	ev.device = (uint32_t)dev;
+	/* the device's size, as for CUDA's own failures */
+	if (s->dev[dev].total_memory) {
+		ev.d = s->dev[dev].total_memory;
+		ev.flags |= EVF_MEMINFO;
+	}
+	if ((r = torch_api(s, &ev.name, err, errcap)))
+		return r;
+	return push(s, &ev, err, errcap);
+}
+
+static int on_torch_attach(struct an_source *s, int64_t ts, char *err, size_t errcap)
+{
+	const struct gp_json_val *a = s->line.args;
+	struct an_ev ev = { .type = AE_ATTACH, .ts = ts };
+	uint64_t dev;
+	int r, stacks;
+
+	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_ALLOCATED], GP_F_ALLOCATED, AN_MAX_BYTES, &ev.a, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.b, err, errcap)))
+		return r;
+	if (an_jv_bool(&a[AK_STACKS], &stacks))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"stacks\" is not true or false",
+			   ev_what(&s->line));
+	ev.device = (uint32_t)dev;
+	if (stacks)
+		ev.flags |= EVF_STACKS;
+	return push(s, &ev, err, errcap);
+}
+
+/* A stack is kept by the source, not sent as an event: allocations name
+ * it by id, and reports read it at the end. */
+static int on_torch_stack(struct an_source *s, char *err, size_t errcap)
+{
+	const struct gp_json_val *a = s->line.args;
+	uint64_t id;
+	char why[120];
+	int r;
+
+	if ((r = need_u64(s, &a[AK_STACK], GP_F_STACK, UINT64_MAX, &id, err, errcap)))
+		return r;
+	if (a[AK_FRAMES].type != GP_JSON_ARR)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"frames\" is %s", ev_what(&s->line),
+			   a[AK_FRAMES].type == GP_JSON_NONE ? "missing" : "not an array");
+	r = an_stacks_add(&s->stacks, s->st, id, a[AK_FRAMES].p, a[AK_FRAMES].n, why, sizeof(why));
+	if (r == -ENOMEM)
+		return oom_err(s, err, errcap);
+	if (r)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: %s", ev_what(&s->line), why);
+	return 0;
+}
+
 /* A mark of PyTorch's allocator history: longer than names may be
  * (AN_STR_MAX), and no event; see history.h. */
 static int is_history(const struct gp_json_val *name)
@@ -487,6 +625,20 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 			if (AN_JV_IS(name, GP_EV_POOL_CREATE) || AN_JV_IS(name, GP_EV_POOL_DESTROY) ||
 			    AN_JV_IS(name, GP_EV_POOL_TRIM))
 				return on_memory(s, AE_POOL, ts, err, errcap);
+			if (AN_JV_IS(name, GP_EV_TORCH_ALLOC))
+				return on_torch_block(s, AE_ALLOC, ts, err, errcap);
+			if (AN_JV_IS(name, GP_EV_TORCH_FREE))
+				return on_torch_block(s, AE_FREE, ts, err, errcap);
+			if (AN_JV_IS(name, GP_EV_TORCH_SEGMENT_ALLOC))
+				return on_torch_segment(s, 0, ts, err, errcap);
+			if (AN_JV_IS(name, GP_EV_TORCH_SEGMENT_FREE))
+				return on_torch_segment(s, 1, ts, err, errcap);
+			if (AN_JV_IS(name, GP_EV_TORCH_OOM))
+				return on_torch_oom(s, ts, err, errcap);
+			if (AN_JV_IS(name, GP_EV_TORCH_ATTACH))
+				return on_torch_attach(s, ts, err, errcap);
+			if (AN_JV_IS(name, GP_EV_TORCH_STACK))
+				return on_torch_stack(s, err, errcap);
 			break;
 		}
 		if (AN_JV_IS(cat, GP_CAT_NVTX)) {
@@ -689,6 +841,8 @@ void an_source_close(struct an_source *s)
 	an_str_unref(s->st, s->cmdline);
 	an_str_unref(s->st, s->hostname);
 	an_str_unref(s->st, s->version);
+	an_str_unref(s->st, s->torch_api);
+	an_stacks_free(&s->stacks, s->st);
 	an_history_free(&s->hist);
 	free(s->scratch);
 	memset(s, 0, sizeof(*s));

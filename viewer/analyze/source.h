@@ -16,6 +16,7 @@
 #include "parse.h"
 #include "history.h"
 #include "reorder.h"
+#include "stacks.h"
 #include "strtab.h"
 
 enum an_mode { MODE_CUDA, MODE_TENSOR, MODE_NATIVE };
@@ -61,6 +62,11 @@ struct an_source {
 	/* names seen lately (API calls repeat): a hit skips the hashing */
 	struct an_str *recent[16];
 	uint64_t unattributed_api; /* memory events whose API call was not found */
+
+	/* PyTorch's caching allocator as gpuprof's hook saw it (torch.* events) */
+	struct an_stacks stacks;  /* torch.stack: the Python stacks by id */
+	struct an_str *torch_api; /* the name its blocks give as their API */
+	uint64_t torch_guessed;   /* blocks whose size the hook could not read */
 
 	/* PyTorch's allocator history: collected in pass 1; in pass 2 given
 	 * before reading (hist_given) and its marks skipped */

@@ -69,10 +69,12 @@ struct an_open_phase {
 /* One allocation, live or kept for a snapshot. */
 struct an_rec {
 	uint64_t addr, bytes;
+	uint64_t requested;  /* the bytes asked for (a PyTorch block's), else bytes */
 	uint64_t seq;        /* processing order, global */
 	int64_t ts, free_ts; /* absolute ns (ts_base_ns + ts) */
 	int64_t tid;         /* thread of its API call; 0 when unknown */
 	uint32_t ref;
+	uint32_t stack;      /* a PyTorch block's Python stack (src->stacks), 0 none */
 	uint32_t step, free_step;
 	uint32_t phase_inst, range_inst, fwd_count, free_fwd_count;
 	uint16_t flags;      /* R_* */
@@ -90,6 +92,8 @@ enum {
 	R_FREED_IN_PHASE = 1 << 6,  /* freed while its phase range was still open */
 	R_DEVICE = 1 << 7,          /* device memory (kinds device and array) */
 	R_RELEASED_ON_OOM = 1 << 8, /* freed while a failed allocation was retried */
+	R_TORCH = 1 << 9,           /* a block of PyTorch's caching allocator (its hook) */
+	R_NAMED = 1 << 10,          /* its layer is the module of a parameter or state it holds */
 };
 
 /* The allocations alive at one moment (cut = the last seq processed then):
@@ -127,6 +131,9 @@ struct an_oom {
 	int recovered;        /* an allocation of the request followed */
 	int open;             /* still watching what follows */
 	struct an_snap snap;
+	/* PyTorch's own word on it (torch.oom): it raised OutOfMemoryError */
+	int torch;
+	uint64_t torch_block, torch_allocated, torch_reserved, torch_free;
 };
 
 struct an_proc;
@@ -187,6 +194,7 @@ struct an_pd {
 	uint32_t peak_step;
 	uint8_t peak_phase;
 	uint64_t peak_other, peak_reserved, peak_static;
+	uint64_t peak_device;      /* an_pd_device_live() then */
 	int peak_reserved_known;
 	struct an_str *peak_layer; /* reference: what the allocating thread was in */
 
@@ -206,6 +214,12 @@ struct an_pd {
 	int open_undetailed;
 
 	int gpu_idx;          /* into an_analysis.gpus, -1 if none */
+
+	/* native mode with the allocator hook: the cudaMalloc'd segments (not
+	 * entered as allocations) whose free is still to come */
+	struct gp_u64map seg_cuda;
+	int attached;         /* the hook watched this device (torch.attach) */
+	uint64_t attach_allocated, attach_reserved; /* PyTorch's counts then */
 };
 
 struct an_proc {
@@ -237,6 +251,15 @@ struct an_proc {
 	struct gp_u64map named_segs;
 	/* pass 2 of native mode: allocations known not to be PyTorch's */
 	struct gp_u64map other_keys;
+	/* native mode with gpuprof's allocator hook (torch.* events): the trace
+	 * holds every block. blocks: known from pass 1, so set from the start
+	 * of pass 2; seg_keys: the CUDA allocations (an_other_key) that are
+	 * PyTorch's segments, which pass 2 leaves out (the segments' own
+	 * events count them); saw_blocks, seg_found: what this pass found */
+	int blocks, saw_blocks;
+	struct gp_u64map seg_keys, seg_found;
+	int hook_stacks;         /* its blocks name their Python stacks */
+	struct an_str *hook_state; /* gpuprof:torch's "tracker": "on", or why not */
 
 	uint64_t unattributed;   /* allocations whose API call is missing */
 	uint64_t unmatched_frees;
@@ -275,6 +298,23 @@ struct an_analysis {
 	int status;          /* first failure: GP_AN_* */
 };
 
+/* Native mode with gpuprof's allocator hook: every PyTorch block is in the
+ * trace, as in tensor mode. */
+static inline int an_native_blocks(const struct an_proc *p)
+{
+	return p->mode == MODE_NATIVE && p->blocks;
+}
+/* Native mode without it: PyTorch's segments, its allocated bytes sampled. */
+static inline int an_native_segments(const struct an_proc *p)
+{
+	return p->mode == MODE_NATIVE && !p->blocks;
+}
+/* A trace that holds every tensor: tensor mode, or native with the hook. */
+static inline int an_every_tensor(const struct an_proc *p)
+{
+	return p->mode == MODE_TENSOR || an_native_blocks(p);
+}
+
 /* attrib.c */
 int an_proc_init(struct an_proc *p, struct an_source *src, int idx);
 void an_proc_free(struct an_analysis *a, struct an_proc *p);
@@ -306,6 +346,15 @@ void an_snap_clear(struct an_analysis *a, struct an_snap *s);
  * or out of memory (*oom set). */
 struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_t *n, int *oom);
 uint64_t an_other_key(uint64_t addr, int64_t ts);
+/* Whether r is the framework's memory (the main number, see memory.c). */
+int an_is_fw(const struct an_proc *p, const struct an_rec *r);
+/* The device memory this process held on pd's device: native mode with the
+ * hook counts PyTorch's segments, not its blocks, since they hold them. */
+uint64_t an_pd_device_live(const struct an_pd *pd);
+/* A gpuprof:torch.tensor mark: the live tensor at addr of nbytes holds a
+ * parameter (or optimizer state) of layer. 0 or -ENOMEM. */
+int an_memory_name_tensor(struct an_analysis *a, struct an_proc *p, uint64_t addr, uint64_t nbytes,
+			  const char *layer, size_t len);
 
 /* classify.c */
 /* The category of r, and for CAT_OTHER a label (an API, a kind, or what

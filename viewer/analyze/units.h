@@ -28,4 +28,19 @@ static inline void an_fmt_bytes(char *buf, size_t cap, uint64_t v)
 		snprintf(buf, cap, "%.0f %s", d, units[u]);
 }
 
+/* A size as PyTorch's caching allocator words it in its out-of-memory
+ * message ("Tried to allocate 32.00 GiB": its format_size), so that the
+ * report names the size the user's traceback names. */
+static inline void an_fmt_torch_bytes(char *buf, size_t cap, uint64_t v)
+{
+	if (v <= 1024)
+		snprintf(buf, cap, "%" PRIu64 " bytes", v);
+	else if (v <= 1048576)
+		snprintf(buf, cap, "%.2f KiB", (double)v / 1024.0);
+	else if (v <= 1073741824ull)
+		snprintf(buf, cap, "%.2f MiB", (double)v / 1048576.0);
+	else
+		snprintf(buf, cap, "%.2f GiB", (double)v / 1073741824.0);
+}
+
 #endif
