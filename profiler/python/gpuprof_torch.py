@@ -58,13 +58,15 @@ class _Names:
     reference on every lookup).
 
     A module first seen with no forward running is a root: it is named
-    <ClassName> and its submodules get their paths from it. A module created
-    after its root was named is found by walking the running root again."""
+    <ClassName> and its submodules get their paths from it, and on_root
+    (when given) is told of it. A module created after its root was named
+    is found by walking the running root again."""
 
-    def __init__(self):
+    def __init__(self, on_root=None):
         self.fwd = {}  # id(module) -> "fwd:<path>"
         self.path = {}  # id(module) -> "<path>"
         self.refs = {}  # id(module) -> weakref whose callback forgets it
+        self.on_root = on_root
 
     def _forget(self, key):
         self.fwd.pop(key, None)
@@ -100,6 +102,8 @@ class _Names:
             if key in self.fwd:
                 return self.fwd[key]
         self.name_tree(module, _root_name(module))
+        if self.on_root is not None:
+            self.on_root(module, _root_name(module))
         return self.fwd.get(key) or "fwd:" + _root_name(module)
 
 
@@ -169,8 +173,12 @@ class _Hooks:
         self.mark = getattr(raw, "markA", None) or nv.mark
         comp = getattr(getattr(torch, "compiler", None), "is_compiling", None)
         self.compiling = comp or (lambda: False)
-        self.names = _Names()
+        self.names = _Names(self._name_params)
         self.fwd_names = self.names.fwd
+        # id(parameter) -> its module's layer, as analyze names layers
+        # ("<Root>.path"): what its optimizer's states are named after
+        self.param_layer = {}
+        self.opt_named = {}  # id(optimizer) -> how many of its states were named
         self.grad_enabled = torch.is_grad_enabled
         self.tls = threading.local()  # .s: this thread's _Thread
         self.step = 0
@@ -523,12 +531,57 @@ class _Hooks:
             _say("PyTorch's allocated memory not marked (%r)" % (e,))
             return last
 
+    # ---- tensors made outside any module: named after their module ----
+    # Parameters are made before the first forward and optimizer states in
+    # the optimizer's step, outside every fwd: range; a gpuprof:torch.tensor
+    # mark names the allocation that holds each after its module, so that
+    # the report puts them under their layer. Once per root model, once per
+    # optimizer state: nothing per step.
+    def _name_tensor(self, t, layer):
+        if not getattr(t, "is_cuda", False):
+            return
+        st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+        ptr = st.data_ptr()
+        if ptr:
+            self.mark("gpuprof:torch.tensor 0x%x %d %s" % (ptr, st.nbytes(), layer))
+
+    def _name_params(self, root, root_name):
+        """A new root model's parameters (at its first forward)."""
+        try:
+            inner = _compiled_model(root)
+            for name, p in (inner if inner is not None else root).named_parameters():
+                mod = name.rpartition(".")[0]
+                layer = root_name + "." + mod if mod else root_name
+                self.param_layer[id(p)] = layer
+                self._name_tensor(p, layer)
+        except Exception as e:
+            _say("PyTorch hooks: parameters not named (%r)" % (e,))
+
+    def _name_states(self, opt):
+        """An optimizer's states, named after their parameters' modules,
+        whenever it has states not named yet (its first steps)."""
+        state = getattr(opt, "state", None)
+        if not state or len(state) == self.opt_named.get(id(opt), 0):
+            return
+        self.opt_named[id(opt)] = len(state)
+        try:
+            for p, st in list(state.items()):
+                layer = self.param_layer.get(id(p))
+                if layer is None or not isinstance(st, dict):
+                    continue
+                for v in st.values():
+                    if isinstance(v, self.torch.Tensor):
+                        self._name_tensor(v, layer)
+        except Exception as e:
+            _say("PyTorch hooks: optimizer state not named (%r)" % (e,))
+
     # ---- optimizer ----
     def opt_pre(self, opt, args, kwargs):
         self.push("phase:optimizer.step")
 
     def opt_post(self, opt, args, kwargs):
         self.pop()
+        self._name_states(opt)
         if self.step_clock is None:
             self.step_clock = weakref.ref(opt)
         if self.step_clock() is opt:
