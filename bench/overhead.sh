@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
 # What gpuprof costs a GPT-2 small training step (tests/torch/train_models.py),
-# against the same program unprofiled with the same allocator. Runs each
-# configuration in its own process, alternating, ROUNDS times, and prints the
-# median step (median over rounds of each run's median), the host time to
-# queue a step (and its forward, backward and optimizer step) and the main
-# thread's CPU time per step until then.
+# against the same program unprofiled with the same allocator (the default
+# allocator's where no plain run of its own allocator was asked for). Runs
+# each configuration in its own process, alternating, ROUNDS times, and
+# prints the median step (median over rounds of each run's median), the host
+# time to queue a step (and its forward, backward and optimizer step) and
+# the main thread's CPU time per step until then.
 #   bench/overhead.sh GPUPROF OUTDIR [CONFIG...]
 # CONFIG: name=mode[+ENV=VALUE...], mode one of plain-native, plain-tensor
 # (PyTorch's cudaMallocAsync backend), cuda, native, tensor, and
 # torchprof-native, torchprof-tensor (no gpuprof: torch.profiler with
 # profile_memory over the timed steps, the budget's reference; its JSON's
-# size is printed and the file deleted), and bare-native, bare-tensor (no
-# gpuprof: bench/bare_cupti.c, a CUPTI subscriber that only counts records,
-# the floor under any CUPTI tracer; BARE_CUPTI names the library, by default
-# beside GPUPROF's build, BARE_CUPTI_KINDS its kinds); e.g.
+# size is printed and the file deleted), history-native (no gpuprof:
+# PyTorch's own memory recorder, _record_memory_history with Python stacks,
+# on from before the warmup, train_models.py --memory-history, the budget's
+# reference for --stacks; its pickled snapshot's size is printed), and
+# bare-native, bare-tensor (no gpuprof: bench/bare_cupti.c, a CUPTI
+# subscriber that only counts records, the floor under any CUPTI tracer;
+# BARE_CUPTI names the library, by default beside GPUPROF's build,
+# BARE_CUPTI_KINDS its kinds). ENV=VALUE goes into the environment of gpuprof
+# (the gpuprof modes) or of the program; e.g.
 #   base=plain-native  cuda=cuda  cuda-memonly=cuda+GPUPROF_RECORD=memory
+#   stacks=native+GPUPROF_STACKS=1   (native mode with --stacks)
+# The budget (bench/pool_overhead.py --against plain --budget):
+#   ROUNDS=10 bench/overhead.sh GPUPROF OUTDIR plain=plain-native native=native \
+#     stacks=native+GPUPROF_STACKS=1 tensor=tensor torchprof=torchprof-native \
+#     history=history-native
 # Environment: ROUNDS (2), STEPS (25), MODEL (gpt2), THREADS (1: after the
 # table, each run's step and what each of its threads did, train_models.py
 # --threads), PIPELINED (1: steps not waited for one by one,
@@ -56,6 +67,8 @@ for r in $(seq "$rounds"); do
 		plain-native | plain-tensor) cmd=("${no_gp[@]}" python3 "$tm") ;;
 		bare-native | bare-tensor) cmd=("${no_gp[@]}" CUDA_INJECTION64_PATH="$bare" python3 "$tm") ;;
 		torchprof-native | torchprof-tensor) cmd=("${no_gp[@]}" python3 "$tm" --torch-profiler "$out/$name.json") ;;
+		# cudaMallocAsync keeps no history: no history-tensor
+		history-native) cmd=("${no_gp[@]}" python3 "$tm" --memory-history) ;;
 		*) cmd=(env "${envs[@]}" "$gp" --trace --force --mode "$mode" -o "$out/$name.json.gz" "$tm") ;;
 		esac
 		s0=$(steal)
@@ -81,7 +94,8 @@ for line in open(sys.argv[1]):
     if tag == "THREADS":
         threads.append(d)
         continue
-    for k in ("median_ms", "enqueue_ms", "cpu_ms", "fwd_ms", "bwd_ms", "opt_ms", "torch_profiler_bytes"):
+    for k in ("median_ms", "enqueue_ms", "cpu_ms", "fwd_ms", "bwd_ms", "opt_ms",
+              "torch_profiler_bytes", "memory_history_bytes"):
         if k in d:
             runs[d["config"]][k].append(float(d[k]))
     by_round[d["config"]][d["round"]] = float(d["median_ms"])
@@ -98,15 +112,18 @@ for n, c in zip(names, sys.argv[2:]):
         continue
     mode = c.split("=", 1)[1].split("+")[0]
     m = statistics.median(r["median_ms"])
-    bn = base.get("tensor" if mode.split("-")[-1] == "tensor" else "native", "")
+    own = base.get("tensor" if mode.split("-")[-1] == "tensor" else "native")
+    # tensor mode's budget is against the user's own (default) allocator
+    bn = own or base.get("native", "")
     b = runs.get(bn, {})
     rel = ""
     if b and not mode.startswith("plain"):
         bm = statistics.median(b["median_ms"])
         # each round against its own plain run: drift between rounds cancels
         pr = [(by_round[n][k] / by_round[bn][k] - 1) * 100 for k in by_round[n] if k in by_round[bn]]
-        rel = " %+.1f%% (per round: median %+.1f%%, %s)" % (
-            (m / bm - 1) * 100, statistics.median(pr), " ".join("%+.1f" % x for x in pr))
+        rel = " %+.1f%% (per round: median %+.1f%%, %s)%s" % (
+            (m / bm - 1) * 100, statistics.median(pr), " ".join("%+.1f" % x for x in pr),
+            "" if own else " against " + bn)
     split = ""
     if r.get("fwd_ms"):  # host time to queue each part of the step
         split = " (fwd %.1f bwd %.1f opt %.1f)" % tuple(
@@ -114,6 +131,8 @@ for n, c in zip(names, sys.argv[2:]):
     size = ""
     if r.get("torch_profiler_bytes"):
         size = " torch.profiler JSON %.0f MB" % (statistics.median(r["torch_profiler_bytes"]) / 1e6)
+    if r.get("memory_history_bytes"):
+        size += " memory history %.0f MB" % (statistics.median(r["memory_history_bytes"]) / 1e6)
     print("overhead %-14s step %.2f ms%s (runs %s) queue %.1f ms%s cpu %.1f ms%s" % (
         n, m, rel, " ".join("%.2f" % x for x in r["median_ms"]),
         statistics.median(r["enqueue_ms"]), split, statistics.median(r["cpu_ms"]), size))

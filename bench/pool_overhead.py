@@ -5,7 +5,8 @@ those per-round differences, a distribution-free 95% confidence interval of
 that median (from the order statistics: the rounds are independent draws of
 one configuration's cost), and how many rounds met a target.
 
-  pool_overhead.py [--target CONFIG=PCT ...] [--when CONFIG<=PCT] [--corr CONFIG] FILE...
+  pool_overhead.py [--target CONFIG=PCT ...] [--when CONFIG<=PCT] [--corr CONFIG]
+                   [--against CONFIG [--budget [--budget-names ROLE=CONFIG,...]]] FILE...
 
 FILE holds OVERHEAD lines as overhead.sh writes them (overhead.txt, or a
 bench/data/ copy; other lines are skipped). Rounds are told apart by
@@ -13,6 +14,31 @@ file and round number. The plain runs are the configurations whose name
 starts with "plain" (overhead.sh's default names plain and plain-async);
 every other run is paired with the plain run of its round that used the
 same allocator (the line's backend=, as PyTorch reported it).
+
+--against CONFIG pairs every other configuration with CONFIG's run of the
+same round instead, whatever either's allocator (rounds without CONFIG are
+left out): a mode that changes the allocator (tensor) is then charged with
+that change too, as the user who ran plain CONFIG would see it. Plain runs
+other than CONFIG are then configurations like any other.
+
+--budget (with --against) checks the overhead budget on the rounds that
+have all of its configurations and CONFIG, in percent points against CONFIG:
+  native/tensor            <= 0.5   native costs at most half of tensor
+  native/torchprof         <= 0.25  a quarter of torch.profiler's
+  stacks-(native+history)  <= 0     stacks at most native + PyTorch's own
+                                    memory history
+It prints a BUDGET line (the names, rounds used of those with CONFIG), a
+BUDGET_SKIP line for each round that lacks one (missing=), a BUDGET_ROUND
+line for each round used (its differences and the three values), then a
+BUDGET_CHECK line for each: the median over the rounds, its 95% interval as
+above (ci95=LO..HI, or none under 6 rounds), target=, met=yes|no (the
+median within the target), straddles=yes|no|unknown (the interval holds the
+target: the rounds do not decide), and BUDGET_VERDICT met=yes when all
+three medians are met. A ratio whose reference cost nothing or less in a
+round (the denominator <= 0) is undefined there: that round is left out of
+its median and counted (undefined=). --budget-names ROLE=CONFIG,... renames
+the roles' configurations (native, tensor, torchprof, stacks, history; by
+default each its own name); roles not named keep their default.
 
 --when CONFIG<=PCT pools only the rounds in which CONFIG cost at most PCT
 (e.g. torchprof<=4.5: the rounds where torch.profiler cost about what the
@@ -26,12 +52,18 @@ EXAMPLES
   python3 bench/pool_overhead.py --target native=1 --target tensor=2 \\
       bench/data/2026-11-22-gpt2-overhead-h100-*.txt
   python3 bench/pool_overhead.py --when 'torchprof<=4.5' --corr torchprof \\
-      bench/data/2026-11-22-gpt2-overhead-h100-*.txt"""
+      bench/data/2026-11-22-gpt2-overhead-h100-*.txt
+  python3 bench/pool_overhead.py --against plain --budget OUTDIR/overhead.txt
+  python3 bench/pool_overhead.py --against base --budget \\
+      --budget-names native=nat,stacks=nat-stacks run1/overhead.txt run2/overhead.txt"""
 import argparse
 import collections
 import math
 import statistics
 import sys
+
+BUDGET_ROLES = ("native", "tensor", "torchprof", "stacks", "history")
+
 
 def fail(msg):
     print("pool_overhead.py: " + msg, file=sys.stderr)
@@ -84,13 +116,131 @@ def pearson(xs, ys):
     return sxy / math.sqrt(sxx * syy)
 
 
+def pair_by_backend(rounds):
+    """{(path, round): {config: % against the plain run of its allocator}};
+    the plain runs themselves are left out."""
+    per_round = {}
+    for (path, rnd), cfgs in rounds.items():
+        plain = {}  # backend -> the plain run's step
+        for name, (ms, backend) in cfgs.items():
+            if name.startswith("plain"):
+                if backend in plain:
+                    fail("%s: round %s has two plain runs with backend %s" % (path, rnd, backend))
+                plain[backend] = ms
+        per_round[(path, rnd)] = {name: (ms / plain[backend] - 1) * 100
+                                  for name, (ms, backend) in cfgs.items()
+                                  if not name.startswith("plain") and backend in plain}
+    return per_round
+
+
+def pair_against(rounds, against):
+    """As pair_by_backend, but every configuration against the run of
+    `against` in its round, whatever the allocators; a round without it
+    compares nothing."""
+    if not any(against in cfgs for cfgs in rounds.values()):
+        fail("--against: no round has configuration %s" % against)
+    per_round = {}
+    for key, cfgs in rounds.items():
+        base = cfgs[against][0] if against in cfgs else None
+        per_round[key] = {name: (ms / base - 1) * 100 for name, (ms, _) in cfgs.items()
+                          if base is not None and name != against}
+    return per_round
+
+
+def budget_names(text, against):
+    """{role: config} from --budget-names' ROLE=CONFIG,... over the defaults
+    (each role its own name)."""
+    names = {r: r for r in BUDGET_ROLES}
+    for item in (text.split(",") if text else []):
+        role, sep, cfg = item.partition("=")
+        if not sep or role not in names or not cfg:
+            fail("--budget-names wants ROLE=CONFIG,... with ROLE one of %s, not %r"
+                 % (",".join(BUDGET_ROLES), item))
+        names[role] = cfg
+    if len(set(names.values())) < len(names) or against in names.values():
+        fail("--budget-names: the roles and --against must name different configurations")
+    return names
+
+
+def ratio(x, ref):
+    """x as a share of ref; None where ref cost nothing or less, where a
+    share of it means nothing."""
+    return x / ref if ref > 0 else None
+
+
+# (name, target, the value of a round's differences by role; None: undefined)
+BUDGET_CHECKS = (
+    ("native/tensor", 0.5, lambda d: ratio(d["native"], d["tensor"])),
+    ("native/torchprof", 0.25, lambda d: ratio(d["native"], d["torchprof"])),
+    ("stacks-(native+history)", 0.0, lambda d: d["stacks"] - (d["native"] + d["history"])),
+)
+
+
+def fmt(x):
+    return "none" if x is None else "%+.3f" % x
+
+
+def budget_check(name, target, values):
+    """The BUDGET_CHECK line of one check from its per-round values."""
+    xs = [x for x in values if x is not None]
+    med = statistics.median(xs) if xs else None
+    lo, hi, cover = median_ci(xs)
+    met = "unknown" if med is None else "yes" if med <= target else "no"
+    straddles = "unknown" if lo is None else "yes" if lo <= target <= hi else "no"
+    ci = "none" if lo is None else "%s..%s cover=%.4f" % (fmt(lo), fmt(hi), cover)
+    return met, ("BUDGET_CHECK check=%s rounds=%d undefined=%d median=%s ci95=%s target=%g "
+                 "met=%s straddles=%s per_round=%s" % (
+                     name, len(xs), len(values) - len(xs), fmt(med), ci, target, met,
+                     straddles, ",".join(fmt(x) for x in values)))
+
+
+def budget(rounds, per_round, against, names):
+    """Prints the budget's lines over the rounds of per_round that have
+    `against` and every role's configuration."""
+    want = [against] + [names[r] for r in BUDGET_ROLES]
+    used, skipped = [], []
+    for key in per_round:
+        missing = [n for n in want if n not in rounds[key]]
+        (skipped if missing else used).append((key, missing))
+    if not used:
+        fail("--budget: no round has all of %s" % ",".join(want))
+    print("BUDGET against=%s %s rounds=%d/%d" % (
+        against, " ".join("%s=%s" % (r, names[r]) for r in BUDGET_ROLES), len(used), len(per_round)))
+    for (path, rnd), missing in skipped:
+        print("BUDGET_SKIP file=%s round=%s missing=%s" % (path, rnd, ",".join(missing)))
+    values = [[] for _ in BUDGET_CHECKS]
+    for (path, rnd), _ in used:
+        d = {r: per_round[(path, rnd)][names[r]] for r in BUDGET_ROLES}
+        row = [f(d) for _, _, f in BUDGET_CHECKS]
+        for into, x in zip(values, row):
+            into.append(x)
+        print("BUDGET_ROUND file=%s round=%s %s %s" % (
+            path, rnd, " ".join("%s_pct=%+.2f" % (r, d[r]) for r in BUDGET_ROLES),
+            " ".join("%s=%s" % (c[0], fmt(x)) for c, x in zip(BUDGET_CHECKS, row))))
+    met = []
+    for (name, target, _), xs in zip(BUDGET_CHECKS, values):
+        ok, line = budget_check(name, target, xs)
+        met.append(ok == "yes")
+        print(line)
+    print("BUDGET_VERDICT met=%s checks_met=%d/%d" % (
+        "yes" if all(met) else "no", sum(met), len(met)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--target", action="append", default=[], metavar="CONFIG=PCT")
     ap.add_argument("--when", metavar="CONFIG<=PCT")
     ap.add_argument("--corr", metavar="CONFIG")
+    ap.add_argument("--against", metavar="CONFIG")
+    ap.add_argument("--budget", action="store_true")
+    ap.add_argument("--budget-names", metavar="ROLE=CONFIG,...")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
+    if a.budget_names is not None and not a.budget:
+        fail("--budget-names goes with --budget")
+    if a.budget and a.against is None:
+        fail("--budget needs --against CONFIG: every cost against one plain run")
+    names = budget_names(a.budget_names, a.against) if a.budget else None
     when = None
     if a.when is not None:
         name, sep, pct = a.when.partition("<=")
@@ -113,17 +263,11 @@ def main():
             parse(p, rounds)
         except (OSError, UnicodeDecodeError) as e:
             fail("%s: %s" % (p, e))
-    per_round = {}  # (path, round) -> {config: difference in %}
-    for (path, rnd), cfgs in rounds.items():
-        plain = {}  # backend -> the plain run's step
-        for name, (ms, backend) in cfgs.items():
-            if name.startswith("plain"):
-                if backend in plain:
-                    fail("%s: round %s has two plain runs with backend %s" % (path, rnd, backend))
-                plain[backend] = ms
-        per_round[(path, rnd)] = {name: (ms / plain[backend] - 1) * 100
-                                  for name, (ms, backend) in cfgs.items()
-                                  if not name.startswith("plain") and backend in plain}
+    # (path, round) -> {config: difference in %}
+    if a.against is None:
+        per_round = pair_by_backend(rounds)
+    else:
+        per_round = pair_against(rounds, a.against)
     if when is not None:
         having = [k for k, d in per_round.items() if when[0] in d]
         if not having:
@@ -159,6 +303,8 @@ def main():
             r = pearson([p[0] for p in pairs], [p[1] for p in pairs])
             print("CORR config=%s with=%s rounds=%d r=%s" % (
                 name, a.corr, len(pairs), "none" if r is None else "%+.2f" % r))
+    if a.budget:
+        budget(rounds, per_round, a.against, names)
 
 
 if __name__ == "__main__":

@@ -3,13 +3,15 @@ tests and the overhead benchmark.
 
   train_models.py --model gpt2|resnet50 [--steps N] [--warmup W] [--count-kernels]
                   [--threads] [--pipelined] [--torch-profiler JSON]
+                  [--memory-history]
 
 gpt2: transformers GPT2LMHeadModel, 12 layers x 768, batch 8 x 1024, bf16
 autocast, AdamW. resnet50: torchvision, batch 64 x 3 x 224 x 224, SGD.
 Prints one line:
   GPUPROF_TORCH model=.. steps=.. median_ms=.. enqueue_ms=.. cpu_ms=..
     fwd_ms=.. bwd_ms=.. opt_ms=.. max_allocated=.. max_reserved=..
-    backend=.. [kernels_per_step=a,b,c]
+    backend=.. [torch_profiler_bytes=..] [memory_history_bytes=..]
+    [kernels_per_step=a,b,c]
 (enqueue_ms: host time until the step is queued, before the sync; cpu_ms:
 the main thread's CPU time until then; fwd_ms, bwd_ms, opt_ms: host time to
 queue the forward, the backward and the optimizer step; all medians.)
@@ -26,6 +28,13 @@ time before the GPU gets going counts.
 CUDA activities, profile_memory=True), the reference the overhead budget
 names, and writes its Chrome trace to JSON after the timed steps (the
 export is not timed); the line then also says torch_profiler_bytes=.
+--memory-history records PyTorch's own memory history
+(torch.cuda.memory._record_memory_history(enabled="all", context="all",
+stacks="python"), what memory_viz shows) from after the model is built,
+over the warmup and the timed steps: the budget's other reference. After
+the timed steps (not timed) its snapshot is pickled as memory_viz reads it
+to a temporary file, deleted at once; the line then also says
+memory_history_bytes=, that file's size.
 --threads adds a line on what each of the process's threads did over the
 timed steps (Linux /proc), to see what runs beside the training thread:
   GPUPROF_THREADS main=CPU_MS/IVCS@CPU other=NAME:CPU_MS/IVCS@CPU,...
@@ -37,8 +46,10 @@ alone are profiled: "enable" is written to it before them, "disable" after.
 """
 import argparse
 import os
+import pickle
 import re
 import statistics
+import tempfile
 import time
 
 import torch
@@ -91,6 +102,17 @@ def build(name, marks=None):
 
         return step
     raise SystemExit("unknown model " + name)
+
+
+def history_bytes():
+    """Stops PyTorch's memory history (--memory-history) and returns the size
+    of its snapshot pickled as memory_viz reads it: what recording cost on
+    disk. The file is anonymous, gone when closed."""
+    snap = torch.cuda.memory._snapshot()
+    torch.cuda.memory._record_memory_history(enabled=None)
+    with tempfile.TemporaryFile() as f:
+        pickle.dump(snap, f)
+        return f.tell()
 
 
 def phase_ms(marks, t0, queued_ms):
@@ -169,12 +191,16 @@ def main():
     ap.add_argument("--threads", action="store_true")
     ap.add_argument("--pipelined", action="store_true")
     ap.add_argument("--torch-profiler", metavar="JSON")
+    ap.add_argument("--memory-history", action="store_true")
     args = ap.parse_args()
     if args.count_kernels and args.torch_profiler:
         ap.error("--count-kernels already runs torch.profiler: not with --torch-profiler")
     torch.manual_seed(0)
     marks = []
     step = build(args.model, marks)
+    if args.memory_history:  # after build(): the model's own blocks are not in it
+        torch.cuda.memory._record_memory_history(enabled="all", context="all",
+                                                 stacks="python")
     for _ in range(args.warmup):
         step()
     torch.cuda.synchronize()
@@ -229,6 +255,7 @@ def main():
             perf_ctl.close()
         if before is not None:
             print(threads_line(before, thread_stats(), args.steps), flush=True)
+    hist_bytes = history_bytes() if args.memory_history else None
     backend = torch.cuda.memory.get_allocator_backend()
     line = (f"GPUPROF_TORCH model={args.model} steps={args.steps} "
             f"median_ms={statistics.median(times) if times else 0:.3f} "
@@ -242,6 +269,8 @@ def main():
             f"backend={backend}")
     if args.torch_profiler:  # never with --count-kernels (refused above)
         line += f" torch_profiler_bytes={prof_bytes}"
+    if hist_bytes is not None:
+        line += f" memory_history_bytes={hist_bytes}"
     if kernels:
         line += " kernels_per_step=" + ",".join(map(str, kernels))
     print(line, flush=True)
