@@ -9,8 +9,8 @@
 # Environment: PYTHON (default python3), TIMEOUT seconds per run (default 120),
 # LOGDIR (default: a temporary directory; each run's full output is kept there).
 # Exit status: 0 when every run exited 0 with its GPUPROF_TORCH_EXPECT line and
-# every check passed (batch_too_large catches its deliberate OOM and exits 0);
-# 1 otherwise.
+# every check passed (batch_too_large and batch_doubling catch their
+# deliberate OOM and exit 0); 1 otherwise.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
@@ -29,6 +29,7 @@ runs=(
 	"tensors_kept_after_loop.py --variant keep"
 	"tensors_kept_after_loop.py --variant del"
 	"batch_too_large.py"
+	"batch_doubling.py"
 	"grad_accumulation.py --variant accum"
 	"grad_accumulation.py --variant bigbatch"
 	"losses_with_graph.py --variant graph"
@@ -77,6 +78,7 @@ fi
 
 # Does each story show? (only for the scripts whose runs all succeeded)
 "$py" - "$results" <<'EOF' || fail=1
+import re
 import sys
 
 MiB = 1 << 20
@@ -174,6 +176,25 @@ def r_oom(r):
 
 
 check("batch_too_large", ["-"], "OOM caught with the activation's size, then recovered", r_oom)
+
+UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def r_doubling(r):
+    kv = r["-"]
+    fit, failed, n = int(kv["fit_batch"]), int(kv["failed_batch"]), int(kv["doublings"])
+    act = num(kv, "activation_bytes")
+    m = re.fullmatch(r"([0-9.]+)(bytes|KiB|MiB|GiB|TiB)", kv["tried"])
+    said = float(m.group(1)) * UNITS[m.group(2)] if m else 0
+    # the request PyTorch names is one activation of the failing batch (2
+    # decimals in the message), after at most ~10 doublings
+    ok = (kv["oom"] == "1" and fit > 0 and failed == 2 * fit and 1 <= n <= 12
+          and abs(said - act) <= 0.01 * act)
+    return ok, "batch %d fit, %d failed after %d doublings; tried to allocate %s, one activation %.2f GiB" % (
+        fit, failed, n, kv["tried"], act / GiB)
+
+
+check("batch_doubling", ["-"], "doubled until OOM, caught, the last batch that fit kept", r_doubling)
 
 
 def r_accum(r):
