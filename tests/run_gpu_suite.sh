@@ -13,8 +13,10 @@ cd "$root"
 final=${OUT:-$root/build/gpu-out}
 out=$final/logs
 mkdir -p "$out"
-# sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models), history,
-# features (workers, AMP, checkpointing, compile, torchrun, -m), samples
+# sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models), native
+# (native mode's allocator hook on real models and stories, against PyTorch's
+# own numbers), history, features (workers, AMP, checkpointing, compile,
+# torchrun, -m), samples
 # (samples/pytorch/run_all.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
 # all by default, or --only a,b
 only=all
@@ -115,6 +117,51 @@ if want torch; then
 			grep -h "gpuprof:" "$out/$m.$mode.err" | grep -v "trace written\|open it" | sed "s/^/$m.$mode: /" >>"$table"
 		done
 	done
+fi
+
+if want native; then
+	# native mode with gpuprof's hook on PyTorch's caching allocator: every
+	# block and segment, checked against PyTorch's own numbers of the same run
+	# (tests/torch/check_native.py); --stacks adds each block's Python line.
+	# Rows: TAG|gpuprof options|program and arguments|check options
+	cn=tests/torch/check_native.py
+	while IFS='|' read -r tag opts prog checks; do
+		# shellcheck disable=SC2086
+		"$gp" --trace --force --mode native $opts -o "$out/native.$tag.json.gz" $prog \
+			>"$out/native.$tag.out" 2>"$out/native.$tag.err" </dev/null
+		# shellcheck disable=SC2086
+		python3 $cn "$gp" "$out/native.$tag.json.gz" "$out/native.$tag.out" --label "native.$tag" $checks \
+			>>"$table" 2>&1 </dev/null
+		rc=$?
+		verdict_rc $rc "native $tag"
+		if [ $rc -ne 0 ]; then
+			# the analysis comes back, not the trace (GPT-2's is large)
+			mkdir -p "$final/failed"
+			"$gp" analyze --json "$out/native.$tag.json.gz" >"$final/failed/native.$tag.analyze.json" 2>/dev/null </dev/null
+			tail -n 5 "$out/native.$tag.err" | cut -c1-300 | sed "s/^/  native.$tag stderr: /" >>"$table"
+		fi
+		grep -h "gpuprof:" "$out/native.$tag.err" | grep -v "trace written\|open it" | cut -c1-300 |
+			sed "s/^/  native.$tag: /" >>"$table"
+	done <<'EOF'
+gpt2||tests/torch/train_models.py --model gpt2 --steps 4|
+gpt2.stacks|--stacks|tests/torch/train_models.py --model gpt2 --steps 4|--stacks
+resnet50||tests/torch/train_models.py --model resnet50 --steps 4|
+lightning||tests/torch/trainer_loop.py --steps 8|
+checkpointed||tests/torch/checkpointed.py --steps 4|
+outputs_leak|--stacks|samples/pytorch/outputs_list_leak.py --variant gpu|--stacks --leak samples/pytorch/outputs_list_leak.py:self.lm_head(
+EOF
+	# an OOM PyTorch raised: batch_doubling.py traced (--stacks: the batch's
+	# input is made outside any module) against the same script unprofiled
+	python3 samples/pytorch/batch_doubling.py >"$out/native.doubling.plain.out" 2>&1 </dev/null
+	"$gp" --trace --force --mode native --stacks -o "$out/native.doubling.json.gz" samples/pytorch/batch_doubling.py \
+		>"$out/native.doubling.out" 2>"$out/native.doubling.err" </dev/null
+	python3 $cn "$gp" "$out/native.doubling.json.gz" "$out/native.doubling.out" --label native.doubling --stacks \
+		--oom "$out/native.doubling.plain.out" >>"$table" 2>&1
+	rc=$?
+	verdict_rc $rc "native batch_doubling"
+	[ $rc -eq 0 ] || tail -n 5 "$out/native.doubling.err" | cut -c1-300 | sed 's/^/  native.doubling stderr: /' >>"$table"
+	"$gp" analyze "$out/native.doubling.json.gz" 2>/dev/null | sed -n '/Out of memory/,/advice/p' | head -12 |
+		sed 's/^/  native.doubling analyze: /' >>"$table"
 fi
 
 if want history; then
