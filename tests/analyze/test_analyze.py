@@ -326,8 +326,9 @@ def test_hook():
     eq((fc1["file"], fc1["line"], fc1["function"], fc1["stack"], fc1["library_frames"]),
        ("/work/train.py", 41, "forward", ["train.py:41 in forward", "train.py:120 in <module>"], 1),
        "a line's file, function, the program's frames, the library's folded")
-    eq(p["attributed"]["line"], sum(v for k, v in want_lines.items() if k), "bytes with a line")
-    eq(p["attributed"]["either"], p["live_bytes"], "every byte has a module or a line")
+    eq(p["attributed"]["bytes"], p["bytes"], "attributed: of PyTorch's bytes, the peak")
+    eq(p["attributed"]["line"], sum(v for k, v in want_lines.items() if k), "PyTorch's bytes with a line")
+    eq(p["attributed"]["either"], p["bytes"], "every byte of PyTorch's has a module or a line")
     top = p["top"][0]
     eq((top["line"], top["requested"]), ("train.py:41 in forward", 96 * MiB), "top: line, requested")
     rc, out, _ = run("hook.json.gz")
@@ -392,6 +393,22 @@ def test_hook_oom():
     check("at most %.2f times this batch gets this far" % f in act["text"], "the batch that fits: %.2f in %r"
           % (f, act["text"]))
     del acts
+    # a failure PyTorch got past (its retry after releasing its cache
+    # succeeded), then one it raised: the raised one leads
+    sim = synth.HookSim(total=8 * GiB)
+    sim.torch_info()
+    synth.Sim.oom(sim, 1 * GiB, api="cuMemAlloc_v2")
+    sim.alloc(1 * GiB, "activations")
+    sim.oom(3 * GiB)
+    sim.write(os.path.join(TMP, "hook_two.json.gz"))
+    doc, _ = analyze_json("hook_two.json.gz")
+    oo = dev(doc)["ooms"]
+    eq([(x["raised"], x["recovered"], x["request"]) for x in oo], [(True, False, 3 * GiB), (False, True, GiB)],
+       "the raised failure first, then the one PyTorch got past")
+    rc, out, _ = run("hook_two.json.gz")
+    check("2 failed allocations; PyTorch raised OutOfMemoryError for the first" in out and
+          out.index("Tried to allocate 3.00 GiB") < out.index("cuMemAlloc_v2 of 1.00 GiB failed"),
+          "text: the raised one first")
 
 
 def test_hook_expandable():

@@ -18,8 +18,9 @@ Check groups, one RESULT line each (RESULT NAME PASS|FAIL GROUP: numbers):
   peak     summary.allocated (source "blocks") peaks at max_allocated and
            summary.reserved (source "segments") at max_reserved, exactly
   attrib   at the peak, every live byte has a category (the categories sum
-           to live_bytes) and >= 95% have a module or a source line
-           (attributed.either / live_bytes)
+           to live_bytes) and >= 95% of PyTorch's bytes (attributed.bytes,
+           which must be the peak's) have a module or a source line
+           (attributed.either / attributed.bytes)
   stacks   (--stacks) by_line at the peak is a list with a line in it
   leak     (--leak, for samples/pytorch/outputs_list_leak.py --variant gpu
            traced with --stacks) a leak at exactly the EXPECT line's
@@ -236,16 +237,21 @@ def check_attribution(c, dev):
         fails.append("categories sum to %d of %d live bytes" % (total, live))
     att = st.get("attributed")
     either = att.get("either") if isinstance(att, dict) else None
-    if not is_int(either):
+    base = att.get("bytes") if isinstance(att, dict) else None
+    if not is_int(either) or not is_int(base) or base <= 0:
         fails.append("attributed is %r" % (att,))
         shares = "attributed=?"
     else:
-        share = either / live
+        # of PyTorch's bytes, what the peak counts (the rest is other
+        # libraries' memory, which no module or line of the program made)
+        if base != peak.get("bytes"):
+            fails.append("attributed.bytes %d is not the peak's %r" % (base, peak.get("bytes")))
+        share = either / base
         if share < MIN_ATTRIBUTED:
-            fails.append("%.2f%% have a module or a line (< %.0f%%)" % (
+            fails.append("%.2f%% of PyTorch's bytes have a module or a line (< %.0f%%)" % (
                 100 * share, 100 * MIN_ATTRIBUTED))
         shares = "either=%.2f%% layer=%s line=%s" % (
-            100 * share, pct(att.get("layer"), live), pct(att.get("line"), live))
+            100 * share, pct(att.get("layer"), base), pct(att.get("line"), base))
     c.result("attrib", fails, "live_bytes=%d categorized=%d other=%.1fMiB %s phase=%s step=%s" % (
         live, total, other / MiB, shares, peak.get("phase"), peak.get("step")))
     return st

@@ -92,7 +92,9 @@ def good_doc(script_path):
             {"category": "other", "bytes": 100 * MiB, "share": 0.05, "count": 10,
              "by": [{"name": "cuMemAlloc", "bytes": 100 * MiB, "share": 0.05, "count": 10}]},
         ],
-        "attributed": {"layer": live - 100 * MiB, "line": live // 2, "either": live - 90 * MiB},
+        # of PyTorch's bytes (the peak's); the other 100 MiB are cuMemAlloc's
+        "attributed": {"bytes": MAX_ALLOCATED, "layer": MAX_ALLOCATED - 20 * MiB,
+                       "line": MAX_ALLOCATED // 2, "either": MAX_ALLOCATED - 10 * MiB},
         "by_line": by_line(script_path),
         "by_layer": [], "by_phase": [], "by_op": None, "by_api": [], "top": [],
     }
@@ -253,11 +255,14 @@ def main():
         def attributed(percent):
             def fn(d):
                 p = d["devices"][0]["peak"]
-                p["attributed"]["either"] = -(-p["live_bytes"] * percent // 100)
+                p["attributed"]["either"] = -(-p["attributed"]["bytes"] * percent // 100)
             return fn
 
         c.run("94% attributed", 1, doc=mutated(s, attributed(94)), said="94.00%")
         c.run("95% attributed", 0, doc=mutated(s, attributed(95)))
+        c.run("attributed of other than the peak's bytes", 1, doc=mutated(
+            s, lambda d: d["devices"][0]["peak"]["attributed"].update(bytes=MAX_ALLOCATED - 1)),
+              said="not the peak's")
 
         def uncategorized(d):
             d["devices"][0]["peak"]["by_category"][0]["bytes"] -= 1

@@ -530,13 +530,17 @@ static void alloc_fill(struct bld *b, const struct an_proc *p, const struct an_s
 	e->freed_t = (r->flags & R_FREED) ? sec(b, r->free_ts) : NAN;
 }
 
-/* How much of a set has a module, a source line, one or both. */
+/* How much of the framework's memory in a set (the peak's number: PyTorch's
+ * in the torch modes) has a module, a source line, one or both. */
 static void attributed(const struct an_proc *p, const struct an_set *s, struct gp_an_set *out)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		const struct an_rec *r = s->m[i].r;
 		int layer = r->layer != NULL, line = line_of(p, r) != NULL;
 
+		if (!an_is_fw(p, r))
+			continue;
+		out->attributed.bytes += r->bytes;
 		out->attributed.layer += layer ? r->bytes : 0;
 		out->attributed.line += line ? r->bytes : 0;
 		out->attributed.either += layer || line ? r->bytes : 0;
@@ -1098,8 +1102,13 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	steps_fill(b, pd, d);
 	leak_fill(b, pd, di->total_memory, &lk, &d->leak);
 	d->ooms = arr(b, n, sizeof(*d->ooms));
-	for (size_t i = 0; d->ooms && i < pd->nooms; i++)
-		oom_fill(b, pd, &pd->ooms[i], 1, di->total_memory, &lk, top, &d->ooms[i]);
+	/* the failures PyTorch raised (its OutOfMemoryError, what ended or
+	 * interrupted the program) first, then those it got past; each in
+	 * time order */
+	for (size_t i = 0, k = 0; d->ooms && k < 2; k++)
+		for (size_t j = 0; j < pd->nooms; j++)
+			if ((pd->ooms[j].torch != 0) == (k == 0))
+				oom_fill(b, pd, &pd->ooms[j], 1, di->total_memory, &lk, top, &d->ooms[i++]);
 	if (d->ooms && pd->oom_count > pd->nooms)
 		oom_fill(b, pd, &pd->last_oom, 0, di->total_memory, &lk, top, &d->ooms[n - 1]);
 	d->nooms = d->ooms ? n : 0;

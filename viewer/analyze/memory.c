@@ -466,7 +466,10 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		r->api = an_str_ref(api);
 	} else {
 		r->flags |= R_NO_API;
-		p->unattributed++;
+		/* a module's globals (device_static) come with no call: not
+		 * what the note about missing calls is about */
+		if (ev->kind == K_DEVICE || ev->kind == K_ARRAY)
+			p->unattributed++;
 	}
 	if (t) {
 		r->layer = an_str_ref(t->layer);

@@ -163,6 +163,7 @@ static void set_json(struct gp_jb *b, struct json_object *o, const struct gp_an_
 	gp_jb_put(b, o, "by_api", groups_json(b, &s->by_api, "api"));
 	gp_jb_put(b, o, "by_line", lines_json(b, &s->by_line));
 	arr = gp_jb_obj(b);
+	gp_jb_put(b, arr, "bytes", gp_jb_int(b, (int64_t)s->attributed.bytes));
 	gp_jb_put(b, arr, "layer", gp_jb_int(b, (int64_t)s->attributed.layer));
 	gp_jb_put(b, arr, "line", gp_jb_int(b, (int64_t)s->attributed.line));
 	gp_jb_put(b, arr, "either", gp_jb_int(b, (int64_t)s->attributed.either));

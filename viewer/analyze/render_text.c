@@ -478,8 +478,13 @@ static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 
 	if (!count)
 		return;
-	fprintf(o->f, "\n  %sOut of memory: %" PRIu64 " failed allocation%s%s\n", C(o, RED), count,
-		count > 1 ? "s" : "", C(o, OFF));
+	size_t raised = 0;
+
+	for (size_t i = 0; i < d->nooms; i++)
+		raised += d->ooms[i].raised != 0;
+	fprintf(o->f, "\n  %sOut of memory: %" PRIu64 " failed allocation%s%s%s%s\n", C(o, RED), count,
+		count > 1 ? "s" : "", raised && count > raised ? "; PyTorch raised OutOfMemoryError for " : "",
+		raised && count > raised ? (raised > 1 ? "these first" : "the first") : "", C(o, OFF));
 	for (size_t i = 0; i < d->nooms; i++) {
 		const struct gp_an_oom *e = &d->ooms[i];
 		const char *layer = e->layer, *op = e->op;

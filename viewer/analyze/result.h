@@ -112,9 +112,10 @@ struct gp_an_set {
 	size_t nlayers;
 	struct gp_an_groups by_phase, by_op, by_api;
 	struct gp_an_lines by_line;
-	/* bytes that have a module (layer), a source line, one or both */
+	/* of the framework's bytes (the peak's number), those that have a
+	 * module (layer), a source line, one or both */
 	struct {
-		uint64_t layer, line, either;
+		uint64_t bytes, layer, line, either;
 	} attributed;
 	struct gp_an_alloc *top;
 	size_t ntop;
