@@ -75,7 +75,10 @@ class Tracker:
         elif rc == 0:
             self.stacks_on = bool(self.stacks)
         if rc != 0:
-            self._off("was not attached (%s)" % why.value.decode("utf-8", "replace"))
+            reason = why.value.decode("utf-8", "replace")
+            if "cudaMallocAsync" in reason:
+                reason += "; --mode tensor records each tensor of that backend"
+            self._off("was not attached (%s)" % reason)
             return
         self.state = "on"
         for fn in self.on_attach:

@@ -397,7 +397,11 @@ def test_hook_oom():
     # succeeded), then one it raised: the raised one leads
     sim = synth.HookSim(total=8 * GiB)
     sim.torch_info()
+    cached = sim.alloc(512 * MiB, "temporaries")
+    sim.free(cached)
     synth.Sim.oom(sim, 1 * GiB, api="cuMemAlloc_v2")
+    sim.holes = [h for h in sim.holes if h[0] != cached]
+    sim.release_segment(cached)  # its cache, released to retry
     sim.alloc(1 * GiB, "activations")
     sim.oom(3 * GiB)
     sim.write(os.path.join(TMP, "hook_two.json.gz"))
@@ -405,6 +409,8 @@ def test_hook_oom():
     oo = dev(doc)["ooms"]
     eq([(x["raised"], x["recovered"], x["request"]) for x in oo], [(True, False, 3 * GiB), (False, True, GiB)],
        "the raised failure first, then the one PyTorch got past")
+    eq(oo[1]["released_after"], 512 * MiB, "the cached segment PyTorch released to retry")
+    check("fragmentation" in [a["kind"] for a in oo[1]["advice"]], "its advice: %r" % oo[1]["advice"])
     rc, out, _ = run("hook_two.json.gz")
     check("2 failed allocations; PyTorch raised OutOfMemoryError for the first" in out and
           out.index("Tried to allocate 3.00 GiB") < out.index("cuMemAlloc_v2 of 1.00 GiB failed"),

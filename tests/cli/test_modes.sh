@@ -31,20 +31,27 @@ check_rc 0 "cuda mode"
 [ "$(line_of PYTORCH_CUDA_ALLOC_CONF out)" = unset ] || fail "plain program: alloc conf set"
 check_no_err "tensor mode" "cuda mode"
 
-# a .py program: tensor mode by default, hooks installed, allocator switched
+# a .py program: native mode by default, hooks installed, allocator untouched
 gp --trace --python "$PYTHON" -o b.json.gz show.py
-check_rc 0 "tensor mode"
-[ "$(line_of GPUPROF_MODE out)" = tensor ] || fail "script: mode $(line_of GPUPROF_MODE out)"
+check_rc 0 "native mode"
+[ "$(line_of GPUPROF_MODE out)" = native ] || fail "script: mode $(line_of GPUPROF_MODE out)"
 [ "$(line_of PYTHONPATH out)" = "$TMP/lib/python" ] || fail "script: PYTHONPATH=$(line_of PYTHONPATH out)"
-[ "$(line_of PYTORCH_CUDA_ALLOC_CONF out)" = backend:cudaMallocAsync ] ||
+[ "$(line_of PYTORCH_CUDA_ALLOC_CONF out)" = unset ] ||
 	fail "script: alloc conf $(line_of PYTORCH_CUDA_ALLOC_CONF out)"
 [ "$(line_of HOOKED out)" = True ] || fail "script: gpuprof's torch import hook is not installed"
+check_err "gpuprof: native mode: every tensor of PyTorch's own allocator is recorded" "native mode"
+check_prefixed "native mode"
+
+# tensor mode: allocator switched; the user's settings are kept, those
+# cudaMallocAsync ignores are named
+gp --trace --mode tensor --python "$PYTHON" -o b2.json.gz show.py
+[ "$(line_of GPUPROF_MODE out)" = tensor ] || fail "tensor: mode $(line_of GPUPROF_MODE out)"
+[ "$(line_of PYTORCH_CUDA_ALLOC_CONF out)" = backend:cudaMallocAsync ] ||
+	fail "tensor: alloc conf $(line_of PYTORCH_CUDA_ALLOC_CONF out)"
 check_err "gpuprof: tensor mode: every tensor is recorded" "tensor mode"
 check_prefixed "tensor mode"
-
-# the user's settings are kept; those cudaMallocAsync ignores are named
 PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True, max_split_size_mb:128,backend:native" \
-	gp --trace --python "$PYTHON" -o c.json.gz show.py
+	gp --trace --mode tensor --python "$PYTHON" -o c.json.gz show.py
 check_rc 0 "user alloc conf"
 [ "$(line_of PYTORCH_CUDA_ALLOC_CONF out)" = "backend:cudaMallocAsync,expandable_segments:True, max_split_size_mb:128" ] ||
 	fail "user alloc conf: $(line_of PYTORCH_CUDA_ALLOC_CONF out)"
@@ -53,7 +60,7 @@ check_err "max_split_size_mb has no effect" "user alloc conf"
 check_err "your backend:native is replaced by backend:cudaMallocAsync (use --mode native to keep it)" "user alloc conf"
 
 # the newer variable is the one changed when the user set it
-PYTORCH_ALLOC_CONF="pinned_use_cuda_host_register:True" gp --trace --python "$PYTHON" -o d.json.gz show.py
+PYTORCH_ALLOC_CONF="pinned_use_cuda_host_register:True" gp --trace --mode tensor --python "$PYTHON" -o d.json.gz show.py
 [ "$(line_of PYTORCH_ALLOC_CONF out)" = "backend:cudaMallocAsync,pinned_use_cuda_host_register:True" ] ||
 	fail "PYTORCH_ALLOC_CONF: $(line_of PYTORCH_ALLOC_CONF out)"
 [ "$(line_of PYTORCH_CUDA_ALLOC_CONF out)" = unset ] || fail "PYTORCH_CUDA_ALLOC_CONF set beside PYTORCH_ALLOC_CONF"
@@ -70,7 +77,7 @@ PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True" gp --trace --mode native --op
 # --torch-history: passed on in native mode; refused with a line elsewhere
 gp --trace --mode native --torch-history --python "$PYTHON" -o h1.json.gz show.py
 [ "$(line_of GPUPROF_TORCH_HISTORY out)" = 1 ] || fail "native: --torch-history not passed on"
-gp --trace --torch-history --python "$PYTHON" -o h2.json.gz show.py
+gp --trace --mode tensor --torch-history --python "$PYTHON" -o h2.json.gz show.py
 [ "$(line_of GPUPROF_TORCH_HISTORY out)" = unset ] || fail "tensor: --torch-history passed on"
 check_err "gpuprof: --torch-history needs --mode native" "--torch-history in tensor mode"
 
@@ -93,7 +100,7 @@ check_err "--ops needs a PyTorch program" "--ops in cuda mode"
 printf '#!/usr/bin/env %s\nexec(open("show.py").read())\n' "$PYTHON" >launcher
 chmod +x launcher
 PATH=$TMP:$PATH gp --trace -o h.json.gz -- launcher
-[ "$(line_of GPUPROF_MODE out)" = tensor ] || fail "#! python launcher: mode $(line_of GPUPROF_MODE out)"
+[ "$(line_of GPUPROF_MODE out)" = native ] || fail "#! python launcher: mode $(line_of GPUPROF_MODE out)"
 
 # the user's own sitecustomize still runs, and their PYTHONPATH is kept
 mkdir user

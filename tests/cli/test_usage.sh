@@ -109,7 +109,7 @@ check_help_file help.trace "help trace" ENVIRONMENT GPUPROF_INJECT_LIB GPUPROF_P
 	"PROGRAM's exit status, or 128+N when PROGRAM was killed by signal N." \
 	"gpuprof --trace train.py --epochs 1" \
 	"gpuprof --trace -o run.json.gz -- ./app --flag" \
-	"gpuprof --trace --mode native --torch-history train.py" \
+	"gpuprof --trace --stacks train.py" \
 	"gpuprof --trace -- torchrun --nproc-per-node 1 train.py"
 check_help_file help.recover "help recover" "gpuprof recover TRACE [-o OUT]" \
 	"-o, --output OUT" "0 repaired (or already complete)" "gpuprof recover run.json.gz"

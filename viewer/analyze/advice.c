@@ -141,7 +141,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 						: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets "
 						  "segments grow instead of leaving holes");
 		advise(&a, GP_AN_ADVICE_FRAGMENTATION, o->torch_reserved - o->torch_allocated, 0, text);
-	} else if (an_native_segments(p) && o->released) {
+	} else if (p->mode == MODE_NATIVE && o->released) {
 		an_fmt_bytes(x, sizeof(x), o->released);
 		if (p->expandable_segments)
 			snprintf(text, sizeof(text),

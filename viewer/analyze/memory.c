@@ -363,7 +363,10 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 		for (size_t i = 0; i < pd->nooms; i++)
 			if (pd->ooms[i].snap.taken && r->seq <= pd->ooms[i].snap.cut)
 				err |= snap_keep(&pd->ooms[i].snap, r);
-		if (an_is_fw(p, r)) {
+		/* what PyTorch released to retry: its cached segments (native
+		 * mode: the segments themselves; with the hook, its blocks are
+		 * the program's tensors, and its segments are counted apart) */
+		if (an_is_fw(p, r) && !an_native_blocks(p)) {
 			if (pd->nooms && pd->ooms[pd->nooms - 1].open) {
 				pd->ooms[pd->nooms - 1].released += r->bytes;
 				r->flags |= R_RELEASED_ON_OOM;
@@ -653,6 +656,12 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 		if (r && !(r->flags & R_TORCH) &&
 		    gp_u64map_put(&p->seg_found, an_other_key(r->addr, r->ts), (void *)1))
 			return -ENOMEM;
+		/* a cached segment PyTorch gave back while a failure is open:
+		 * released to retry it */
+		if (release && pd->nooms && pd->ooms[pd->nooms - 1].open)
+			pd->ooms[pd->nooms - 1].released += ev->b;
+		else if (release && pd->open_undetailed && pd->last_oom.open)
+			pd->last_oom.released += ev->b;
 		err = pool_set(pd, ev->a, size, ts);
 	}
 	if (err)

@@ -28,7 +28,7 @@ struct gp_trace_settings {
 	const char *output; /* -o as given; NULL: named after PROGRAM */
 	bool force;
 	const char *python; /* NULL: $GPUPROF_PYTHON, else python3 */
-	enum gp_mode mode;  /* AUTO: tensor for Python programs, else cuda */
+	enum gp_mode mode;  /* AUTO: native for Python programs, else cuda */
 	bool ops;           /* --ops: PyTorch op ranges too */
 	bool history;       /* --torch-history: PyTorch's allocator history (native) */
 	bool stacks;        /* --stacks: each PyTorch block's Python stack (native) */
@@ -72,7 +72,7 @@ int gp_trace_resolve_program(const struct gp_trace_settings *s, struct gp_trace_
  * anyway). -errno only when the environment cannot be set. */
 int gp_trace_setup_recorder(struct gp_trace_run *r);
 
-/* torch_env.c: the mode (auto: tensor for Python programs) and its
+/* torch_env.c: the mode (auto: native for Python programs) and its
  * environment, with the Python hooks beside r->recorder. 0 or -errno (said). */
 int gp_trace_setup_mode(const struct gp_trace_settings *s, const struct gp_trace_run *r);
 

@@ -183,8 +183,9 @@ int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, bool stacks,
 	return 0;
 }
 
-/* Python programs are traced in tensor mode unless told otherwise: the
- * hooks next to the recorder name layers and phases. */
+/* Python programs are traced in native mode unless told otherwise: PyTorch's
+ * own allocator, every tensor of it through the hooks' allocator hook, the
+ * hooks next to the recorder naming layers and phases. */
 int gp_trace_setup_mode(const struct gp_trace_settings *s, const struct gp_trace_run *r)
 {
 	enum gp_mode mode = s->mode;
@@ -193,7 +194,7 @@ int gp_trace_setup_mode(const struct gp_trace_settings *s, const struct gp_trace
 	int err;
 
 	if (mode == GP_MODE_AUTO)
-		mode = gp_runs_python(s->program[0]) ? GP_MODE_TENSOR : GP_MODE_CUDA;
+		mode = gp_runs_python(s->program[0]) ? GP_MODE_NATIVE : GP_MODE_CUDA;
 	if (s->ops && mode == GP_MODE_CUDA)
 		gp_msg("--ops needs a PyTorch program (--mode tensor or native); ignored");
 	if (s->history && mode != GP_MODE_NATIVE)

@@ -181,8 +181,14 @@ def case_frag(c):
     xres = x["summary"]["reserved"]["peak"] or 0
     c.check(xres < res / 2, "expandable segments: reserved %d, far below %d" % (xres, res))
     fr = d["summary"]["fragmentation"]
-    if fr["known"] and fr["worst"]:
-        # native mode's allocated bytes are sampled (gpuprof:torch.memory
+    if fr["known"] and fr["worst"] and fr["source"] == "segments":
+        # the allocator hook: every block and segment, so the worst gap is
+        # the story's own (it samples after each of its allocations and frees)
+        c.check(fr["worst"]["gap"] == int(e["worst_gap"]), "worst gap %d vs %s exactly" % (
+            fr["worst"]["gap"], e["worst_gap"]))
+        gap = "worst gap %.2f GiB (torch %.2f), exact" % (fr["worst"]["gap"] / GiB, int(e["worst_gap"]) / GiB)
+    elif fr["known"] and fr["worst"]:
+        # without the hook its allocated bytes are sampled (gpuprof:torch.memory
         # marks, every 100 ms here and once at exit: the story takes steps of
         # its own), so the worst gap seen is one of the gaps the story had:
         # above zero, never above its worst
