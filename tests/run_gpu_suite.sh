@@ -149,6 +149,24 @@ resnet50||tests/torch/train_models.py --model resnet50 --steps 4|
 lightning||tests/torch/trainer_loop.py --steps 8|
 checkpointed||tests/torch/checkpointed.py --steps 4|
 outputs_leak|--stacks|samples/pytorch/outputs_list_leak.py --variant gpu|--stacks --leak samples/pytorch/outputs_list_leak.py:self.lm_head(
+story.outputs_cpu|--stacks|samples/pytorch/outputs_list_leak.py --variant cpu|--stacks
+story.inplace_out|--stacks|samples/pytorch/inplace_vs_outofplace.py --variant outofplace|--stacks
+story.inplace_in|--stacks|samples/pytorch/inplace_vs_outofplace.py --variant inplace|--stacks
+story.nozero|--stacks|samples/pytorch/no_zero_grad.py --variant nozero|--stacks
+story.zero|--stacks|samples/pytorch/no_zero_grad.py --variant zero|--stacks
+story.kept|--stacks|samples/pytorch/tensors_kept_after_loop.py --variant keep|--stacks
+story.kept_del|--stacks|samples/pytorch/tensors_kept_after_loop.py --variant del|--stacks
+story.accum|--stacks|samples/pytorch/grad_accumulation.py --variant accum|--stacks
+story.bigbatch|--stacks|samples/pytorch/grad_accumulation.py --variant bigbatch|--stacks
+story.losses_graph|--stacks|samples/pytorch/losses_with_graph.py --variant graph|--stacks
+story.losses_item|--stacks|samples/pytorch/losses_with_graph.py --variant item|--stacks
+story.infer_grad|--stacks|samples/pytorch/inference_no_grad.py --variant grad|--stacks
+story.infer_nograd|--stacks|samples/pytorch/inference_no_grad.py --variant nograd|--stacks
+story.amp|--stacks|samples/pytorch/amp_vs_fp32.py --variant amp|--stacks
+story.fp32|--stacks|samples/pytorch/amp_vs_fp32.py --variant fp32|--stacks
+story.frag|--stacks|samples/pytorch/fragmentation.py --variant default|--stacks
+story.frag_exp|--stacks|samples/pytorch/fragmentation.py --variant expandable|--stacks
+story.too_large|--stacks|samples/pytorch/batch_too_large.py|--stacks
 EOF
 	# an OOM PyTorch raised: batch_doubling.py traced (--stacks: the batch's
 	# input is made outside any module) against the same script unprofiled
@@ -168,13 +186,15 @@ if want history; then
 	# --torch-history: PyTorch's allocator history in native mode, checked
 	# against PyTorch's own peaks and the fragmentation story's worst gap
 	for m in gpt2 resnet50; do
-		"$gp" --trace --force --mode native --torch-history -o "$out/$m.history.json.gz" \
+		# the history is native mode's fallback where the allocator hook
+		# cannot be had: tried here without the hook
+		GPUPROF_TORCH_TRACKER=0 "$gp" --trace --force --mode native --torch-history -o "$out/$m.history.json.gz" \
 			tests/torch/train_models.py --model $m --steps 4 >"$out/$m.history.out" 2>"$out/$m.history.err"
 		python3 tests/torch/check_history.py "$gp" "$out/$m.history.json.gz" "$out/$m.history.out" $m >>"$table" 2>&1
 		verdict_rc $? "history $m"
 		grep -h "gpuprof:" "$out/$m.history.err" | grep -v "trace written\|open it\|native mode" | sed "s/^/$m.history: /" >>"$table"
 	done
-	"$gp" --trace --force --mode native --torch-history -o "$out/frag.history.json.gz" \
+	GPUPROF_TORCH_TRACKER=0 "$gp" --trace --force --mode native --torch-history -o "$out/frag.history.json.gz" \
 		samples/pytorch/fragmentation.py >"$out/frag.history.out" 2>"$out/frag.history.err"
 	python3 tests/torch/check_history.py "$gp" "$out/frag.history.json.gz" "$out/frag.history.out" fragmentation >>"$table" 2>&1
 	verdict_rc $? "history fragmentation"
