@@ -62,6 +62,12 @@ struct Device {
 Device devices[kMaxDevices];
 std::atomic<gp_ta_event_fn> emit{nullptr};
 std::atomic<bool> stacks_on{false};
+// The Python stack of the thread inside backward() (gpuprof_alloc_backward_
+// begin), for the blocks of threads that run no Python code meanwhile: the
+// autograd engine's device threads, which make most of backward's memory
+// outside any module's backward range (the loss's gradient, the first
+// gradients of the output). 0: no backward running.
+std::atomic<uint32_t> backward_stack{0};
 std::atomic<bool> stopping{false}; // the resolver thread: end
 std::atomic<uint64_t> guessed{0}, failures{0};
 std::thread resolver;
@@ -185,8 +191,11 @@ void on_entry(const A::TraceEntry& te)
 	case GP_TA_ALLOC:
 		ev.addr = (uint64_t)te.addr_;
 		ev.requested = (uint64_t)te.size_;
-		if (stacks_on.load(std::memory_order_relaxed))
+		if (stacks_on.load(std::memory_order_relaxed)) {
 			ev.stack = gp_stk_current();
+			if (!ev.stack)
+				ev.stack = backward_stack.load(std::memory_order_relaxed);
+		}
 		d.alloc = ev;
 		d.active_before = active >= 0 ? active : active_bytes(dev);
 		d.pending = true;
@@ -357,6 +366,27 @@ extern "C" __attribute__((visibility("default"))) int gpuprof_alloc_attach(
 	}
 	emit.store(nullptr);
 	return -EINVAL;
+}
+
+// backward() begins on the calling thread (GIL held; gpuprof_torch.py's
+// wrapper): its Python stack stands, until gpuprof_alloc_backward_end, for
+// the blocks of threads without Python frames. Returns the stack it replaces,
+// to hand back to gpuprof_alloc_backward_end (backward within backward, or
+// two threads' backward at once: the later one's stack while both run).
+extern "C" __attribute__((visibility("default"))) uint32_t gpuprof_alloc_backward_begin(void)
+{
+	uint32_t prev = backward_stack.load(std::memory_order_relaxed);
+	if (!stacks_on.load(std::memory_order_relaxed))
+		return prev;
+	uint32_t id = gp_stk_current();
+	if (id)
+		backward_stack.store(id, std::memory_order_relaxed);
+	return prev;
+}
+
+extern "C" __attribute__((visibility("default"))) void gpuprof_alloc_backward_end(uint32_t prev)
+{
+	backward_stack.store(prev, std::memory_order_relaxed);
 }
 
 // What went wrong so far: events the recorder did not take or that failed

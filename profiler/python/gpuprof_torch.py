@@ -431,6 +431,7 @@ class _Hooks:
             st = hooks._thread()
             depth = st.bwd_depth
             st.bwd_depth = depth + 1
+            stack_token = None
             if depth == 0:
                 if hooks.memory_marks:
                     hooks._memory_mark()
@@ -438,11 +439,15 @@ class _Hooks:
                     hooks.push("phase:backward")
                 if hooks.bwd:
                     hooks.register_pending()
+                if hooks._tracking():
+                    stack_token = hooks.tracker.backward_begin()
             try:
                 return fn(*args, **kwargs)
             finally:
                 st.bwd_depth = depth
                 if depth == 0:
+                    if hooks.tracker is not None:
+                        hooks.tracker.backward_end(stack_token)
                     hooks._end_all_bwd()
                     if hooks.phase:
                         hooks.pop()

@@ -38,6 +38,10 @@ class Tracker:
             lib.gpuprof_alloc_attach.restype = ctypes.c_int
             lib.gpuprof_alloc_count.argtypes = [ctypes.c_int]
             lib.gpuprof_alloc_count.restype = ctypes.c_uint64
+            lib.gpuprof_alloc_backward_begin.argtypes = []
+            lib.gpuprof_alloc_backward_begin.restype = ctypes.c_uint32
+            lib.gpuprof_alloc_backward_end.argtypes = [ctypes.c_uint32]
+            lib.gpuprof_alloc_backward_end.restype = None
         except (OSError, AttributeError) as e:
             return self._off("could not be loaded (%s)" % (e,))
         self.lib = lib
@@ -83,6 +87,18 @@ class Tracker:
         self.state = "on"
         for fn in self.on_attach:
             fn()
+
+    def backward_begin(self):
+        """With stacks: backward() starts on this thread; its stack stands
+        for the blocks the autograd engine's threads make meanwhile. Returns
+        what to hand backward_end, or None (no stacks)."""
+        if not self.stacks_on:
+            return None
+        return self.lib.gpuprof_alloc_backward_begin()
+
+    def backward_end(self, token):
+        if token is not None:
+            self.lib.gpuprof_alloc_backward_end(token)
 
     def count(self, what):
         """The hook's counters (gpuprof_alloc_count): 0 events not taken,

@@ -11,7 +11,8 @@ the counters (whatever the request was, deferred frees, two devices), the
 resolver thread for an allocation nothing follows, the exit handler for one
 the program ends on, a guessed size when the counters moved unseen, OOM's
 sizes as PyTorch's message gives them, segments, entries left out, a refused
-event counted, and with stacks each block's Python stack (file, line).
+event counted, and with stacks each block's Python stack (file, line),
+and for a thread without Python frames during backward() its caller's.
 
 Needs a C and a C++ compiler; skipped (77) without them. Run with the hooks'
 build directory (build/profiler/python) on PYTHONPATH."""
@@ -138,10 +139,13 @@ def main():
         hook.gpuprof_alloc_attach.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                               ctypes.c_char_p, ctypes.c_size_t]
         hook.gpuprof_alloc_count.restype = ctypes.c_uint64
+        hook.gpuprof_alloc_backward_begin.restype = ctypes.c_uint32
+        hook.gpuprof_alloc_backward_end.argtypes = [ctypes.c_uint32]
         fake = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libc10_cuda.so"))
-        for fn in ("fake_alloc", "fake_free", "fake_complete", "fake_segment", "fake_oom"):
+        for fn in ("fake_alloc", "fake_alloc_on_thread", "fake_free", "fake_complete", "fake_segment", "fake_oom"):
             getattr(fake, fn).argtypes = {
                 "fake_alloc": [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t],
+                "fake_alloc_on_thread": [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t],
                 "fake_free": [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int],
                 "fake_complete": [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t],
                 "fake_segment": [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_int],
@@ -225,6 +229,27 @@ def main():
             check(first.startswith("%s|%s|main;" % (os.path.abspath(__file__), line_of("L_A"))),
                   "a block's stack: the line that allocated it (%s)" % first[:120])
             check(all(e["stack"] for e in al), "every block of a Python thread has its stack")
+            # backward: the autograd engine's threads run no Python code; their
+            # blocks take the stack of the thread in backward() meanwhile
+            fake.fake_alloc_on_thread(0, 0x2000000, 512, 512)
+            token = hook.gpuprof_alloc_backward_begin()  # L_BW
+            fake.fake_alloc_on_thread(0, 0x2000200, 512, 512)
+            inner = hook.gpuprof_alloc_backward_begin()  # backward within backward
+            hook.gpuprof_alloc_backward_end(inner)
+            fake.fake_alloc_on_thread(0, 0x2000400, 512, 512)
+            hook.gpuprof_alloc_backward_end(token)
+            fake.fake_alloc_on_thread(0, 0x2000600, 512, 512)
+            fake.fake_other(0, 0)
+            evs = events(out)
+            st = {e["stack"]: e["frames"] for e in evs if "frames" in e}
+            bw = {e["addr"]: st.get(e["stack"], "") if e["stack"] else None
+                  for e in blocks([e for e in evs if "type" in e], ALLOC) if e["addr"] >= 0x2000000}
+            want = "%s|%s|main;" % (os.path.abspath(__file__), line_of("L_BW"))
+            check(bw[0x2000000] is None and bw[0x2000600] is None,
+                  "a thread without Python frames, no backward running: no stack")
+            check(bw[0x2000200].startswith(want) and bw[0x2000400].startswith(want),
+                  "during backward, such a thread's blocks: backward's caller's line (%s)" %
+                  (bw[0x2000200] or "")[:120])
         else:
             print("note: stacks not tried (this Python's headers)")
         sink.sink_refuse(1)

@@ -10,6 +10,7 @@
 
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace A = c10::cuda::CUDACachingAllocator;
@@ -90,6 +91,13 @@ void fake_alloc(int d, size_t addr, size_t requested, size_t block)
 	fake.trace(A::TraceEntry::ALLOC, d, addr, requested);
 	add(dv.s.allocated_bytes, (int64_t)block);
 	add(dv.s.active_bytes, (int64_t)block);
+}
+
+// from a thread that runs no Python code (the autograd engine's)
+void fake_alloc_on_thread(int d, size_t addr, size_t requested, size_t block)
+{
+	std::thread t(fake_alloc, d, addr, requested, block);
+	t.join();
 }
 
 // deferred: the block waits for another stream; fake_complete ends it
