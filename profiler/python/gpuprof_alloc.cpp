@@ -63,11 +63,14 @@ Device devices[kMaxDevices];
 std::atomic<gp_ta_event_fn> emit{nullptr};
 std::atomic<bool> stacks_on{false};
 // The Python stack of the thread inside backward() (gpuprof_alloc_backward_
-// begin), for the blocks of threads that run no Python code meanwhile: the
-// autograd engine's device threads, which make most of backward's memory
-// outside any module's backward range (the loss's gradient, the first
-// gradients of the output). 0: no backward running.
+// begin), for the blocks made while it runs by threads whose own stack is
+// not read: with --stacks those that run no Python code (the autograd
+// engine's device threads), without it every thread. The engine makes part
+// of backward's memory outside any module's backward range (the loss's
+// gradient, the output's first gradients): this names the line that called
+// backward() for it, --stacks or not. 0: no backward running.
 std::atomic<uint32_t> backward_stack{0};
+std::atomic<bool> backward_stacks{false}; // stacks can be read (gp_stk_init)
 std::atomic<bool> stopping{false}; // the resolver thread: end
 std::atomic<uint64_t> guessed{0}, failures{0};
 std::thread resolver;
@@ -191,11 +194,10 @@ void on_entry(const A::TraceEntry& te)
 	case GP_TA_ALLOC:
 		ev.addr = (uint64_t)te.addr_;
 		ev.requested = (uint64_t)te.size_;
-		if (stacks_on.load(std::memory_order_relaxed)) {
+		if (stacks_on.load(std::memory_order_relaxed))
 			ev.stack = gp_stk_current();
-			if (!ev.stack)
-				ev.stack = backward_stack.load(std::memory_order_relaxed);
-		}
+		if (!ev.stack)
+			ev.stack = backward_stack.load(std::memory_order_relaxed);
 		d.alloc = ev;
 		d.active_before = active >= 0 ? active : active_bytes(dev);
 		d.pending = true;
@@ -291,7 +293,8 @@ void at_exit()
 } // namespace
 
 // Starts watching PyTorch's caching allocator on every device it knows:
-// events to ev_fn, new Python stacks to stack_fn when stacks is nonzero.
+// events to ev_fn, new Python stacks to stack_fn: every block's when stacks
+// is nonzero, else only backward()'s callers (gpuprof_alloc_backward_begin).
 // Call once CUDA is initialised (torch.cuda._lazy_call), before the program
 // allocates: what was allocated before is said in the ATTACH events
 // (allocated, reserved) and not otherwise seen. 0, or -errno with a reason
@@ -327,6 +330,11 @@ extern "C" __attribute__((visibility("default"))) int gpuprof_alloc_attach(
 			int e = gp_stk_init(stack_fn, why, cap);
 			if (e)
 				return e; // may be asked again without stacks
+			backward_stacks.store(true);
+		} else if (stack_fn) {
+			// backward()'s caller only; without it, no line for those blocks
+			char ignored[8];
+			backward_stacks.store(gp_stk_init(stack_fn, ignored, sizeof(ignored)) == 0);
 		}
 		stacks_on.store(stacks != 0);
 		emit.store(ev_fn, std::memory_order_release);
@@ -370,13 +378,15 @@ extern "C" __attribute__((visibility("default"))) int gpuprof_alloc_attach(
 
 // backward() begins on the calling thread (GIL held; gpuprof_torch.py's
 // wrapper): its Python stack stands, until gpuprof_alloc_backward_end, for
-// the blocks of threads without Python frames. Returns the stack it replaces,
-// to hand back to gpuprof_alloc_backward_end (backward within backward, or
-// two threads' backward at once: the later one's stack while both run).
+// the blocks whose own stack is not read (backward_stack). Returns the stack
+// it replaces, to hand back to gpuprof_alloc_backward_end (backward within
+// backward, or two threads' backward at once: the later one's while both
+// run). Another thread's blocks made meanwhile take that stack too (without
+// --stacks, or a thread without Python frames).
 extern "C" __attribute__((visibility("default"))) uint32_t gpuprof_alloc_backward_begin(void)
 {
 	uint32_t prev = backward_stack.load(std::memory_order_relaxed);
-	if (!stacks_on.load(std::memory_order_relaxed))
+	if (!backward_stacks.load(std::memory_order_relaxed))
 		return prev;
 	uint32_t id = gp_stk_current();
 	if (id)

@@ -89,11 +89,9 @@ class Tracker:
             fn()
 
     def backward_begin(self):
-        """With stacks: backward() starts on this thread; its stack stands
-        for the blocks the autograd engine's threads make meanwhile. Returns
-        what to hand backward_end, or None (no stacks)."""
-        if not self.stacks_on:
-            return None
+        """backward() starts on this thread (attached): its Python stack
+        stands for the blocks made meanwhile whose own stack is not read
+        (gpuprof_alloc_backward_begin). Returns what to hand backward_end."""
         return self.lib.gpuprof_alloc_backward_begin()
 
     def backward_end(self, token):

@@ -348,11 +348,14 @@ class HookSim(Sim):
     torch.segment_alloc at the same address, as PyTorch makes them; another
     library's cudaMalloc is other memory. With stacks, the main thread's
     blocks name a Python stack: the user's line of the module running
-    (line_of), under a frame of torch's own."""
+    (line_of), under a frame of torch's own. The autograd thread's blocks,
+    made while backward() runs, name backward()'s caller (BACKWARD_LINE),
+    with stacks or without, as the hook does."""
 
     SEGMENT = 64 * MiB
     SCRIPT = "/work/train.py"
     LINES = {None: 90, "<Net>": 40, "<Net>.fc1": 41, "<Net>.fc2": 42}
+    BACKWARD_LINE = 93
 
     def __init__(self, stacks=False, before=(0, 0), **kw):
         super().__init__(mode="native", **kw)
@@ -387,17 +390,18 @@ class HookSim(Sim):
     def line_of(self, tid):
         """The user's line the main thread's allocation stands for."""
         if tid != MAIN:
-            return None
+            return self.BACKWARD_LINE if "backward" in self.phases else None
         if "optimizer.step" in self.phases:
             return 95
         return self.LINES.get(self.layer(tid), 90)
 
     def stack_id(self, tid):
         line = self.line_of(tid)
-        if not self.stacks_on or line is None:
+        if line is None or (not self.stacks_on and tid == MAIN):
             return None, None
-        frames = (("/usr/lib/python3/dist-packages/torch/nn/functional.py", 2000, "linear"),
-                  (self.SCRIPT, line, "forward" if line in (40, 41, 42) else "main"),
+        inner = ("/usr/lib/python3/dist-packages/torch/_tensor.py", 626, "backward") if tid != MAIN else \
+            ("/usr/lib/python3/dist-packages/torch/nn/functional.py", 2000, "linear")
+        frames = (inner, (self.SCRIPT, line, "forward" if line in (40, 41, 42) else "main"),
                   (self.SCRIPT, 120, "<module>"))
         if frames not in self.stack_ids:
             self.stack_ids[frames] = len(self.stack_ids) + 1
@@ -552,8 +556,10 @@ PARAMS = {"fc1": 64 * MiB, "fc2": 32 * MiB}
 
 
 def train(sim, steps, leak=0, warmup_growth=0, grow_steps=3, oom_at=None, oom_request=0,
-          set_to_none=True, act=(96 * MiB, 48 * MiB), cublas=8 * MiB, step_gap=20000.0):
-    """Model <Net> with fc1, fc2; AdamW-like optimizer state made in step 1."""
+          set_to_none=True, act=(96 * MiB, 48 * MiB), cublas=8 * MiB, step_gap=20000.0, loss_grad=0):
+    """Model <Net> with fc1, fc2; AdamW-like optimizer state made in step 1.
+    loss_grad: bytes the autograd thread makes before any module's backward
+    range (the loss's gradient), freed in fc2's."""
     sim.torch_info()
     params = {}
     for name, size in PARAMS.items():
@@ -597,7 +603,10 @@ def train(sim, steps, leak=0, warmup_growth=0, grow_steps=3, oom_at=None, oom_re
         loss = sim.alloc(512, "activations")
         # backward: the autograd thread, module ranges as start/end
         sim.push("phase:backward")
+        lg = sim.alloc(loss_grad, "temporaries", tid=AUTOGRAD) if loss_grad else None
         sim.bwd_start("fc2")
+        if lg is not None:
+            sim.free(lg, tid=AUTOGRAD)
         g2 = sim.alloc(PARAMS["fc2"], "gradients", tid=AUTOGRAD) if "fc2" not in grads else None
         tmpb = sim.alloc(24 * MiB, "temporaries", tid=AUTOGRAD)
         sim.free(a2, tid=AUTOGRAD)

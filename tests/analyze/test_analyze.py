@@ -335,14 +335,30 @@ def test_hook():
     check("by source line" in out and "train.py:41 in forward" in out and "called from train.py:120" in out,
           "text: by source line")
     check("reserved (segments)" in out and "allocated (sampled)" not in out, "text: exact allocated")
-    # the same run without --stacks: no by_line, lines null
+    # the same run without --stacks: no by_line; lines only for the blocks
+    # made during backward(), its caller's
     sim = synth.HookSim(stacks=False, total=8 * GiB)
     synth.train(sim, 6)
     sim.write(os.path.join(TMP, "hook_nostacks.json.gz"))
     doc2, _ = analyze_json("hook_nostacks.json.gz")
     p2 = dev(doc2)["peak"]
-    eq((p2["by_line"], p2["attributed"]["line"], p2["top"][0]["line"]), (None, 0, None), "no stacks: no lines")
+    bwd = sum(r["bytes"] for r in sim.peak["live"].values() if r["fw"] and r["line"])
+    check(bwd > 0, "the peak holds blocks made in backward")
+    eq((p2["by_line"], p2["attributed"]["line"], p2["top"][0]["line"]), (None, bwd, None),
+       "no stacks: no by_line, a line for backward's blocks only")
     eq(p2["bytes"], p["bytes"], "no stacks: the same peak")
+    # the loss's gradient, made before any module's backward range: no
+    # module, but backward()'s line, with or without stacks
+    sim = synth.HookSim(stacks=False, total=8 * GiB)
+    synth.train(sim, 4, loss_grad=256 * MiB)
+    sim.write(os.path.join(TMP, "hook_lossgrad.json.gz"))
+    doc3, _ = analyze_json("hook_lossgrad.json.gz")
+    p3 = dev(doc3)["peak"]
+    eq((p3["bytes"], p3["phase"]), (sim.peak["bytes"], "backward"), "peak at the loss's gradient")
+    check(p3["attributed"]["layer"] <= p3["bytes"] - 256 * MiB, "the loss's gradient has no module")
+    eq(p3["attributed"]["either"] - p3["attributed"]["layer"], 256 * MiB, "yet it has a line")
+    lg = next(t for t in p3["top"] if t["bytes"] == 256 * MiB)
+    eq((lg["layer"], lg["line"]), (None, "train.py:93 in main"), "the loss's gradient: backward()'s line")
 
 
 def test_hook_leak():

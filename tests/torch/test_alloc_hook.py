@@ -12,7 +12,8 @@ resolver thread for an allocation nothing follows, the exit handler for one
 the program ends on, a guessed size when the counters moved unseen, OOM's
 sizes as PyTorch's message gives them, segments, entries left out, a refused
 event counted, and with stacks each block's Python stack (file, line),
-and for a thread without Python frames during backward() its caller's.
+and for a thread without Python frames during backward() its caller's
+(without --stacks: for every block made during backward()).
 
 Needs a C and a C++ compiler; skipped (77) without them. Run with the hooks'
 build directory (build/profiler/python) on PYTHONPATH."""
@@ -110,6 +111,11 @@ def child(build_dir):
     why = ctypes.create_string_buffer(256)
     rc = hook.gpuprof_alloc_attach(ctypes.c_void_p(sink.sink_event_fn()), ctypes.c_void_p(sink.sink_stack_fn()),
                                    0, why, 256)
+    # without --stacks, blocks made during backward() name its caller
+    token = hook.gpuprof_alloc_backward_begin()  # L_BW0
+    fake.fake_alloc(0, ctypes.c_size_t(0x8000), ctypes.c_size_t(512), ctypes.c_size_t(512))
+    hook.gpuprof_alloc_backward_end(token)
+    fake.fake_alloc(0, ctypes.c_size_t(0x8200), ctypes.c_size_t(512), ctypes.c_size_t(512))
     fake.fake_alloc(0, ctypes.c_size_t(0x9000), ctypes.c_size_t(700), ctypes.c_size_t(1024))
     sys.exit(rc)  # at once: the resolver thread has not looked yet
 
@@ -265,8 +271,15 @@ def main():
                             "__version__=" + torch.__version__],
                            env=dict(env, GPUPROF_TEST_SINK=out2, GPUPROF_TEST_SINK_LIB=sink_path))
         ex = blocks(events(out2), ALLOC)
-        check(r.returncode == 0 and [(e["addr"], e["bytes"]) for e in ex] == [(0x9000, 1024)],
+        check(r.returncode == 0 and [(e["addr"], e["bytes"]) for e in ex][-1:] == [(0x9000, 1024)],
               "the last allocation, written at exit: %r" % (ex,))
+        if stacks_ok:
+            st = {e["stack"]: e["frames"] for e in events(out2) if "frames" in e}
+            got = [(e["addr"], st.get(e["stack"], "")[:200] if e["stack"] else None) for e in ex]
+            want = "%s|%s|child;" % (os.path.abspath(__file__), line_of("L_BW0"))
+            check(len(got) == 3 and got[0][1] and got[0][1].startswith(want) and
+                  got[1][1] is None and got[2][1] is None and len(st) == 1,
+                  "without --stacks: only blocks made during backward() have a stack, its caller's: %r" % (got,))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if fails:
