@@ -71,11 +71,11 @@ for r in $(seq "$rounds"); do
 		history-native) cmd=("${no_gp[@]}" python3 "$tm" --memory-history) ;;
 		*) cmd=(env "${envs[@]}" "$gp" --trace --force --mode "$mode" -o "$out/$name.json.gz" "$tm") ;;
 		esac
-		s0=$(steal)
+		s0=$(steal) t0=$(date +%s)
 		"${pin[@]}" "${cmd[@]}" --model "$model" --steps "$steps" "${extra[@]}" 2>>"$out/$name.err" |
 			sed -n -e "s/^GPUPROF_TORCH /OVERHEAD config=$name round=$r /p" \
 				-e "s/^GPUPROF_THREADS /THREADS config=$name round=$r /p" >>"$res"
-		echo "STEAL config=$name round=$r ticks=$(($(steal) - s0))" >>"$res"
+		echo "STEAL config=$name round=$r ticks=$(($(steal) - s0)) wall_s=$(($(date +%s) - t0))" >>"$res"
 		rm -f "$out/$name.json"
 	done
 done

@@ -120,14 +120,15 @@ if want torch; then
 fi
 
 if want native; then
-	# native mode with gpuprof's hook on PyTorch's caching allocator: every
-	# block and segment, checked against PyTorch's own numbers of the same run
-	# (tests/torch/check_native.py); --stacks adds each block's Python line.
+	# the default mode (native, gpuprof's hook on PyTorch's caching
+	# allocator): every block and segment, checked against PyTorch's own
+	# numbers of the same run (tests/torch/check_native.py); --stacks adds
+	# each block's Python line. No --mode: the default must be native.
 	# Rows: TAG|gpuprof options|program and arguments|check options
 	cn=tests/torch/check_native.py
 	while IFS='|' read -r tag opts prog checks; do
 		# shellcheck disable=SC2086
-		"$gp" --trace --force --mode native $opts -o "$out/native.$tag.json.gz" $prog \
+		"$gp" --trace --force $opts -o "$out/native.$tag.json.gz" $prog \
 			>"$out/native.$tag.out" 2>"$out/native.$tag.err" </dev/null
 		# shellcheck disable=SC2086
 		python3 $cn "$gp" "$out/native.$tag.json.gz" "$out/native.$tag.out" --label "native.$tag" $checks \
@@ -149,29 +150,31 @@ resnet50||tests/torch/train_models.py --model resnet50 --steps 4|
 lightning||tests/torch/trainer_loop.py --steps 8|
 checkpointed||tests/torch/checkpointed.py --steps 4|
 outputs_leak|--stacks|samples/pytorch/outputs_list_leak.py --variant gpu|--stacks --leak samples/pytorch/outputs_list_leak.py:self.lm_head(
-story.outputs_cpu|--stacks|samples/pytorch/outputs_list_leak.py --variant cpu|--stacks
-story.inplace_out|--stacks|samples/pytorch/inplace_vs_outofplace.py --variant outofplace|--stacks
-story.inplace_in|--stacks|samples/pytorch/inplace_vs_outofplace.py --variant inplace|--stacks
-story.nozero|--stacks|samples/pytorch/no_zero_grad.py --variant nozero|--stacks
-story.zero|--stacks|samples/pytorch/no_zero_grad.py --variant zero|--stacks
-story.kept|--stacks|samples/pytorch/tensors_kept_after_loop.py --variant keep|--stacks
-story.kept_del|--stacks|samples/pytorch/tensors_kept_after_loop.py --variant del|--stacks
-story.accum|--stacks|samples/pytorch/grad_accumulation.py --variant accum|--stacks
-story.bigbatch|--stacks|samples/pytorch/grad_accumulation.py --variant bigbatch|--stacks
-story.losses_graph|--stacks|samples/pytorch/losses_with_graph.py --variant graph|--stacks
-story.losses_item|--stacks|samples/pytorch/losses_with_graph.py --variant item|--stacks
-story.infer_grad|--stacks|samples/pytorch/inference_no_grad.py --variant grad|--stacks
-story.infer_nograd|--stacks|samples/pytorch/inference_no_grad.py --variant nograd|--stacks
-story.amp|--stacks|samples/pytorch/amp_vs_fp32.py --variant amp|--stacks
-story.fp32|--stacks|samples/pytorch/amp_vs_fp32.py --variant fp32|--stacks
-story.frag|--stacks|samples/pytorch/fragmentation.py --variant default|--stacks
-story.frag_exp|--stacks|samples/pytorch/fragmentation.py --variant expandable|--stacks
-story.too_large|--stacks|samples/pytorch/batch_too_large.py|--stacks
+story.outputs_cpu||samples/pytorch/outputs_list_leak.py --variant cpu|
+story.outputs_cpu.stacks|--stacks|samples/pytorch/outputs_list_leak.py --variant cpu|--stacks
+story.inplace_out||samples/pytorch/inplace_vs_outofplace.py --variant outofplace|
+story.inplace_in||samples/pytorch/inplace_vs_outofplace.py --variant inplace|
+story.nozero||samples/pytorch/no_zero_grad.py --variant nozero|
+story.zero||samples/pytorch/no_zero_grad.py --variant zero|
+story.kept||samples/pytorch/tensors_kept_after_loop.py --variant keep|
+story.kept_del||samples/pytorch/tensors_kept_after_loop.py --variant del|
+story.kept_del.stacks|--stacks|samples/pytorch/tensors_kept_after_loop.py --variant del|--stacks
+story.accum||samples/pytorch/grad_accumulation.py --variant accum|
+story.bigbatch||samples/pytorch/grad_accumulation.py --variant bigbatch|
+story.losses_graph||samples/pytorch/losses_with_graph.py --variant graph|
+story.losses_item||samples/pytorch/losses_with_graph.py --variant item|
+story.infer_grad||samples/pytorch/inference_no_grad.py --variant grad|
+story.infer_nograd||samples/pytorch/inference_no_grad.py --variant nograd|
+story.amp||samples/pytorch/amp_vs_fp32.py --variant amp|
+story.fp32||samples/pytorch/amp_vs_fp32.py --variant fp32|
+story.frag||samples/pytorch/fragmentation.py --variant default|
+story.frag_exp||samples/pytorch/fragmentation.py --variant expandable|
+story.too_large||samples/pytorch/batch_too_large.py|
 EOF
 	# an OOM PyTorch raised: batch_doubling.py traced (--stacks: the batch's
 	# input is made outside any module) against the same script unprofiled
 	python3 samples/pytorch/batch_doubling.py >"$out/native.doubling.plain.out" 2>&1 </dev/null
-	"$gp" --trace --force --mode native --stacks -o "$out/native.doubling.json.gz" samples/pytorch/batch_doubling.py \
+	"$gp" --trace --force --stacks -o "$out/native.doubling.json.gz" samples/pytorch/batch_doubling.py \
 		>"$out/native.doubling.out" 2>"$out/native.doubling.err" </dev/null
 	python3 $cn "$gp" "$out/native.doubling.json.gz" "$out/native.doubling.out" --label native.doubling --stacks \
 		--oom "$out/native.doubling.plain.out" >>"$table" 2>&1
@@ -326,13 +329,18 @@ PY
 fi
 
 if want bench; then
-	# GPT-2 step, gpuprof vs unprofiled with the same allocator, alternating
-	# in one run (bench/overhead.sh); GPUPROF_BENCH_CONFIGS to bisect.
+	# GPT-2 step, each configuration against the same program unprofiled
+	# with its own allocator, alternating in one run (bench/overhead.sh), and
+	# the budget's verdict on the rounds (bench/pool_overhead.py --budget);
+	# GPUPROF_BENCH_CONFIGS to bisect. overhead.txt lands in $OUT as the runs
+	# end, so a call cut short still brings back its rounds to pool.
+	configs=${GPUPROF_BENCH_CONFIGS:-plain=plain-native native=native stacks=native+GPUPROF_STACKS=1 tensor=tensor torchprof=torchprof-native history=history-native}
 	# shellcheck disable=SC2086
-	ROUNDS=${GPUPROF_BENCH_ROUNDS:-2} STEPS=${GPUPROF_BENCH_STEPS:-25} bash bench/overhead.sh "$gp" "$out/bench" \
-		${GPUPROF_BENCH_CONFIGS:-plain=plain-native cuda=cuda native=native plain-async=plain-tensor tensor=tensor} \
-		>>"$table" 2>>"$out/bench.err"
-	for f in "$out"/bench/*.json.gz; do
+	ROUNDS=${GPUPROF_BENCH_ROUNDS:-10} STEPS=${GPUPROF_BENCH_STEPS:-25} bash bench/overhead.sh "$gp" "$final/bench" \
+		$configs >>"$table" 2>>"$out/bench.err"
+	python3 bench/pool_overhead.py --against plain --budget "$final/bench/overhead.txt" 2>&1 |
+		grep -E "^BUDGET_(CHECK|VERDICT)|^BUDGET " >>"$table"
+	for f in "$final"/bench/*.json.gz; do
 		[ -f "$f" ] && python3 tests/torch/trace_counts.py bench "$f" >>"$table" 2>&1
 		rm -f "$f"
 	done
