@@ -12,6 +12,13 @@
 /* "gpuprof:torch.tensor 0xADDR NBYTES LAYER": a parameter's or optimizer
  * state's tensor and its module (gpuprof_torch.py writes, attrib.c reads) */
 #define GP_TORCH_TENSOR_PREFIX "gpuprof:torch.tensor "
+/* The hooks' NVTX ranges of a module's forward (pushed on the calling
+ * thread) and backward (started and ended on autograd's): "fwd:<path>",
+ * "bwd:<path>". The recorder tells the allocator hook whether a thread is
+ * inside a forward range (nvtx_inject.c), analyze names layers after them. */
+#define GP_TORCH_FWD_PREFIX "fwd:"
+#define GP_TORCH_BWD_PREFIX "bwd:"
+#define GP_TORCH_RANGE_PREFIX_LEN 4
 
 #define GP_TORCH_MAX_BYTES (1ll << 50)            /* allocated, reserved */
 #define GP_TORCH_MAX_UNIX_US 4000000000000000ll     /* a point's time: year 2096 */

@@ -8,6 +8,7 @@
  * each calls this entry point with its own tables, and all are filled.
  * Each callback copies its strings and hands an event to host_events.c. */
 #include "recorder.h"
+#include "torch_marks.h"
 
 /* Types and callback ids only: the NVTX loader implementation belongs to the
  * program, not to its tool. */
@@ -19,6 +20,16 @@
 #include <wchar.h>
 
 static __thread int depth; /* push/pop nesting of this thread, all domains */
+/* The depth (1-based) of the thread's outermost open module forward range
+ * (GP_TORCH_FWD_PREFIX, pushed by gpuprof's PyTorch hooks with
+ * nvtxRangePushA), 0 outside any: the allocator hook reads a block's Python
+ * stack only where no module names it (gp_nvtx_in_module). */
+static __thread int module_from;
+
+int gp_nvtx_in_module(void)
+{
+	return module_from != 0;
+}
 
 static int accepting(void)
 {
@@ -225,6 +236,8 @@ static int push_a(const char *m)
 {
 	if (accepting())
 		ev_ascii(GP_HEV_PUSH, m, 0);
+	if (!module_from && m && !strncmp(m, GP_TORCH_FWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN))
+		module_from = depth + 1;
 	return depth++;
 }
 static int push_w(const wchar_t *m)
@@ -239,6 +252,8 @@ static int pop(void)
 		return -1; /* unbalanced pop: NVTX's documented error value */
 	if (accepting())
 		queue(GP_HEV_POP, NULL, NULL, 0, 0, NULL);
+	if (depth == module_from)
+		module_from = 0;
 	return --depth;
 }
 
@@ -294,6 +309,8 @@ static int d_pop(nvtxDomainHandle_t d)
 		return -1;
 	if (accepting())
 		queue(GP_HEV_POP, d, NULL, 0, 0, NULL);
+	if (depth == module_from)
+		module_from = 0;
 	return --depth;
 }
 static nvtxResourceHandle_t d_resource_create(nvtxDomainHandle_t d, nvtxResourceAttributes_t *a)

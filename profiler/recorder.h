@@ -178,6 +178,8 @@ uint64_t gp_now(void); /* CUPTI clock, ns */
 struct gp_nvtx_domain {
 	char *name; /* UTF-8, NUL-terminated */
 };
+/* Whether the calling thread is inside a module's forward range now. */
+int gp_nvtx_in_module(void);
 
 /* ---- API callbacks: failed allocations, allocations and frees (api_callbacks.c) ---- */
 extern const char *const gp_memory_api_names[];
@@ -239,6 +241,7 @@ int gp_api_is_launch(int driver, unsigned cbid);
 struct gp_ta_event;
 GP_EXPORT int gpuprof_torch_alloc_event(const struct gp_ta_event *ev);
 GP_EXPORT int gpuprof_torch_stack(uint32_t id, const char *frames, size_t len);
+GP_EXPORT int gpuprof_torch_in_module(void);
 
 /* ---- Writer thread (writer_thread.c) ---- */
 struct gp_trace_writer;

@@ -45,3 +45,8 @@ GP_EXPORT int gpuprof_torch_stack(uint32_t id, const char *frames, size_t len)
 	 * whole frames */
 	return gp_hev_push(&h, frames, len);
 }
+
+GP_EXPORT int gpuprof_torch_in_module(void)
+{
+	return gp_nvtx_in_module();
+}

@@ -72,6 +72,11 @@ typedef int (*gp_ta_event_fn)(const struct gp_ta_event *ev);
  * no NUL needed. Stacks come before the events that name them. */
 typedef int (*gp_ta_stack_fn)(uint32_t id, const char *frames, size_t len);
 
+/* Nonzero when the calling thread is inside a module's forward range (the
+ * hooks' NVTX "fwd:" push): there the module names a block, and without
+ * --stacks its Python stack is not read. Any thread; never blocks. */
+typedef int (*gp_ta_in_module_fn)(void);
+
 #define GP_TA_US '\x1f'
 #define GP_TA_RS '\x1e'
 

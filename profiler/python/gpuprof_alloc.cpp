@@ -62,15 +62,19 @@ struct Device {
 Device devices[kMaxDevices];
 std::atomic<gp_ta_event_fn> emit{nullptr};
 std::atomic<bool> stacks_on{false};
-// The Python stack of the thread inside backward() (gpuprof_alloc_backward_
-// begin), for the blocks made while it runs by threads whose own stack is
-// not read: with --stacks those that run no Python code (the autograd
-// engine's device threads), without it every thread. The engine makes part
-// of backward's memory outside any module's backward range (the loss's
-// gradient, the output's first gradients): this names the line that called
-// backward() for it, --stacks or not. 0: no backward running.
+// Which blocks name their Python stack. With --stacks (stacks_on) every
+// block of a thread that runs Python code. Without it, where no module
+// names the block: a thread outside any module's forward range (in_module,
+// the recorder's NVTX view) that runs Python code, e.g. the program's
+// inputs, its loss, a script's own tensors, the optimizer's. Then, while a
+// backward() runs, a block still without a stack (the autograd engine's
+// threads run no Python code) takes the stack of the thread in backward()
+// (gpuprof_alloc_backward_begin): the engine makes part of backward's memory
+// outside any module's backward range (the loss's gradient, the output's
+// first gradients). 0: no backward running.
 std::atomic<uint32_t> backward_stack{0};
-std::atomic<bool> backward_stacks{false}; // stacks can be read (gp_stk_init)
+std::atomic<bool> stacks_readable{false}; // gp_stk_init succeeded
+std::atomic<gp_ta_in_module_fn> in_module{nullptr};
 std::atomic<bool> stopping{false}; // the resolver thread: end
 std::atomic<uint64_t> guessed{0}, failures{0};
 std::thread resolver;
@@ -166,6 +170,12 @@ int ta_type(A::TraceEntry::Action a)
 	}
 }
 
+bool in_a_module()
+{
+	gp_ta_in_module_fn fn = in_module.load(std::memory_order_relaxed);
+	return fn && fn();
+}
+
 void on_entry(const A::TraceEntry& te)
 {
 	int type = ta_type(te.action_);
@@ -194,7 +204,8 @@ void on_entry(const A::TraceEntry& te)
 	case GP_TA_ALLOC:
 		ev.addr = (uint64_t)te.addr_;
 		ev.requested = (uint64_t)te.size_;
-		if (stacks_on.load(std::memory_order_relaxed))
+		if (stacks_on.load(std::memory_order_relaxed) ||
+		    (stacks_readable.load(std::memory_order_relaxed) && !in_a_module()))
 			ev.stack = gp_stk_current();
 		if (!ev.stack)
 			ev.stack = backward_stack.load(std::memory_order_relaxed);
@@ -294,7 +305,8 @@ void at_exit()
 
 // Starts watching PyTorch's caching allocator on every device it knows:
 // events to ev_fn, new Python stacks to stack_fn: every block's when stacks
-// is nonzero, else only backward()'s callers (gpuprof_alloc_backward_begin).
+// is nonzero, else those of blocks no module names (in_module_fn says when
+// a thread is inside one; NULL: never) and of backward()'s callers.
 // Call once CUDA is initialised (torch.cuda._lazy_call), before the program
 // allocates: what was allocated before is said in the ATTACH events
 // (allocated, reserved) and not otherwise seen. 0, or -errno with a reason
@@ -302,7 +314,8 @@ void at_exit()
 // backend or a Python whose frames cannot be read, -EINVAL bad arguments or
 // PyTorch refused.
 extern "C" __attribute__((visibility("default"))) int gpuprof_alloc_attach(
-	gp_ta_event_fn ev_fn, gp_ta_stack_fn stack_fn, int stacks, char* why, size_t cap)
+	gp_ta_event_fn ev_fn, gp_ta_stack_fn stack_fn, gp_ta_in_module_fn in_module_fn, int stacks,
+	char* why, size_t cap)
 {
 	static std::mutex attach_m;
 	static bool attached = false; // once attached, for good
@@ -330,12 +343,13 @@ extern "C" __attribute__((visibility("default"))) int gpuprof_alloc_attach(
 			int e = gp_stk_init(stack_fn, why, cap);
 			if (e)
 				return e; // may be asked again without stacks
-			backward_stacks.store(true);
+			stacks_readable.store(true);
 		} else if (stack_fn) {
-			// backward()'s caller only; without it, no line for those blocks
+			// where no module names a block; without it, no line for those
 			char ignored[8];
-			backward_stacks.store(gp_stk_init(stack_fn, ignored, sizeof(ignored)) == 0);
+			stacks_readable.store(gp_stk_init(stack_fn, ignored, sizeof(ignored)) == 0);
 		}
+		in_module.store(in_module_fn);
 		stacks_on.store(stacks != 0);
 		emit.store(ev_fn, std::memory_order_release);
 		int n = (int)c10::cuda::device_count();
@@ -378,15 +392,15 @@ extern "C" __attribute__((visibility("default"))) int gpuprof_alloc_attach(
 
 // backward() begins on the calling thread (GIL held; gpuprof_torch.py's
 // wrapper): its Python stack stands, until gpuprof_alloc_backward_end, for
-// the blocks whose own stack is not read (backward_stack). Returns the stack
+// the blocks without a stack of their own (backward_stack). Returns the stack
 // it replaces, to hand back to gpuprof_alloc_backward_end (backward within
 // backward, or two threads' backward at once: the later one's while both
-// run). Another thread's blocks made meanwhile take that stack too (without
-// --stacks, or a thread without Python frames).
+// run). Another thread's blocks made meanwhile without a stack of their own
+// take it too.
 extern "C" __attribute__((visibility("default"))) uint32_t gpuprof_alloc_backward_begin(void)
 {
 	uint32_t prev = backward_stack.load(std::memory_order_relaxed);
-	if (!backward_stacks.load(std::memory_order_relaxed))
+	if (!stacks_readable.load(std::memory_order_relaxed))
 		return prev;
 	uint32_t id = gp_stk_current();
 	if (id)

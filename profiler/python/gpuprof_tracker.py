@@ -33,8 +33,8 @@ class Tracker:
             return self._off("could not be built (%s)" % (e,))
         try:
             lib = ctypes.CDLL(path)
-            lib.gpuprof_alloc_attach.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                                                 ctypes.c_char_p, ctypes.c_size_t]
+            lib.gpuprof_alloc_attach.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                                 ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
             lib.gpuprof_alloc_attach.restype = ctypes.c_int
             lib.gpuprof_alloc_count.argtypes = [ctypes.c_int]
             lib.gpuprof_alloc_count.restype = ctypes.c_uint64
@@ -70,12 +70,13 @@ class Tracker:
         rec = ctypes.CDLL(path)  # the recorder CUDA loaded: the same handle
         ev = ctypes.cast(rec.gpuprof_torch_alloc_event, ctypes.c_void_p)
         st = ctypes.cast(rec.gpuprof_torch_stack, ctypes.c_void_p)
+        mod = ctypes.cast(rec.gpuprof_torch_in_module, ctypes.c_void_p)
         why = ctypes.create_string_buffer(512)
-        rc = self.lib.gpuprof_alloc_attach(ev, st, int(self.stacks), why, len(why))
+        rc = self.lib.gpuprof_alloc_attach(ev, st, mod, int(self.stacks), why, len(why))
         if rc == -errno.ENOTSUP and self.stacks:
             self.say("--stacks: %s; allocations are recorded without their Python lines"
                      % why.value.decode("utf-8", "replace"))
-            rc = self.lib.gpuprof_alloc_attach(ev, st, 0, why, len(why))
+            rc = self.lib.gpuprof_alloc_attach(ev, st, mod, 0, why, len(why))
         elif rc == 0:
             self.stacks_on = bool(self.stacks)
         if rc != 0:

@@ -348,9 +348,10 @@ class HookSim(Sim):
     torch.segment_alloc at the same address, as PyTorch makes them; another
     library's cudaMalloc is other memory. With stacks, the main thread's
     blocks name a Python stack: the user's line of the module running
-    (line_of), under a frame of torch's own. The autograd thread's blocks,
-    made while backward() runs, name backward()'s caller (BACKWARD_LINE),
-    with stacks or without, as the hook does."""
+    (line_of), under a frame of torch's own; without stacks only those no
+    module names. The autograd thread's blocks, made while backward() runs,
+    name backward()'s caller (BACKWARD_LINE), with stacks or without, as
+    the hook does."""
 
     SEGMENT = 64 * MiB
     SCRIPT = "/work/train.py"
@@ -397,8 +398,8 @@ class HookSim(Sim):
 
     def stack_id(self, tid):
         line = self.line_of(tid)
-        if line is None or (not self.stacks_on and tid == MAIN):
-            return None, None
+        if line is None or (not self.stacks_on and tid == MAIN and self.layer(tid) is not None):
+            return None, None  # without stacks, a block a module names has none
         inner = ("/usr/lib/python3/dist-packages/torch/_tensor.py", 626, "backward") if tid != MAIN else \
             ("/usr/lib/python3/dist-packages/torch/nn/functional.py", 2000, "linear")
         frames = (inner, (self.SCRIPT, line, "forward" if line in (40, 41, 42) else "main"),

@@ -106,17 +106,26 @@ def child(build_dir):
     hook = ctypes.CDLL(gpuprof_build.library(torch))
     fake = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libc10_cuda.so"))
     sink = ctypes.CDLL(os.environ["GPUPROF_TEST_SINK_LIB"])
-    sink.sink_event_fn.restype = sink.sink_stack_fn.restype = ctypes.c_void_p
+    sink.sink_event_fn.restype = sink.sink_stack_fn.restype = sink.sink_in_module_fn.restype = ctypes.c_void_p
     fake.fake_init(1)
     why = ctypes.create_string_buffer(256)
     rc = hook.gpuprof_alloc_attach(ctypes.c_void_p(sink.sink_event_fn()), ctypes.c_void_p(sink.sink_stack_fn()),
-                                   0, why, 256)
-    # without --stacks, blocks made during backward() name its caller
+                                   ctypes.c_void_p(sink.sink_in_module_fn()), 0, why, 256)
+    sz = ctypes.c_size_t
+
+    def alloc(addr, on_thread=False):
+        (fake.fake_alloc_on_thread if on_thread else fake.fake_alloc)(0, sz(addr), sz(512), sz(512))  # L_ALLOC
+    # without --stacks: a block no module names has its line
+    alloc(0x8000)
+    sink.sink_set_in_module(1)
+    alloc(0x8200)  # a module names it: no stack read
     token = hook.gpuprof_alloc_backward_begin()  # L_BW0
-    fake.fake_alloc(0, ctypes.c_size_t(0x8000), ctypes.c_size_t(512), ctypes.c_size_t(512))
+    alloc(0x8400)  # during backward(), none of its own: backward()'s
+    sink.sink_set_in_module(0)
+    alloc(0x8600, on_thread=True)  # the autograd engine's thread: backward()'s
     hook.gpuprof_alloc_backward_end(token)
-    fake.fake_alloc(0, ctypes.c_size_t(0x8200), ctypes.c_size_t(512), ctypes.c_size_t(512))
-    fake.fake_alloc(0, ctypes.c_size_t(0x9000), ctypes.c_size_t(700), ctypes.c_size_t(1024))
+    alloc(0x8800, on_thread=True)  # no Python frames, no backward(): none
+    fake.fake_alloc(0, sz(0x9000), sz(700), sz(1024))  # L_EXIT
     sys.exit(rc)  # at once: the resolver thread has not looked yet
 
 
@@ -142,7 +151,7 @@ def main():
         stacks_ok = gpuprof_build.plan(torch, env)["stacks"]
 
         hook = ctypes.CDLL(path)
-        hook.gpuprof_alloc_attach.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+        hook.gpuprof_alloc_attach.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                               ctypes.c_char_p, ctypes.c_size_t]
         hook.gpuprof_alloc_count.restype = ctypes.c_uint64
         hook.gpuprof_alloc_backward_begin.restype = ctypes.c_uint32
@@ -164,18 +173,18 @@ def main():
         os.environ["GPUPROF_TEST_SINK"] = out
         why = ctypes.create_string_buffer(256)
 
-        rc = hook.gpuprof_alloc_attach(ev_fn, st_fn, 1, why, 256)
+        rc = hook.gpuprof_alloc_attach(ev_fn, st_fn, None, 1, why, 256)
         check(rc == -11 and b"not initialised" in why.value, "refused before CUDA is up: %d %s" % (rc, why.value))
         fake.fake_init(2)
         fake.fake_backend(b"cudaMallocAsync")
-        rc = hook.gpuprof_alloc_attach(ev_fn, st_fn, 1, why, 256)
+        rc = hook.gpuprof_alloc_attach(ev_fn, st_fn, None, 1, why, 256)
         check(rc == -95 and b"cudaMallocAsync" in why.value, "refused for another backend: %s" % why.value)
         fake.fake_backend(b"native")
         # PyTorch had made some before: ATTACH says it
         fake.fake_segment(1, 0x7000000, 2 * MiB, 0, 0)
-        rc = hook.gpuprof_alloc_attach(ev_fn, st_fn, int(stacks_ok), why, 256)
+        rc = hook.gpuprof_alloc_attach(ev_fn, st_fn, None, int(stacks_ok), why, 256)
         check(rc == 0, "attached: %d %s" % (rc, why.value))
-        rc2 = hook.gpuprof_alloc_attach(ev_fn, st_fn, 0, why, 256)
+        rc2 = hook.gpuprof_alloc_attach(ev_fn, st_fn, None, 0, why, 256)
         check(rc2 == -22, "attached once only")
 
         fake.fake_segment(0, 0x1000000, 20 * MiB, 0, 0)
@@ -275,11 +284,15 @@ def main():
               "the last allocation, written at exit: %r" % (ex,))
         if stacks_ok:
             st = {e["stack"]: e["frames"] for e in events(out2) if "frames" in e}
-            got = [(e["addr"], st.get(e["stack"], "")[:200] if e["stack"] else None) for e in ex]
-            want = "%s|%s|child;" % (os.path.abspath(__file__), line_of("L_BW0"))
-            check(len(got) == 3 and got[0][1] and got[0][1].startswith(want) and
-                  got[1][1] is None and got[2][1] is None and len(st) == 1,
-                  "without --stacks: only blocks made during backward() have a stack, its caller's: %r" % (got,))
+            got = [(e["addr"], st[e["stack"]].split(";")[0] if e["stack"] else None) for e in ex]
+            me = os.path.abspath(__file__)
+
+            def at(tag, fn="child"):
+                return "%s|%s|%s" % (me, line_of(tag), fn)
+            check(got == [(0x8000, at("L_ALLOC", "child.<locals>.alloc")), (0x8200, None), (0x8400, at("L_BW0")),
+                          (0x8600, at("L_BW0")), (0x8800, None), (0x9000, at("L_EXIT"))],
+                  "without --stacks: a stack where no module names a block, backward()'s caller's "
+                  "for the rest made during it: %r" % (got,))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if fails:

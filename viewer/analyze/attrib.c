@@ -223,15 +223,17 @@ static int thread_update(struct an_analysis *a, struct an_proc *p, struct an_thr
 		struct an_str *fwd, *full;
 
 		/* the forward range of the same module knows its root */
-		memcpy(buf, "fwd:", 4);
-		memcpy(buf + 4, t->bwd_name->s + 4, t->bwd_name->len - 4);
+		memcpy(buf, GP_TORCH_FWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN);
+		memcpy(buf + GP_TORCH_RANGE_PREFIX_LEN, t->bwd_name->s + GP_TORCH_RANGE_PREFIX_LEN,
+		       t->bwd_name->len - GP_TORCH_RANGE_PREFIX_LEN);
 		fwd = an_str_intern_raw(&a->st, buf, t->bwd_name->len);
 		if (!fwd)
 			return -ENOMEM;
 		full = gp_u64map_get(&p->path_layer, (uint64_t)(uintptr_t)fwd);
 		an_str_unref(&a->st, fwd);
 		layer = full ? an_str_ref(full)
-			     : an_str_intern_raw(&a->st, t->bwd_name->s + 4, t->bwd_name->len - 4);
+			     : an_str_intern_raw(&a->st, t->bwd_name->s + GP_TORCH_RANGE_PREFIX_LEN,
+						     t->bwd_name->len - GP_TORCH_RANGE_PREFIX_LEN);
 		if (!layer)
 			return -ENOMEM;
 	}
@@ -260,15 +262,17 @@ static int learn_path(struct an_analysis *a, struct an_proc *p, struct an_thread
 			break;
 		}
 	}
-	if (root && root != f->name && root->len > 5 && root->s[4] == '<') {
-		n = (size_t)(root->len - 4);
-		memcpy(buf, root->s + 4, n);
+	/* names past the prefix (GP_TORCH_FWD_PREFIX) */
+	enum { P = GP_TORCH_RANGE_PREFIX_LEN };
+	if (root && root != f->name && root->len > P + 1 && root->s[P] == '<') {
+		n = (size_t)(root->len - P);
+		memcpy(buf, root->s + P, n);
 		buf[n++] = '.';
-		memcpy(buf + n, f->name->s + 4, f->name->len - 4);
-		n += f->name->len - 4;
+		memcpy(buf + n, f->name->s + P, f->name->len - P);
+		n += f->name->len - P;
 	} else {
-		n = f->name->len - 4;
-		memcpy(buf, f->name->s + 4, n);
+		n = f->name->len - P;
+		memcpy(buf, f->name->s + P, n);
 	}
 	full = an_str_intern_raw(&a->st, buf, n);
 	if (!full)
@@ -319,7 +323,8 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 	f->name = an_str_ref(ev->name);
 	f->inst = p->next_inst++;
 	t->depth++;
-	if (p->mode != MODE_CUDA && starts(f->name, "fwd:", 4) && f->name->len > 4) {
+	if (p->mode != MODE_CUDA && starts(f->name, GP_TORCH_FWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN) &&
+	    f->name->len > GP_TORCH_RANGE_PREFIX_LEN) {
 		f->kind = FR_FWD;
 		t->nfwd++;
 		p->fwd_open++;
@@ -396,7 +401,8 @@ static int on_start(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	struct an_brange *b;
 
 	/* only the hooks' backward ranges matter; others are not attributed */
-	if (p->mode == MODE_CUDA || !starts(ev->name, "bwd:", 4) || ev->name->len <= 4)
+	if (p->mode == MODE_CUDA || !starts(ev->name, GP_TORCH_BWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN) ||
+	    ev->name->len <= GP_TORCH_RANGE_PREFIX_LEN)
 		return 0;
 	t = thread_make(p, ev->tid);
 	b = calloc(1, sizeof(*b));

@@ -415,7 +415,14 @@ static int line_grp_cmp(const void *x, const void *y)
 	return strcmp(ka, kb);
 }
 
-static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, struct gp_an_line *e)
+/* The group of what has no line: with --stacks made without Python frames
+ * (other libraries); without, mostly blocks a module names, whose stacks
+ * the hook does not read. */
+#define AN_NO_STACK_NAME "(no Python stack)"
+#define AN_NOT_READ_NAME "(stack not read: --stacks)"
+
+static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, int every_stack,
+		      struct gp_an_line *e)
 {
 	const struct an_stack *st = g->rep;
 	size_t k = 0;
@@ -425,7 +432,7 @@ static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, s
 	e->count = g->count;
 	e->line = -1;
 	if (!st) {
-		e->name = "(no Python stack)";
+		e->name = every_stack ? AN_NO_STACK_NAME : AN_NOT_READ_NAME;
 		return;
 	}
 	e->name = frame_name(b, &st->f[st->user]);
@@ -441,15 +448,22 @@ static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, s
 			e->stack[e->nstack++] = frame_name(b, &st->f[i]);
 }
 
-/* Bytes by the source line that made them; not present without stacks. */
+/* Bytes by the source line that made them: with --stacks, or where some of
+ * them have a line (without it, the hook reads the stacks of blocks no
+ * module names); not present otherwise. */
 static void by_line(struct bld *b, const struct an_proc *p, struct an_rec *const *recs, size_t n,
 		    uint64_t whole, struct gp_an_lines *out)
 {
 	struct gp_u64map by_key = { 0 };
 	struct line_grp **list = NULL;
-	size_t ng = 0, cap = 0;
+	size_t ng = 0, cap = 0, with_line = 0;
 
-	if (!p->hook_stacks)
+	for (size_t i = 0; !p->hook_stacks && i < n && !with_line; i++) {
+		const struct an_stack *st = stack_of(p, recs[i]);
+
+		with_line = st && st->key;
+	}
+	if (!p->hook_stacks && !with_line)
 		return;
 	out->present = 1;
 	for (size_t i = 0; i < n; i++) {
@@ -485,7 +499,7 @@ static void by_line(struct bld *b, const struct an_proc *p, struct an_rec *const
 		qsort(list, ng, sizeof(*list), line_grp_cmp);
 	out->v = arr(b, ng, sizeof(*out->v));
 	for (size_t i = 0; out->v && i < ng; i++)
-		line_fill(b, list[i], whole, &out->v[i]);
+		line_fill(b, list[i], whole, p->hook_stacks, &out->v[i]);
 	out->n = out->v ? ng : 0;
 	goto done;
 oom:

@@ -81,8 +81,9 @@ struct gp_an_alloc {
 };
 
 /* Bytes made at one source line: the innermost frame of the program's own
- * code in their Python stacks (--stacks); file, line and function NULL/0
- * for what was made with no Python stack (backward, other threads). */
+ * code in their Python stacks; file, line and function NULL/0 for what has
+ * none (made without Python frames; without --stacks, blocks a module names,
+ * whose stacks were not read). */
 struct gp_an_line {
 	const char *name;      /* "file.py:42 in forward" (the file's base name) */
 	const char *file, *function;

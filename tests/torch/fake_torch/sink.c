@@ -1,7 +1,8 @@
-/* The recorder's two entry points as test_alloc_hook.py needs them: each
+/* The recorder's entry points as test_alloc_hook.py needs them: each
  * event and stack appended as a line to the file GPUPROF_TEST_SINK names
  * (one write each, so a process's last events survive its exit, where the
- * hook's exit handler runs after Python is gone). */
+ * hook's exit handler runs after Python is gone), and whether the program is
+ * inside a module's forward as the test says (every thread alike). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 static int fd = -1;
 static int refuse;
+static int in_module;
 
 static void out(const char *line, size_t n)
 {
@@ -73,4 +75,19 @@ void *sink_stack_fn(void)
 void sink_refuse(int on)
 {
 	refuse = on;
+}
+
+int sink_in_module(void)
+{
+	return in_module;
+}
+
+void *sink_in_module_fn(void)
+{
+	return (void *)sink_in_module;
+}
+
+void sink_set_in_module(int on)
+{
+	in_module = on;
 }
