@@ -32,6 +32,8 @@ struct gp_command {
 	const char *summary;  /* one line for the COMMANDS section */
 	const char *usage;    /* USAGE lines, each "  gpuprof ...\n" */
 	const char *options;  /* OPTIONS lines, or NULL */
+	const char *modes_title; /* a section after OPTIONS: its title, or NULL */
+	const char *modes;       /* its lines */
 	const char *examples; /* EXAMPLES lines, or NULL */
 	const char *environment; /* ENVIRONMENT lines, or NULL */
 	const char *exit_status; /* EXIT STATUS lines */

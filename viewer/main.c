@@ -97,6 +97,8 @@ void gp_print_command_help(const struct gp_command *cmd)
 	printf("gpuprof %s: %s\n\nUSAGE\n%s", cmd->name, cmd->summary, cmd->usage);
 	if (cmd->options)
 		printf("\nOPTIONS\n%s", cmd->options);
+	if (cmd->modes_title)
+		printf("\n%s\n%s", cmd->modes_title, cmd->modes);
 	if (cmd->environment)
 		printf("\nENVIRONMENT\n%s", cmd->environment);
 	printf("\nEXIT STATUS\n%s", cmd->exit_status);

@@ -106,6 +106,8 @@ check_help_file help.trace "help trace" ENVIRONMENT GPUPROF_INJECT_LIB GPUPROF_P
 	"Options go before PROGRAM; what follows PROGRAM is passed to it." \
 	"--torch-history    native mode" \
 	"--stacks           native mode" \
+	"MODES (a GPT-2 training step's cost" "  native     PyTorch's own allocator" "  --stacks   native, and every tensor's Python line" \
+	"  tensor     every tensor" "  cuda       allocations, kernels" GPUPROF_TORCH_TRACKER GPUPROF_CACHE \
 	"PROGRAM's exit status, or 128+N when PROGRAM was killed by signal N." \
 	"gpuprof --trace train.py --epochs 1" \
 	"gpuprof --trace -o run.json.gz -- ./app --flag" \
