@@ -364,6 +364,19 @@ def test_hook():
     eq(p3["attributed"]["either"], p3["bytes"], "without --stacks every byte has a module or a line")
     lg = next(t for t in p3["top"] if t["bytes"] == 256 * MiB)
     eq((lg["layer"], lg["line"]), (None, "train.py:93 in main"), "the loss's gradient: backward()'s line")
+    # --ops: a block made inside an aten:: range is that op's, as in tensor mode
+    sim = synth.HookSim(stacks=False, total=8 * GiB)
+    sim.torch_info()
+    sim.push("fwd:<Net>")
+    sim.push("aten::mm, seq = 7")
+    sim.alloc(64 * MiB, "activations")
+    sim.pop()
+    sim.alloc(16 * MiB, "activations")
+    sim.pop()
+    sim.write(os.path.join(TMP, "hook_ops.json.gz"))
+    doc4, _ = analyze_json("hook_ops.json.gz")
+    ops = {g["op"]: g["bytes"] for g in dev(doc4)["peak"]["by_op"]}
+    eq(ops, {"aten::mm": 64 * MiB, "(no op range)": 16 * MiB}, "--ops: blocks by op")
 
 
 def test_hook_leak():
