@@ -70,7 +70,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 {
 	const struct an_proc *p = pd->proc;
 	struct adv a = { .r = r };
-	char text[1024], x[32], y[32], z[32];
+	char text[2048], x[32], y[32], z[32];
 	uint64_t device = o->has_meminfo ? o->total : capacity;
 	uint64_t held = o->total_live + o->static_live;
 
