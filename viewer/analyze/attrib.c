@@ -516,6 +516,33 @@ static void on_torch_memory(struct an_analysis *a, struct an_proc *p, const char
 	json_object_put(o);
 }
 
+/* A mark's number, 1 to 16 digits of base 10 or 16, from s up to the next
+ * space or end: the position after it, or NULL where there is none. */
+static const char *mark_number(const char *s, const char *end, int base, uint64_t *out)
+{
+	uint64_t v = 0;
+	int digits = 0;
+
+	for (; s < end && *s != ' '; s++, digits++) {
+		char c = (char)(*s | 0x20);
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else
+			return NULL;
+		if (digits >= 16)
+			return NULL;
+		v = v * (uint64_t)base + d;
+	}
+	if (!digits)
+		return NULL;
+	*out = v;
+	return s;
+}
+
 /* "gpuprof:torch.tensor 0xADDR NBYTES LAYER": the tensor of NBYTES at ADDR
  * (live now) holds a parameter, or an optimizer's state of one, of the
  * module LAYER (as fwd: ranges name it); what does not parse is no mark of
@@ -523,31 +550,15 @@ static void on_torch_memory(struct an_analysis *a, struct an_proc *p, const char
 static int on_torch_tensor(struct an_analysis *a, struct an_proc *p, const char *s, size_t n)
 {
 	const char *end = s + n;
-	uint64_t addr = 0, nbytes = 0;
-	int digits = 0;
+	uint64_t addr, nbytes;
 
 	if (n < 2 || s[0] != '0' || s[1] != 'x')
 		return 0;
-	for (s += 2; s < end && *s != ' '; s++, digits++) {
-		char c = (char)(*s | 0x20);
-
-		if (digits >= 16)
-			return 0;
-		if (*s >= '0' && *s <= '9')
-			addr = addr * 16 + (uint64_t)(*s - '0');
-		else if (c >= 'a' && c <= 'f')
-			addr = addr * 16 + (uint64_t)(c - 'a' + 10);
-		else
-			return 0;
-	}
-	if (!digits || s >= end)
+	s = mark_number(s + 2, end, 16, &addr);
+	if (!s || s >= end)
 		return 0;
-	for (s++, digits = 0; s < end && *s != ' '; s++, digits++) {
-		if (*s < '0' || *s > '9' || digits >= 16)
-			return 0;
-		nbytes = nbytes * 10 + (uint64_t)(*s - '0');
-	}
-	if (!digits || s + 1 >= end)
+	s = mark_number(s + 1, end, 10, &nbytes);
+	if (!s || s + 1 >= end)
 		return 0;
 	return an_memory_name_tensor(a, p, addr, nbytes, s + 1, (size_t)(end - s - 1));
 }
@@ -583,21 +594,9 @@ static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 		return 0;
 	}
 	if (starts(n, "gpuprof:torch.segment 0x", 24)) {
-		uint64_t addr = 0;
-		const char *s = n->s + 24;
-		int digits = 0;
+		uint64_t addr;
 
-		for (; *s && *s != ' ' && digits <= 16; s++, digits++) {
-			char c = (char)(*s | 0x20);
-
-			if (*s >= '0' && *s <= '9')
-				addr = addr * 16 + (uint64_t)(*s - '0');
-			else if (c >= 'a' && c <= 'f')
-				addr = addr * 16 + (uint64_t)(c - 'a' + 10);
-			else
-				return 0;
-		}
-		if (digits == 0 || digits > 16)
+		if (!mark_number(n->s + 24, n->s + n->len, 16, &addr))
 			return 0;
 		return gp_u64map_put(&p->named_segs, addr, (void *)1);
 	}
