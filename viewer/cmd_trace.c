@@ -51,12 +51,12 @@ static int trace_main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	/* unlink() removes a symbolic link itself, never its target; without a
-	 * recorder the old trace stays, as nothing would replace it */
-	if (r.recorder && r.replace_output && unlink(r.output) != 0 && errno != ENOENT) {
-		err = -errno;
-		gp_msg("cannot replace %s: %s", r.output, strerror(-err));
-		goto cleanup;
+	/* without a recorder the old trace stays, as nothing would replace
+	 * it; with one, it is set aside until a new trace is there */
+	if (r.recorder && r.replace_output) {
+		err = gp_trace_set_aside(&r);
+		if (err)
+			goto cleanup;
 	}
 
 	err = gp_trace_run_program(&r, &wstatus);
@@ -68,6 +68,7 @@ static int trace_main(int argc, char **argv)
 	if (r.recorder)
 		gp_trace_report(&r);
 cleanup:
+	gp_trace_settle_aside(&r);
 	free(r.py_argv);
 	free(r.recorder);
 	free(r.output);

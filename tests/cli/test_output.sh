@@ -42,8 +42,16 @@ refused "existing output" "$TMP/exists.json.gz already exists (--force replaces 
 
 gp --trace -o exists.json.gz --force -- sh -c 'test -e "$GPUPROF_OUTPUT" && echo present || echo gone'
 check_rc 0 "--force"
-check_out gone "--force removes the old trace before PROGRAM runs"
-[ ! -e exists.json.gz ] || fail "--force kept the old file"
+check_out gone "--force moves the old trace away before PROGRAM runs"
+# nothing recorded (no driver, no CUDA call): the old trace is put back
+[ "$(cat exists.json.gz)" = old ] || fail "--force lost a trace that nothing replaced"
+grep -q "exists.json.gz was not replaced: nothing new was written there" err ||
+	fail "--force did not say the old trace was kept: $(cat err)"
+# a new trace replaces it, and nothing is left beside it
+gp --trace -o exists.json.gz --force -- sh -c 'echo new >"$GPUPROF_OUTPUT"'
+check_rc 0 "--force, a new trace"
+[ "$(cat exists.json.gz)" = new ] || fail "--force did not leave the new trace"
+[ -z "$(ls | grep gpuprof-old)" ] || fail "--force left the old trace beside the new: $(ls)"
 
 echo precious >target
 ln -s target link.json.gz

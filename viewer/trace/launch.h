@@ -42,6 +42,8 @@ struct gp_trace_run {
 	const char *name;       /* PROGRAM as typed, for messages */
 	char *output;           /* absolute */
 	bool replace_output;    /* --force and something is there */
+	char *aside;            /* that, moved here until a new trace replaces it
+				 * (gp_trace_set_aside); NULL: nothing aside */
 	char *recorder;         /* absolute; NULL: not recording */
 	char **exec_argv;       /* settings' program, or py_argv */
 	char **py_argv;         /* PYTHON PROGRAM.py ARGS... */
@@ -57,6 +59,13 @@ int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s);
  * (says why, -errno) what would make the recorder fail late or write where
  * it should not. */
 int gp_trace_resolve_output(const struct gp_trace_settings *s, struct gp_trace_run *r);
+/* --force: what is at r->output (a symbolic link itself, never what it
+ * points to) is moved to r->aside before PROGRAM runs, so that the recorder
+ * writes a new file; gp_trace_settle_aside() then deletes it where a new
+ * trace was written, and puts it back where none was (no driver, no CUDA
+ * call), saying so. 0 or -errno (said). */
+int gp_trace_set_aside(struct gp_trace_run *r);
+void gp_trace_settle_aside(struct gp_trace_run *r);
 
 /* program.c */
 bool gp_trace_is_python_script(const char *program);

@@ -124,3 +124,43 @@ cleanup:
 	free(made);
 	return err;
 }
+
+int gp_trace_set_aside(struct gp_trace_run *r)
+{
+	int err;
+
+	/* beside it, so that rename() cannot cross file systems; the name is
+	 * no trace's (gp_trace_collect looks for *.json.gz) */
+	if (asprintf(&r->aside, "%s.gpuprof-old.%ld", r->output, (long)getpid()) < 0) {
+		r->aside = NULL;
+		gp_msg("cannot replace %s: %s", r->output, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if (rename(r->output, r->aside) == 0)
+		return 0;
+	err = -errno;
+	free(r->aside);
+	r->aside = NULL;
+	if (err == -ENOENT) /* gone since it was looked at: nothing to keep */
+		return 0;
+	gp_msg("cannot replace %s: %s", r->output, strerror(-err));
+	return err;
+}
+
+void gp_trace_settle_aside(struct gp_trace_run *r)
+{
+	struct stat st;
+
+	if (!r->aside)
+		return;
+	if (lstat(r->output, &st) == 0) {
+		if (unlink(r->aside) != 0)
+			gp_msg("the old trace is left in %s: %s", r->aside, strerror(errno));
+	} else if (rename(r->aside, r->output) == 0) {
+		gp_msg("%s was not replaced: nothing new was written there", r->output);
+	} else {
+		gp_msg("the old trace is left in %s: %s", r->aside, strerror(errno));
+	}
+	free(r->aside);
+	r->aside = NULL;
+}
