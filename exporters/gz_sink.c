@@ -177,7 +177,7 @@ int gp_gz_flush(struct gp_gz_sink *s)
 		return s->err;
 	if (s->finished)
 		return 0; /* the trailer is out: everything is already on disk */
-	return deflate_all(s, Z_SYNC_FLUSH);
+	return deflate_all(s, Z_FULL_FLUSH); /* GP_GZ_FLUSH_KIND */
 }
 
 int gp_gz_finish(struct gp_gz_sink *s)

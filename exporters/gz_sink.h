@@ -2,9 +2,11 @@
  *
  * Data written with gp_gz_write() is compressed into an internal buffer and
  * written out as the buffer fills. gp_gz_flush() ends the current deflate block
- * with Z_SYNC_FLUSH and writes everything, so the bytes on disk decompress to
+ * with Z_FULL_FLUSH and writes everything, so the bytes on disk decompress to
  * everything written so far even if the process dies before gp_gz_close()
- * (the gzip trailer is then missing: gpuprof recover repairs that).
+ * (the gzip trailer is then missing: gpuprof recover repairs that), and what
+ * comes after a flush decompresses without what came before it: recover can
+ * go on past damaged data (GP_GZ_FLUSH_KIND, the meta event's gz_flush).
  * Not thread-safe: one writer thread owns a sink. */
 #ifndef GPUPROF_GZ_SINK_H
 #define GPUPROF_GZ_SINK_H
@@ -13,6 +15,9 @@
 #include <stdint.h>
 
 struct gp_gz_sink;
+
+/* How gp_gz_flush() flushes, as the meta event's gz_flush says it */
+#define GP_GZ_FLUSH_KIND "full"
 
 /* Takes ownership of fd (closed by gp_gz_close). level: zlib 1..9.
  * Returns 0 or -errno (-ENOMEM, -EINVAL); on failure fd has been closed too. */

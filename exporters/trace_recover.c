@@ -1,9 +1,10 @@
-/* Repair of truncated traces (see trace_recover.h).
+/* Repair of cut-short and damaged traces (see trace_recover.h).
  *
  * One streaming pass: inflate in chunks, cut the output into lines, keep each
- * line that is a whole, valid event and copy it to a new gzip member at once.
- * Memory stays bounded: at most one partial line (capped at GP_TW_MAX_LINE)
- * and the last "final-looking" line are held.
+ * line that is a whole, valid event and copy it to a new gzip member at once;
+ * a line that is not one is passed over, counted, and copying goes on with
+ * the next. Memory stays bounded: at most one partial line (capped at
+ * GP_TW_MAX_LINE) and the last "final-looking" line are held.
  *
  * Nothing is created until the stream has shown it is a gpuprof trace ("["
  * then a gpuprof.meta event), so rejected input leaves no output behind. */
@@ -33,9 +34,8 @@ enum rstate {
 	R_HEADER,      /* expecting the "[" line */
 	R_META,        /* expecting the gpuprof.meta event */
 	R_EVENTS,      /* copying "{...}," lines */
-	R_AFTER_FINAL, /* saw "{...}" without comma: only "]" may follow */
-	R_CLOSED,      /* saw "]": only the end of the stream may follow */
-	R_DROP,        /* damage seen: everything from here on is dropped */
+	R_AFTER_FINAL, /* saw "{...}" without comma: "]" should follow */
+	R_CLOSED,      /* saw "]": only the end of the stream should follow */
 };
 
 struct rec {
@@ -43,14 +43,21 @@ struct rec {
 	const char *out_path;  /* borrowed from the caller */
 	mode_t mode;
 	int out_created;       /* out_path is ours to unlink on failure */
+	int out_err;           /* an error came from the output */
 	struct gp_gz_sink *gz; /* owned once created */
 	struct gp_buf carry;   /* a line spanning inflate chunks */
 	struct gp_buf pending; /* final-looking line, until we see what follows */
+	int skipping;          /* passing over a damaged line up to its newline */
+	int full_flush;        /* the meta says gz_flush "full" (GP_GZ_FLUSH_KIND) */
+	int resynced;          /* inflate went on past damaged compressed data */
 	char pid[24];          /* from the meta event, validated integer text */
 	char ts[40];           /* of the last kept line, validated number text */
-	uint64_t total;        /* decompressed bytes seen */
-	uint64_t kept_bytes;   /* of those, copied unchanged */
 	uint64_t kept;         /* event lines copied */
+	uint64_t skipped_lines, skipped_bytes; /* damaged lines passed over */
+	uint64_t damage_after; /* events kept before the first damage */
+	int damage_seen;
+	uint64_t gzip_gaps, gzip_bytes_skipped;
+	int gzip_lost_tail;
 };
 
 /* Copies the raw value of top-level `key` into dst if it is a JSON number
@@ -74,15 +81,21 @@ static int copy_number(const char *obj, size_t n, const char *key, int integer_o
 	return 1;
 }
 
-/* The event's name is `name` (the raw value: quoted, unescaped names only). */
-static int name_is(const char *obj, size_t n, const char *name)
+/* The raw value of top-level `key` is the string `want` (unescaped). */
+static int member_is(const char *obj, size_t n, const char *key, const char *want)
 {
-	size_t len = strlen(name);
+	size_t len = strlen(want);
 	const char *v;
 	size_t vn;
 
-	return gp_json_top_member(obj, n, GP_T_NAME, &v, &vn) && vn == len + 2 && v[0] == '"' &&
-	       memcmp(v + 1, name, len) == 0 && v[vn - 1] == '"';
+	return gp_json_top_member(obj, n, key, &v, &vn) && vn == len + 2 && v[0] == '"' &&
+	       memcmp(v + 1, want, len) == 0 && v[vn - 1] == '"';
+}
+
+/* The event's name is `name` (quoted, unescaped names only). */
+static int name_is(const char *obj, size_t n, const char *name)
+{
+	return member_is(obj, n, GP_T_NAME, name);
 }
 
 /* An event line is a valid object starting and ending at the line's edges,
@@ -102,7 +115,11 @@ static size_t event_obj(const char *s, size_t len, int *comma)
 
 static int out_write(struct rec *r, const void *p, size_t n)
 {
-	return gp_gz_write(r->gz, p, n);
+	int rc = gp_gz_write(r->gz, p, n);
+
+	if (rc)
+		r->out_err = 1;
+	return rc;
 }
 
 static int create_output(struct rec *r)
@@ -112,10 +129,15 @@ static int create_output(struct rec *r)
 	int fd = open(r->out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		      r->mode);
 
-	if (fd < 0)
+	if (fd < 0) {
+		r->out_err = 1;
 		return -errno;
+	}
 	r->out_created = 1;
-	return gp_gz_open_fd(&r->gz, fd, OUT_GZ_LEVEL); /* fd handed over */
+	fd = gp_gz_open_fd(&r->gz, fd, OUT_GZ_LEVEL); /* fd handed over */
+	if (fd)
+		r->out_err = 1;
+	return fd;
 }
 
 /* Copies a "{...}," line. obj_len is the object without the comma. */
@@ -128,7 +150,6 @@ static int keep_line(struct rec *r, const char *s, size_t len, size_t obj_len)
 	if (rc)
 		return rc;
 	r->kept++;
-	r->kept_bytes += len + 1;
 	if (!copy_number(s, obj_len, GP_T_TS, 0, r->ts, sizeof(r->ts)))
 		strcpy(r->ts, "0");
 	return 0;
@@ -159,18 +180,33 @@ static int keep_pending(struct rec *r)
 	if (rc)
 		return rc;
 	r->kept++;
-	r->kept_bytes += p->len + 1;
 	if (!copy_number(p->data, p->len, GP_T_TS, 0, r->ts, sizeof(r->ts)))
 		strcpy(r->ts, "0");
 	gp_buf_reset(p);
 	return 0;
 }
 
-static int drop_rest(struct rec *r)
+static void note_damage(struct rec *r)
 {
-	int rc = keep_pending(r);
+	if (!r->damage_seen) {
+		r->damage_seen = 1;
+		r->damage_after = r->kept;
+	}
+}
 
-	r->st = R_DROP;
+/* A line that is no event (bytes, its newline included) is passed over; a
+ * final-looking line before it was an ordinary event after all. */
+static int damaged_line(struct rec *r, uint64_t bytes)
+{
+	int rc = 0;
+
+	if (r->st == R_AFTER_FINAL) {
+		rc = keep_pending(r);
+		r->st = R_EVENTS;
+	}
+	note_damage(r);
+	r->skipped_lines++;
+	r->skipped_bytes += bytes;
 	return rc;
 }
 
@@ -191,57 +227,75 @@ static int line(struct rec *r, const char *s, size_t len)
 			return -EINVAL;
 		if (!copy_number(s, n, GP_T_PID, 1, r->pid, sizeof(r->pid)))
 			strcpy(r->pid, "0");
+		{
+			const char *args;
+			size_t an;
+
+			r->full_flush = gp_json_top_member(s, n, GP_T_ARGS, &args, &an) &&
+					member_is(args, an, GP_F_GZ_FLUSH, GP_GZ_FLUSH_KIND);
+		}
 		rc = create_output(r);
 		if (!rc)
 			rc = out_write(r, "[\n", 2);
 		if (rc)
 			return rc;
-		r->kept_bytes += 2;
 		r->st = R_EVENTS;
 		return comma ? keep_line(r, s, len, n) : set_pending(r, s, len);
 	case R_EVENTS:
 		n = event_obj(s, len, &comma);
 		if (!n)
-			return drop_rest(r);
+			return damaged_line(r, len + 1);
 		return comma ? keep_line(r, s, len, n) : set_pending(r, s, len);
 	case R_AFTER_FINAL:
 		if (len == 1 && s[0] == ']') {
 			r->st = R_CLOSED;
 			return 0;
 		}
-		return drop_rest(r);
+		/* more events: the final-looking one was not final */
+		rc = keep_pending(r);
+		if (rc)
+			return rc;
+		r->st = R_EVENTS;
+		return line(r, s, len);
 	case R_CLOSED:
-		return drop_rest(r);
-	case R_DROP:
-		break;
+		/* after the array: nothing of the trace */
+		return damaged_line(r, len + 1);
 	}
 	return 0;
-}
-
-/* A line longer than the writer can produce is damage, or not our file. */
-static int too_long(struct rec *r)
-{
-	gp_buf_free(&r->carry);
-	if (r->st == R_HEADER || r->st == R_META)
-		return -EINVAL;
-	return drop_rest(r);
 }
 
 /* Splits decompressed data into lines; a line cut by the chunk boundary
  * waits in carry. */
 static int feed(struct rec *r, const char *data, size_t n)
 {
-	r->total += n;
-	while (n > 0 && r->st != R_DROP) {
+	while (n > 0) {
 		const char *nl = memchr(data, '\n', n);
 		size_t seg = nl ? (size_t)(nl - data) : n;
 		int rc;
 
+		if (r->skipping) {
+			r->skipped_bytes += nl ? seg + 1 : seg;
+			if (!nl)
+				return 0;
+			r->skipping = 0;
+			data += seg + 1;
+			n -= seg + 1;
+			continue;
+		}
 		/* Reject non-traces at once instead of buffering a long line. */
 		if (r->st == R_HEADER && r->carry.len + seg > 1)
 			return -EINVAL;
-		if (r->carry.len + seg >= GP_TW_MAX_LINE)
-			return too_long(r);
+		if (r->carry.len + seg >= GP_TW_MAX_LINE) {
+			/* longer than the writer makes: damage, or not our file */
+			if (r->st == R_HEADER || r->st == R_META)
+				return -EINVAL;
+			rc = damaged_line(r, r->carry.len);
+			gp_buf_reset(&r->carry);
+			if (rc)
+				return rc;
+			r->skipping = 1; /* its bytes from here to its newline */
+			continue;
+		}
 		if (!nl) {
 			gp_buf_append(&r->carry, data, seg);
 			return r->carry.failed;
@@ -272,6 +326,23 @@ static void arg_key(struct gp_buf *b, const char *key, int comma)
 	gp_buf_putc(b, ':');
 }
 
+/* What was passed over, as args members (after a comma unless first); none
+ * where nothing was. */
+static void damage_args(struct gp_buf *b, const struct gp_recover_result *res, int comma)
+{
+	if (!gp_recover_damaged(res))
+		return;
+	arg_key(b, GP_F_LINES_SKIPPED, comma);
+	gp_buf_u64(b, res->lines_skipped);
+	arg_key(b, GP_F_BYTES_SKIPPED, 1);
+	gp_buf_u64(b, res->bytes_skipped);
+	arg_key(b, GP_F_GZIP_GAPS, 1);
+	gp_buf_u64(b, res->gzip_gaps);
+	arg_key(b, GP_F_DAMAGE_AFTER, 1);
+	gp_buf_u64(b, res->damage_after);
+}
+
+/* A new gpuprof.end: the program's own never came. */
 static int write_end(struct rec *r, struct gp_recover_result *res)
 {
 	char head[160];
@@ -291,44 +362,97 @@ static int write_end(struct rec *r, struct gp_recover_result *res)
 	gp_buf_u64(&b, res->events_kept);
 	arg_key(&b, GP_F_BYTES_DROPPED, 1);
 	gp_buf_u64(&b, res->bytes_dropped);
+	damage_args(&b, res, 1);
 	gp_buf_puts(&b, "}}\n]\n");
 	rc = b.failed ? b.failed : out_write(r, b.data, b.len);
 	gp_buf_free(&b);
 	return rc;
 }
 
-/* End of the decompressed stream: close the array, either as the original
- * did (already complete) or with our own gpuprof.end marker. */
+/* The trace's own gpuprof.end, with what was passed over put first in its
+ * args (args_at, args_len: its args object; NULL: it has none, and gets
+ * one). A trace repaired twice names the later repair's damage first. */
+static int write_own_end(struct rec *r, const struct gp_recover_result *res, const char *args_at,
+			 size_t args_len)
+{
+	const char *s = r->pending.data;
+	size_t n = r->pending.len;
+	struct gp_buf b;
+	int rc;
+
+	gp_buf_init(&b, 0);
+	if (!gp_recover_damaged(res)) {
+		gp_buf_append(&b, s, n);
+	} else if (args_at) {
+		size_t head = (size_t)(args_at - s) + 1; /* through the args' "{" */
+
+		gp_buf_append(&b, s, head);
+		damage_args(&b, res, 0);
+		if (args_len > 2)
+			gp_buf_putc(&b, ',');
+		gp_buf_append(&b, s + head, n - head);
+	} else {
+		gp_buf_append(&b, s, n - 1); /* up to its closing "}" */
+		gp_buf_putc(&b, ',');
+		gp_buf_json_cstr(&b, GP_T_ARGS);
+		gp_buf_puts(&b, ":{");
+		damage_args(&b, res, 0);
+		gp_buf_puts(&b, "}}");
+	}
+	gp_buf_puts(&b, "\n]\n");
+	rc = b.failed ? b.failed : out_write(r, b.data, b.len);
+	gp_buf_free(&b);
+	return rc;
+}
+
+/* End of the decompressed stream: close the array with the trace's own
+ * gpuprof.end where it came, else with a new one. */
 static int finish(struct rec *r, struct gp_recover_result *res)
 {
-	int rc;
+	const char *args = NULL;
+	size_t args_len = 0;
+	uint64_t tail = 0;
+	int rc, own_end;
 
 	if (r->carry.len) {
 		/* "]" cut before its newline still closes the array. */
-		if (r->st == R_AFTER_FINAL && r->carry.len == 1 && r->carry.data[0] == ']')
+		if (r->st == R_AFTER_FINAL && r->carry.len == 1 && r->carry.data[0] == ']') {
 			r->st = R_CLOSED;
-		else if (r->st == R_CLOSED)
-			r->st = R_DROP; /* trailing junk after the array */
-		/* otherwise a partial line: dropped */
+		} else if (r->st == R_CLOSED) {
+			rc = damaged_line(r, r->carry.len); /* after the array */
+			if (rc)
+				return rc;
+		} else if (!r->skipping) {
+			tail = r->carry.len; /* an incomplete last line */
+		}
 	}
 	if (r->st == R_HEADER || r->st == R_META)
 		return -EINVAL;
-	if (r->st == R_CLOSED && name_is(r->pending.data, r->pending.len, GP_EV_END)) {
-		rc = out_write(r, r->pending.data, r->pending.len);
-		if (!rc)
-			rc = out_write(r, "\n]\n", 3);
+	res->lines_skipped = r->skipped_lines;
+	res->bytes_skipped = r->skipped_bytes;
+	res->damage_after = r->damage_after;
+	res->gzip_gaps = r->gzip_gaps;
+	res->gzip_bytes_skipped = r->gzip_bytes_skipped;
+	res->gzip_lost_tail = r->gzip_lost_tail;
+	res->bytes_dropped = tail;
+	/* the program's own end, only "]" or nothing after it */
+	own_end = (r->st == R_CLOSED || r->st == R_AFTER_FINAL) &&
+		  name_is(r->pending.data, r->pending.len, GP_EV_END);
+	if (own_end && gp_json_top_member(r->pending.data, r->pending.len, GP_T_ARGS, &args, &args_len) &&
+	    (args_len < 2 || args[0] != '{'))
+		own_end = 0; /* args that are no object: not the writer's end */
+	if (own_end) {
+		rc = write_own_end(r, res, args, args_len);
 		if (rc)
 			return rc;
 		res->events_kept = r->kept + 1;
-		res->bytes_dropped = 0;
-		res->already_complete = 1;
+		res->already_complete = r->st == R_CLOSED && !tail && !gp_recover_damaged(res);
 		return 0;
 	}
 	rc = keep_pending(r);
 	if (rc)
 		return rc;
 	res->events_kept = r->kept;
-	res->bytes_dropped = r->total - r->kept_bytes;
 	return write_end(r, res);
 }
 
@@ -340,6 +464,58 @@ static ssize_t read_some(int fd, void *buf, size_t n)
 		if (got >= 0 || errno != EINTR)
 			return got < 0 ? -errno : got;
 	}
+}
+
+/* Compressed data that did not decode: on to the next full flush point
+ * (where the writer restarted its compression, GP_GZ_FLUSH_KIND), the line
+ * it cut passed over as damaged. 1 when found, 0 when the input ends first,
+ * or -errno. */
+static int resync(struct rec *r, z_stream *zs, int fd, unsigned char *inbuf, int *in_eof)
+{
+	uLong from = zs->total_in;
+	int rc = 0;
+
+	if (r->skipping)
+		r->skipping = 0; /* that line was counted already */
+	else if (r->carry.len)
+		rc = damaged_line(r, r->carry.len);
+	else
+		note_damage(r);
+	gp_buf_reset(&r->carry);
+	if (rc)
+		return rc;
+	for (;;) {
+		int zr = inflateSync(zs);
+
+		if (zr == Z_OK) {
+			r->gzip_gaps++;
+			r->gzip_bytes_skipped += zs->total_in - from;
+			r->resynced = 1;
+			return 1;
+		}
+		if (zr != Z_BUF_ERROR && zr != Z_DATA_ERROR)
+			return 0;
+		if (zs->avail_in == 0 && !*in_eof) {
+			ssize_t n = read_some(fd, inbuf, IN_CHUNK);
+
+			if (n < 0)
+				return (int)n;
+			*in_eof = n == 0;
+			zs->next_in = inbuf;
+			zs->avail_in = (uInt)n;
+			continue;
+		}
+		if (zs->avail_in == 0)
+			return 0;
+	}
+}
+
+/* The gzip trailer's checks failed: everything before them decoded (past a
+ * resync they cover data that was not). The stream has ended, not cleanly. */
+static int trailer_check_failed(const z_stream *zs)
+{
+	return zs->msg && (strcmp(zs->msg, "incorrect data check") == 0 ||
+			   strcmp(zs->msg, "incorrect length check") == 0);
 }
 
 static int recover(const char *in_path, const char *out_path, mode_t mode,
@@ -406,9 +582,17 @@ static int recover(const char *in_path, const char *out_path, mode_t mode,
 			rc = -ENOMEM;
 			goto out_inflate;
 		}
-		/* Input ended mid-member (Z_BUF_ERROR), or damage/bad trailer
-		 * (Z_DATA_ERROR): keep what decoded so far. Data after the
-		 * first member is ignored, as a trace is one member. */
+		if (zr == Z_DATA_ERROR && r.st >= R_EVENTS && !trailer_check_failed(&zs)) {
+			rc = r.full_flush ? resync(&r, &zs, fd, inbuf, &in_eof) : 0;
+			if (rc < 0)
+				goto out_inflate;
+			if (rc == 1)
+				continue;
+			r.gzip_lost_tail = 1; /* what followed could not be decoded */
+		}
+		/* Input ended mid-member (Z_BUF_ERROR), or damage that cannot be
+		 * passed over: keep what decoded so far. Data after the first
+		 * member is ignored, as a trace is one member. */
 		break;
 	}
 	res->gzip_truncated = !stream_end;
@@ -425,12 +609,15 @@ out_free:
 	if (!rc && r.gz) {
 		rc = gp_gz_close(r.gz); /* trailer, fsync, close */
 		r.gz = NULL;
+		if (rc)
+			r.out_err = 1;
 	}
 	if (rc) {
 		gp_gz_abandon(r.gz);
 		if (r.out_created)
 			unlink(out_path);
 		memset(res, 0, sizeof(*res));
+		res->output_failed = r.out_err;
 	}
 	return rc;
 }
@@ -451,6 +638,34 @@ static void fsync_dir(const char *dir)
 		fsync(fd); /* best effort: the rename is durable once this returns */
 		close(fd);
 	}
+}
+
+/* The damaged original, kept beside the repair as path.orig (or .orig.N): a
+ * second name for the same file where the file system allows it, else the
+ * file renamed. 0 or -errno. */
+static int keep_original(const char *path, char *name, size_t cap)
+{
+	int rc = -EEXIST;
+
+	for (unsigned i = 0; i < 100 && rc == -EEXIST; i++) {
+		int n = i ? snprintf(name, cap, "%s.orig.%u", path, i) : snprintf(name, cap, "%s.orig", path);
+
+		if (n < 0 || (size_t)n >= cap)
+			return -ENAMETOOLONG;
+		rc = link(path, name) == 0 ? 0 : -errno;
+		if (rc == -EPERM || rc == -EOPNOTSUPP || rc == -EMLINK) {
+			struct stat st;
+
+			/* no hard links here: rename it, never over another file */
+			if (lstat(name, &st) == 0)
+				rc = -EEXIST;
+			else
+				rc = rename(path, name) == 0 ? 0 : -errno;
+		}
+	}
+	if (rc)
+		name[0] = '\0';
+	return rc;
 }
 
 int gp_trace_recover_in_place(const char *path, struct gp_recover_result *res)
@@ -494,10 +709,20 @@ int gp_trace_recover_in_place(const char *path, struct gp_recover_result *res)
 		unlink(tmp); /* nothing to repair: leave the original alone */
 		goto out;
 	}
+	if (gp_recover_damaged(res)) {
+		rc = keep_original(path, res->original, sizeof(res->original));
+		if (rc) {
+			unlink(tmp);
+			memset(res, 0, sizeof(*res));
+			res->output_failed = 1;
+			goto out;
+		}
+	}
 	if (rename(tmp, path) < 0) {
 		rc = -errno;
 		unlink(tmp);
 		memset(res, 0, sizeof(*res));
+		res->output_failed = 1;
 		goto out;
 	}
 	if (dlen)

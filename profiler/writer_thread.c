@@ -5,6 +5,7 @@
  * Every GPUPROF_CUPTI_FLUSH_MS CUPTI is asked for its completed buffers, so
  * a memory record older than the flush before last has arrived; counters are
  * advanced up to there (the watermark). */
+#include "gz_sink.h"
 #include "json_buf.h"
 #include "writer_ctx.h"
 
@@ -364,6 +365,7 @@ static void write_meta(struct gp_writer_ctx *w)
 	/* module globals: recorded (run) or not (none) by the parts at start,
 	 * which always have memory (gp_rec_memory_records) */
 	gp_tw_arg_str(w->tw, GP_F_STATICS, gp_rec_memory_records(parts) ? "run" : "none");
+	gp_tw_arg_str(w->tw, GP_F_GZ_FLUSH, GP_GZ_FLUSH_KIND);
 	gp_tw_arg_i64(w->tw, GP_F_GPU_PID_BASE, gp_gpu_pid(w->host_pid, 0));
 	const char *root = getenv("GPUPROF_ROOT_PID");
 	if (root)

@@ -21,8 +21,14 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void report(const struct recover_settings *s, const struct gp_recover_result *res)
+/* real: the trace's real path, where it was repaired in place (NULL: -o) */
+static void report(const struct recover_settings *s, const struct gp_recover_result *res,
+		   const char *real)
 {
+	const char *where = s->output ? s->output : s->trace;
+	size_t rn = real ? strlen(real) : 0;
+	struct stat st;
+
 	if (res->already_complete) {
 		if (s->output)
 			gp_msg("%s is already complete; copied it to %s", s->trace, s->output);
@@ -30,14 +36,33 @@ static void report(const struct recover_settings *s, const struct gp_recover_res
 			gp_msg("%s is already complete; nothing to do", s->trace);
 		return;
 	}
-	gp_msg("recovered %" PRIu64 " events from %s (dropped %" PRIu64
-	       " bytes after the last complete event%s)",
-	       res->events_kept, s->trace, res->bytes_dropped,
-	       res->gzip_truncated ? "; the gzip stream was cut short" : "");
+	gp_msg("recovered %" PRIu64 " events from %s", res->events_kept, s->trace);
+	if (res->bytes_dropped)
+		gp_msg("  left out: an incomplete last line (%" PRIu64 " bytes)", res->bytes_dropped);
+	if (res->lines_skipped)
+		gp_msg("  passed over: %" PRIu64 " damaged line%s (%" PRIu64 " bytes), the first after "
+		       "event %" PRIu64 "; the events after %s kept",
+		       res->lines_skipped, res->lines_skipped == 1 ? "" : "s", res->bytes_skipped,
+		       res->damage_after, res->lines_skipped == 1 ? "it" : "them");
+	if (res->gzip_gaps)
+		gp_msg("  passed over: %" PRIu64 " stretch%s of compressed data that did not decode "
+		       "(%" PRIu64 " bytes), up to the next flush",
+		       res->gzip_gaps, res->gzip_gaps == 1 ? "" : "es", res->gzip_bytes_skipped);
+	if (res->gzip_lost_tail)
+		gp_msg("  lost: everything after compressed data that did not decode (this trace's "
+		       "flushes do not let recover go on past it)");
+	else if (res->gzip_truncated && !gp_recover_damaged(res))
+		gp_msg("  the gzip stream was cut short");
+	/* named as TRACE was, unless that is a link to it */
+	if (res->original[0] && rn && strncmp(res->original, real, rn) == 0 &&
+	    lstat(s->trace, &st) == 0 && S_ISREG(st.st_mode))
+		gp_msg("the damaged original is kept as %s%s", s->trace, res->original + rn);
+	else if (res->original[0])
+		gp_msg("the damaged original is kept as %s", res->original);
 	if (s->output)
-		gp_msg("repaired trace written to %s", s->output);
+		gp_msg("repaired trace written to %s", where);
 	else
-		gp_msg("%s repaired in place", s->trace);
+		gp_msg("%s repaired in place", where);
 }
 
 static int recover_main(int argc, char **argv)
@@ -89,12 +114,16 @@ static int recover_main(int argc, char **argv)
 		err = real ? gp_trace_recover_in_place(real, &res) : -errno;
 	}
 	if (err == 0) {
-		report(&s, &res);
+		report(&s, &res, real);
 		status = GP_EXIT_OK;
 	} else if (err == -EINVAL) {
 		gp_msg("%s: not a gpuprof trace", s.trace);
-	} else if (err == -EEXIST && s.output) {
+	} else if (err == -EEXIST && s.output && res.output_failed) {
 		gp_msg("%s already exists; choose another -o", s.output);
+	} else if (res.output_failed) {
+		gp_msg("cannot write %s: %s", s.output ? s.output : "the repaired trace beside it",
+		       strerror(-err));
+		status = GP_EXIT_FAIL;
 	} else {
 		gp_msg("cannot recover %s: %s", s.trace, strerror(-err));
 		status = GP_EXIT_FAIL;
@@ -115,7 +144,9 @@ const struct gp_command gp_cmd_recover = {
 	.examples =
 		"  gpuprof recover run.json.gz\n"
 		"      repair run.json.gz after a crash, keeping every event up to the\n"
-		"      last flush (the recorder flushes at least once a second)\n",
+		"      last flush (the recorder flushes at least once a second); damaged\n"
+		"      lines in the middle are passed over, the events after them kept,\n"
+		"      and the damaged original kept as run.json.gz.orig\n",
 	.exit_status =
 		"  0 repaired (or already complete), 1 an I/O or system failure, 2 bad usage,\n"
 		"  a TRACE that is missing or no gpuprof trace, or an OUT that exists\n",

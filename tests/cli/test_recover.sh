@@ -57,6 +57,37 @@ gp recover middle.json.gz
 check_rc 0 "cut in the middle"
 tool check middle.json.gz --recovered yes >/dev/null || fail "cut in the middle: bad result"
 
+# a damaged line in the middle of a complete trace: the events after it are
+# kept, the program's own end too (not "killed"), and the original beside it
+tool write long.json.gz 40 || exit 1
+"$PYTHON" - long.json.gz <<'PY'
+import gzip, sys
+path = sys.argv[1]
+with gzip.open(path, "rb") as f:
+    lines = f.read().split(b"\n")
+lines[20] = b"#bad bytes#" + lines[20][11:]
+with gzip.open(path, "wb") as f:
+    f.write(b"\n".join(lines))
+PY
+cp long.json.gz long.before
+gp recover long.json.gz
+check_rc 0 "damaged line"
+check_err "recovered 41 events from long.json.gz" "damaged line"
+check_err "passed over: 1 damaged line (" "damaged line"
+check_err "the first after event 19; the events after it kept" "damaged line"
+check_err "the damaged original is kept as long.json.gz.orig" "damaged line"
+cmp -s long.json.gz.orig long.before || fail "damaged line: the original was not kept as it was"
+tool check long.json.gz --recovered no --events 40 >/dev/null || fail "damaged line: bad result"
+gp analyze long.json.gz
+grep -q "note: the trace was damaged: \`gpuprof recover\` passed over 1 line" out ||
+	fail "analyze of a damaged trace does not say so: $(cat out)"
+grep -q "killed\|did not exit normally" out && fail "analyze of a damaged trace says the program did not end well"
+
+# an output that cannot be written is said to be the output's fault
+gp recover cut.orig -o nodir/x.json.gz
+check_rc 1 "missing output directory"
+check_err "gpuprof: cannot write nodir/x.json.gz: No such file or directory" "missing output directory"
+
 # complete: nothing to do
 tool write whole.json.gz 3 || exit 1
 cp whole.json.gz whole.orig

@@ -39,8 +39,9 @@ struct trace {
 	size_t nfp;
 };
 
-/* Writes a trace the way the profiler does: gpuprof.meta first, a sync flush
- * every flush_every events, gpuprof.end last. big_line: one event of that
+/* Writes a trace the way the profiler does: gpuprof.meta first (its
+ * gz_flush saying how the sink flushes), a flush every flush_every events,
+ * gpuprof.end last. big_line: one event of that
  * many bytes of args, to span many inflate chunks. */
 static void make_trace(struct trace *tr, int n, int flush_every, size_t big_line)
 {
@@ -62,6 +63,7 @@ static void make_trace(struct trace *tr, int n, int flush_every, size_t big_line
 	gp_tw_arg_u64(tw, "format", 1);
 	gp_tw_arg_i64(tw, "pid", META_PID);
 	gp_tw_arg_str(tw, "cmdline", "python3 \"train.py\" \\ \n\x01\xff");
+	gp_tw_arg_str(tw, "gz_flush", GP_GZ_FLUSH_KIND);
 	CHECK_EQ_INT(gp_tw_end(tw), 0);
 	for (int i = 1; i < n - 1; i++) {
 		uint64_t r = tu_rand(&seed);
@@ -199,20 +201,17 @@ static void check_cut(const struct trace *tr, size_t cut)
 	CHECK(res.events_kept >= events_flushed_before(tr, cut));
 
 	out = read_output(out_path);
-	if (complete) {
-		CHECK(res.bytes_dropped == 0);
+	if (complete || kept == tr->events) {
+		/* the program's own end came: kept as it was, "]" added */
+		CHECK(res.bytes_dropped == prefix.n - after_line(&prefix, tr->events + 1) || complete);
 		CHECK(out.n == tr->text.n && memcmp(out.p, tr->text.p, out.n) == 0);
 	} else {
 		struct json_object *arr;
 
 		keep_end = after_line(&prefix, kept + 1);
 		CHECK_EQ_U64(res.bytes_dropped, prefix.n - keep_end);
-		/* kept lines verbatim; the final one regains its comma */
+		/* kept lines verbatim */
 		tu_bytes_add(&want, prefix.p, keep_end);
-		if (kept == tr->events) {
-			want.n -= 1;
-			tu_bytes_add(&want, ",\n", 2);
-		}
 		if (out.n < want.n || memcmp(out.p, want.p, want.n) != 0)
 			CHECK_FAILED_("%s:%d: cut %zu: kept lines not copied verbatim\n",
 				      __FILE__, __LINE__, cut);
@@ -403,33 +402,51 @@ static void test_crafted(void)
 				       "{\"ts\":\"not a number\"},\n";
 	static const char nested_ts[] = "[\n" META ",\n{\"args\":{\"ts\":99},\"ts\":-12.5,\"x\":[{\"ts\":1}]},\n";
 
-	/* a damaged line ends what is kept, even if valid lines follow */
+	/* a damaged line is passed over, the valid lines after it kept */
 	out = recover_text(bad_line, sizeof(bad_line) - 1, &res, 0);
-	CHECK_EQ_U64(res.events_kept, 1);
-	CHECK_EQ_U64(res.bytes_dropped, sizeof(bad_line) - 1 - sizeof("[\n" META ",\n") + 1);
-	CHECK(!res.already_complete && !res.gzip_truncated);
+	CHECK_EQ_U64(res.events_kept, 2);
+	CHECK_EQ_U64(res.bytes_dropped, 0);
+	CHECK_EQ_U64(res.lines_skipped, 1);
+	CHECK_EQ_U64(res.bytes_skipped, sizeof("{bad},\n") - 1);
+	CHECK_EQ_U64(res.damage_after, 1);
+	CHECK(!res.already_complete && !res.gzip_truncated && gp_recover_damaged(&res));
 	arr = tu_parse((const char *)out.p, out.n);
-	check_end_marker(arr, 1, sizeof(bad_line) - sizeof("[\n" META ",\n"), __LINE__);
+	check_end_marker(arr, 2, 0, __LINE__);
+	{
+		struct json_object *args = tu_get(tu_idx(arr, 2), "args");
+
+		CHECK(strcmp(tu_str(tu_idx(arr, 1), "ph"), "X") == 0);
+		CHECK_EQ_U64(json_object_get_uint64(tu_get(args, "lines_skipped")), 1);
+		CHECK_EQ_U64(json_object_get_uint64(tu_get(args, "bytes_skipped")), 7);
+		CHECK_EQ_U64(json_object_get_uint64(tu_get(args, "damage_after")), 1);
+		CHECK_EQ_U64(json_object_get_uint64(tu_get(args, "gzip_gaps")), 0);
+	}
 	json_object_put(arr);
 	tu_bytes_free(&out);
 
 	/* closed, but the final event is not gpuprof.end: not complete */
 	out = recover_text(meta_final, sizeof(meta_final) - 1, &res, 0);
 	CHECK_EQ_U64(res.events_kept, 1);
-	CHECK_EQ_U64(res.bytes_dropped, 2);
-	CHECK(!res.already_complete);
+	CHECK_EQ_U64(res.bytes_dropped, 0);
+	CHECK(!res.already_complete && !gp_recover_damaged(&res));
 	arr = tu_parse((const char *)out.p, out.n);
-	check_end_marker(arr, 1, 2, __LINE__);
+	check_end_marker(arr, 1, 0, __LINE__);
 	json_object_put(arr);
 	tu_bytes_free(&out);
 
-	/* junk after the closing bracket */
+	/* junk after the closing bracket: the program's own end stays, and says
+	 * what was passed over */
 	out = recover_text(trailing, sizeof(trailing) - 1, &res, 0);
 	CHECK(!res.already_complete);
 	CHECK_EQ_U64(res.events_kept, 2);
-	CHECK_EQ_U64(res.bytes_dropped, 4);
+	CHECK_EQ_U64(res.bytes_dropped, 0);
+	CHECK_EQ_U64(res.lines_skipped, 1);
+	CHECK_EQ_U64(res.bytes_skipped, 2);
 	arr = tu_parse((const char *)out.p, out.n);
-	CHECK(arr != NULL);
+	CHECK(arr && tu_len(arr) == 2);
+	CHECK(arr && strcmp(tu_str(tu_idx(arr, 1), "name"), "gpuprof.end") == 0 &&
+	      json_object_get_uint64(tu_get(tu_get(tu_idx(arr, 1), "args"), "lines_skipped")) == 1 &&
+	      json_object_get_int64(tu_get(tu_idx(arr, 1), "ts")) == 7);
 	json_object_put(arr);
 	tu_bytes_free(&out);
 
@@ -477,7 +494,9 @@ static void test_crafted(void)
 	tu_bytes_add(&big, "\"},\n", 4);
 	out = recover_text((const char *)big.p, big.n, &res, 0);
 	CHECK_EQ_U64(res.events_kept, 1);
-	CHECK_EQ_U64(res.bytes_dropped, big.n - (sizeof("[\n" META ",\n") - 1));
+	CHECK_EQ_U64(res.bytes_dropped, 0);
+	CHECK_EQ_U64(res.lines_skipped, 1);
+	CHECK_EQ_U64(res.bytes_skipped, big.n - (sizeof("[\n" META ",\n") - 1));
 	tu_bytes_free(&out);
 	tu_bytes_free(&big);
 
@@ -686,6 +705,172 @@ static double now_s(void)
 		fprintf(stderr, "%s: %.1f s\n", #call, now_s() - t0_);  \
 	} while (0)
 
+/* Whether every line of got (but its last two: the end and "]") is a line
+ * of want, in order. */
+static int lines_in_order(const struct tu_bytes *got, const struct tu_bytes *want)
+{
+	size_t gi = 0, wi = 0, nlines = tu_count_lines(got->p, got->n), k = 0;
+
+	while (gi < got->n && k + 2 < nlines) {
+		const unsigned char *ge = memchr(got->p + gi, '\n', got->n - gi);
+		size_t gl = (size_t)(ge - (got->p + gi));
+		int found = 0;
+
+		while (wi < want->n) {
+			const unsigned char *we = memchr(want->p + wi, '\n', want->n - wi);
+			size_t wl = we ? (size_t)(we - (want->p + wi)) : want->n - wi;
+
+			found = wl == gl && memcmp(want->p + wi, got->p + gi, gl) == 0;
+			wi += wl + 1;
+			if (found)
+				break;
+		}
+		if (!found)
+			return 0;
+		gi += gl + 1;
+		k++;
+	}
+	return 1;
+}
+
+/* Damaged compressed data in the middle: the events before it and those
+ * after the next flush point are kept, verbatim; the program's own end stays
+ * and says what was passed over. */
+static void test_gzip_gap(void)
+{
+	struct trace tr;
+	struct gp_recover_result res;
+	struct tu_bytes out;
+	struct json_object *arr, *end, *args;
+	size_t k = 10, pos;
+
+	make_trace(&tr, 2000, 50, 0);
+	CHECK(tr.nfp > k + 2);
+	/* the block after a flush point begins with an invalid block type
+	 * (BFINAL 1, BTYPE 11): inflate fails there for sure */
+	pos = (size_t)tr.fp[k].bytes_out;
+	tr.gz.p[pos] = 0xff;
+	tu_write_file(in_path, tr.gz.p, tr.gz.n);
+	unlink(out_path);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+	CHECK(res.gzip_gaps >= 1 && res.gzip_bytes_skipped >= 1);
+	CHECK(!res.gzip_lost_tail && gp_recover_damaged(&res) && !res.already_complete);
+	CHECK(res.damage_after >= tr.fp[k].events);
+	CHECK(res.events_kept >= tr.fp[k].events + (tr.events - tr.fp[k + 1].events));
+	CHECK(res.events_kept < tr.events);
+	out = read_output(out_path);
+	CHECK(lines_in_order(&out, &tr.text));
+	arr = tu_parse((const char *)out.p, out.n);
+	CHECK(arr && tu_len(arr) == res.events_kept);
+	end = arr ? tu_idx(arr, tu_len(arr) - 1) : NULL;
+	args = tu_get(end, "args");
+	CHECK(end && strcmp(tu_str(end, "name"), "gpuprof.end") == 0);
+	CHECK(json_object_get_boolean(tu_get(args, "clean")) && !json_object_get_boolean(tu_get(args, "recovered")));
+	CHECK_EQ_U64(json_object_get_uint64(tu_get(args, "gzip_gaps")), res.gzip_gaps);
+	CHECK_EQ_U64(json_object_get_uint64(tu_get(args, "damage_after")), res.damage_after);
+	json_object_put(arr);
+	tu_bytes_free(&out);
+	tu_bytes_free(&tr.gz);
+	tu_bytes_free(&tr.text);
+
+	/* garbage inside a block: inflate may fail, or decode wrong lines,
+	 * which are passed over; either way what follows the next flush point
+	 * is kept, verbatim */
+	make_trace(&tr, 2000, 50, 0);
+	pos = (size_t)(tr.fp[k].bytes_out + tr.fp[k + 1].bytes_out) / 2;
+	memset(tr.gz.p + pos, 0xff, 48);
+	tu_write_file(in_path, tr.gz.p, tr.gz.n);
+	unlink(out_path);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+	CHECK(gp_recover_damaged(&res) && !res.gzip_lost_tail);
+	CHECK(res.events_kept >= tr.fp[k].events + (tr.events - tr.fp[k + 1].events));
+	out = read_output(out_path);
+	CHECK(lines_in_order(&out, &tr.text));
+	tu_bytes_free(&out);
+
+	/* a trace that does not say its flushes restart the compression: the
+	 * rest after the damage is lost, and said so */
+	{
+		static const char meta_key[] = "\"gz_flush\":\"full\"";
+		unsigned char *m = memmem(tr.text.p, tr.text.n, meta_key, sizeof(meta_key) - 1);
+		struct tu_bytes text = { 0 };
+		char p2[PATH_MAX];
+		struct gp_gz_sink *gz;
+		int fd;
+
+		CHECK(m != NULL);
+		if (m) {
+			memcpy(m + 12, "sync", 4); /* "gz_flush":"sync" */
+			tu_path(p2, dir, "old.json.gz");
+			fd = open(p2, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			CHECK_EQ_INT(gp_gz_open_fd(&gz, fd, 6), 0);
+			/* the same flush points as the trace's own */
+			off_t at_k = 0;
+
+			for (size_t i = 0, at = 0; i <= tr.nfp; i++) {
+				size_t upto = i < tr.nfp ? after_line(&tr.text, (size_t)tr.fp[i].events + 1) : tr.text.n;
+
+				CHECK_EQ_INT(gp_gz_write(gz, tr.text.p + at, upto - at), 0);
+				CHECK_EQ_INT(gp_gz_flush(gz), 0);
+				if (i == k)
+					at_k = lseek(fd, 0, SEEK_CUR); /* the sink writes at once */
+				at = upto;
+			}
+			CHECK_EQ_INT(gp_gz_close(gz), 0);
+			text = tu_read_file(p2, NULL);
+			CHECK(at_k > 0 && (size_t)at_k < text.n);
+			text.p[at_k] = 0xff; /* an invalid block after flush point k */
+			tu_write_file(in_path, text.p, text.n);
+			unlink(out_path);
+			CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+			CHECK(res.gzip_lost_tail && res.gzip_gaps == 0 && gp_recover_damaged(&res));
+			CHECK(res.events_kept <= tr.fp[k].events + 1);
+			tu_bytes_free(&text);
+			memcpy(m + 12, "full", 4);
+		}
+	}
+	tu_bytes_free(&tr.gz);
+	tu_bytes_free(&tr.text);
+}
+
+/* In place, a damaged trace's original is kept beside the repair; a trace
+ * only cut short is not. An output that cannot be written is said to be the
+ * output's fault. */
+static void test_keep_original(void)
+{
+	static const char bad_line[] = "[\n" META ",\n{bad},\n{\"ph\":\"X\",\"ts\":5},\n";
+	struct gp_recover_result res;
+	struct tu_bytes before, orig;
+	char sub[PATH_MAX], path[PATH_MAX], want[PATH_MAX + 8];
+
+	tu_path(sub, dir, "keep");
+	CHECK(mkdir(sub, 0755) == 0);
+	tu_path(path, sub, "t.json.gz");
+	write_gz(path, bad_line, sizeof(bad_line) - 1);
+	before = tu_read_file(path, NULL);
+	CHECK_EQ_INT(gp_trace_recover_in_place(path, &res), 0);
+	snprintf(want, sizeof(want), "%s.orig", path);
+	CHECK(strcmp(res.original, want) == 0);
+	orig = tu_read_file(want, NULL);
+	CHECK(orig.n == before.n && memcmp(orig.p, before.p, orig.n) == 0);
+	CHECK_EQ_U64(dir_entries(sub), 2);
+	tu_bytes_free(&orig);
+	/* again: the first copy stays, the second gets the next name */
+	write_gz(path, bad_line, sizeof(bad_line) - 1);
+	CHECK_EQ_INT(gp_trace_recover_in_place(path, &res), 0);
+	snprintf(want, sizeof(want), "%s.orig.1", path);
+	CHECK(strcmp(res.original, want) == 0);
+	CHECK_EQ_U64(dir_entries(sub), 3);
+	tu_bytes_free(&before);
+
+	/* missing output directory: the output's fault, not the input's */
+	write_gz(in_path, bad_line, sizeof(bad_line) - 1);
+	CHECK_EQ_INT(gp_trace_recover(in_path, "/nonexistent-dir/x.json.gz", &res), -ENOENT);
+	CHECK(res.output_failed);
+	CHECK_EQ_INT(gp_trace_recover("/nonexistent-dir/in.json.gz", out_path, &res), -ENOENT);
+	CHECK(!res.output_failed);
+}
+
 int main(void)
 {
 	tu_mkdtemp(dir, "recover");
@@ -695,6 +880,8 @@ int main(void)
 	TIMED(test_crafted());
 	TIMED(test_complete_and_paths());
 	TIMED(test_in_place());
+	TIMED(test_keep_original());
+	TIMED(test_gzip_gap());
 	TIMED(test_write_failure());
 	TIMED(test_corruption());
 	TIMED(test_truncation());

@@ -737,6 +737,20 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 	} else if (src->have_end && !src->end_clean) {
 		note(notes, "the program did not exit normally (gpuprof.end says clean: false)");
 	}
+	if (src->recover_lines_skipped || src->recover_gzip_gaps) {
+		char bytes[32];
+
+		an_fmt_bytes(bytes, sizeof(bytes), src->recover_bytes_skipped);
+		snprintf(line, sizeof(line),
+			 "the trace was damaged: `gpuprof recover` passed over %" PRIu64 " line%s (%s)"
+			 "%s%s after its event %" PRIu64 "; what they held is missing from this "
+			 "analysis",
+			 src->recover_lines_skipped, src->recover_lines_skipped == 1 ? "" : "s", bytes,
+			 src->recover_gzip_gaps ? " and compressed data that did not decode" : "",
+			 src->recover_gzip_gaps ? " up to the next flush," : ",",
+			 src->recover_damage_after);
+		note(notes, line);
+	}
 	if (src->dropped_cupti || src->dropped_host || src->dropped_marks) {
 		snprintf(line, sizeof(line), "the recorder lost %" PRIu64 " records: numbers may be low",
 			 src->dropped_cupti + src->dropped_host + src->dropped_marks);

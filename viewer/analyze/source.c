@@ -273,6 +273,10 @@ static int on_end(struct an_source *s)
 	opt_u64(&a[AK_DROPPED_CUPTI], &s->dropped_cupti);
 	opt_u64(&a[AK_DROPPED_HOST], &s->dropped_host);
 	opt_u64(&a[AK_LATE_MEMORY_RECORDS], &s->late_records);
+	opt_u64(&a[AK_LINES_SKIPPED], &s->recover_lines_skipped);
+	opt_u64(&a[AK_BYTES_SKIPPED], &s->recover_bytes_skipped);
+	opt_u64(&a[AK_GZIP_GAPS], &s->recover_gzip_gaps);
+	opt_u64(&a[AK_DAMAGE_AFTER], &s->recover_damage_after);
 	return 0;
 }
 
