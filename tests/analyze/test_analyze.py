@@ -765,8 +765,13 @@ def test_multi():
     rc, out, err = run("--process", "999", "multi.json.gz")
     eq(rc, 2, "--process that matches nothing")
     eq(len(err.splitlines()), 1, "one line")
-    doc, _ = analyze_json("--device", "1", "multi.json.gz")
-    eq(doc["devices"], [], "--device 1: nothing on GPU 1")
+    # a GPU no process used: refused as check and compare refuse it
+    for fmt in ([], ["--json"]):
+        rc, out, err = run(*(fmt + ["--device", "1", "multi.json.gz"]))
+        eq((rc, out, err.strip()), (2, "", "gpuprof: --device 1: no memory activity on cuda:1 in the trace "
+                                            "(memory activity on cuda:0)"), "--device 1: nothing on GPU 1")
+    doc, _ = analyze_json("--device", "0", "multi.json.gz")
+    eq([d["device"] for d in doc["devices"]], [0], "--device 0")
 
 
 def test_many():

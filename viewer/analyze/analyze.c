@@ -119,6 +119,33 @@ static int fail(struct run *r, int status, const char *what)
 	return status;
 }
 
+/* --device N: whether some process used GPU N; where none did, the error
+ * names the GPUs they used, as check and compare refuse it too. */
+static int device_seen(struct run *r, int device)
+{
+	char used[256] = "";
+	size_t n = 0;
+	int seen[AN_MAX_DEVICES] = { 0 };
+
+	for (size_t i = 0; i < r->a.nprocs; i++)
+		for (int d = 0; d < AN_MAX_DEVICES; d++)
+			seen[d] |= r->a.procs[i]->pd[d] != NULL;
+	if (seen[device])
+		return 1;
+	for (int d = 0; d < AN_MAX_DEVICES && n < sizeof(used); d++) {
+		if (seen[d]) {
+			int k = snprintf(used + n, sizeof(used) - n, "%scuda:%d", n ? ", " : "", d);
+
+			n = k < 0 ? sizeof(used) : n + (size_t)k;
+		}
+	}
+	snprintf(r->a.err, r->a.errcap, "--device %d: no memory activity on cuda:%d in %s (%s%s)",
+		 device, device, r->a.settings->n_inputs > 1 ? "these traces" : "the trace",
+		 used[0] ? "memory activity on " : "no memory activity on any GPU", used);
+	r->a.status = GP_AN_BAD_INPUT;
+	return 0;
+}
+
 /* What pass 1 found and pass 2 starts with, per input (indexed like the
  * settings' inputs); each member moves into its process. */
 struct carry {
@@ -448,6 +475,10 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		}
 	}
 	notes(&r);
+	if (s->device >= 0 && !device_seen(&r, s->device)) {
+		st = r.a.status;
+		goto cleanup;
+	}
 	*out = an_result_build(&r.a);
 	if (!*out)
 		st = fail(&r, GP_AN_FAIL, "out of memory");
