@@ -9,6 +9,7 @@
 
 #include "analyze/analyze.h"
 #include "cli.h"
+#include "viewer/render/term.h"
 
 struct analyze_settings {
 	struct gp_an_input *traces;
@@ -31,7 +32,7 @@ static const struct option long_options[] = {
 static void print_note(void *ctx, const char *line)
 {
 	(void)ctx;
-	gp_msg("%s", line);
+	gp_msg("%s", gp_term_str(line)); /* may name what the trace named */
 }
 
 static int analyze_main(int argc, char **argv)
@@ -107,11 +108,11 @@ static int analyze_main(int argc, char **argv)
 		status = GP_EXIT_OK;
 		break;
 	case GP_AN_BAD_INPUT:
-		gp_msg("%s", err);
+		gp_msg("%s", gp_term_str(err)); /* it may quote the trace */
 		status = GP_EXIT_USAGE;
 		break;
 	default:
-		gp_msg("%s", err);
+		gp_msg("%s", gp_term_str(err));
 		status = GP_EXIT_FAIL;
 		break;
 	}

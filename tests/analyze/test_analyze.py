@@ -799,6 +799,30 @@ def test_cuda():
     eq(d["ooms"][0]["layer"], "solver", "the failed allocation's range")
 
 
+def test_names():
+    """A range's name with an escape sequence, a C1 CSI (U+009B) and a bidi
+    override (U+202E): the text report shows them escaped, the JSON one
+    carries the name as it is."""
+    evil = "solve\x1b[2J\u009b31m\u202eevil\ttab"
+    sim = synth.Sim(mode="cuda", total=1 * GiB, cmdline="./app \u202e\x07")
+    sim.push(evil)
+    sim.alloc(64 * MiB, "other")
+    sim.oom(2 * GiB)
+    sim.pop()
+    sim.write(os.path.join(TMP, "names.json.gz"))
+    rc, out, err = run("names.json.gz")
+    eq(rc, 0, "analyze")
+    raw = out.encode("utf-8")
+    for bad, what in ((b"\x1b", "ESC"), (b"\xc2\x9b", "U+009B"), (b"\xe2\x80\xae", "U+202E"),
+                      (b"\x07", "BEL"), (b"\t", "TAB")):
+        check(bad not in raw, "text: no raw %s" % what)
+    check("solve\\x1B[2J\\u009B31m\\u202Eevil\\x09tab" in out, "text: the range's name escaped")
+    check("./app \\u202E\\x07" in out, "text: the command line escaped")
+    doc, _ = analyze_json("names.json.gz")
+    eq(dev(doc)["ooms"][0]["layer"], evil, "JSON: the name as it is")
+    eq(doc["traces"][0]["cmdline"], "./app \u202e\x07", "JSON: the command line as it is")
+
+
 def strip_trace(doc):
     for t in doc["traces"]:
         for k in ("path", "max_events_held", "watermarks", "late_events", "notes", "events"):

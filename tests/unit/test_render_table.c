@@ -1,8 +1,10 @@
 /* The reports' tables (viewer/render/table.h): columns aligned in
  * characters, no blanks at the end of a line, the heading set apart, long
- * cells whole; Markdown rows; cells escaped and cut. */
+ * cells whole; Markdown rows; cells escaped and cut. And what the text
+ * reports escape for a terminal (viewer/render/term.h). */
 #include "check.h"
 #include "viewer/render/table.h"
+#include "viewer/render/term.h"
 
 #include <stdlib.h>
 
@@ -110,8 +112,12 @@ static void cells(void)
 	char b[128];
 
 	CHECK_STR(gp_table_cell(b, sizeof(b), GP_TABLE_TEXT, NULL, 0, 0), "-");
-	CHECK_STR(gp_table_cell(b, sizeof(b), GP_TABLE_TEXT, "a\tb\x7f|<", 0, 0), "a?b?|<");
-	CHECK_STR(gp_table_cell(b, sizeof(b), GP_TABLE_MD, "a\tb", 0, 0), "a b");
+	CHECK_STR(gp_table_cell(b, sizeof(b), GP_TABLE_TEXT, "a\tb\x7f|<", 0, 0), "a\\x09b\\x7F|<");
+	CHECK_STR(gp_table_cell(b, sizeof(b), GP_TABLE_MD, "a\tb", 0, 0), "a\\x09b");
+	/* C1 (U+009B: a terminal's CSI) and a bidi override, in either format */
+	CHECK_STR(gp_table_cell(b, sizeof(b), GP_TABLE_TEXT, "x\xc2\x9b" "2Jy\xe2\x80\xae" "z", 0, 0),
+		  "x\\u009B2Jy\\u202Ez");
+	CHECK_STR(gp_table_cell(b, sizeof(b), GP_TABLE_MD, "\xe2\x81\xa6" "a", 1, 0), "`\\u2066a`");
 	CHECK_STR(gp_table_cell(b, sizeof(b), GP_TABLE_MD, "a|b<c>&*_[x]~`\\", 0, 0),
 		  "a\\|b&lt;c&gt;&amp;\\*\\_\\[x\\]\\~\\`\\\\");
 	/* code: a fence longer than any run of backticks inside; a pipe escaped */
@@ -154,8 +160,48 @@ static void wide(void)
 	gp_table_free(&t);
 }
 
+/* every character that could act on a terminal or reorder a line, and
+ * every byte that is not UTF-8; nothing else */
+static void term(void)
+{
+	char b[64], *d;
+
+	CHECK_STR(gp_term_escape(b, sizeof(b), "a\x1b[2Jb\x7f\n"), "a\\x1B[2Jb\\x7F\\x0A");
+	CHECK_STR(gp_term_escape(b, sizeof(b), "\xc2\x80" "\xc2\x9f" "\xc2\xa0"), "\\u0080\\u009F\xc2\xa0");
+	CHECK_STR(gp_term_escape(b, sizeof(b), "\xd8\x9c" "\xe2\x80\x8e" "\xe2\x80\x8f" "\xe2\x80\xaa"
+					       "\xe2\x80\xae" "\xe2\x81\xa6" "\xe2\x81\xa9"),
+		  "\\u061C\\u200E\\u200F\\u202A\\u202E\\u2066\\u2069");
+	/* U+202F and U+2065, beside them, are kept; so are other scripts and emoji */
+	CHECK_STR(gp_term_escape(b, sizeof(b), "\xe2\x80\xaf" "\xe2\x81\xa5" "\xc3\xa4\xe4\xb8\xad\xf0\x9f\x98\x80"),
+		  "\xe2\x80\xaf" "\xe2\x81\xa5" "\xc3\xa4\xe4\xb8\xad\xf0\x9f\x98\x80");
+	/* not UTF-8: a lone continuation, an overlong '/', a surrogate, a cut sequence */
+	CHECK_STR(gp_term_escape(b, sizeof(b), "\x80" "\xc0\xaf" "\xed\xa0\x80" "\xe2\x80"),
+		  "\\x80\\xC0\\xAF\\xED\\xA0\\x80\\xE2\\x80");
+	/* cut at a character, "..." after */
+	CHECK_STR(gp_term_escape(b, 10, "abcdef\x1bgh"), "abcdef...");
+	CHECK_STR(gp_term_escape(b, 12, "abc\xe4\xb8\xad\xe4\xb8\xadxyz"), "abc\xe4\xb8\xad...");
+	CHECK_STR(gp_term_escape(b, sizeof(b), NULL), "");
+	d = gp_term_escape_dup("\x1b\x1b\x1b");
+	CHECK_STR(d, "\\x1B\\x1B\\x1B");
+	free(d);
+	/* a table's cells go through it, widths from what is printed */
+	{
+		struct gp_table t;
+		int rc;
+
+		gp_table_init(&t, 2, "ll");
+		gp_table_row(&t, "\x1b[31mred", "x");
+		gp_table_row(&t, "abcdefghijklm", "y");
+		d = printed(&t, GP_TABLE_TEXT, NULL, &rc);
+		CHECK_STR(d, "\\x1B[31mred    x\nabcdefghijklm  y\n");
+		free(d);
+		gp_table_free(&t);
+	}
+}
+
 int main(void)
 {
+	term();
 	text();
 	long_cell();
 	markdown();

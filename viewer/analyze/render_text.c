@@ -12,6 +12,7 @@
 #include "result.h"
 #include "units.h"
 #include "viewer/render/table.h"
+#include "viewer/render/term.h"
 
 #define MAX_DEPTH_SHOWN 8
 
@@ -21,6 +22,10 @@ struct out {
 	int top;
 	int oom; /* a table lost rows: no report rather than a wrong one */
 };
+
+/* A string from the trace (names, paths, notes and advice built from them),
+ * as a terminal may show it (term.h); tables escape their cells themselves. */
+#define T(s) gp_term_str(s)
 
 static const char *C(const struct out *o, const char *code)
 {
@@ -103,13 +108,13 @@ static void traces(const struct out *o, const struct gp_an_result *r)
 		const struct gp_an_trace *t = &r->traces[i];
 		const char *cmd = t->cmdline;
 
-		fprintf(o->f, "%sTrace %zu: %s%s\n", C(o, BOLD), i + 1, t->path ? t->path : "", C(o, OFF));
+		fprintf(o->f, "%sTrace %zu: %s%s\n", C(o, BOLD), i + 1, t->path ? T(t->path) : "", C(o, OFF));
 		fprintf(o->f, "  process %" PRId64 "%s%s, %s mode", t->pid, cmd ? ": " : "",
-			cmd ? cmd : "", gp_an_mode_names[t->mode]);
+			cmd ? T(cmd) : "", gp_an_mode_names[t->mode]);
 		if (t->has_torch && t->torch_version)
-			fprintf(o->f, ", torch %s", t->torch_version);
+			fprintf(o->f, ", torch %s", T(t->torch_version));
 		if (t->has_torch && t->torch_alloc_conf && *t->torch_alloc_conf)
-			fprintf(o->f, ", PYTORCH_CUDA_ALLOC_CONF=%s", t->torch_alloc_conf);
+			fprintf(o->f, ", PYTORCH_CUDA_ALLOC_CONF=%s", T(t->torch_alloc_conf));
 		fputc('\n', o->f);
 		if (t->complete)
 			fprintf(o->f, "  complete%s; %" PRIu64 " events\n",
@@ -118,7 +123,7 @@ static void traces(const struct out *o, const struct gp_an_result *r)
 			fprintf(o->f, "  %sincomplete%s; %" PRIu64 " events\n", C(o, YEL), C(o, OFF),
 				t->events);
 		for (size_t k = 0; k < t->nnotes; k++)
-			fprintf(o->f, "  %snote:%s %s\n", C(o, YEL), C(o, OFF), t->notes[k]);
+			fprintf(o->f, "  %snote:%s %s\n", C(o, YEL), C(o, OFF), T(t->notes[k]));
 	}
 }
 
@@ -404,7 +409,7 @@ static void peak(struct out *o, const struct gp_an_device *d, int torch)
 	fprintf(o->f, "\n  %sPeak: %s %s at %s%s", C(o, BOLD), sz(p->bytes), p->what,
 		when(p->t, p->step, p->phase), C(o, OFF));
 	if (p->layer)
-		fprintf(o->f, " (allocating in %s)", p->layer);
+		fprintf(o->f, " (allocating in %s)", T(p->layer));
 	fputc('\n', o->f);
 	if (p->other)
 		fprintf(o->f, "  with %s outside PyTorch: %s of device memory in this process",
@@ -496,8 +501,8 @@ static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 			an_fmt_torch_bytes(req, sizeof(req), e->request);
 			fprintf(o->f, "  %s#%zu at %s%s%s%s%s: PyTorch raised OutOfMemoryError: Tried to "
 				"allocate %s%s\n", C(o, BOLD), e->detailed ? i + 1 : (size_t)count,
-				when(e->t, e->step, e->phase), layer ? ", in " : "", layer ? layer : "",
-				op ? ", op " : "", op ? op : "", req, C(o, OFF));
+				when(e->t, e->step, e->phase), layer ? ", in " : "", layer ? T(layer) : "",
+				op ? ", op " : "", op ? T(op) : "", req, C(o, OFF));
 			fprintf(o->f, "    PyTorch had %s allocated and %s reserved (%s of it not "
 				"allocated) for a block of %s%s%s; ", sz(e->pytorch.allocated),
 				sz(e->pytorch.reserved),
@@ -509,8 +514,8 @@ static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 		} else {
 			fprintf(o->f, "  %s#%zu at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD),
 				e->detailed ? i + 1 : (size_t)count, when(e->t, e->step, e->phase),
-				layer ? ", in " : "", layer ? layer : "", op ? ", op " : "", op ? op : "",
-				e->api ? e->api : "allocation", sz(e->request), C(o, OFF));
+				layer ? ", in " : "", layer ? T(layer) : "", op ? ", op " : "", op ? T(op) : "",
+				e->api ? T(e->api) : "allocation", sz(e->request), C(o, OFF));
 		}
 		if (e->raised)
 			fprintf(o->f, "   ");
@@ -539,7 +544,7 @@ static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 		if (e->nadvice)
 			fputc('\n', o->f);
 		for (size_t k = 0; k < e->nadvice; k++)
-			fprintf(o->f, "    %sadvice:%s %s\n", C(o, YEL), C(o, OFF), e->advice[k].text);
+			fprintf(o->f, "    %sadvice:%s %s\n", C(o, YEL), C(o, OFF), T(e->advice[k].text));
 		if (torch && !e->nadvice)
 			fprintf(o->f, "    advice: none that this trace supports\n");
 	}
@@ -550,7 +555,7 @@ static void device(struct out *o, const struct gp_an_device *d)
 	int torch = d->mode != GP_AN_MODE_CUDA;
 
 	fprintf(o->f, "\n%sGPU %d of process %" PRId64 ": %s", C(o, BOLD), d->device, d->pid,
-		d->name ? d->name : "(unnamed device)");
+		d->name ? T(d->name) : "(unnamed device)");
 	if (d->capacity.known)
 		fprintf(o->f, ", %s", sz(d->capacity.v));
 	fprintf(o->f, "%s\n", C(o, OFF));
@@ -566,7 +571,7 @@ static void gpus(const struct out *o, const struct gp_an_result *r)
 		const struct gp_an_gpu *g = &r->gpus[i];
 
 		fprintf(o->f, "\n%sGPU %s (%s): shared by %zu processes%s\n", C(o, BOLD),
-			g->uuid ? g->uuid : "", g->name ? g->name : "?", g->nby_process, C(o, OFF));
+			g->uuid ? T(g->uuid) : "", g->name ? T(g->name) : "?", g->nby_process, C(o, OFF));
 		fprintf(o->f, "  peak together: %s at %.3f s:", sz(g->peak), num(g->peak_t));
 		for (size_t k = 0; k < g->nby_process; k++)
 			fprintf(o->f, "%s process %" PRId64 " %s", k ? "," : "", g->by_process[k].pid,

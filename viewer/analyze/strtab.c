@@ -73,7 +73,7 @@ static size_t clean_len(const char *s, size_t n, int *cut)
 	return n;
 }
 
-static struct an_str *intern(struct an_strtab *t, const char *s, size_t n, int raw)
+static struct an_str *intern(struct an_strtab *t, const char *s, size_t n)
 {
 	char small[AN_STR_MAX + 1];
 	size_t mask, i, len;
@@ -82,11 +82,7 @@ static struct an_str *intern(struct an_strtab *t, const char *s, size_t n, int r
 	struct an_str *e;
 
 	len = clean_len(s, n, &cut);
-	for (i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		small[i] = (!raw && (ch < 0x20 || ch == 0x7f)) ? '?' : (char)ch;
-	}
+	memcpy(small, s, len);
 	if (cut) {
 		memcpy(small + len, "...", 3);
 		len += 3;
@@ -121,12 +117,12 @@ static struct an_str *intern(struct an_strtab *t, const char *s, size_t n, int r
 
 struct an_str *an_str_intern(struct an_strtab *t, const char *s, size_t n)
 {
-	return intern(t, s, n, 0);
+	return intern(t, s, n);
 }
 
 struct an_str *an_str_intern_raw(struct an_strtab *t, const char *s, size_t n)
 {
-	return intern(t, s, n, 1);
+	return intern(t, s, n);
 }
 
 void an_str_unref(struct an_strtab *t, struct an_str *s)

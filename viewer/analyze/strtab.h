@@ -1,9 +1,11 @@
 /* Interned, reference-counted strings: every name taken from a trace (NVTX
  * ranges, module paths, API names) is stored once and freed when nothing
  * holds it any more, so memory follows what is alive, not how many events
- * named it. Names are made safe to print on the way in: control characters
- * become '?' and anything longer than AN_STR_MAX is cut (at a UTF-8
- * boundary) and ends in "...". */
+ * named it. Names are kept as the trace has them (valid UTF-8, control
+ * characters included: the text report escapes what could act on a
+ * terminal, viewer/render/term.h; the JSON report escapes them as JSON);
+ * anything longer than AN_STR_MAX is cut (at a UTF-8 boundary) and ends in
+ * "...". */
 #ifndef GPUPROF_AN_STRTAB_H
 #define GPUPROF_AN_STRTAB_H
 
@@ -30,8 +32,7 @@ void an_strtab_free(struct an_strtab *t);
 /* A new reference to the string s[0..n) (valid UTF-8), or NULL when out of
  * memory. */
 struct an_str *an_str_intern(struct an_strtab *t, const char *s, size_t n);
-/* The same for bytes that are already clean (built from interned strings):
- * only the length is capped. */
+/* The same for bytes built from interned strings. */
 struct an_str *an_str_intern_raw(struct an_strtab *t, const char *s, size_t n);
 void an_str_unref(struct an_strtab *t, struct an_str *s); /* s may be NULL */
 

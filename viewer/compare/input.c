@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "analyze.h"
+#include "viewer/render/term.h"
 #include "exporters/trace_format.h"
 #include "exporters/trace_names.h"
 #include "cmp.h"
@@ -531,7 +532,7 @@ static void print_note(void *ctx, const char *line)
 {
 	const struct note_ctx *c = ctx;
 
-	fprintf(stderr, "%s: %s: %s\n", c->prog, c->label, line);
+	fprintf(stderr, "%s: %s: %s\n", c->prog, c->label, gp_term_str(line));
 }
 
 /* The traces of a side, analyzed together in this process, into a result

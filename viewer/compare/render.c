@@ -65,9 +65,9 @@ static void limit_words(char *buf, size_t cap, const struct gp_cmp_limit *l)
 /* "504 MiB allocated at 0.042 s, step 2, backward, in <Net>.fc2" */
 static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_unit *u)
 {
-	char v[32], layer[CELL], step[32] = "";
+	char v[32], layer[CELL], step[32] = "", what_cell[64], phase[64];
 	const char *what = u->peak_what && strcmp(u->peak_what, "device") == 0 ? "of device memory" :
-			   u->peak_what;
+			   gp_table_cell(what_cell, sizeof(what_cell), o->fmt, u->peak_what, 0, 40);
 
 	an_fmt_bytes(v, sizeof(v), u->peak_bytes);
 	if (u->peak_step >= 0)
@@ -75,7 +75,8 @@ static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_
 	if (u->peak_layer)
 		gp_table_cell(layer, sizeof(layer), o->fmt, u->peak_layer, 1, LAYER_CHARS);
 	snprintf(buf, cap, "%s %s at %.3f s%s%s%s%s%s", v, what, u->peak_t, step, u->peak_phase ? ", " : "",
-		 u->peak_phase ? u->peak_phase : "", u->peak_layer ? ", in " : "",
+		 u->peak_phase ? gp_table_cell(phase, sizeof(phase), o->fmt, u->peak_phase, 0, 40) : "",
+		 u->peak_layer ? ", in " : "",
 		 u->peak_layer ? layer : "");
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmp.h"
+#include "viewer/render/term.h"
 
 /* err is empty only when writing the report failed */
 static int fail(const struct gp_cmp_settings *s, int rc, const char *err)
@@ -15,7 +16,7 @@ static int fail(const struct gp_cmp_settings *s, int rc, const char *err)
 	int e = errno;
 
 	if (err[0])
-		fprintf(stderr, "%s: %s\n", s->prog, err);
+		fprintf(stderr, "%s: %s\n", s->prog, gp_term_str(err)); /* it may quote the input */
 	else if (rc == -ENOMEM)
 		fprintf(stderr, "%s: out of memory\n", s->prog);
 	else

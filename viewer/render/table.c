@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "viewer/render/table.h"
+#include "viewer/render/term.h"
 
 void gp_table_init(struct gp_table *t, size_t ncols, const char *align)
 {
@@ -103,19 +104,26 @@ static void print_md(const struct gp_table *t, size_t nc, FILE *out)
 	}
 }
 
+/* Text cells: as a terminal may show them (term.h), escaped once, widths
+ * taken from what is printed. */
 static int print_text(const struct gp_table *t, size_t nc, FILE *out,
 		      const struct gp_table_style *st)
 {
-	size_t *w = calloc(nc ? nc : 1, sizeof(*w));
+	size_t *w = calloc(nc ? nc : 1, sizeof(*w)), ncells = t->nrows * t->ncols;
+	char **cell = calloc(ncells ? ncells : 1, sizeof(*cell));
 	const char *indent = st && st->indent ? st->indent : "";
-	int bold = st && st->head_on && *st->head_on;
+	int bold = st && st->head_on && *st->head_on, rc = -ENOMEM;
 
-	if (!w)
-		return -ENOMEM;
-
+	if (!w || !cell)
+		goto out;
+	for (size_t i = 0; i < ncells; i++) {
+		cell[i] = gp_term_escape_dup(t->cells[i]);
+		if (!cell[i])
+			goto out;
+	}
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < nc; c++) {
-			size_t x = width(t->cells[r * t->ncols + c]);
+			size_t x = width(cell[r * t->ncols + c]);
 
 			if (x > w[c])
 				w[c] = x;
@@ -127,7 +135,7 @@ static int print_text(const struct gp_table *t, size_t nc, FILE *out,
 		if (bold && r == 0)
 			fputs(st->head_on, out);
 		for (size_t c = 0; c < nc; c++) {
-			const char *s = t->cells[r * t->ncols + c];
+			const char *s = cell[r * t->ncols + c];
 			size_t gap = w[c] - width(s);
 
 			if (c)
@@ -142,8 +150,13 @@ static int print_text(const struct gp_table *t, size_t nc, FILE *out,
 			fputs(st->head_off, out);
 		fputc('\n', out);
 	}
+	rc = 0;
+out:
+	for (size_t i = 0; cell && i < ncells; i++)
+		free(cell[i]);
+	free(cell);
 	free(w);
-	return 0;
+	return rc;
 }
 
 int gp_table_print(const struct gp_table *t, enum gp_table_fmt f, FILE *out,
@@ -232,10 +245,22 @@ char *gp_table_cell(char *buf, size_t cap, enum gp_table_fmt f, const char *s, i
 		PUT("...");
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
-		char one[2] = { (char)c, 0 };
+		char one[2] = { (char)c, 0 }, esc[GP_TERM_ESC_MAX];
+		size_t k = gp_term_unsafe(s + i, len - i, esc);
 
-		if (c < 0x20 || c == 0x7f) {
-			PUT(f == GP_TABLE_MD ? " " : "?");
+		if (k) { /* what could act on a terminal or reorder a line */
+			PUT(esc);
+			i += k - 1;
+			continue;
+		}
+		if (c >= 0x80) { /* other UTF-8: whole */
+			size_t l = gp_term_char_len(s + i, len - i);
+
+			if (n + l >= cap)
+				goto full;
+			memcpy(buf + n, s + i, l);
+			n += l;
+			i += l - 1;
 			continue;
 		}
 		if (f == GP_TABLE_MD) {

@@ -45,7 +45,7 @@ int gp_table_print(const struct gp_table *t, enum gp_table_fmt f, FILE *out,
 		   const struct gp_table_style *style);
 
 /* A cell from an arbitrary string, into buf (cap bytes), returned.
- * Text: control characters as '?'. Markdown: as plain text, or as code
+ * Text: what could act on a terminal escaped (term.h). Markdown: as plain text, or as code
  * (names of layers, command lines), escaped for a table cell. More than
  * max_chars characters: cut at the end with "..."; max_chars < 0: the last
  * -max_chars kept, "..." before them (a layer's path ends with what
