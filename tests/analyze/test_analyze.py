@@ -797,6 +797,17 @@ def test_cuda():
     eq(inner and inner["bytes"], 300 * MiB, "nested NVTX range")
     eq([a["kind"] for a in d["ooms"][0]["advice"]], ["request_too_large"], "advice")
     eq(d["ooms"][0]["layer"], "solver", "the failed allocation's range")
+    # the first allocation fails, nothing else happens (meta, device, oom, end):
+    # a report without a peak, the failure in it (UBSan once found a NULL
+    # passed to memcpy here)
+    sim = synth.Sim(mode="cuda", total=1 * GiB, cmdline="./app")
+    sim.oom(2 * GiB)
+    sim.write(os.path.join(TMP, "oom_only.json.gz"))
+    for fmt in ([], ["--json"]):
+        rc, out, err = run(*(fmt + ["oom_only.json.gz"]))
+        eq((rc, err), (0, ""), "only a failed allocation %s" % fmt)
+    doc, _ = analyze_json("oom_only.json.gz")
+    eq((dev(doc)["oom_count"], dev(doc)["ooms"][0]["request"]), (1, 2 * GiB), "its failure reported")
 
 
 def test_names():
