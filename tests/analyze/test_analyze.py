@@ -446,9 +446,42 @@ def test_hook_oom():
     eq(oo[1]["released_after"], 512 * MiB, "the cached segment PyTorch released to retry")
     check("fragmentation" in [a["kind"] for a in oo[1]["advice"]], "its advice: %r" % oo[1]["advice"])
     rc, out, _ = run("hook_two.json.gz")
-    check("2 failed allocations; PyTorch raised OutOfMemoryError for the first" in out and
-          out.index("Tried to allocate 3.00 GiB") < out.index("cuMemAlloc_v2 of 1.00 GiB failed"),
-          "text: the raised one first")
+    check("2 failed allocations; PyTorch raised OutOfMemoryError for 1; 1 recovered from" in out and
+          out.index("Tried to allocate 3.00 GiB") < out.index("got past: 1 failed allocation the allocator "
+                                                             "recovered from") and
+          "cuMemAlloc_v2 of 1.00 GiB failed" not in out and "cuMemAlloc_v2 of 1.00 GiB" in out,
+          "text: the raised one first, in full; the one PyTorch got past summarised after it")
+    # nine failures the allocator got past, then the one raised: the list keeps
+    # the raised one (and its live set), the oldest recovered one is left out,
+    # counted
+    sim = synth.HookSim(total=8 * GiB)
+    sim.torch_info()
+    for i in range(9):
+        sim.holes = []  # a segment of its own, to release whole
+        cached = sim.alloc(64 * MiB, "temporaries")
+        sim.free(cached)
+        synth.Sim.oom(sim, 1 * GiB + i * MiB, api="cuMemAlloc_v2")
+        sim.holes = [h for h in sim.holes if h[0] != cached]
+        sim.release_segment(cached)
+        sim.free(sim.alloc(1 * GiB + i * MiB, "activations"))
+    sim.push("fwd:<Net>")
+    held = sim.alloc(2 * GiB, "activations")
+    sim.oom(7 * GiB)
+    sim.write(os.path.join(TMP, "hook_ten.json.gz"), cut="flush")
+    doc, _ = analyze_json("hook_ten.json.gz")
+    d = dev(doc)
+    eq((d["oom_count"], len(d["ooms"])), (10, 8), "ten incidents, eight listed")
+    eq((d["ooms"][0]["raised"], d["ooms"][0]["detailed"], d["ooms"][0]["layer"], d["ooms"][0]["phase"]),
+       (True, True, "<Net>", "forward"), "the raised one leads, with its live set, where it was made")
+    eq(d["ooms_left_out"], {"count": 2, "recovered": 2, "raised": 0, "released": 128 * MiB, "retries": 0},
+       "the two oldest recovered ones left out, counted")
+    eq([x["request"] for x in d["ooms"][1:]], [GiB + i * MiB for i in range(2, 9)], "the rest in time order")
+    rc, out, _ = run("hook_ten.json.gz")
+    check("10 failed allocations; PyTorch raised OutOfMemoryError for 1; 9 recovered from" in out and
+          "got past: 9 failed allocations the allocator recovered from by releasing cached memory and "
+          "retrying (576 MiB released in all)" in out and out.count("#") == 1,
+          "text: one detailed, nine summarised: %s" % out[out.find("Out of memory"):][:600])
+    del held
 
 
 def test_hook_expandable():

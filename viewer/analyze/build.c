@@ -1114,7 +1114,7 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	struct an_proc *p = pd->proc;
 	const struct an_devinfo *di = &p->src->dev[pd->device];
 	struct an_leak lk;
-	size_t n = pd->nooms + (pd->oom_count > pd->nooms);
+	size_t n = pd->nooms, lead = SIZE_MAX;
 
 	d->pid = p->src->pid;
 	d->trace = (size_t)p->idx;
@@ -1130,17 +1130,26 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	steps_fill(b, pd, d);
 	leak_fill(b, pd, di->total_memory, &lk, &d->leak);
 	d->ooms = arr(b, n, sizeof(*d->ooms));
-	/* the failures PyTorch raised (its OutOfMemoryError, what ended or
-	 * interrupted the program) first, then those it got past; each in
-	 * time order */
-	for (size_t i = 0, k = 0; d->ooms && k < 2; k++)
+	/* First the failure that ended the program, or that it did not get
+	 * past last: the newest one not recovered from (PyTorch raised its
+	 * OutOfMemoryError, or no retry succeeded). Then the other ones not
+	 * recovered from, then those the program got past; each in time order. */
+	for (size_t j = pd->nooms; j > 0 && lead == SIZE_MAX; j--)
+		if (!pd->ooms[j - 1].recovered)
+			lead = j - 1;
+	if (d->ooms && lead != SIZE_MAX)
+		oom_fill(b, pd, &pd->ooms[lead], 1, di->total_memory, &lk, top, &d->ooms[0]);
+	for (size_t i = lead != SIZE_MAX, k = 0; d->ooms && k < 2; k++)
 		for (size_t j = 0; j < pd->nooms; j++)
-			if ((pd->ooms[j].torch != 0) == (k == 0))
+			if (j != lead && (pd->ooms[j].recovered != 0) == (k == 1))
 				oom_fill(b, pd, &pd->ooms[j], 1, di->total_memory, &lk, top, &d->ooms[i++]);
-	if (d->ooms && pd->oom_count > pd->nooms)
-		oom_fill(b, pd, &pd->last_oom, 0, di->total_memory, &lk, top, &d->ooms[n - 1]);
 	d->nooms = d->ooms ? n : 0;
 	d->oom_count = pd->oom_count;
+	d->ooms_left_out.count = pd->oom_out.count;
+	d->ooms_left_out.recovered = pd->oom_out.recovered;
+	d->ooms_left_out.raised = pd->oom_out.raised;
+	d->ooms_left_out.released = pd->oom_out.released;
+	d->ooms_left_out.retries = pd->oom_out.retries;
 }
 
 static void gpus_fill(struct bld *b)

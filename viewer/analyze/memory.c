@@ -155,7 +155,6 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	snap_free(a, &pd->step_snap);
 	for (size_t i = 0; i < pd->nooms; i++)
 		oom_free(a, &pd->ooms[i]);
-	oom_free(a, &pd->last_oom);
 	an_str_unref(&a->st, pd->peak_layer);
 	free(pd);
 }
@@ -371,10 +370,6 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 				pd->ooms[pd->nooms - 1].released += r->bytes;
 				r->flags |= R_RELEASED_ON_OOM;
 			}
-			if (pd->open_undetailed && pd->last_oom.open) {
-				pd->last_oom.released += r->bytes;
-				r->flags |= R_RELEASED_ON_OOM;
-			}
 		}
 	}
 	an_rec_unref(a, r);
@@ -536,8 +531,6 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		if (fw) {
 			if (pd->nooms)
 				oom_follow(&pd->ooms[pd->nooms - 1], r);
-			if (pd->open_undetailed)
-				oom_follow(&pd->last_oom, r);
 		}
 	}
 	frag_update(pd, ts);
@@ -566,6 +559,31 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	return release(a, p, pd, r, ts, t);
 }
 
+/* Makes room for a new incident: the oldest one the program got past (its
+ * retry succeeded) leaves the list, else the oldest; it stays counted. What
+ * ended the program is the newest, and stays. */
+static void oom_leave_out(struct an_analysis *a, struct an_pd *pd)
+{
+	size_t k = 0;
+	struct an_oom *o;
+
+	for (size_t i = 0; i < pd->nooms; i++) {
+		if (pd->ooms[i].recovered) {
+			k = i;
+			break;
+		}
+	}
+	o = &pd->ooms[k];
+	pd->oom_out.count++;
+	pd->oom_out.recovered += o->recovered != 0;
+	pd->oom_out.raised += o->torch != 0;
+	pd->oom_out.released += o->released;
+	pd->oom_out.retries += o->retries;
+	oom_free(a, o);
+	memmove(o, o + 1, (pd->nooms - k - 1) * sizeof(*o));
+	pd->nooms--;
+}
+
 /* PyTorch's word on a failure (torch.oom): it raised OutOfMemoryError. */
 static void oom_torch(struct an_oom *o, const struct an_ev *ev)
 {
@@ -586,8 +604,6 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 
 	if (pd->nooms && pd->ooms[pd->nooms - 1].open)
 		prev = &pd->ooms[pd->nooms - 1];
-	else if (pd->open_undetailed && pd->last_oom.open)
-		prev = &pd->last_oom;
 	if (prev && prev->request == ev->b && prev->tid == ev->tid) {
 		/* the cudaMalloc PyTorch tried, and then its OutOfMemoryError:
 		 * one incident, PyTorch's */
@@ -600,15 +616,10 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	if (prev)
 		prev->open = 0;
 	pd->oom_count++;
-	if (pd->nooms < AN_MAX_OOMS) {
-		o = &pd->ooms[pd->nooms++];
-		pd->open_undetailed = 0;
-	} else {
-		o = &pd->last_oom;
-		oom_free(a, o);
-		memset(o, 0, sizeof(*o));
-		pd->open_undetailed = 1;
-	}
+	if (pd->nooms == AN_MAX_OOMS)
+		oom_leave_out(a, pd);
+	o = &pd->ooms[pd->nooms++];
+	memset(o, 0, sizeof(*o));
 	o->ts = ts;
 	o->tid = ev->tid;
 	o->step = an_current_step(p);
@@ -629,8 +640,7 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	o->static_live = pd->kind_live[K_DEVICE_STATIC];
 	o->reserved_known = reserved_now(pd, &o->reserved);
 	o->open = 1;
-	if (o != &pd->last_oom)
-		snap_take(a, &o->snap);
+	snap_take(a, &o->snap);
 	if (ev->flags & EVF_TORCH)
 		oom_torch(o, ev);
 	return 0;
@@ -660,8 +670,6 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 		 * released to retry it */
 		if (release && pd->nooms && pd->ooms[pd->nooms - 1].open)
 			pd->ooms[pd->nooms - 1].released += ev->b;
-		else if (release && pd->open_undetailed && pd->last_oom.open)
-			pd->last_oom.released += ev->b;
 		err = pool_set(pd, ev->a, size, ts);
 	}
 	if (err)

@@ -471,6 +471,16 @@ static struct json_object *device_json(struct gp_jb *b, const struct gp_an_devic
 		gp_jb_push(b, ooms, oom_json(b, &d->ooms[i]));
 	gp_jb_put(b, o, "ooms", ooms);
 	gp_jb_put(b, o, "oom_count", gp_jb_int(b, (int64_t)d->oom_count));
+	{
+		struct json_object *lo = gp_jb_obj(b);
+
+		gp_jb_put(b, lo, "count", gp_jb_int(b, (int64_t)d->ooms_left_out.count));
+		gp_jb_put(b, lo, "recovered", gp_jb_int(b, (int64_t)d->ooms_left_out.recovered));
+		gp_jb_put(b, lo, "raised", gp_jb_int(b, (int64_t)d->ooms_left_out.raised));
+		gp_jb_put(b, lo, "released", gp_jb_int(b, (int64_t)d->ooms_left_out.released));
+		gp_jb_put(b, lo, "retries", gp_jb_int(b, (int64_t)d->ooms_left_out.retries));
+		gp_jb_put(b, o, "ooms_left_out", lo);
+	}
 	return o;
 }
 

@@ -477,77 +477,173 @@ static void leak(struct out *o, const struct gp_an_device *d, int torch)
 	}
 }
 
+/* The largest holders of a failure's live set, in one line: the two
+ * largest categories, the largest layer down its largest branch, the
+ * largest source line. */
+static void holders(struct out *o, const struct gp_an_set *s)
+{
+	const struct gp_an_node *n = s->nlayers ? &s->layers[0] : NULL;
+	char path[512] = "";
+	size_t len = 0;
+	int parts = 0;
+
+	fprintf(o->f, "    largest holders:");
+	for (size_t i = 0; s->has_categories && i < s->ncategories && i < 2; i++, parts++)
+		fprintf(o->f, "%s %s %s (%s)", parts ? "," : "", s->categories[i].category,
+			sz(s->categories[i].bytes), pct(s->categories[i].share));
+	/* down the largest child while it holds most of its parent */
+	for (int depth = 0; n && depth < MAX_DEPTH_SHOWN; depth++) {
+		int k = snprintf(path + len, sizeof(path) - len, "%s%s", len ? "." : "", n->name);
+
+		len = k < 0 || (size_t)k >= sizeof(path) - len ? sizeof(path) - 1 : len + (size_t)k;
+		if (!n->nchildren || n->children[0].bytes * 2 < n->bytes)
+			break;
+		n = &n->children[0];
+	}
+	if (n && s->layers[0].name[0] != '(') { /* not "(no module)" */
+		fprintf(o->f, "%s %s %s", parts ? ";" : "", T(path), sz(n->bytes));
+		parts++;
+	}
+	if (s->by_line.present && s->by_line.n && s->by_line.v[0].line >= 0) {
+		fprintf(o->f, "%s %s %s", parts ? ";" : "", T(s->by_line.v[0].name), sz(s->by_line.v[0].bytes));
+		parts++;
+	}
+	fprintf(o->f, "%s\n", parts ? "" : " -");
+}
+
+/* A failure the program did not get past: what was asked, what the device
+ * and PyTorch had, the largest holders and the advice first; then what was
+ * live, in full. */
+static void oom_detail(struct out *o, const struct gp_an_oom *e, size_t no, int torch)
+{
+	const char *layer = e->layer, *op = e->op;
+
+	if (e->raised) {
+		/* PyTorch's own words first: the line the user's traceback holds */
+		char req[48];
+
+		an_fmt_torch_bytes(req, sizeof(req), e->request);
+		fprintf(o->f, "  %s#%zu at %s%s%s%s%s: PyTorch raised OutOfMemoryError: Tried to "
+			"allocate %s%s\n", C(o, BOLD), no, when(e->t, e->step, e->phase),
+			layer ? ", in " : "", layer ? T(layer) : "", op ? ", op " : "", op ? T(op) : "",
+			req, C(o, OFF));
+		fprintf(o->f, "    PyTorch had %s allocated and %s reserved (%s of it not "
+			"allocated) for a block of %s%s%s; ", sz(e->pytorch.allocated),
+			sz(e->pytorch.reserved),
+			sz(e->pytorch.reserved > e->pytorch.allocated
+				   ? e->pytorch.reserved - e->pytorch.allocated : 0),
+			sz(e->pytorch.block), e->total.known ? ", on a device of " : "",
+			e->total.known ? sz(e->total.v) : "");
+		fprintf(o->f, "%s free\n", sz(e->pytorch.free));
+	} else {
+		fprintf(o->f, "  %s#%zu at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD), no,
+			when(e->t, e->step, e->phase), layer ? ", in " : "", layer ? T(layer) : "",
+			op ? ", op " : "", op ? T(op) : "", e->api ? T(e->api) : "allocation",
+			sz(e->request), C(o, OFF));
+	}
+	if (e->raised)
+		fprintf(o->f, "   ");
+	else if (e->free.known)
+		fprintf(o->f, "    the device had %s free of %s;", sz(e->free.v), szo(e->total));
+	else
+		fprintf(o->f, "   ");
+	fprintf(o->f, " this process held %s", sz(e->device_total));
+	if (torch)
+		fprintf(o->f, " (PyTorch %s, other %s)", sz(e->allocated), sz(e->other));
+	if (e->outside_trace.known)
+		fprintf(o->f, "; %s in use outside this trace", sz(e->outside_trace.v));
+	fputc('\n', o->f);
+	if (e->retries || e->released_after || e->recovered)
+		fprintf(o->f, "    then: %u retr%s of the same request%s%s%s; %s\n", e->retries,
+			e->retries == 1 ? "y" : "ies", e->released_after ? ", after releasing " : "",
+			e->released_after ? sz(e->released_after) : "",
+			e->released_after ? " of cached memory" : "",
+			e->recovered ? "it then succeeded" : "it did not succeed");
+	if (e->detailed)
+		holders(o, &e->set);
+	for (size_t k = 0; k < e->nadvice; k++)
+		fprintf(o->f, "    %sadvice:%s %s\n", C(o, YEL), C(o, OFF), T(e->advice[k].text));
+	if (torch && !e->nadvice)
+		fprintf(o->f, "    advice: none that this trace supports\n");
+	if (e->detailed) {
+		fprintf(o->f, "\n    live at that moment: %s in %" PRIu64 " allocations\n",
+			sz(e->set.live_bytes), e->set.live_allocations);
+		describe(o, &e->set, "    ", torch);
+	}
+}
+
+/* The failures the program got past (a retry after releasing cached memory
+ * succeeded): counted, with what they cost, and their advice once. */
+static void ooms_recovered(struct out *o, const struct gp_an_device *d, uint64_t count)
+{
+	const struct gp_an_oom *latest = NULL;
+	uint64_t released = d->ooms_left_out.released, retries = d->ooms_left_out.retries;
+	unsigned kinds = 0;
+
+	for (size_t i = 0; i < d->nooms; i++) {
+		if (!d->ooms[i].recovered)
+			continue;
+		latest = &d->ooms[i];
+		released += d->ooms[i].released_after;
+		retries += d->ooms[i].retries;
+	}
+	fprintf(o->f, "\n  %sgot past:%s %" PRIu64 " failed allocation%s the allocator recovered from "
+		"by releasing cached memory and retrying (%s released in all",
+		C(o, BOLD), C(o, OFF), count, count == 1 ? "" : "s", sz(released));
+	if (retries)
+		fprintf(o->f, ", %" PRIu64 " more retr%s", retries, retries == 1 ? "y" : "ies");
+	fprintf(o->f, "): each costs a flush of the cache and a retry");
+	if (latest)
+		fprintf(o->f, "; the latest at %s%s%s, %s of %s", when(latest->t, latest->step, latest->phase),
+			latest->layer ? ", in " : "", latest->layer ? T(latest->layer) : "",
+			latest->api ? T(latest->api) : "allocation", sz(latest->request));
+	fputc('\n', o->f);
+	/* each kind of advice once, from the latest that has it */
+	for (size_t i = d->nooms; i > 0; i--) {
+		const struct gp_an_oom *e = &d->ooms[i - 1];
+
+		for (size_t k = 0; e->recovered && k < e->nadvice; k++) {
+			unsigned bit = 1u << (e->advice[k].kind % 32);
+
+			if (kinds & bit)
+				continue;
+			kinds |= bit;
+			fprintf(o->f, "    %sadvice:%s %s\n", C(o, YEL), C(o, OFF), T(e->advice[k].text));
+		}
+	}
+}
+
 static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 {
-	uint64_t count = d->oom_count;
+	uint64_t count = d->oom_count, raised = d->ooms_left_out.raised,
+		 recovered = d->ooms_left_out.recovered, left_out = d->ooms_left_out.count;
+	size_t no = 0;
 
 	if (!count)
 		return;
-	size_t raised = 0;
-
-	for (size_t i = 0; i < d->nooms; i++)
-		raised += d->ooms[i].raised != 0;
-	fprintf(o->f, "\n  %sOut of memory: %" PRIu64 " failed allocation%s%s%s%s\n", C(o, RED), count,
-		count > 1 ? "s" : "", raised && count > raised ? "; PyTorch raised OutOfMemoryError for " : "",
-		raised && count > raised ? (raised > 1 ? "these first" : "the first") : "", C(o, OFF));
 	for (size_t i = 0; i < d->nooms; i++) {
-		const struct gp_an_oom *e = &d->ooms[i];
-		const char *layer = e->layer, *op = e->op;
-
-		if (e->raised) {
-			/* PyTorch's own words first: the line the user's traceback holds */
-			char req[48];
-
-			an_fmt_torch_bytes(req, sizeof(req), e->request);
-			fprintf(o->f, "  %s#%zu at %s%s%s%s%s: PyTorch raised OutOfMemoryError: Tried to "
-				"allocate %s%s\n", C(o, BOLD), e->detailed ? i + 1 : (size_t)count,
-				when(e->t, e->step, e->phase), layer ? ", in " : "", layer ? T(layer) : "",
-				op ? ", op " : "", op ? T(op) : "", req, C(o, OFF));
-			fprintf(o->f, "    PyTorch had %s allocated and %s reserved (%s of it not "
-				"allocated) for a block of %s%s%s; ", sz(e->pytorch.allocated),
-				sz(e->pytorch.reserved),
-				sz(e->pytorch.reserved > e->pytorch.allocated
-					   ? e->pytorch.reserved - e->pytorch.allocated : 0),
-				sz(e->pytorch.block), e->total.known ? ", on a device of " : "",
-				e->total.known ? sz(e->total.v) : "");
-			fprintf(o->f, "%s free\n", sz(e->pytorch.free));
-		} else {
-			fprintf(o->f, "  %s#%zu at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD),
-				e->detailed ? i + 1 : (size_t)count, when(e->t, e->step, e->phase),
-				layer ? ", in " : "", layer ? T(layer) : "", op ? ", op " : "", op ? T(op) : "",
-				e->api ? T(e->api) : "allocation", sz(e->request), C(o, OFF));
-		}
-		if (e->raised)
-			fprintf(o->f, "   ");
-		else if (e->free.known)
-			fprintf(o->f, "    the device had %s free of %s;", sz(e->free.v), szo(e->total));
-		else
-			fprintf(o->f, "   ");
-		fprintf(o->f, " this process held %s", sz(e->device_total));
-		if (torch)
-			fprintf(o->f, " (PyTorch %s, other %s)", sz(e->allocated), sz(e->other));
-		if (e->outside_trace.known)
-			fprintf(o->f, "; %s in use outside this trace", sz(e->outside_trace.v));
-		fputc('\n', o->f);
-		if (e->retries || e->released_after || e->recovered)
-			fprintf(o->f, "    then: %u retr%s of the same request%s%s%s; %s\n",
-				e->retries, e->retries == 1 ? "y" : "ies",
-				e->released_after ? ", after releasing " : "",
-				e->released_after ? sz(e->released_after) : "",
-				e->released_after ? " of cached memory" : "",
-				e->recovered ? "it then succeeded" : "it did not succeed");
-		if (e->detailed) {
-			fprintf(o->f, "    live at that moment: %s in %" PRIu64 " allocations\n",
-				sz(e->set.live_bytes), e->set.live_allocations);
-			describe(o, &e->set, "    ", torch);
-		}
-		if (e->nadvice)
-			fputc('\n', o->f);
-		for (size_t k = 0; k < e->nadvice; k++)
-			fprintf(o->f, "    %sadvice:%s %s\n", C(o, YEL), C(o, OFF), T(e->advice[k].text));
-		if (torch && !e->nadvice)
-			fprintf(o->f, "    advice: none that this trace supports\n");
+		raised += d->ooms[i].raised != 0;
+		recovered += d->ooms[i].recovered != 0;
 	}
+	fprintf(o->f, "\n  %sOut of memory: %" PRIu64 " failed allocation%s", C(o, RED), count,
+		count > 1 ? "s" : "");
+	if (raised)
+		fprintf(o->f, "; PyTorch raised OutOfMemoryError for %" PRIu64, raised);
+	if (recovered)
+		fprintf(o->f, "; %" PRIu64 " recovered from", recovered);
+	fprintf(o->f, "%s\n", C(o, OFF));
+	if (count > 1 && count > recovered && d->nooms && !d->ooms[0].recovered)
+		fprintf(o->f, "  first the one the program did not get past%s:\n",
+			count - recovered > 1 ? " last" : "");
+	for (size_t i = 0; i < d->nooms; i++)
+		if (!d->ooms[i].recovered)
+			oom_detail(o, &d->ooms[i], ++no, torch);
+	if (left_out > d->ooms_left_out.recovered)
+		fprintf(o->f, "\n  %" PRIu64 " earlier failure%s not recovered from left out\n",
+			left_out - d->ooms_left_out.recovered,
+			left_out - d->ooms_left_out.recovered == 1 ? "" : "s");
+	if (recovered)
+		ooms_recovered(o, d, recovered);
 }
 
 static void device(struct out *o, const struct gp_an_device *d)

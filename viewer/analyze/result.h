@@ -280,9 +280,16 @@ struct gp_an_device {
 		size_t nseries;
 	} steps;
 	struct gp_an_leak leak;
+	/* failed allocations: the one that ended the program (or the newest the
+	 * program did not get past) first, then the others not recovered
+	 * from, then those recovered from, each in time order; at most
+	 * AN_MAX_OOMS, the rest counted in ooms_left_out */
 	struct gp_an_oom *ooms;
 	size_t nooms;
 	uint64_t oom_count;
+	struct {
+		uint64_t count, recovered, raised, released, retries;
+	} ooms_left_out;
 };
 
 struct gp_an_trace {

@@ -207,11 +207,15 @@ struct an_pd {
 	uint32_t stride;      /* one point kept every `stride` step marks */
 	uint64_t marks_seen;
 
+	/* the newest AN_MAX_OOMS incidents, in time order, each with what was
+	 * live then; past that, one is left out to make room (the oldest one
+	 * recovered from, else the oldest), counted in oom_out */
 	struct an_oom ooms[AN_MAX_OOMS];
 	size_t nooms;
-	uint64_t oom_count;   /* incidents, detailed or not */
-	struct an_oom last_oom; /* the newest incident past AN_MAX_OOMS (no snapshot) */
-	int open_undetailed;
+	uint64_t oom_count;   /* incidents, listed or not */
+	struct {
+		uint64_t count, recovered, raised, released, retries;
+	} oom_out;
 
 	int gpu_idx;          /* into an_analysis.gpus, -1 if none */
 
