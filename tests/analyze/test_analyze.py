@@ -830,6 +830,22 @@ def test_cuda():
     eq(inner and inner["bytes"], 300 * MiB, "nested NVTX range")
     eq([a["kind"] for a in d["ooms"][0]["advice"]], ["request_too_large"], "advice")
     eq(d["ooms"][0]["layer"], "solver", "the failed allocation's range")
+    # a Python program traced in the default mode that never imports torch
+    # (CuPy's pool, say): what it is, a CUDA program, not "nothing allocated"
+    for mode in ("native", "tensor"):
+        sim = synth.Sim(mode=mode, total=8 * GiB, cmdline="python3 app.py")
+        sim.alloc(256 * MiB, "other", api="cudaMalloc", fw=False)
+        sim.alloc(64 * MiB, "other", api="cudaMalloc", fw=False)
+        sim.write(os.path.join(TMP, "notorch.json.gz"))
+        doc, _ = analyze_json("notorch.json.gz")
+        d = dev(doc)
+        eq((d["mode"], d["peak"]["bytes"], d["peak"]["by_category"]), ("cuda", 320 * MiB, None),
+           mode + " mode, no torch: analyzed as a CUDA program")
+        notes = doc["traces"][0]["notes"]
+        check(any("PyTorch was not in this process" in n for n in notes) and
+              not any("segment" in n or "hook" in n for n in notes), "its notes: %r" % notes)
+        rc, out, _ = run("notorch.json.gz")
+        check("no device memory was allocated" not in out and "Peak: 320 MiB" in out, "text: its peak")
     # the first allocation fails, nothing else happens (meta, device, oom, end):
     # a report without a peak, the failure in it (UBSan once found a NULL
     # passed to memcpy here)

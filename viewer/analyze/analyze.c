@@ -152,6 +152,7 @@ struct carry {
 	struct gp_u64map *other, *named, *seg;
 	struct an_history *hist;
 	int *blocks;
+	int *no_torch; /* recorded in a PyTorch mode, PyTorch never seen */
 };
 
 /* Opens every input (those of --process only); one process each. */
@@ -198,6 +199,10 @@ static int open_all(struct run *r, struct carry *keep)
 			return fail(r, GP_AN_FAIL, "out of memory");
 		an_proc_init(p, src, (int)i);
 		r->a.procs[r->a.nprocs++] = p;
+		if (keep && keep->no_torch[i]) {
+			p->no_torch = 1;
+			p->mode = MODE_CUDA;
+		}
 		if (keep) {
 			p->other_keys = keep->other[i];
 			p->named_segs = keep->named[i];
@@ -356,6 +361,14 @@ static int find_others(struct run *r, struct gp_u64map *other, struct gp_u64map 
 	return any;
 }
 
+static int any_torch_mem(const struct an_proc *p)
+{
+	for (int d = 0; d < AN_MAX_DEVICES; d++)
+		if (p->pd[d] && p->pd[d]->has_torch_mem)
+			return 1;
+	return 0;
+}
+
 static void notes(struct run *r)
 {
 	char line[1024];
@@ -382,7 +395,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	struct run r;
 	struct gp_u64map *other = NULL, *named = NULL, *seg = NULL;
 	struct an_history *hist = NULL;
-	int *blocks = NULL;
+	int *blocks = NULL, *no_torch = NULL;
 	struct carry keep;
 	int st, any;
 
@@ -410,7 +423,8 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	seg = calloc(s->n_inputs, sizeof(*seg));
 	hist = calloc(s->n_inputs, sizeof(*hist));
 	blocks = calloc(s->n_inputs, sizeof(*blocks));
-	if (!other || !named || !seg || !hist || !blocks) {
+	no_torch = calloc(s->n_inputs, sizeof(*no_torch));
+	if (!other || !named || !seg || !hist || !blocks || !no_torch) {
 		st = fail(&r, GP_AN_FAIL, "out of memory");
 		goto cleanup;
 	}
@@ -446,6 +460,12 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		struct an_proc *p = r.a.procs[i];
 		size_t slot = (size_t)p->idx;
 
+		/* a Python program that never imported torch: what it is */
+		if (p->mode != MODE_CUDA && !p->torch_seen && !p->saw_blocks && !any_torch_mem(p)) {
+			no_torch[slot] = 1;
+			any = 1;
+			continue;
+		}
 		if (p->mode != MODE_NATIVE || !p->saw_blocks)
 			continue;
 		blocks[slot] = 1;
@@ -457,7 +477,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		free_procs(&r);
 		close_sources(&r);
 		r.a.pass = 2;
-		keep = (struct carry){ other, named, seg, hist, blocks };
+		keep = (struct carry){ other, named, seg, hist, blocks, no_torch };
 		st = open_all(&r, &keep);
 		if (!st)
 			st = run_pass(&r);
@@ -498,6 +518,7 @@ cleanup:
 	free(named);
 	free(seg);
 	free(blocks);
+	free(no_torch);
 	free(hist);
 	an_strtab_free(&r.a.st);
 	return st;

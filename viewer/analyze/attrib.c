@@ -585,8 +585,10 @@ static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 		p->last_step_ts = ts;
 		return an_memory_step(a, p, ts);
 	}
-	if (starts(n, "gpuprof:torch ", 14))
+	if (starts(n, "gpuprof:torch ", 14)) {
+		p->torch_seen = 1;
 		return on_torch_info(a, p, n->s + 14, n->len - 14);
+	}
 	if (starts(n, GP_TORCH_MEMORY_PREFIX, sizeof(GP_TORCH_MEMORY_PREFIX) - 1)) {
 		size_t k = sizeof(GP_TORCH_MEMORY_PREFIX) - 1;
 

@@ -723,6 +723,10 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 	const struct an_source *src = p->src;
 	char line[512];
 
+	if (p->no_torch)
+		note(notes, "PyTorch was not in this process (it never imported torch): its memory "
+		     "is shown as a CUDA program's, by the API that made it");
+
 	if (src->cut_short) {
 		snprintf(line, sizeof(line),
 			 "the trace was cut short (%s): what it holds up to %.3f s is analyzed",

@@ -265,6 +265,11 @@ struct an_proc {
 	int hook_stacks;         /* its blocks name their Python stacks */
 	struct an_str *hook_state; /* gpuprof:torch's "tracker": "on", or why not */
 
+	/* PyTorch was seen in this process (its hooks' marks or events); where
+	 * it never was, a Python program traced in a PyTorch mode is analyzed
+	 * as the CUDA program it is (no_torch, pass 2) */
+	int torch_seen, no_torch;
+
 	uint64_t unattributed;   /* allocations whose API call is missing */
 	uint64_t unmatched_frees;
 	uint64_t reused_live;    /* allocation at an address still live */
