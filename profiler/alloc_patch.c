@@ -47,6 +47,7 @@ static struct gp_got_target targets[NTARGETS] = {
 /* Callers of these need the callbacks. */
 static const char *const driver_calls[] = { "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
 					    "cuMemFreeAsync", "cuMemFreeAsync_ptsz", NULL };
+static struct gp_got_set slots = { .targets = targets, .n = NTARGETS, .also_watch = driver_calls };
 
 static _Atomic int started;
 static _Atomic int active;
@@ -126,7 +127,7 @@ void gp_alloc_patch_start(void *sub)
 	if (env && strcmp(env, "0") == 0)
 		return;
 	gp_cb_find_driver();
-	if (gp_got_patch(targets, NTARGETS, driver_calls, &res) != 0)
+	if (gp_got_patch(&slots, &res) != 0)
 		return; /* not this platform, or no memory: the callbacks record */
 	/* found is applied to the callbacks at the writer's first tick, not
 	 * now: a call that was already running when CUDA loaded the recorder
@@ -160,7 +161,7 @@ int gp_alloc_patch_tick(struct gp_alloc_capture *cap)
 
 	if (!atomic_load_explicit(&started, memory_order_relaxed))
 		return 0;
-	if (gp_got_refresh(targets, NTARGETS, driver_calls, &res) == 1) {
+	if (gp_got_refresh(&slots, &res) == 1) {
 		if (res.patched != found.patched || res.left != found.left || res.others != found.others)
 			unreported = 1;
 		found = res;

@@ -40,32 +40,22 @@
 #define GP_GOT_SUPPORTED 0
 #endif
 
-#define MAX_SLOTS 256
 #define MAX_LAZY 64
 #define MAX_DYN 4096 /* entries of one .dynamic section read at most */
 
-struct slot {
-	void **at;
-	unsigned target;
-	int relro; /* on a page the loader made read-only */
-};
-
 /* A lazy slot found inside the callback, resolved after it. */
 struct lazy {
-	struct slot s;
+	struct gp_got_slot s;
 	uintptr_t base;
 	char name[512]; /* the object's path; "" for the main program */
 };
 
+/* Guards every set's private fields, and serialises the scans. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-/* What the last gp_got_patch saw and patched; under lock. */
-static unsigned long long seen_adds, seen_subs;
-static int seen_valid;
-static struct slot patched[MAX_SLOTS];
-static unsigned npatched;
 
 /* One scan's state, handed to the dl_iterate_phdr callback. */
 struct scan {
+	struct gp_got_set *set;
 	struct gp_got_target *targets;
 	size_t n;
 	const char *const *also_watch;
@@ -114,7 +104,7 @@ static int in_relro(const struct dl_phdr_info *info, uintptr_t p, size_t page)
 }
 
 /* One aligned store; a read-only page is opened for it and closed again. */
-static int write_slot(const struct slot *s, void *value, size_t page)
+static int write_slot(const struct gp_got_slot *s, void *value, size_t page)
 {
 	void *pg = (void *)((uintptr_t)s->at & ~(uintptr_t)(page - 1));
 	if (s->relro && mprotect(pg, page, PROT_READ | PROT_WRITE) != 0)
@@ -141,10 +131,10 @@ static void not_patched(struct gp_got_result *res, unsigned *count, const char *
 	}
 }
 
-static void remember(const struct slot *s)
+static void remember(struct gp_got_set *set, const struct gp_got_slot *s)
 {
-	if (npatched < MAX_SLOTS)
-		patched[npatched++] = *s;
+	if (set->npatched < GP_GOT_MAX_SLOTS)
+		set->patched[set->npatched++] = *s;
 }
 
 /* Takes real as the target's function if it has none yet; whether the slot
@@ -159,7 +149,7 @@ static int same_real(struct gp_got_target *t, void *real)
 	return expected == real;
 }
 
-static void patch_resolved(struct scan *sc, const struct slot *s, void *current, const char *object)
+static void patch_resolved(struct scan *sc, const struct gp_got_slot *s, void *current, const char *object)
 {
 	struct gp_got_target *t = &sc->targets[s->target];
 	if (current != t->replacement) {
@@ -169,7 +159,7 @@ static void patch_resolved(struct scan *sc, const struct slot *s, void *current,
 		}
 	}
 	sc->res.patched++;
-	remember(s);
+	remember(sc->set, s);
 }
 
 static int watched(const char *const *names, const char *name)
@@ -221,7 +211,7 @@ static void scan_relocs(struct scan *sc, const struct dl_phdr_info *info, const 
 			not_patched(&sc->res, &sc->res.left, info->dlpi_name);
 			continue;
 		}
-		struct slot s = { (void **)at, (unsigned)ti, in_relro(info, at, sc->page) };
+		struct gp_got_slot s = { (void **)at, (unsigned)ti, in_relro(info, at, sc->page) };
 		void *current = __atomic_load_n(s.at, __ATOMIC_ACQUIRE);
 		/* A lazy slot points back into its own object's PLT. */
 		if (current == sc->targets[ti].replacement || !in_object(info, (uintptr_t)current, 1)) {
@@ -311,9 +301,10 @@ static void patch_lazy(struct scan *sc, const struct lazy *l)
 	dlclose(h);
 }
 
-static int patch_locked(struct gp_got_target *targets, size_t n, const char *const *also_watch,
-			struct gp_got_result *res)
+static int patch_locked(struct gp_got_set *set, struct gp_got_result *res)
 {
+	struct gp_got_target *targets = set->targets;
+	size_t n = set->n;
 	struct scan sc;
 	Dl_info self;
 
@@ -323,38 +314,38 @@ static int patch_locked(struct gp_got_target *targets, size_t n, const char *con
 	if (n == 0)
 		return -EINVAL;
 	memset(&sc, 0, sizeof(sc));
+	sc.set = set;
 	sc.targets = targets;
 	sc.n = n;
-	sc.also_watch = also_watch;
+	sc.also_watch = set->also_watch;
 	sc.page = (size_t)sysconf(_SC_PAGESIZE);
 	if (dladdr(targets[0].replacement, &self) && self.dli_fbase)
 		sc.self_base = (uintptr_t)self.dli_fbase;
 	sc.lazy = calloc(MAX_LAZY, sizeof(*sc.lazy));
 	if (!sc.lazy)
 		return -ENOMEM;
-	npatched = 0;
+	set->npatched = 0;
 	dl_iterate_phdr(scan_object, &sc);
 	for (unsigned i = 0; i < sc.nlazy; i++)
 		patch_lazy(&sc, &sc.lazy[i]);
 	free(sc.lazy);
-	seen_adds = sc.adds;
-	seen_subs = sc.subs;
-	seen_valid = 1;
+	set->seen_adds = sc.adds;
+	set->seen_subs = sc.subs;
+	set->seen_valid = 1;
 	*res = sc.res;
 	return 0;
 }
 
-int gp_got_patch(struct gp_got_target *targets, size_t n, const char *const *also_watch,
-		 struct gp_got_result *res)
+int gp_got_patch(struct gp_got_set *set, struct gp_got_result *res)
 {
 	pthread_mutex_lock(&lock);
-	int err = patch_locked(targets, n, also_watch, res);
+	int err = patch_locked(set, res);
 	pthread_mutex_unlock(&lock);
 	return err;
 }
 
 struct repair {
-	struct gp_got_target *targets;
+	struct gp_got_set *set;
 	int changed;
 	size_t page;
 };
@@ -364,35 +355,35 @@ struct repair {
 static int repair_slots(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct repair *rp = arg;
-	if (!has_counts(size) || info->dlpi_adds != seen_adds || info->dlpi_subs != seen_subs) {
+	struct gp_got_set *set = rp->set;
+	if (!has_counts(size) || info->dlpi_adds != set->seen_adds || info->dlpi_subs != set->seen_subs) {
 		rp->changed = 1;
 		return 1;
 	}
 	/* Only a slot holding the real function again is rewritten (the
 	 * loader's lazy resolution wrote it): anything else is someone else's. */
-	for (unsigned i = 0; i < npatched; i++) {
-		struct gp_got_target *t = &rp->targets[patched[i].target];
+	for (unsigned i = 0; i < set->npatched; i++) {
+		struct gp_got_target *t = &set->targets[set->patched[i].target];
 		void *real = atomic_load(&t->real);
-		if (real && __atomic_load_n(patched[i].at, __ATOMIC_ACQUIRE) == real)
-			write_slot(&patched[i], t->replacement, rp->page);
+		if (real && __atomic_load_n(set->patched[i].at, __ATOMIC_ACQUIRE) == real)
+			write_slot(&set->patched[i], t->replacement, rp->page);
 	}
 	return 1; /* one call is enough */
 }
 
-int gp_got_refresh(struct gp_got_target *targets, size_t n, const char *const *also_watch,
-		   struct gp_got_result *res)
+int gp_got_refresh(struct gp_got_set *set, struct gp_got_result *res)
 {
-	struct repair rp = { targets, 0, (size_t)sysconf(_SC_PAGESIZE) };
+	struct repair rp = { set, 0, (size_t)sysconf(_SC_PAGESIZE) };
 	int ret = 0;
 
 	pthread_mutex_lock(&lock);
-	if (!seen_valid) {
+	if (!set->seen_valid) {
 		rp.changed = 1;
 	} else {
 		dl_iterate_phdr(repair_slots, &rp);
 	}
 	if (rp.changed) {
-		ret = patch_locked(targets, n, also_watch, res);
+		ret = patch_locked(set, res);
 		if (ret == 0)
 			ret = 1;
 	}

@@ -18,6 +18,31 @@ struct gp_got_target {
 	void *_Atomic real;
 };
 
+/* A slot patched, remembered to repair it (got_patch.c). */
+struct gp_got_slot {
+	void **at;
+	unsigned target;
+	int relro; /* on a page the loader made read-only */
+};
+#define GP_GOT_MAX_SLOTS 256
+
+/* One client's patching: what it redirects, and what its last scan saw and
+ * patched. Each client (alloc_patch.c, signals.c) owns one, in static
+ * storage, so that the fields below start zeroed; they are got_patch.c's,
+ * read and written under its lock. */
+struct gp_got_set {
+	struct gp_got_target *targets;
+	size_t n;
+	/* NULL-terminated, or NULL: names only counted, in others (e.g. the
+	 * driver calls beneath the targets, which the caller must then watch
+	 * another way) */
+	const char *const *also_watch;
+	unsigned long long seen_adds, seen_subs;
+	int seen_valid;
+	unsigned npatched;
+	struct gp_got_slot patched[GP_GOT_MAX_SLOTS];
+};
+
 struct gp_got_result {
 	unsigned patched; /* slots calling a replacement */
 	unsigned left;    /* slots of a target not patched (see real) */
@@ -26,22 +51,18 @@ struct gp_got_result {
 };
 
 /* Patches every slot, in every loaded object but the one holding the
- * replacements, that imports a target's name (JUMP_SLOT and GLOB_DAT
+ * replacements, that imports a name of set's targets (JUMP_SLOT and GLOB_DAT
  * relocations). Each object keeps its own lookup: a lazy slot not yet
- * resolved gets what dlsym finds from the object's handle. also_watch
- * (NULL-terminated, or NULL): names only counted, in others (e.g. the driver
- * calls beneath the targets, which the caller must then watch another way).
- * Serialised; safe while other threads call through the slots (one aligned
- * store each). 0, -ENOTSUP or -ENOMEM; *res says what it found. */
-int gp_got_patch(struct gp_got_target *targets, size_t n, const char *const *also_watch,
-		 struct gp_got_result *res);
+ * resolved gets what dlsym finds from the object's handle. Serialised; safe
+ * while other threads call through the slots (one aligned store each). 0,
+ * -ENOTSUP, -EINVAL (no targets) or -ENOMEM; *res says what it found. */
+int gp_got_patch(struct gp_got_set *set, struct gp_got_result *res);
 
 /* To call now and then after gp_got_patch: if objects were loaded or
- * unloaded since, patches again (the same arguments; returns 1, *res
+ * unloaded since, patches set again ( returns 1, *res
  * filled); else writes the replacement again into any patched slot that
  * lost it (a lazy resolution racing with the patch) and returns 0. Or
  * -errno. One step of dl_iterate_phdr when nothing changed. */
-int gp_got_refresh(struct gp_got_target *targets, size_t n, const char *const *also_watch,
-		   struct gp_got_result *res);
+int gp_got_refresh(struct gp_got_set *set, struct gp_got_result *res);
 
 #endif

@@ -82,6 +82,10 @@ int main(int argc, char **argv)
 
 	targets[0] = (struct gp_got_target){ .name = "gp_fake_alloc", .replacement = (void *)wrap_alloc };
 	targets[1] = (struct gp_got_target){ .name = "gp_fake_free", .replacement = (void *)wrap_free };
+	static struct gp_got_set set;
+	set.targets = targets;
+	set.n = 2;
+	set.also_watch = watch;
 
 	/* A caller bound to the second copy (its symbol version), as a library
 	 * with its own libcudart would be, and one calling the watched name. */
@@ -95,7 +99,7 @@ int main(int argc, char **argv)
 	CHECK(user_now_alloc(1) == 1001);
 
 	/* user_lazy has not called yet: its slots are unresolved. */
-	CHECK(gp_got_patch(targets, 2, watch, &res) == 0);
+	CHECK(gp_got_patch(&set, &res) == 0);
 	fprintf(stderr, "patched %u, left %u, others %u\n", res.patched, res.left, res.others);
 	CHECK(res.patched >= 3); /* lazy alloc and free; now alloc (PLT, pointer) */
 	CHECK(res.left == 1);    /* user_b */
@@ -115,12 +119,12 @@ int main(int argc, char **argv)
 
 	/* Patching again changes nothing: no wrapper calls itself. */
 	unsigned before = res.patched;
-	CHECK(gp_got_patch(targets, 2, watch, &res) == 0);
+	CHECK(gp_got_patch(&set, &res) == 0);
 	CHECK(res.patched == before && res.left == 1);
 	CHECK(user_lazy_alloc(4) == 1004 && alloc_calls == 4);
 
 	/* Nothing loaded since: no new scan. */
-	CHECK(gp_got_refresh(targets, 2, watch, &res) == 0);
+	CHECK(gp_got_refresh(&set, &res) == 0);
 
 	/* A slot that lost its patch to a racing lazy resolution gets it back. */
 	struct find f = { "libgot_user_lazy.so", (void *)wrap_alloc, NULL };
@@ -129,7 +133,7 @@ int main(int argc, char **argv)
 	if (f.found) {
 		*f.found = atomic_load(&targets[0].real);
 		CHECK(user_lazy_alloc(5) == 1005 && alloc_calls == 4);
-		CHECK(gp_got_refresh(targets, 2, watch, &res) == 0);
+		CHECK(gp_got_refresh(&set, &res) == 0);
 		CHECK(user_lazy_alloc(6) == 1006 && alloc_calls == 5);
 	}
 
@@ -137,13 +141,13 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/libgot_user_late.so", dir);
 	void *late = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 	int (*late_alloc)(int) = (int (*)(int))must_dlsym(late, "user_late_alloc");
-	CHECK(gp_got_refresh(targets, 2, watch, &res) == 1);
+	CHECK(gp_got_refresh(&set, &res) == 1);
 	CHECK(res.patched == before + 1 && res.left == 1 && res.others == 1);
 	CHECK(late_alloc(7) == 1007 && alloc_calls == 6);
 
 	/* ... and unloading one makes the next refresh scan again. */
 	dlclose(late);
-	CHECK(gp_got_refresh(targets, 2, watch, &res) == 1);
+	CHECK(gp_got_refresh(&set, &res) == 1);
 	CHECK(res.patched == before);
 
 	if (provider)
