@@ -7,6 +7,7 @@ import copy
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -231,6 +232,7 @@ def end_args(t):
 class CheckerTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="gp_check_")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
 
     def run_checker(self, t, s, extra=(), raw=None):
         tp = os.path.join(self.dir, "t.json.gz")
