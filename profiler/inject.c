@@ -4,6 +4,7 @@
  * exit the trace is finished. Any failure says one "gpuprof:" line on stderr
  * and leaves the program running without us. */
 #include "recorder.h"
+#include "signals.h"
 #include "trace_names.h"
 #include "trace_writer.h"
 
@@ -184,6 +185,30 @@ static void on_exit_handler(void)
 	gp_writer_stop(1, 10000);
 }
 
+/* How long a signal handler waits for the trace: long enough to flush
+ * CUPTI and compress the rest (well under a second when the writer keeps
+ * up), short beside the grace that schedulers give between SIGTERM and
+ * SIGKILL (Slurm's KillWait and Kubernetes' default: 30 s). */
+static int signal_finish_ms = 5000, signal_flush_ms = 1000;
+
+/* signals.h's hook, in the handler of a watched signal. A program dying of
+ * it gets its trace finished (the end says the signal); one handling it
+ * gets a flush, so that the trace holds everything up to the signal even
+ * if its handler ends the process without exit(). */
+static void on_signal_hook(int sig, int ends)
+{
+	if (getpid() != gp_rec.pid || !gp_rec_running())
+		return; /* a fork()ed child, or no recording */
+	if (!ends) {
+		gp_writer_flush_now(signal_flush_ms);
+		return;
+	}
+	int expected = GP_REC_RUNNING;
+	if (!atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_REC_STOPPING))
+		return;
+	gp_writer_finish_for_signal(sig, signal_finish_ms);
+}
+
 static void on_fork_child(void)
 {
 	/* The trace file, the writer thread and the locks belong to the parent. */
@@ -340,6 +365,9 @@ static int start(void)
 	}
 	atexit(on_exit_handler);
 	pthread_atfork(NULL, NULL, on_fork_child);
+	signal_finish_ms = (int)gp_env_size("GPUPROF_SIGNAL_WAIT_MS", (size_t)signal_finish_ms, 0, 600000);
+	if (gp_env_size("GPUPROF_SIGNALS", 1, 0, 1))
+		gp_sig_start(on_signal_hook);
 	return 0;
 
 fail_activity:

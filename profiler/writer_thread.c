@@ -6,6 +6,7 @@
  * a memory record older than the flush before last has arrived; counters are
  * advanced up to there (the watermark). */
 #include "gz_sink.h"
+#include "signals.h"
 #include "json_buf.h"
 #include "writer_ctx.h"
 
@@ -23,9 +24,15 @@ static struct gp_writer_ctx ctx;
 static pthread_t thread;
 static int thread_started;
 static _Atomic int stop_requested;
-static _Atomic int finished;
+static _Atomic unsigned finished;
 static int flush_ms = 500;
 static int clean_exit;
+/* The signal the program is dying of (signals.h), 0 at a normal exit:
+ * set before stop_requested. */
+static _Atomic int end_signal;
+/* Flushes asked for by a signal the program handles (gp_writer_flush_now)
+ * and made: the writer makes one whole tick when asked > made. */
+static _Atomic unsigned flushes_asked, flushes_made;
 /* How CUPTI is asked for its buffers, GPUPROF_FLUSH: default (completed
  * buffers), forced (also records of kernels still running: measured to lose
  * 387-517 of 21051 GPT-2 kernels, which come with no end time), none (CUPTI's
@@ -123,6 +130,9 @@ static void write_end(struct gp_writer_ctx *w)
 	gp_tw_args_begin(w->tw);
 	gp_tw_arg_bool(w->tw, GP_F_CLEAN, clean_exit);
 	gp_tw_arg_bool(w->tw, GP_F_RECOVERED, 0);
+	int sig = atomic_load(&end_signal);
+	if (sig)
+		gp_tw_arg_i64(w->tw, GP_F_SIGNAL, sig);
 	gp_tw_arg_u64(w->tw, GP_F_DROPPED_CUPTI,
 		      atomic_load(&gp_rec.dropped_cupti) + atomic_load(&gp_rec.dropped_buffers));
 	gp_tw_arg_u64(w->tw, GP_F_DROPPED_HOST, atomic_load(&gp_rec.dropped_host));
@@ -191,10 +201,12 @@ static void *writer_main(void *arg)
 		gp_bufs_wait(50);
 		drain(w);
 		uint64_t t = mono_ms();
-		if (t < next_tick)
+		unsigned asked = atomic_load(&flushes_asked);
+		int now_asked = asked != atomic_load(&flushes_made);
+		if (t < next_tick && !now_asked)
 			continue;
 		next_tick = t + (uint64_t)flush_ms;
-		if (t >= next_cupti) {
+		if (t >= next_cupti || now_asked) {
 			next_cupti = t + (uint64_t)cupti_flush_ms;
 			uint64_t now = gp_now();
 			/* Called here, never from a CUPTI callback; the buffers it
@@ -214,7 +226,9 @@ static void *writer_main(void *arg)
 		/* The file is flushed every tick whatever CUPTI delivered, so a
 		 * killed program leaves everything decoded up to here. */
 		if (gp_tw_flush(w->tw) != 0)
-			break; /* disk full or gone: gp_writer_stop reports it */
+			break; /* disk full or gone: said below */
+		atomic_store(&flushes_made, asked);
+		gp_sig_refresh();
 	}
 	if (gp_tw_error(w->tw) == 0) {
 		/* At exit a forced flush: what is still running will not finish. */
@@ -223,6 +237,21 @@ static void *writer_main(void *arg)
 		gp_memc_advance(w->mc, UINT64_MAX, gp_emit_counter, w);
 		note_drops(w, seen_drops, gp_now());
 	}
+	/* The trace is finished here, not by the thread that asked: a signal
+	 * handler may only wait for it (gp_writer_finish_for_signal). */
+	int err = gp_tw_error(w->tw);
+	if (err) {
+		gp_rec_say("writing the trace failed: %s; the trace is cut short at the last flush",
+			   strerror(-err));
+		gp_tw_abandon(w->tw);
+	} else {
+		write_end(w);
+		struct gp_tw_stats st;
+		err = gp_tw_close(w->tw, &st);
+		if (err)
+			gp_rec_say("finishing the trace failed: %s", strerror(-err));
+	}
+	w->tw = NULL;
 	atomic_store(&finished, 1);
 	return NULL;
 }
@@ -281,19 +310,6 @@ void gp_writer_stop(int clean, int timeout_ms)
 			   "(run gpuprof recover on it)", timeout_ms);
 		return;
 	}
-	int err = gp_tw_error(ctx.tw);
-	if (err) {
-		gp_rec_say("writing the trace failed: %s; the trace is cut short at the last flush",
-			   strerror(-err));
-		gp_tw_abandon(ctx.tw);
-	} else {
-		write_end(&ctx);
-		struct gp_tw_stats st;
-		err = gp_tw_close(ctx.tw, &st);
-		if (err)
-			gp_rec_say("finishing the trace failed: %s", strerror(-err));
-	}
-	ctx.tw = NULL;
 	gp_memc_destroy(ctx.mc);
 	ctx.mc = NULL;
 	gp_u64set_free(&ctx.streams);
@@ -302,6 +318,44 @@ void gp_writer_stop(int clean, int timeout_ms)
 	gp_strmap_free(&ctx.kernels);
 	gp_u64map_free(&ctx.cb_live);
 	gp_u64map_free(&ctx.torch_alloc.blocks);
+}
+
+static int on_writer_thread(void)
+{
+	return thread_started && pthread_equal(pthread_self(), thread);
+}
+
+/* Sleeps in steps of 2 ms until *flag holds at least want, or ms passed.
+ * nanosleep and atomics only: called in signal handlers. */
+static int wait_for(_Atomic unsigned *flag, unsigned want, int ms)
+{
+	struct timespec step = { 0, 2000000L };
+	for (int waited = 0; waited < ms; waited += 2) {
+		if ((int)(atomic_load(flag) - want) >= 0)
+			return 0;
+		nanosleep(&step, NULL);
+	}
+	return (int)(atomic_load(flag) - want) >= 0 ? 0 : -ETIMEDOUT;
+}
+
+int gp_writer_finish_for_signal(int sig, int timeout_ms)
+{
+	if (!thread_started || on_writer_thread())
+		return -EDEADLK;
+	clean_exit = 0;
+	atomic_store(&end_signal, sig);
+	atomic_store(&stop_requested, 1);
+	/* gp_bufs_wake takes a mutex the interrupted thread may hold: the
+	 * writer sees the request within its 50 ms wait instead. */
+	return wait_for(&finished, 1, timeout_ms);
+}
+
+int gp_writer_flush_now(int timeout_ms)
+{
+	if (!thread_started || on_writer_thread())
+		return -EDEADLK;
+	unsigned want = atomic_fetch_add(&flushes_asked, 1) + 1;
+	return wait_for(&flushes_made, want, timeout_ms);
 }
 
 /* ---- metadata ---- */

@@ -906,6 +906,26 @@ def test_order():
     check(any("late" in n for n in doc["traces"][0]["notes"]), "and said")
 
 
+def test_signal_end():
+    """A trace the recorder finished in a signal's handler: complete, not
+    clean, the signal said in the note, the JSON and the header."""
+    make("train")
+    sim = synth.Sim()
+    synth.train(sim, 4)
+    sim.end_args[F.CLEAN] = False
+    sim.end_args[F.SIGNAL] = 15
+    sim.write(os.path.join(TMP, "sigterm.json.gz"))
+    doc, err = analyze_json("sigterm.json.gz")
+    t = doc["traces"][0]
+    eq((t["complete"], t["clean_exit"], t["end_signal"]), (True, False, 15), "ended by SIGTERM")
+    check(any("ended by signal 15 (SIGTERM)" in n for n in t["notes"]), "the note says the signal")
+    eq(err, "", "nothing on stderr")
+    rc, out, _ = run("sigterm.json.gz")
+    check("complete (the program was ended by a signal)" in out, "the text header says it")
+    full, _ = analyze_json("train.json.gz")
+    eq(full["traces"][0]["end_signal"], None, "a normal end says no signal")
+
+
 def test_cut():
     make("train")
     sim = synth.Sim()

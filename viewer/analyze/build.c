@@ -718,6 +718,23 @@ static void hook_notes(const struct an_proc *p, struct notes *notes)
 	}
 }
 
+/* The names of the signals the recorder finishes a trace for, by their
+ * Linux numbers (the trace's, whatever machine reads it). */
+static const char *an_signal_name(int sig)
+{
+	switch (sig) {
+	case 1: return "SIGHUP";
+	case 2: return "SIGINT";
+	case 3: return "SIGQUIT";
+	case 6: return "SIGABRT";
+	case 7: return "SIGBUS";
+	case 8: return "SIGFPE";
+	case 11: return "SIGSEGV";
+	case 15: return "SIGTERM";
+	default: return NULL;
+	}
+}
+
 static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *notes)
 {
 	const struct an_source *src = p->src;
@@ -738,6 +755,13 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 	} else if (src->end_recovered) {
 		note(notes, "the program was killed: `gpuprof recover` kept what the trace held "
 		     "up to its last flush");
+	} else if (src->have_end && src->end_signal) {
+		const char *name = an_signal_name(src->end_signal);
+		snprintf(line, sizeof(line),
+			 "the program was ended by signal %d%s%s%s: the recorder finished the trace as "
+			 "it ended, so it holds everything up to that moment",
+			 src->end_signal, name ? " (" : "", name ? name : "", name ? ")" : "");
+		note(notes, line);
 	} else if (src->have_end && !src->end_clean) {
 		note(notes, "the program did not exit normally (gpuprof.end says clean: false)");
 	}
@@ -818,6 +842,7 @@ static void trace_fill(struct bld *b, const struct an_proc *p, struct gp_an_trac
 	t->cut_short = src->cut_short != 0;
 	t->recovered = src->end_recovered != 0;
 	t->clean_exit = src->have_end && !src->end_recovered ? src->end_clean != 0 : -1;
+	t->end_signal = src->end_signal;
 	t->events = src->events;
 	t->late_events = src->ro.late;
 	t->window_overflows = src->ro.overflow;

@@ -201,6 +201,7 @@ static struct json_object *trace_json(struct gp_jb *b, const struct gp_an_trace 
 	gp_jb_put(b, o, "cut_short", gp_jb_bool(b, t->cut_short));
 	gp_jb_put(b, o, "recovered", gp_jb_bool(b, t->recovered));
 	gp_jb_put(b, o, "clean_exit", t->clean_exit >= 0 ? gp_jb_bool(b, t->clean_exit) : NULL);
+	gp_jb_put(b, o, "end_signal", t->end_signal ? gp_jb_int(b, t->end_signal) : NULL);
 	gp_jb_put(b, o, "events", gp_jb_int(b, (int64_t)t->events));
 	gp_jb_put(b, o, "late_events", gp_jb_int(b, (int64_t)t->late_events));
 	gp_jb_put(b, o, "window_overflows", gp_jb_int(b, (int64_t)t->window_overflows));

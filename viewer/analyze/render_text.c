@@ -118,6 +118,7 @@ static void traces(const struct out *o, const struct gp_an_result *r)
 		fputc('\n', o->f);
 		if (t->complete)
 			fprintf(o->f, "  complete%s; %" PRIu64 " events\n",
+				t->end_signal ? " (the program was ended by a signal)" :
 				t->clean_exit == 0 ? " (the program did not exit normally)" : "", t->events);
 		else
 			fprintf(o->f, "  %sincomplete%s; %" PRIu64 " events\n", C(o, YEL), C(o, OFF),

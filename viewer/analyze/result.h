@@ -303,6 +303,7 @@ struct gp_an_trace {
 	int64_t rank;          /* -1: null */
 	int complete, cut_short, recovered;
 	int clean_exit;        /* -1: null */
+	int end_signal;        /* the signal the program died of, as the recorder saw it; 0: none */
 	uint64_t events, late_events, window_overflows, max_events_held;
 	int watermarks;
 	uint64_t dropped_cupti, dropped_host, dropped_marked;

@@ -269,6 +269,9 @@ static int on_end(struct an_source *s)
 		s->end_clean = b;
 	if (an_jv_bool(&a[AK_RECOVERED], &b) == 0)
 		s->end_recovered = b;
+	uint64_t sig;
+	if (an_jv_u64(&a[AK_SIGNAL], &sig) == 0 && sig > 0 && sig < 128)
+		s->end_signal = (int)sig;
 	s->end_counts = a[AK_DROPPED_CUPTI].type == GP_JSON_NUM;
 	opt_u64(&a[AK_DROPPED_CUPTI], &s->dropped_cupti);
 	opt_u64(&a[AK_DROPPED_HOST], &s->dropped_host);
