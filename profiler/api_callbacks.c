@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <string.h>
 
 /* The allocation and free APIs the callbacks watch; gp_host_ev.api (the
@@ -321,6 +322,50 @@ static void set_call_stream(struct gp_host_ev *ev, CUcontext ctx, void *stream, 
 	}
 }
 
+#define CALLER_MAX 256
+
+/* Objects that are CUDA itself, or gpuprof: the caller is past them. */
+static int is_cuda_or_us(const char *base)
+{
+	static const char *const prefixes[] = { "libcuda.so", "libcudart.so", "libcupti.so",
+						"libgpuprof_inject.so", "libc.so", NULL };
+	for (size_t i = 0; prefixes[i]; i++)
+		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* The library that made an allocation call: the first object on this
+ * thread's stack outside CUDA's libraries and gpuprof, named by its path
+ * inside a Python package directory (cupy_backends/cuda/api/runtime...so,
+ * jaxlib/...), else by its file name (libcublasLt.so.13, libnccl.so.2).
+ * Only for calls that are not stream-ordered: an unwind costs a few
+ * microseconds, beside a cudaMalloc's tens, but would cost tensor mode's
+ * thousands of cudaMallocAsync calls a step. Length written (0: none). */
+static size_t caller_object(char *out, size_t cap)
+{
+	void *frames[32];
+	int n = backtrace(frames, 32);
+	for (int i = 1; i < n; i++) {
+		Dl_info info;
+		/* a return address: the call instruction is just before it */
+		if (!dladdr((char *)frames[i] - 1, &info) || !info.dli_fname)
+			continue;
+		const char *base = strrchr(info.dli_fname, '/');
+		base = base ? base + 1 : info.dli_fname;
+		if (!*base || is_cuda_or_us(base))
+			continue;
+		const char *name = base;
+		const char *pkg = strstr(info.dli_fname, "-packages/");
+		if (pkg)
+			name = pkg + strlen("-packages/");
+		size_t len = strnlen(name, cap);
+		memcpy(out, name, len);
+		return len;
+	}
+	return 0;
+}
+
 /* An allocation or free that succeeded: a GP_HEV_ALLOC (a: address, b:
  * bytes) or GP_HEV_FREE (a: address) host event; stream-ordered ones with
  * GP_HEVF_ASYNC and their stream (c). */
@@ -347,9 +392,30 @@ static void record_call(const struct watched *w, const CUpti_CallbackData *cb)
 		ev.a = p->ptr ? (uint64_t)(uintptr_t) * (void **)p->ptr : 0;
 		ev.b = p->size;
 	}
+	char caller[CALLER_MAX];
+	size_t caller_len = 0;
 	if (w->role == ALLOC_ASYNC || w->role == FREE_ASYNC)
 		set_call_stream(&ev, cb->context, call_stream(w, cb->functionParams), w->per_thread);
-	gp_hev_push(&ev, NULL, 0);
+	else if (w->role == ALLOC)
+		caller_len = caller_object(caller, sizeof(caller));
+	gp_hev_push(&ev, caller, caller_len);
+}
+
+/* For a call whose allocation CUPTI's memory record will say: which library
+ * made it (GP_HEV_CALLER), by the call's correlation id. */
+static void record_caller(const CUpti_CallbackData *cb)
+{
+	char caller[CALLER_MAX];
+	size_t len = caller_object(caller, sizeof(caller));
+	if (!len)
+		return;
+	struct gp_host_ev ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.ts = gp_now();
+	ev.type = GP_HEV_CALLER;
+	ev.id = cb->correlationId;
+	ev.tid = gp_gettid();
+	gp_hev_push(&ev, caller, len);
 }
 
 void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata)
@@ -381,13 +447,23 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 	}
 	if (!driver && in_runtime_alloc > 0)
 		in_runtime_alloc--;
-	if (driver && in_runtime_alloc > 0)
+	if (driver && in_runtime_alloc > 0) {
+		/* inside cudaMalloc: CUPTI's memory record may carry this
+		 * call's id rather than the runtime call's, so both say it */
+		if (w->role == ALLOC && *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS &&
+		    !atomic_load_explicit(&tracking, memory_order_relaxed))
+			record_caller(cb);
 		return;
+	}
 	int64_t result = driver ? (int64_t)*(const CUresult *)cb->functionReturnValue
 				: (int64_t)*(const cudaError_t *)cb->functionReturnValue;
 	if (result == 0) {
-		if (w->records && atomic_load_explicit(&tracking, memory_order_relaxed))
-			record_call(w, cb);
+		if (atomic_load_explicit(&tracking, memory_order_relaxed)) {
+			if (w->records)
+				record_call(w, cb);
+		} else if (w->role == ALLOC) {
+			record_caller(cb);
+		}
 	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && records_failure(result)) {
 		record_failure(w, cb, result);
 	}

@@ -259,6 +259,11 @@ void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m)
 		gp_tw_arg_u64(w->tw, GP_F_THREAD, m->thread);
 	if (m->api)
 		gp_tw_arg_str(w->tw, GP_F_API, m->api);
+	const char *caller = m->caller;
+	if (!caller && m->alloc && m->corr && w->callers.count)
+		caller = gp_u64map_del(&w->callers, m->corr);
+	if (caller)
+		gp_tw_arg_str(w->tw, GP_F_CALLER, caller);
 	if (m->pool) {
 		gp_tw_arg_hex(w->tw, GP_F_POOL, m->pool_addr);
 		gp_tw_arg_str(w->tw, GP_F_POOL_TYPE, m->pool == GP_POOL_LOCAL ? "local" : "imported");

@@ -107,7 +107,40 @@ static void on_call_memory(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
 	}
 	m.kind = kind_names[kind];
 	m.counter = counters[kind];
+	if (alloc)
+		m.caller = gp_caller_name(w, ev);
 	gp_emit_memory(w, &m);
+}
+
+const char *gp_caller_name(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
+{
+	size_t len;
+	const char *name = gp_hev_name(ev, &len);
+	if (!name || !len)
+		return NULL;
+	for (unsigned i = 0; i < w->ncallers; i++)
+		if (strlen(w->caller_names[i]) == len && memcmp(w->caller_names[i], name, len) == 0)
+			return w->caller_names[i];
+	if (w->ncallers == GP_MAX_CALLERS)
+		return NULL;
+	char *copy = strndup(name, len);
+	if (!copy)
+		return NULL;
+	w->caller_names[w->ncallers++] = copy;
+	return copy;
+}
+
+/* The library behind an API call whose memory record CUPTI writes later. */
+static void on_caller(struct gp_writer_ctx *w, const struct gp_host_ev *ev)
+{
+	const char *name = gp_caller_name(w, ev);
+	if (!name || !ev->id)
+		return;
+	/* calls whose record never comes (a failed call has none) must not
+	 * pile up: past the bound the waiting ones are let go */
+	if (w->callers.count >= GP_MAX_CALLS_WAITING)
+		gp_u64map_free(&w->callers);
+	gp_u64map_put(&w->callers, ev->id, (void *)(uintptr_t)name);
 }
 
 /* PyTorch's allocated and reserved bytes beside "GPU memory" on the GPU's
@@ -196,6 +229,9 @@ void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size
 			break;
 		case GP_HEV_TORCH_STACK:
 			gp_decode_torch_stack(w, ev);
+			break;
+		case GP_HEV_CALLER:
+			on_caller(w, ev);
 			break;
 		default:
 			break;

@@ -126,12 +126,16 @@ enum gp_host_ev_type {
 	 * bytes are a struct gp_ta_event; TORCH_STACK's are a stack's text,
 	 * id its id */
 	GP_HEV_TORCH, GP_HEV_TORCH_STACK,
+	/* the library that made the allocation API call numbered id: its
+	 * object's file name (name), for a CUPTI memory record of that call */
+	GP_HEV_CALLER,
 };
 #define GP_HEV_INLINE_NAME 96
 struct gp_host_ev {
 	uint64_t ts;
 	uint64_t id;        /* start/end range id; domain handle for DOMAIN_NAME;
-			     * ALLOC/FREE: the API call's correlation id */
+			     * ALLOC/FREE/CALLER: the API call's correlation id
+			     * (ALLOC's name: the calling library, as CALLER's) */
 	uint64_t domain;    /* NVTX domain handle (0 = default domain) */
 	uint64_t a, b, c;   /* OOM: requested bytes, free, total. NVTX: payload.
 			     * ALLOC/FREE: address, bytes (ALLOC), stream id */

@@ -36,6 +36,8 @@ void gp_strmap_del(struct gp_strmap *m, uint64_t key);
 void gp_strmap_free(struct gp_strmap *m);
 
 #define GP_MAX_DEVICES 64
+#define GP_MAX_CALLERS 256      /* distinct calling libraries named */
+#define GP_MAX_CALLS_WAITING 65536 /* calls whose memory record has not come */
 
 struct gp_device_info {
 	int seen;
@@ -72,6 +74,12 @@ struct gp_writer_ctx {
 	uint64_t dev_counted;        /* bit per device: a zero counter was written */
 	struct gp_torch_counters torch; /* PyTorch's memory marks drawn as counters */
 	struct gp_torch_alloc_state torch_alloc;
+	/* the libraries that called allocation APIs (host_decode.c): their
+	 * names, each kept once, and API call (corr) -> name, until CUPTI's
+	 * memory record of that call takes it */
+	char *caller_names[GP_MAX_CALLERS];
+	unsigned ncallers;
+	struct gp_u64map callers;
 };
 
 static inline int64_t gp_rel_ts(uint64_t ts)
@@ -98,7 +106,12 @@ struct gp_memory_ev {
 	 * records, whose corr finds the API event that says them. */
 	uint32_t thread;
 	const char *api;
+	/* the library that made the call (the object's file name), or NULL */
+	const char *caller;
 };
+/* The caller name of ev (a GP_HEV_ALLOC or GP_HEV_CALLER), kept by the
+ * writer as long as the trace: NULL when it has none (or too many names). */
+const char *gp_caller_name(struct gp_writer_ctx *w, const struct gp_host_ev *ev);
 void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m);
 
 void gp_decode_cupti_buffer(struct gp_writer_ctx *w, uint8_t *data, size_t valid);

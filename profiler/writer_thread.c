@@ -318,6 +318,10 @@ void gp_writer_stop(int clean, int timeout_ms)
 	gp_strmap_free(&ctx.kernels);
 	gp_u64map_free(&ctx.cb_live);
 	gp_u64map_free(&ctx.torch_alloc.blocks);
+	gp_u64map_free(&ctx.callers);
+	for (unsigned i = 0; i < ctx.ncallers; i++)
+		free(ctx.caller_names[i]);
+	ctx.ncallers = 0;
 }
 
 static int on_writer_thread(void)

@@ -112,7 +112,7 @@ class Sim:
             return async_
         return True  # native: set apart later by the named segments; cuda: all
 
-    def _memory_event(self, name, api, addr, nbytes, kind, async_, tid, pool_used):
+    def _memory_event(self, name, api, addr, nbytes, kind, async_, tid, pool_used, caller=None):
         """An alloc or free event as the recorder writes it, in the middle of
         its API call (pool_used: the pool's fields, for a framework pool's
         event); returns its time."""
@@ -124,6 +124,8 @@ class Sim:
         self.t += 3.0
         args = {F.ADDR: "0x%x" % addr, F.BYTES: nbytes, F.KIND: kind, F.DEVICE: self.device,
                 F.STREAM: 7 if async_ else -1, F.CORR: corr, F.ASYNC: async_}
+        if caller:
+            args[F.CALLER] = caller
         ev = {T.PH: "i", T.NAME: name, T.CAT: CAT.MEMORY, T.PID: self.gpu_pid,
               T.TID: 7 if async_ else 0, T.TS: self.rel(at), T.S: "t", T.ARGS: args}
         if async_ and self.callbacks:
@@ -138,7 +140,8 @@ class Sim:
         self.api(api, tid, start, self.t, corr)
         return at
 
-    def alloc(self, nbytes, cat, tid=MAIN, async_=None, api=None, kind=KIND.DEVICE, addr=None, fw=None):
+    def alloc(self, nbytes, cat, tid=MAIN, async_=None, api=None, kind=KIND.DEVICE, addr=None, fw=None,
+              caller=None):
         if async_ is None:
             async_ = self.mode == "tensor"
         if api is None:
@@ -154,7 +157,7 @@ class Sim:
             while self.pool < pool_used:
                 self.pool += 32 * MiB
             self.pool_peak = max(self.pool_peak, self.pool)
-        at = self._memory_event(EV.ALLOC.name, api, addr, nbytes, kind, async_, tid, pool_used)
+        at = self._memory_event(EV.ALLOC.name, api, addr, nbytes, kind, async_, tid, pool_used, caller)
         rec = {"bytes": nbytes, "cat": cat, "fw": isfw, "step": self.step + 1, "phase": self.phase(tid),
                "layer": self.layer(tid), "t": at, "kind": kind, "api": api}
         self.live[addr] = rec

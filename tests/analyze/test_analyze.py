@@ -846,6 +846,24 @@ def test_cuda():
               not any("segment" in n or "hook" in n for n in notes), "its notes: %r" % notes)
         rc, out, _ = run("notorch.json.gz")
         check("no device memory was allocated" not in out and "Peak: 320 MiB" in out, "text: its peak")
+    # the libraries that made the calls, as the recorder names them: known
+    # ones by name, others by their file
+    sim = synth.Sim(mode="native", total=8 * GiB, cmdline="python3 app.py")
+    sim.alloc(256 * MiB, "other", api="cudaMalloc", fw=False,
+              caller="cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so")
+    sim.alloc(32 * MiB, "other", api="cudaMalloc", fw=False, caller="nvidia/cublas/lib/libcublasLt.so.13")
+    sim.alloc(8 * MiB, "other", api="cudaMalloc", fw=False, caller="mylib/libsolver.so")
+    sim.alloc(4 * MiB, "other", api="cudaMalloc", fw=False)
+    sim.write(os.path.join(TMP, "libs.json.gz"))
+    doc, _ = analyze_json("libs.json.gz")
+    d = dev(doc)
+    eq({g["api"]: g["bytes"] for g in d["peak"]["by_api"]},
+       {"cudaMalloc (CuPy)": 256 * MiB, "cudaMalloc (cuBLAS)": 32 * MiB,
+        "cudaMalloc (libsolver.so)": 8 * MiB, "cudaMalloc": 4 * MiB}, "memory by API and library")
+    eq([t["library"] for t in d["peak"]["top"]], ["CuPy", "cuBLAS", "libsolver.so", None],
+       "each allocation's library")
+    rc, out, _ = run("libs.json.gz")
+    check("cudaMalloc (CuPy)" in out, "text: by API and library")
     # the first allocation fails, nothing else happens (meta, device, oom, end):
     # a report without a peak, the failure in it (UBSan once found a NULL
     # passed to memcpy here)

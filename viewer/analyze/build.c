@@ -362,8 +362,10 @@ static void by_key(struct bld *b, const struct an_set *s, int which, struct gp_a
 			name = k ? k->s : "(no op range)";
 			break;
 		default:
-			k = r->api;
-			name = k ? k->s : "(API call not in the trace)";
+			k = r->api_library ? r->api_library : r->api;
+			name = k ? k->s : r->library ? r->library->s : "(API call not in the trace)";
+			if (!k)
+				k = r->library;
 			break;
 		}
 		any |= k != NULL;
@@ -539,6 +541,7 @@ static void alloc_fill(struct bld *b, const struct an_proc *p, const struct an_s
 	e->category = s->torch ? an_cat_names[m->cat] : NULL;
 	e->what = astr(b, m->label);
 	e->api = astr(b, r->api);
+	e->library = astr(b, r->library);
 	e->op = astr(b, r->op);
 	e->kind = an_kind_names[r->kind];
 	e->freed_t = (r->flags & R_FREED) ? sec(b, r->free_ts) : NAN;

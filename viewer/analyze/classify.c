@@ -16,6 +16,10 @@ static int other(const struct an_rec *r, char *label, size_t cap, const char *wh
 {
 	if (what)
 		snprintf(label, cap, "%s", what);
+	else if (r->library && r->api)
+		snprintf(label, cap, "%s (%s)", r->library->s, r->api->s);
+	else if (r->library)
+		snprintf(label, cap, "%s", r->library->s);
 	else if (r->api)
 		snprintf(label, cap, "%s", r->api->s);
 	else

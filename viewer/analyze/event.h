@@ -53,12 +53,14 @@ struct an_ev {
 	int64_t ts;  /* nanoseconds from the trace's ts_base_ns */
 	int64_t tid; /* host thread, for NVTX and oom */
 	uint64_t a, b, c, d, e;
-	uint64_t f;  /* EVF_TORCH oom: PyTorch's allocated bytes then */
+	uint64_t f;  /* EVF_TORCH oom: PyTorch's allocated bytes then;
+		      * alloc: the calling library (an_source's libraries) + 1 */
 	struct an_str *name; /* a reference, or NULL */
 };
 
 /* Largest byte count taken as real: 1 PiB; more is absurd input. */
 #define AN_MAX_BYTES (1ull << 50)
 #define AN_MAX_DEVICES 64
+#define AN_MAX_LIBRARIES 255 /* distinct calling libraries named; more go unnamed */
 
 #endif

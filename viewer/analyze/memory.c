@@ -115,6 +115,8 @@ void an_rec_unref(struct an_analysis *a, struct an_rec *r)
 	an_str_unref(&a->st, r->layer);
 	an_str_unref(&a->st, r->op);
 	an_str_unref(&a->st, r->api);
+	an_str_unref(&a->st, r->library);
+	an_str_unref(&a->st, r->api_library);
 	free(r);
 }
 
@@ -459,6 +461,15 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		r->flags |= R_ASYNC;
 	if (!p->seen_fwd)
 		r->flags |= R_BEFORE_FWD;
+	if (ev->f && ev->f <= p->src->nlibraries) {
+		r->library = an_str_ref(p->src->libraries[ev->f - 1]);
+		if (api) {
+			char both[512];
+			int n = snprintf(both, sizeof(both), "%s (%s)", api->s, r->library->s);
+			if (n > 0 && (size_t)n < sizeof(both))
+				r->api_library = an_str_intern_raw(&a->st, both, (size_t)n);
+		}
+	}
 	if (api) {
 		r->tid = tid;
 		r->api = an_str_ref(api);

@@ -113,6 +113,7 @@ static struct json_object *alloc_json(struct gp_jb *b, const struct gp_an_alloc 
 	gp_jb_put(b, o, "category", gp_jb_str(b, e->category));
 	gp_jb_put(b, o, "what", gp_jb_str(b, e->what));
 	gp_jb_put(b, o, "api", gp_jb_str(b, e->api));
+	gp_jb_put(b, o, "library", gp_jb_str(b, e->library));
 	gp_jb_put(b, o, "op", gp_jb_str(b, e->op));
 	gp_jb_put(b, o, "kind", gp_jb_str(b, e->kind));
 	gp_jb_put(b, o, "line", gp_jb_str(b, e->line));

@@ -76,6 +76,7 @@ struct gp_an_alloc {
 	double t;
 	int64_t step;          /* -1: null */
 	const char *phase, *layer, *category, *what, *api, *op, *kind;
+	const char *library;   /* the library that made the call, where the trace says it */
 	const char *line;      /* its source line, "file.py:42 in forward"; NULL: none */
 	double freed_t;        /* NaN: never freed */
 };

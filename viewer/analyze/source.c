@@ -294,6 +294,9 @@ static int push(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
 	return 0;
 }
 
+static int caller_library(struct an_source *s, const struct gp_json_val *v, uint64_t *out,
+			  char *err, size_t errcap);
+
 static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_t errcap)
 {
 	const struct gp_json_val *a = s->line.args;
@@ -334,6 +337,9 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 			return r;
 		ev.flags |= EVF_POOL_SIZE;
 	}
+	if (type == AE_ALLOC && a[AK_CALLER].type != GP_JSON_NONE &&
+	    (r = caller_library(s, &a[AK_CALLER], &ev.f, err, errcap)))
+		return r;
 	/* recorded by the API callbacks: says its thread and API itself */
 	if (a[AK_THREAD].type != GP_JSON_NONE) {
 		uint64_t th;
@@ -344,6 +350,70 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 		ev.flags |= EVF_THREAD;
 	}
 	return push(s, &ev, err, errcap);
+}
+
+/* What a caller (a library's file, as the recorder names it) is: the
+ * libraries whose memory users ask about, by the package or file that makes
+ * their calls. */
+static const char *library_of(const char *caller)
+{
+	static const struct {
+		const char *part, *library;
+	} known[] = {
+		{ "libcublas", "cuBLAS" },    { "libcudnn", "cuDNN" },
+		{ "libnccl", "NCCL" },        { "libcufft", "cuFFT" },
+		{ "libcusparse", "cuSPARSE" }, { "libcusolver", "cuSOLVER" },
+		{ "libcurand", "cuRAND" },    { "libnvrtc", "NVRTC" },
+		{ "cupy", "CuPy" },           { "jaxlib", "JAX/XLA" },
+		{ "jax_plugins", "JAX/XLA" }, { "xla_", "JAX/XLA" },
+		{ "numba", "Numba" },         { "torch/", "PyTorch" },
+		{ "libc10", "PyTorch" },      { "libtorch", "PyTorch" },
+		{ "tensorflow", "TensorFlow" }, { "triton", "Triton" },
+	};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strstr(caller, known[i].part))
+			return known[i].library;
+	return NULL;
+}
+
+/* The alloc event's caller as an index + 1 into s->libraries (0: none
+ * named, past AN_MAX_LIBRARIES). */
+static int caller_library(struct an_source *s, const struct gp_json_val *v, uint64_t *out,
+			  char *err, size_t errcap)
+{
+	struct an_str *caller, *lib;
+	int r;
+
+	*out = 0;
+	if ((r = get_str(s, v, GP_F_CALLER, 1, &caller, err, errcap)))
+		return r;
+	const char *known = library_of(caller->s);
+	if (known) {
+		lib = an_str_intern(s->st, known, strlen(known));
+		an_str_unref(s->st, caller);
+	} else {
+		/* unknown: its file name, without the directories */
+		const char *base = strrchr(caller->s, '/');
+		lib = base ? an_str_intern(s->st, base + 1, strlen(base + 1)) : caller;
+		if (base)
+			an_str_unref(s->st, caller);
+	}
+	if (!lib)
+		return oom_err(s, err, errcap);
+	for (unsigned i = 0; i < s->nlibraries; i++) {
+		if (s->libraries[i] == lib) {
+			an_str_unref(s->st, lib);
+			*out = i + 1;
+			return 0;
+		}
+	}
+	if (s->nlibraries == AN_MAX_LIBRARIES) {
+		an_str_unref(s->st, lib);
+		return 0;
+	}
+	s->libraries[s->nlibraries++] = lib;
+	*out = s->nlibraries;
+	return 0;
 }
 
 static int on_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
@@ -845,6 +915,9 @@ void an_source_close(struct an_source *s)
 	}
 	for (size_t i = 0; i < sizeof(s->recent) / sizeof(s->recent[0]); i++)
 		an_str_unref(s->st, s->recent[i]);
+	for (unsigned i = 0; i < s->nlibraries; i++)
+		an_str_unref(s->st, s->libraries[i]);
+	s->nlibraries = 0;
 	an_str_unref(s->st, s->cmdline);
 	an_str_unref(s->st, s->hostname);
 	an_str_unref(s->st, s->version);

@@ -54,6 +54,11 @@ struct an_source {
 	/* gpuprof.end and gpuprof.dropped */
 	int have_end, end_clean, end_recovered, end_counts;
 	int end_signal; /* gpuprof.end's signal: what the program died of; 0: none said */
+	/* The libraries that made allocation calls (alloc events' caller),
+	 * each once, as the library it is ("cuBLAS") or its file; an alloc
+	 * event's f is its index + 1. References. */
+	struct an_str *libraries[AN_MAX_LIBRARIES];
+	unsigned nlibraries;
 	/* what gpuprof recover passed over (its fields in gpuprof.end) */
 	uint64_t recover_lines_skipped, recover_bytes_skipped, recover_gzip_gaps, recover_damage_after;
 	uint64_t dropped_cupti, dropped_host, late_records, dropped_marks;

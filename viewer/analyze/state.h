@@ -80,6 +80,9 @@ struct an_rec {
 	uint16_t flags;      /* R_* */
 	uint8_t kind, phase, free_phase;
 	struct an_str *layer, *op, *api; /* references */
+	/* the library that made the call (its alloc event's caller), and
+	 * "api (library)" that groups by both; references, NULL when unknown */
+	struct an_str *library, *api_library;
 };
 
 enum {
