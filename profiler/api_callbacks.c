@@ -43,7 +43,7 @@ enum memory_api {
 	API_CU_MEM_ALLOC_MANAGED, API_CU_MEM_ALLOC_ASYNC,
 	API_CU_MEM_ALLOC_FROM_POOL_ASYNC, API_CU_MEM_CREATE,
 	API_CUDA_FREE_ASYNC, API_CU_MEM_FREE_ASYNC, API_CU_MEM_FREE,
-	API_CU_MEM_FREE_HOST, API_COUNT,
+	API_CU_MEM_FREE_HOST, API_CU_MEM_MAP, API_COUNT,
 };
 const char *const gp_memory_api_names[API_COUNT] = {
 	[API_CUDA_MALLOC] = "cudaMalloc",
@@ -65,6 +65,7 @@ const char *const gp_memory_api_names[API_COUNT] = {
 	[API_CU_MEM_FREE_ASYNC] = "cuMemFreeAsync",
 	[API_CU_MEM_FREE] = "cuMemFree",
 	[API_CU_MEM_FREE_HOST] = "cuMemFreeHost",
+	[API_CU_MEM_MAP] = "cuMemMap",
 };
 _Static_assert(sizeof(gp_memory_api_names) / sizeof(gp_memory_api_names[0]) == API_COUNT,
 	       "one name per memory_api");
@@ -75,8 +76,10 @@ __thread int gp_cb_wrapped;
  * for frees; POOL_ALLOC: (T **ptr, size_t size, pool, stream). */
 enum param_layout { PTR_SIZE, RT_PITCH, DRV_PITCH, MEM_CREATE, POOL_ALLOC };
 
-/* ALLOC and FREE: not stream-ordered. */
-enum role { ALLOC, ALLOC_ASYNC, FREE_ASYNC, FREE };
+/* ALLOC and FREE: not stream-ordered. MAP: a mapping of physical memory
+ * (cuMemMap), which CUPTI's memory records take for the allocation (XLA's
+ * arena, expandable segments): only its caller is recorded. */
+enum role { ALLOC, ALLOC_ASYNC, FREE_ASYNC, FREE, MAP };
 
 struct watched {
 	int driver;
@@ -118,6 +121,7 @@ static const struct watched watched[] = {
 	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, API_CU_MEM_FREE_ASYNC, PTR_SIZE, FREE_ASYNC, 1, 1, GP_CBK_DEVICE },
 	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, API_CU_MEM_FREE, PTR_SIZE, FREE, 0, 1, GP_CBK_DEVICE },
 	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, API_CU_MEM_FREE_HOST, PTR_SIZE, FREE, 0, 1, GP_CBK_PINNED_HOST },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemMap, API_CU_MEM_MAP, PTR_SIZE, MAP, 0, 0, GP_CBK_DEVICE },
 };
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
@@ -461,7 +465,7 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 		if (atomic_load_explicit(&tracking, memory_order_relaxed)) {
 			if (w->records)
 				record_call(w, cb);
-		} else if (w->role == ALLOC) {
+		} else if (w->role == ALLOC || w->role == MAP) {
 			record_caller(cb);
 		}
 	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && records_failure(result)) {
@@ -509,6 +513,8 @@ int gp_callbacks_enable(void *subscriber, unsigned parts)
 		 * are then reported under the driver API's name. */
 		int fails = wt->role == ALLOC || wt->role == ALLOC_ASYNC;
 		int on = track ? wt->driver && (wt->records || (fails && oom)) : fails && oom;
+		if (wt->role == MAP)
+			on = !track; /* its caller, for CUPTI's record of it */
 		if (track && wt->driver && (wt->api == API_CU_MEM_ALLOC_ASYNC ||
 					    wt->api == API_CU_MEM_FREE_ASYNC) && gp_alloc_patch_active())
 			on = 0; /* the patched calls record them (alloc_patch.c) */

@@ -16,7 +16,8 @@ mkdir -p "$out"
 # sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models), native
 # (native mode's allocator hook on real models and stories, against PyTorch's
 # own numbers), history, features (workers, AMP, checkpointing, compile,
-# torchrun, -m), samples
+# torchrun, -m), failures (signals, SIGKILL, CuPy, JAX, a released cache,
+# out of memory: tests/gpu/failures/run.py), samples
 # (samples/pytorch/run_all.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
 # all by default, or --only a,b
 only=all
@@ -96,6 +97,16 @@ else
 	verdict PASS "torch.profiler clash"
 fi
 
+fi
+
+if want failures; then
+	# When the job fails: each signal against the same loop unprofiled,
+	# SIGKILL at ten moments, CuPy's pool, JAX's arena, a loop that releases
+	# PyTorch's cache, out of memory in both modes (tests/gpu/failures/run.py)
+	python3 tests/gpu/failures/run.py "$gp" "$out/failures" >"$out/failures.log" 2>&1
+	rc=$?
+	grep -h "^RESULT failures" "$out/failures.log" >>"$table"
+	verdict_rc $rc failures
 fi
 
 if want torch; then

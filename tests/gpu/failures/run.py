@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""When the job fails, on the GPU: signals, SIGKILL, other libraries' memory,
+a loop that releases its cache, out of memory in both modes. Each case is
+run traced and, where the comparison needs it, unprofiled; each prints a
+row `RESULT failures.<case> PASS|FAIL <what was measured>` to stdout and
+to OUT/failures.txt as it ends.
+
+usage: run.py GPUPROF OUT [--only CASE,...]  (cases: signals, sigkill, cupy, jax, trainer, oom)"""
+import concurrent.futures
+import gzip
+import threading
+import json
+import os
+import random
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+GP, OUT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+ONLY = sys.argv[4].split(",") if len(sys.argv) > 4 and sys.argv[3] == "--only" else None
+PY = sys.executable
+os.makedirs(OUT, exist_ok=True)
+failed = 0
+
+
+LOCK = threading.Lock()
+
+
+def row(case, ok, what):
+    global failed
+    with LOCK:
+        _row(case, ok, what)
+
+
+def _row(case, ok, what):
+    global failed
+    failed += not ok
+    line = "RESULT failures.%s %s %s" % (case, "PASS" if ok else "FAIL", what)
+    print(line, flush=True)
+    with open(os.path.join(OUT, "failures.txt"), "a") as f:
+        f.write(line + "\n")
+
+
+def default_sigint():
+    # a background job's ignored SIGINT would survive exec (Python would
+    # then install no KeyboardInterrupt handler); no core files of GPU
+    # processes (gigabytes each) on the test machine's disk
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def status(rc):
+    """subprocess's returncode as a shell (and gpuprof) says it."""
+    return 128 - rc if rc < 0 else rc
+
+
+def analyze(trace):
+    p = subprocess.run([GP, "analyze", "--json", trace], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("analyze %s: exit %d: %s" % (trace, p.returncode, p.stderr.strip()))
+    return json.loads(p.stdout)
+
+
+def analyze_text(trace):
+    return subprocess.run([GP, "analyze", trace], capture_output=True, text=True).stdout
+
+
+def run_loop(argv, traced, trace, send=None, after_step=4, timeout=240):
+    """Runs loop.py (traced or not); with send, sends that signal to the
+    program (not the launcher: as a scheduler signals every process) once it
+    printed step after_step. Returns (status, the program's lines)."""
+    cmd = [PY, os.path.join(HERE, "loop.py")] + argv
+    if traced:
+        cmd = [GP, "--trace", "--force", "-o", trace, "--"] + cmd
+    err = open(trace + (".traced" if traced else ".plain") + ".err", "w")
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=default_sigint)
+    lines, pid, sent = [], None, False
+    deadline = time.time() + timeout
+    for line in p.stdout:
+        lines.append(line.rstrip("\n"))
+        if line.startswith("pid "):
+            pid = int(line.split()[1])
+        if send and not sent and line.startswith("step %d " % after_step):
+            os.kill(pid, send)
+            sent = True
+        if time.time() > deadline:
+            p.kill()
+    return status(p.wait()), lines
+
+
+def printed(lines, key):
+    vals = [int(w.split("=")[1]) for l in lines if l.startswith("step ") for w in l.split() if w.startswith(key + "=")]
+    return vals[-1] if vals else None
+
+
+def signals():
+    sig = signal
+    cases = [("SIGTERM", "sent", []), ("SIGINT", "sent", []), ("SIGHUP", "sent", []),
+             ("SIGQUIT", "sent", []), ("SIGABRT", "raised", []), ("SIGSEGV", "raised", []),
+             ("SIGBUS", "raised", []), ("SIGFPE", "raised", []),
+             ("SIGTERM", "handled", ["--handle", "SIGTERM"]),
+             ("SIGHUP", "ignored", ["--ignore", "SIGHUP", "--seconds", "8"])]
+    # the cases run side by side (each process holds ~2.5 GB): what each
+    # measures is its own process's
+    with concurrent.futures.ThreadPoolExecutor(len(cases)) as pool:
+        list(pool.map(lambda c: one_signal(*c), cases))
+
+
+def one_signal(name, how, extra):
+        sig = signal
+        case = "signal.%s.%s" % (name, how)
+        num = getattr(sig, name)
+        argv = extra + (["--raise", name, "--at", "4"] if how == "raised" else [])
+        send = num if how != "raised" else None
+        trace = os.path.join(OUT, "sig_%s_%s.json.gz" % (name, how))
+        try:
+            want, plain = run_loop(argv, False, trace, send)
+            got, lines = run_loop(argv, True, trace, send)
+            steps = max((int(l.split()[1]) for l in lines if l.startswith("step ")), default=0)
+            doc = analyze(trace)
+            t, d = doc["traces"][0], doc["devices"][0]
+            peak = d["summary"]["allocated"]["peak"]
+            reserved = d["summary"]["reserved"]["peak"]
+            trace_steps = d["steps"]["count"]
+            # Python handles SIGINT (KeyboardInterrupt): the program dies of
+            # it, or not, as it does unprofiled
+            dies = want == 128 + num
+            ok = (got == want and t["complete"] and
+                  t["end_signal"] == (num if dies else None) and
+                  peak == printed(lines, "max_allocated") and reserved == printed(lines, "max_reserved") and
+                  trace_steps >= steps)
+            row(case, ok, "status %d (unprofiled %d); trace complete=%s end_signal=%s; steps printed %d, "
+                "in the trace %d; allocated peak %d (PyTorch %s), reserved peak %d (PyTorch %s)" % (
+                    got, want, t["complete"], t["end_signal"], steps, trace_steps, peak,
+                    printed(lines, "max_allocated"), reserved, printed(lines, "max_reserved")))
+        except Exception as e:  # one case's failure must not hide the others
+            row(case, False, "error: %s" % e)
+
+
+def last_event_unix_ns(trace):
+    """Unix time of the newest event the (recovered) trace holds."""
+    start, last = None, None
+    with gzip.open(trace, "rt") as f:
+        for line in f:
+            line = line.strip().rstrip(",")
+            if not line.startswith("{"):
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            if ev.get("name") == "gpuprof.meta":
+                start = ev["args"]["start_unix_ns"]
+            elif ev.get("name") != "gpuprof.end" and "ts" in ev and ev.get("ph") not in ("M",):
+                ts = float(ev["ts"]) + float(ev.get("dur", 0))
+                last = ts if last is None else max(last, ts)
+    return start + int(last * 1000)
+
+
+def sigkill():
+    """A 30-second training loop killed at ten random moments: what the
+    trace lost is the time between the kill and its newest event."""
+    rng = random.Random(int(os.environ.get("GPUPROF_SEED", "1")))
+    moments = [rng.uniform(3, 30) for _ in range(10)]
+    losses = []
+    for batch in (moments,):
+        procs = []
+        for k, at in enumerate(batch):
+            trace = os.path.join(OUT, "kill_%d.json.gz" % (len(losses) + k))
+            cmd = [GP, "--trace", "--force", "-o", trace, "--", PY, os.path.join(HERE, "loop.py"),
+                   "--seconds", "30"]
+            # its output to a file: a pipe nobody reads would stop the loop
+            log = open(trace + ".out", "w+")
+            p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.DEVNULL, text=True,
+                                 preexec_fn=default_sigint)
+            pid = None
+            while pid is None:
+                time.sleep(0.05)
+                with open(trace + ".out") as f:
+                    first = f.readline()
+                if first.startswith("pid ") and first.endswith("\n"):
+                    pid = int(first.split()[1])
+            procs.append([p, pid, trace, time.time() + at, None])
+        while any(x[4] is None for x in procs):
+            for x in procs:
+                if x[4] is None and time.time() >= x[3]:
+                    os.kill(x[1], signal.SIGKILL)
+                    x[4] = time.time_ns()
+            time.sleep(0.01)
+        for p, pid, trace, _, killed in procs:
+            p.wait()
+            losses.append((killed - last_event_unix_ns(trace)) / 1e9)
+    worst = max(losses)
+    row("sigkill", worst <= 1.0, "10 kills at %s s: lost %s s; worst %.3f s (at most 1 s)" % (
+        ",".join("%.1f" % m for m in moments), ",".join("%.3f" % l for l in losses), worst))
+
+
+def other_library(case, script, marker, library):
+    trace = os.path.join(OUT, case + ".json.gz")
+    p = subprocess.run([GP, "--trace", "--force", "-o", trace, PY, os.path.join(HERE, script)],
+                       capture_output=True, text=True)
+    if p.returncode != 0 or marker not in p.stdout:
+        row(case, False, "program exit %d: %s" % (p.returncode, (p.stderr or p.stdout).strip()[-300:]))
+        return None, None
+    vals = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in p.stdout.split(marker)[1].split()
+            if "=" in kv}
+    doc = analyze(trace)
+    d = doc["devices"][0] if doc["devices"] else None
+    text = analyze_text(trace)
+    by_api = {g["api"]: g["bytes"] for g in (d["peak"]["by_api"] or [])} if d and d["peak"] else {}
+    named = sum(b for k, b in by_api.items() if "(%s)" % library in k)
+    notes = " ".join(doc["traces"][0]["notes"])
+    clean = (d is not None and d["mode"] == "cuda" and d["peak"]["by_category"] is None and
+             "no device memory was allocated" not in text and "PyTorch did not" not in notes and
+             "parameters" not in text)
+    return (vals, d, by_api, named, clean), trace
+
+
+def cupy():
+    r, _ = other_library("cupy", "cupy_pool.py", "CUPY", "CuPy")
+    if not r:
+        return
+    vals, d, by_api, named, clean = r
+    ok = clean and named >= vals["pool_total"] and d["peak"]["bytes"] >= vals["pool_total"]
+    row("cupy", ok, "pool total %d (CuPy); peak %d; named CuPy %d; by API %s; cuda mode, no PyTorch "
+        "category or note: %s" % (vals["pool_total"], d["peak"]["bytes"], named, by_api, clean))
+
+
+def jax():
+    r, _ = other_library("jax", "jax_prealloc.py", "JAX", "JAX/XLA")
+    if not r:
+        return
+    vals, d, by_api, named, clean = r
+    held = max(vals.get("bytes_reserved", -1), vals.get("pool_bytes", -1), vals.get("bytes_limit", -1))
+    ok = clean and named >= 0.95 * held and d["peak"]["bytes"] >= 0.95 * held
+    row("jax", ok, "XLA's limit %d, reserved %d, pool %d; peak %d; named JAX/XLA %d; by API %s; "
+        "cuda mode, no PyTorch category or note: %s" % (
+            vals.get("bytes_limit", -1), vals.get("bytes_reserved", -1), vals.get("pool_bytes", -1),
+            d["peak"]["bytes"], named, by_api, clean))
+
+
+def trainer():
+    trace = os.path.join(OUT, "trainer.json.gz")
+    p = subprocess.run([GP, "--trace", "--force", "-o", trace, PY, os.path.join(HERE, "trainer_release.py")],
+                       capture_output=True, text=True)
+    try:
+        vals = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in p.stdout.split("TRAINER")[1].split()}
+        d = analyze(trace)["devices"][0]
+        alloc, res = d["summary"]["allocated"]["peak"], d["summary"]["reserved"]["peak"]
+        other = d["summary"]["other"]
+        ok = alloc == vals["max_allocated"] and res == vals["max_reserved"]
+        row("trainer", ok, "allocated peak %d (PyTorch %d), reserved peak %d (PyTorch %d); other memory "
+            "peak %s" % (alloc, vals["max_allocated"], res, vals["max_reserved"], other and other["peak"]))
+    except Exception as e:
+        row("trainer", False, "error: %s (exit %d, %s)" % (e, p.returncode, p.stderr.strip()[-300:]))
+
+
+def oom():
+    script = os.path.join(ROOT, "samples", "pytorch", "batch_doubling.py")
+    plain = subprocess.run([PY, script], capture_output=True, text=True)
+    want = [l for l in plain.stdout.splitlines() if l.startswith("GPUPROF_TORCH_EXPECT")]
+    for mode in ("native", "tensor"):
+        trace = os.path.join(OUT, "oom_%s.json.gz" % mode)
+        p = subprocess.run([GP, "--trace", "--force", "--mode", mode, "-o", trace, PY, script],
+                           capture_output=True, text=True)
+        try:
+            exp = dict(kv.split("=", 1) for kv in [l for l in p.stdout.splitlines()
+                                                   if l.startswith("GPUPROF_TORCH_EXPECT")][0].split()[1:])
+            d = analyze(trace)["devices"][0]
+            lead = d["ooms"][0]
+            text = analyze_text(trace)
+            first = [l.strip() for l in text.splitlines() if l.strip()]
+            at = next(i for i, l in enumerate(first) if "out of memory" in l.lower() or "OutOfMemoryError" in l)
+            lead_text = " / ".join(first[at:at + 4])
+            ok = (p.returncode == plain.returncode and lead["phase"] == "forward" and
+                  not lead["recovered"] and lead["request"] == int(exp["activation_bytes"]) and
+                  exp.get("failed_batch") == dict(kv.split("=", 1) for kv in want[0].split()[1:]).get("failed_batch"))
+            row("oom.%s" % mode, ok, "exit %d (unprofiled %d); failed batch %s (unprofiled %s); lead: request %d "
+                "(one activation %s), phase %s, recovered %s, %d incidents; report: %s" % (
+                    p.returncode, plain.returncode, exp.get("failed_batch"),
+                    dict(kv.split("=", 1) for kv in want[0].split()[1:]).get("failed_batch"),
+                    lead["request"], exp["activation_bytes"], lead["phase"], lead["recovered"],
+                    d["oom_count"], lead_text[:300]))
+        except Exception as e:
+            row("oom.%s" % mode, False, "error: %r (exit %d, unprofiled %d): %s | %s" % (
+                e, p.returncode, plain.returncode, p.stderr.strip()[-400:], plain.stderr.strip()[-300:]))
+
+
+for name, fn in (("signals", signals), ("sigkill", sigkill), ("cupy", cupy), ("jax", jax),
+                 ("trainer", trainer), ("oom", oom)):
+    if ONLY is None or name in ONLY:
+        fn()
+sys.exit(1 if failed else 0)
