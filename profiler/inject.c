@@ -10,6 +10,7 @@
 
 #include <cupti.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -365,6 +366,10 @@ static int start(void)
 	}
 	atexit(on_exit_handler);
 	pthread_atfork(NULL, NULL, on_fork_child);
+	/* glibc loads the unwinder at the first backtrace(): here, not in a
+	 * CUPTI callback (api_callbacks.c's caller_object) */
+	void *frame[2];
+	backtrace(frame, 2);
 	signal_finish_ms = (int)gp_env_size("GPUPROF_SIGNAL_WAIT_MS", (size_t)signal_finish_ms, 0, 600000);
 	if (gp_env_size("GPUPROF_SIGNALS", 1, 0, 1))
 		gp_sig_start(on_signal_hook);

@@ -178,15 +178,16 @@ def sigkill():
             p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.DEVNULL, text=True,
                                  preexec_fn=default_sigint)
             pid = None
-            while pid is None:
-                time.sleep(0.05)
-                with open(trace + ".out") as f:
-                    first = f.readline()
-                if first.startswith("pid ") and first.endswith("\n"):
-                    pid = int(first.split()[1])
-            procs.append([p, pid, trace, time.time() + at, None])
+            procs.append([p, pid, trace, at, None])
         while any(x[4] is None for x in procs):
             for x in procs:
+                if x[1] is None:
+                    with open(x[2] + ".out") as f:
+                        first = f.readline()
+                    if first.startswith("pid ") and first.endswith("\n"):
+                        x[1] = int(first.split()[1])
+                        x[3] = time.time() + x[3]  # the moment, from the loop's start
+                    continue
                 if x[4] is None and time.time() >= x[3]:
                     x[4] = time.time_ns()
                     try:
@@ -271,6 +272,9 @@ def oom():
         trace = os.path.join(OUT, "oom_%s.json.gz" % mode)
         p = subprocess.run([GP, "--trace", "--force", "--mode", mode, "-o", trace, PY, script],
                            capture_output=True, text=True)
+        with open(trace + ".log", "w") as f:
+            f.write("traced exit %d\n%s\n%s\nunprofiled exit %d\n%s\n%s\n" % (
+                p.returncode, p.stdout, p.stderr, plain.returncode, plain.stdout, plain.stderr))
         try:
             exp = dict(kv.split("=", 1) for kv in [l for l in p.stdout.splitlines()
                                                    if l.startswith("GPUPROF_TORCH_EXPECT")][0].split()[1:])
