@@ -98,6 +98,14 @@ static int install(int sig, const struct sigaction *p)
 	return sigaction(sig, &k, NULL) == 0 ? 0 : -errno;
 }
 
+/* The default action, as sigaction takes it. */
+static void default_action(struct sigaction *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->sa_handler = SIG_DFL;
+	sigemptyset(&d->sa_mask);
+}
+
 static void lock_changes(sigset_t *saved)
 {
 	sigset_t all;
@@ -214,11 +222,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		errno = saved_errno;
 		atomic_store(&hooking, 0);
 	}
+	struct sigaction dfl;
+	default_action(&dfl);
 	if (ends) {
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		sigemptyset(&dfl.sa_mask);
 		sigaction(sig, &dfl, NULL);
 		/* Blocked while this handler runs: delivered, with the default,
 		 * as it returns. */
@@ -228,10 +234,6 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	}
 	if (p->sa_flags & SA_RESETHAND) {
 		/* The kernel resets a one-shot handler as it delivers. */
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		sigemptyset(&dfl.sa_mask);
 		program_sigaction(i, &dfl, NULL);
 	}
 	if (p->sa_flags & SA_SIGINFO)
