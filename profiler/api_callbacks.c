@@ -405,12 +405,31 @@ static void record_call(const struct watched *w, const CUpti_CallbackData *cb)
 	gp_hev_push(&ev, caller, caller_len);
 }
 
+/* The caller found for the driver call inside a runtime allocation call,
+ * kept for the runtime call's own exit: the same stack above them both. */
+static __thread char inner_caller[CALLER_MAX];
+static __thread size_t inner_caller_len;
+static __thread int inner_caller_set;
+
 /* For a call whose allocation CUPTI's memory record will say: which library
- * made it (GP_HEV_CALLER), by the call's correlation id. */
-static void record_caller(const CUpti_CallbackData *cb)
+ * made it (GP_HEV_CALLER), by the call's correlation id. inner: a driver
+ * call inside a runtime one (its caller is kept for the runtime call). */
+static void record_caller(const CUpti_CallbackData *cb, int driver, int inner)
 {
 	char caller[CALLER_MAX];
-	size_t len = caller_object(caller, sizeof(caller));
+	size_t len;
+	if (!driver && inner_caller_set) {
+		len = inner_caller_len;
+		memcpy(caller, inner_caller, len);
+		inner_caller_set = 0;
+	} else {
+		len = caller_object(caller, sizeof(caller));
+	}
+	if (inner) {
+		memcpy(inner_caller, caller, len);
+		inner_caller_len = len;
+		inner_caller_set = 1;
+	}
 	if (!len)
 		return;
 	struct gp_host_ev ev;
@@ -445,8 +464,10 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 	if (!w)
 		return;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
-		if (!driver)
+		if (!driver) {
 			in_runtime_alloc++;
+			inner_caller_set = 0;
+		}
 		return;
 	}
 	if (!driver && in_runtime_alloc > 0)
@@ -456,7 +477,7 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 		 * call's id rather than the runtime call's, so both say it */
 		if (w->role == ALLOC && *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS &&
 		    !atomic_load_explicit(&tracking, memory_order_relaxed))
-			record_caller(cb);
+			record_caller(cb, 1, 1);
 		return;
 	}
 	int64_t result = driver ? (int64_t)*(const CUresult *)cb->functionReturnValue
@@ -466,7 +487,7 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 			if (w->records)
 				record_call(w, cb);
 		} else if (w->role == ALLOC || w->role == MAP) {
-			record_caller(cb);
+			record_caller(cb, driver, 0);
 		}
 	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && records_failure(result)) {
 		record_failure(w, cb, result);
