@@ -192,10 +192,11 @@ static void on_exit_handler(void)
  * SIGKILL (Slurm's KillWait and Kubernetes' default: 30 s). */
 static int signal_finish_ms = 5000, signal_flush_ms = 1000;
 
-/* signals.h's hook, in the handler of a watched signal. A program dying of
- * it gets its trace finished (the end says the signal); one handling it
- * gets a flush, so that the trace holds everything up to the signal even
- * if its handler ends the process without exit(). */
+/* signals.h's hook, for a watched signal: in its handler, or for one sent
+ * from outside on signals.c's own thread while the program runs on. A
+ * program dying of it gets its trace finished (the end says the signal);
+ * one handling it gets a flush, so that the trace holds everything up to
+ * the signal even if its handler ends the process without exit(). */
 static void on_signal_hook(int sig, int ends)
 {
 	if (getpid() != gp_rec.pid || !gp_rec_running())

@@ -10,6 +10,19 @@
  * by returning to that instruction, which faults again with the default in
  * place, so the core dump shows the fault where it happened.
  *
+ * A signal sent from outside (another process, the terminal) interrupts a
+ * thread at any point, perhaps inside CUPTI or malloc holding a lock that
+ * the work of finishing the trace needs: waiting for that work in the
+ * handler can wait for the interrupted thread itself. So for such a signal
+ * the handler only wakes a thread of gpuprof's own (the finisher) and
+ * returns; the finisher calls the hook, then puts the default back and
+ * raises the signal, which ends the process as it would have. The program
+ * runs on meanwhile (as long as the hook takes: the trace's end); an exit
+ * it makes meanwhile waits for the signal (an atexit handler), and another
+ * signal that would end it is dropped, the first one ends it. A fault the
+ * program made, and a signal it sent itself (raise, abort, kill of its own
+ * pid), are hooked in the handler, as the program goes no further.
+ *
  * Everything the handler and the wrappers do is async-signal-safe: a
  * program may change a disposition inside a handler (faulthandler does,
  * before raising the signal again), so there is no malloc and no mutex,
@@ -18,9 +31,14 @@
 #include "got_patch.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static const struct {
 	int sig;
@@ -47,6 +65,24 @@ static atomic_flag change_lock = ATOMIC_FLAG_INIT;
 static gp_sig_hook_fn hook;
 static _Atomic int started;
 static _Atomic int hooking;
+
+/* The finisher (see the top): woken by the handler through a semaphore,
+ * the one waking call that is async-signal-safe. */
+static sem_t finisher_wake;
+static _Atomic int finisher_running;
+static pid_t finisher_pid; /* a fork()ed child has no finisher */
+/* The signal the process is dying of, sent from outside: set once by the
+ * handler, 0 before. */
+static _Atomic int dying;
+/* A handled signal from outside: the finisher calls the hook for it while
+ * the program's handler runs. */
+static _Atomic int handled_sig;
+
+/* Longest that an exit made while the finisher works waits for the
+ * signal: the hook is bounded by its own limit (GPUPROF_SIGNAL_WAIT_MS
+ * for the recorder); this only keeps a broken hook from holding the exit
+ * for ever. */
+#define EXIT_WAIT_MS (15 * 60 * 1000)
 
 static int slot_of(int sig)
 {
@@ -206,21 +242,142 @@ static int made_by_instruction(int sig, const siginfo_t *si)
 	return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE) && si && si->si_code > 0;
 }
 
-static void on_signal(int sig, siginfo_t *si, void *uc)
+/* Sent from outside: by another process (kill, sigqueue, tgkill), a timer
+ * or the kernel for the terminal (SI_KERNEL). Not a fault, and not sent by
+ * this process (raise, abort, pthread_kill, kill of its own pid), after
+ * which the program goes no further until the handler returns. Without
+ * siginfo nothing is known: handled as a signal of its own. */
+static int sent_from_outside(int sig, const siginfo_t *si)
 {
-	int i = slot_of(sig);
-	if (i < 0)
-		return;
-	struct sigaction *p = atomic_load(&program[i].now);
-	if (!p || p->sa_handler == SIG_IGN)
-		return; /* ignored since the signal was sent */
-	int ends = !is_handler(p);
+	if (!si || made_by_instruction(sig, si))
+		return 0;
+	if (si->si_code == SI_KERNEL)
+		return 1;
+	return si->si_code <= 0 && si->si_pid != getpid();
+}
 
+static int finisher_here(void)
+{
+	return atomic_load(&finisher_running) && getpid() == finisher_pid;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&t, &t) != 0 && errno == EINTR)
+		;
+}
+
+/* Waits while the finisher works, up to ms. */
+static void wait_while_dying(long ms)
+{
+	for (long waited = 0; waited < ms && atomic_load(&dying); waited += 2)
+		sleep_ms(2);
+}
+
+static void call_hook(int sig, int ends)
+{
 	if (hook && !atomic_exchange(&hooking, 1)) {
 		int saved_errno = errno;
 		hook(sig, ends);
 		errno = saved_errno;
 		atomic_store(&hooking, 0);
+	}
+}
+
+/* The finisher's end: the signal, with the default action, ends the
+ * process. Every signal is blocked on this thread but that one. */
+static void die_of(int sig)
+{
+	struct sigaction dfl;
+	default_action(&dfl);
+	sigaction(sig, &dfl, NULL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+}
+
+static void *finisher_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		if (sem_wait(&finisher_wake) != 0)
+			continue; /* EINTR */
+		int sig = atomic_load(&dying);
+		if (sig) {
+			call_hook(sig, 1);
+			die_of(sig);
+			/* not reached: all eight end a process by default */
+			atomic_store(&dying, 0);
+			continue;
+		}
+		sig = atomic_exchange(&handled_sig, 0);
+		if (sig)
+			call_hook(sig, 0);
+	}
+	return NULL;
+}
+
+/* An exit made while a signal from outside is being finished: the signal
+ * would have ended the process first, so the exit waits for it. */
+static void on_exit_while_dying(void)
+{
+	if (getpid() == finisher_pid && atomic_load(&dying))
+		wait_while_dying(EXIT_WAIT_MS);
+}
+
+static void start_finisher(void)
+{
+	if (sem_init(&finisher_wake, 0, 0) != 0)
+		return;
+	/* Signals blocked on it: the program's signals go to the program's
+	 * threads, as before. */
+	sigset_t all, saved;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	pthread_t t;
+	int r = pthread_create(&t, NULL, finisher_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (r != 0)
+		return; /* every signal is then hooked in the handler */
+	pthread_detach(t);
+	pthread_setname_np(t, "gpuprof-signal");
+	finisher_pid = getpid();
+	atexit(on_exit_while_dying);
+	atomic_store(&finisher_running, 1);
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	int i = slot_of(sig);
+	if (i < 0)
+		return;
+	int outside = sent_from_outside(sig, si) && finisher_here();
+	if (finisher_here() && atomic_load(&dying)) {
+		/* Already dying of a signal from outside, which ends the process
+		 * first; a fault cannot go on: it waits for that end. */
+		if (!made_by_instruction(sig, si))
+			return;
+		wait_while_dying(EXIT_WAIT_MS);
+	}
+	struct sigaction *p = atomic_load(&program[i].now);
+	if (!p || p->sa_handler == SIG_IGN)
+		return; /* ignored since the signal was sent */
+	int ends = !is_handler(p);
+
+	if (outside && ends) {
+		int none = 0;
+		if (atomic_compare_exchange_strong(&dying, &none, sig))
+			sem_post(&finisher_wake);
+		return;
+	}
+	if (outside) {
+		atomic_store(&handled_sig, sig);
+		sem_post(&finisher_wake);
+	} else {
+		call_hook(sig, ends);
 	}
 	struct sigaction dfl;
 	default_action(&dfl);
@@ -247,6 +404,7 @@ int gp_sig_start(gp_sig_hook_fn fn)
 	if (atomic_exchange(&started, 1))
 		return -EALREADY;
 	hook = fn;
+	start_finisher();
 	sigset_t saved;
 	lock_changes(&saved);
 	for (size_t i = 0; i < N_WATCHED; i++) {

@@ -19,12 +19,15 @@
 #ifndef GPUPROF_SIGNALS_H
 #define GPUPROF_SIGNALS_H
 
-/* Called inside the signal handler, on the thread the signal interrupted,
- * before the program's disposition is applied: ends is 1 when the program
- * is about to die of sig (default action), 0 when its own handler runs
- * next. It must be async-signal-safe and return in bounded time. Not called
- * again for a signal that arrives while it runs (that signal then takes
- * the program's disposition at once). */
+/* Called before the program's disposition is applied: ends is 1 when the
+ * program is about to die of sig (default action), 0 when its own handler
+ * runs next. For a fault or a signal the program sent itself, inside the
+ * signal handler, on the thread it stopped; for a signal sent from outside,
+ * on a thread of gpuprof's own while the program runs on (signals.c says
+ * why): dying of it, the program ends when the hook returns; handling it,
+ * its handler runs meanwhile. It must be async-signal-safe and return in
+ * bounded time. Not called again for a signal that arrives while it runs
+ * (that signal then takes the program's disposition at once). */
 typedef void (*gp_sig_hook_fn)(int sig, int ends);
 
 /* Takes over the signals above: each one's present disposition becomes the

@@ -18,9 +18,10 @@ PRELOAD = VICTIM = None
 PY = sys.executable
 
 
-def run(argv, preload, tmp, hook_ms=0, ignore=()):
+def run(argv, preload, tmp, hook_ms=0, ignore=(), send=None, worker=False):
     """Runs argv with SIGINT at its default (a background job's ignored
-    SIGINT would survive exec) and the signals in ignore ignored; returns
+    SIGINT would survive exec) and the signals in ignore ignored; with send,
+    sends that signal from here once the program printed "ready"; returns
     (raw wait status, stdout, stderr, hook lines)."""
     log = os.path.join(tmp, "hook.log")
     if os.path.exists(log):
@@ -31,8 +32,13 @@ def run(argv, preload, tmp, hook_ms=0, ignore=()):
         env["LD_PRELOAD"] = PRELOAD
         env["GP_SIGTEST_LOG"] = log
         env["GP_SIGTEST_HOOK_MS"] = str(hook_ms)
+        if worker:
+            env["GP_SIGTEST_WORKER"] = "1"
     out = os.path.join(tmp, "out")
     err = os.path.join(tmp, "err")
+    for f in (out, err):
+        if os.path.exists(f):
+            os.unlink(f)  # the last run's "ready" is not this one's
     pid = os.fork()
     if pid == 0:
         try:
@@ -46,6 +52,11 @@ def run(argv, preload, tmp, hook_ms=0, ignore=()):
             os.execve(argv[0], argv, env)
         finally:
             os._exit(127)
+    if send:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (os.path.exists(out) and "ready" in read(out)):
+            time.sleep(0.005)
+        os.kill(pid, send)
     status = wait(pid, 30)
     hooks = read(log).split("\n")[:-1] if os.path.exists(log) else []
     for f in os.listdir(tmp):
@@ -83,10 +94,10 @@ class Signals(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="gp_sigtest_")
         self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
 
-    def same(self, argv, hooks, hook_ms=0, ignore=(), stdout_too=True):
+    def same(self, argv, hooks, hook_ms=0, ignore=(), stdout_too=True, send=None, worker=False):
         """Ends as it does unprofiled; the hook lines are hooks."""
-        plain = run(argv, False, self.tmp, ignore=ignore)
-        guarded = run(argv, True, self.tmp, hook_ms, ignore)
+        plain = run(argv, False, self.tmp, ignore=ignore, send=send)
+        guarded = run(argv, True, self.tmp, hook_ms, ignore, send, worker)
         self.assertEqual(how(guarded[0]), how(plain[0]), "%s: %s" % (argv, guarded[2]))
         if stdout_too:
             self.assertEqual(guarded[1], plain[1])
@@ -104,6 +115,26 @@ class Signals(unittest.TestCase):
         for sig in (15, 2, 1, 3, 6, 11, 7, 8):
             with self.subTest(sig=sig):
                 self.same([VICTIM, "kill-%d" % sig], ["hook %d 1" % sig])
+
+    def test_sent_from_another_process(self):
+        # the program runs on while the hook works, then dies of it
+        for sig in (15, 2, 1, 3):
+            with self.subTest(sig=sig):
+                self.same([VICTIM, "hold"], ["hook %d 1" % sig], send=sig)
+
+    def test_hook_needs_a_lock_the_interrupted_thread_holds(self):
+        # as the recorder's writer needs CUPTI's and malloc's locks: a hook
+        # waiting inside the handler would wait for the thread it stopped
+        for sig in (15, 3):
+            with self.subTest(sig=sig):
+                self.same([VICTIM, "hold"], ["hook %d 1" % sig, "worker done"], send=sig, worker=True)
+
+    def test_exit_while_the_hook_works_waits_for_the_signal(self):
+        # unprofiled the signal ends it before its exit(0); profiled the
+        # exit comes while the hook still works, and waits for the signal
+        plain, guarded = self.same([VICTIM, "exit-soon"], ["hook 15 1"], hook_ms=1500, send=15,
+                                   stdout_too=False)
+        self.assertEqual(how(guarded[0]), "signal 15")
 
     def test_the_hook_may_take_its_time(self):
         self.same([VICTIM, "kill-15"], ["hook 15 1"], hook_ms=300)

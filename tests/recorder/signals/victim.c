@@ -1,6 +1,7 @@
 /* What a program does with the signals gpuprof watches, one case per
  * argument; the test runs each with and without signals.c preloaded and
  * compares how it ends. Prints what it saw on stdout. */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t got;
@@ -22,6 +24,20 @@ static void info_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	got = si && si->si_signo == sig ? 100 : -1;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void spin(double seconds)
+{
+	double end = now_s() + seconds;
+	while (now_s() < end)
+		;
 }
 
 int main(int argc, char **argv)
@@ -46,6 +62,24 @@ int main(int argc, char **argv)
 		/* sent from outside: to itself, as another process would */
 		kill(getpid(), atoi(c + 5));
 		pause();
+	} else if (strcmp(c, "hold") == 0) {
+		/* holds a lock nearly all the time, as a program's thread is
+		 * inside CUPTI or malloc, until a signal from outside ends it */
+		void (*hold)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "gp_sigtest_hold");
+		printf("ready\n");
+		for (;;) {
+			if (hold)
+				hold(1);
+			spin(0.02);
+			if (hold)
+				hold(0);
+			usleep(200);
+		}
+	} else if (strcmp(c, "exit-soon") == 0) {
+		/* exits 0.5 s after saying it is ready, unless a signal ends it */
+		printf("ready\n");
+		spin(0.5);
+		exit(0);
 	} else if (strcmp(c, "query") == 0) {
 		/* what it asks is what it sees: the default first, then its own */
 		struct sigaction old, act;
