@@ -5,7 +5,8 @@ run traced and, where the comparison needs it, unprofiled; each prints a
 row `RESULT failures.<case> PASS|FAIL <what was measured>` to stdout and
 to OUT/failures.txt as it ends.
 
-usage: run.py GPUPROF OUT [--only CASE,...]  (cases: signals, sigkill, cupy, jax, trainer, oom)"""
+usage: run.py GPUPROF OUT [--only CASE,...]
+cases: signals, storm, sigkill, cupy, jax, trainer, oom"""
 import concurrent.futures
 import gzip
 import threading
@@ -72,13 +73,14 @@ def analyze_text(trace):
 def run_loop(argv, traced, trace, send=None, after_step=4, timeout=240):
     """Runs loop.py (traced or not); with send, sends that signal to the
     program (not the launcher: as a scheduler signals every process) once it
-    printed step after_step. Returns (status, the program's lines)."""
+    printed step after_step. Returns (status, the program's lines, the
+    steps it printed before the signal was sent: all of them without one)."""
     cmd = [PY, os.path.join(HERE, "loop.py")] + argv
     if traced:
         cmd = [GP, "--trace", "--force", "-o", trace, "--"] + cmd
     err = open(trace + (".traced" if traced else ".plain") + ".err", "w")
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=default_sigint)
-    lines, pid, sent = [], None, False
+    lines, pid, sent, before = [], None, False, None
     deadline = time.time() + timeout
     for line in p.stdout:
         lines.append(line.rstrip("\n"))
@@ -87,9 +89,13 @@ def run_loop(argv, traced, trace, send=None, after_step=4, timeout=240):
         if send and not sent and line.startswith("step %d " % after_step):
             os.kill(pid, send)
             sent = True
+            before = sum(1 for l in lines if l.startswith("step "))
         if time.time() > deadline:
             p.kill()
-    return status(p.wait()), lines
+    st = status(p.wait())
+    if before is None:
+        before = sum(1 for l in lines if l.startswith("step "))
+    return st, lines, before
 
 
 def printed(lines, key):
@@ -118,9 +124,12 @@ def one_signal(name, how, extra):
         send = num if how != "raised" else None
         trace = os.path.join(OUT, "sig_%s_%s.json.gz" % (name, how))
         try:
-            want, plain = run_loop(argv, False, trace, send)
-            got, lines = run_loop(argv, True, trace, send)
-            steps = max((int(l.split()[1]) for l in lines if l.startswith("step ")), default=0)
+            want, plain, _ = run_loop(argv, False, trace, send)
+            # a signal from outside: the program runs on while its trace
+            # is finished (README), so the steps it printed after the
+            # signal was sent may be missing from the trace
+            got, lines, steps = run_loop(argv, True, trace, send)
+            printed_all = sum(1 for l in lines if l.startswith("step "))
             doc = analyze(trace)
             t, d = doc["traces"][0], doc["devices"][0]
             peak = d["summary"]["allocated"]["peak"]
@@ -133,12 +142,57 @@ def one_signal(name, how, extra):
                   t["end_signal"] == (num if dies else None) and
                   peak == printed(lines, "max_allocated") and reserved == printed(lines, "max_reserved") and
                   trace_steps >= steps)
-            row(case, ok, "status %d (unprofiled %d); trace complete=%s end_signal=%s; steps printed %d, "
+            row(case, ok, "status %d (unprofiled %d); trace complete=%s end_signal=%s; steps printed %d "
+                "(%d before the signal was sent), "
                 "in the trace %d; allocated peak %d (PyTorch %s), reserved peak %d (PyTorch %s)" % (
-                    got, want, t["complete"], t["end_signal"], steps, trace_steps, peak,
+                    got, want, t["complete"], t["end_signal"], printed_all, steps, trace_steps, peak,
                     printed(lines, "max_allocated"), reserved, printed(lines, "max_reserved")))
         except Exception as e:  # one case's failure must not hide the others
             row(case, False, "error: %s" % e)
+
+
+def storm():
+    """Twenty traced loops at once, each sent SIGTERM or SIGQUIT from here
+    at a random moment 0-2 s after its first step, where the signal often
+    stops a thread inside CUDA: every trace complete, with the signal, and
+    each process ended by it at most GPUPROF_SIGNAL_WAIT_MS (5 s) later,
+    as the handler's wait would have run out, so well under it."""
+    rng = random.Random(int(os.environ.get("GPUPROF_SEED", "1")))
+    runs = 20
+
+    def one(k):
+        sig = (signal.SIGTERM, signal.SIGQUIT)[k % 2]
+        trace = os.path.join(OUT, "storm_%d.json.gz" % k)
+        cmd = [GP, "--trace", "--force", "-o", trace, "--", PY, os.path.join(HERE, "loop.py"), "--seconds", "30"]
+        err = open(trace + ".err", "w")
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=default_sigint)
+        pid = None
+        for line in p.stdout:
+            if line.startswith("pid "):
+                pid = int(line.split()[1])
+            if line.startswith("step 1 "):
+                break
+        # the rest of its output read, so that a full pipe never stops it
+        threading.Thread(target=p.stdout.read, daemon=True).start()
+        time.sleep(delays[k])
+        sent = time.monotonic()
+        os.kill(pid, sig)
+        rc = status(p.wait())
+        took = time.monotonic() - sent
+        t = analyze(trace)["traces"][0]
+        return sig, rc, took, t["complete"], t["end_signal"]
+
+    delays = [rng.uniform(0, 2) for _ in range(runs)]
+    with concurrent.futures.ThreadPoolExecutor(runs) as pool:
+        res = list(pool.map(one, range(runs)))
+    bad = [r for r in res if not (r[1] == 128 + r[0] and r[3] and r[4] == r[0])]
+    took = sorted(r[2] for r in res)
+    row("signal.storm", not bad and took[-1] < 2.5,
+        "%d runs at once, SIGTERM/SIGQUIT 0-2 s after the first step: %d with the right status, a complete "
+        "trace and its signal; signal to exit median %.3f s, worst %.3f s (the handler's wait: 5 s)%s" % (
+            runs, runs - len(bad), took[len(took) // 2], took[-1],
+            "; wrong: %s" % ", ".join("%s rc %d complete %s end %s" % (r[0].name, r[1], r[3], r[4])
+                                       for r in bad) if bad else ""))
 
 
 def last_event_unix_ns(trace):
@@ -305,7 +359,7 @@ def guarded(name, fn):
         row(name, False, "error: %r" % e)
 
 
-for name, fn in (("signals", signals), ("sigkill", sigkill), ("cupy", cupy), ("jax", jax),
+for name, fn in (("signals", signals), ("storm", storm), ("sigkill", sigkill), ("cupy", cupy), ("jax", jax),
                  ("trainer", trainer), ("oom", oom)):
     if ONLY is None or name in ONLY:
         guarded(name, fn)
