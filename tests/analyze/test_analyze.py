@@ -854,13 +854,15 @@ def test_cuda():
     sim.alloc(32 * MiB, "other", api="cudaMalloc", fw=False, caller="nvidia/cublas/lib/libcublasLt.so.13")
     sim.alloc(8 * MiB, "other", api="cudaMalloc", fw=False, caller="mylib/libsolver.so")
     sim.alloc(4 * MiB, "other", api="cudaMalloc", fw=False)
+    sim.alloc(2 * MiB, "other", api="cuMemAlloc", fw=False, caller="libffi.so.8")
     sim.write(os.path.join(TMP, "libs.json.gz"))
     doc, _ = analyze_json("libs.json.gz")
     d = dev(doc)
     eq({g["api"]: g["bytes"] for g in d["peak"]["by_api"]},
        {"cudaMalloc (CuPy)": 256 * MiB, "cudaMalloc (cuBLAS)": 32 * MiB,
-        "cudaMalloc (libsolver.so)": 8 * MiB, "cudaMalloc": 4 * MiB}, "memory by API and library")
-    eq([t["library"] for t in d["peak"]["top"]], ["CuPy", "cuBLAS", "libsolver.so", None],
+        "cudaMalloc (libsolver.so)": 8 * MiB, "cudaMalloc": 4 * MiB, "cuMemAlloc (ctypes)": 2 * MiB},
+       "memory by API and library")
+    eq([t["library"] for t in d["peak"]["top"]], ["CuPy", "cuBLAS", "libsolver.so", None, "ctypes"],
        "each allocation's library")
     rc, out, _ = run("libs.json.gz")
     check("cudaMalloc (CuPy)" in out, "text: by API and library")

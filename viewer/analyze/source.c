@@ -369,6 +369,10 @@ static const char *library_of(const char *caller)
 		{ "numba", "Numba" },         { "torch/", "PyTorch" },
 		{ "libc10", "PyTorch" },      { "libtorch", "PyTorch" },
 		{ "tensorflow", "TensorFlow" }, { "triton", "Triton" },
+		/* Python code calling CUDA through ctypes (Numba's driver by
+		 * default): libffi makes the call, the package is not on the
+		 * native stack */
+		{ "libffi", "ctypes" },       { "_ctypes", "ctypes" },
 	};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (strstr(caller, known[i].part))
