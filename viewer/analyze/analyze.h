@@ -35,6 +35,7 @@ struct gp_an_settings {
 	int device;       /* report this device index only; -1: all */
 	long pid;         /* report this process only; -1: all */
 	int progress;     /* progress line on stderr while reading */
+	int timeline;     /* each device's memory over time (result.h, gp_an_timeline) */
 	/* gp_an_run() only: */
 	int json;         /* JSON instead of text */
 	int color;        /* ANSI colors in the text report */
@@ -56,6 +57,13 @@ void gp_an_result_free(struct gp_an_result *r);
  * grouping in the text. */
 int gp_an_render_text(const struct gp_an_result *r, FILE *out, int color, int top);
 int gp_an_render_json(const struct gp_an_result *r, FILE *out);
+/* The JSON report as a string the caller frees (compact: no blanks);
+ * NULL when out of memory. */
+char *gp_an_json_string(const struct gp_an_result *r, int compact);
+/* ... as json-c's document, the caller's (json_object_put); NULL when out
+ * of memory. */
+struct json_object;
+struct json_object *gp_an_json_doc(const struct gp_an_result *r);
 
 /* gp_an_analyze(), then the report (s->json, s->color) to s->out. */
 int gp_an_run(const struct gp_an_settings *s, char *err, size_t errcap,

@@ -1141,6 +1141,40 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 	an_set_free(b->a, &s);
 }
 
+/* The timeline's buckets, copied into the result. */
+static void timeline_fill(struct bld *b, const struct an_pd *pd, struct gp_an_timeline *o)
+{
+	const struct an_timeline *tl = &pd->tl;
+	size_t n = tl->n;
+	uint8_t phase = 0;
+
+	if (!pd->has_tl || !tl->started || n == 0)
+		return;
+	o->t0 = sec(b, tl->t0);
+	o->dt = (double)tl->width / 1e9;
+	o->n = n;
+	for (int s = 0; s < GP_AN_TL_N; s++) {
+		if (tl->first[s] >= n)
+			continue;
+		o->min[s] = arr(b, n, sizeof(uint64_t));
+		o->max[s] = arr(b, n, sizeof(uint64_t));
+		if (!o->min[s] || !o->max[s])
+			return;
+		memcpy(o->min[s], tl->lo[s], n * sizeof(uint64_t));
+		memcpy(o->max[s], tl->hi[s], n * sizeof(uint64_t));
+		o->first[s] = tl->first[s];
+	}
+	o->phase = arr(b, n, 1);
+	if (!o->phase)
+		return;
+	for (size_t i = 0; i < n; i++)
+		o->phase[i] = phase = an_tl_bucket_phase(tl, (uint32_t)i, phase);
+	/* cuda mode has no phases: every bucket is "none" */
+	o->phases = an_phase_names;
+	o->nphases = pd->proc->mode == MODE_CUDA ? 1 : PH_N;
+	o->present = 1;
+}
+
 static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_device *d)
 {
 	struct an_proc *p = pd->proc;
@@ -1160,6 +1194,7 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	if (d->has_peak)
 		peak_fill(b, pd, top, &d->peak);
 	steps_fill(b, pd, d);
+	timeline_fill(b, pd, &d->timeline);
 	leak_fill(b, pd, di->total_memory, &lk, &d->leak);
 	d->ooms = arr(b, n, sizeof(*d->ooms));
 	/* First the failure that ended the program, or that it did not get

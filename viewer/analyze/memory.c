@@ -99,8 +99,16 @@ struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t devic
 	pd->device = device;
 	pd->stride = 1;
 	pd->gpu_idx = -1;
+	if (a->settings && a->settings->timeline) {
+		if (an_tl_init(&pd->tl, PH_N)) {
+			free(pd);
+			return NULL;
+		}
+		pd->has_tl = 1;
+	}
 	di = &p->src->dev[device];
 	if (di->uuid && di->uuid->len && gpu_join(a, pd, di->uuid) != 0) {
+		an_tl_free(&pd->tl);
 		free(pd);
 		return NULL;
 	}
@@ -158,6 +166,7 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	for (size_t i = 0; i < pd->nooms; i++)
 		oom_free(a, &pd->ooms[i]);
 	an_str_unref(&a->st, pd->peak_layer);
+	an_tl_free(&pd->tl);
 	free(pd);
 }
 
@@ -273,6 +282,43 @@ static void frag_update(struct an_pd *pd, int64_t ts)
 		frag_note(&pd->frag_worst, pd->proc, res, alloc, ts);
 }
 
+/* The timeline's amounts now (timeline.h): what the summary calls
+ * allocated and reserved in this mode (build.c, summary_fill). */
+static void timeline_note(struct an_pd *pd, int64_t ts)
+{
+	const struct an_proc *p = pd->proc;
+	uint64_t v[TL_N] = { 0 };
+	unsigned known = 0;
+
+	if (!pd->has_tl)
+		return;
+	if (an_native_segments(p)) {
+		v[TL_ALLOCATED] = pd->torch_allocated;
+		known |= pd->has_torch_mem ? 1u << TL_ALLOCATED : 0;
+		v[TL_RESERVED] = pd->fw_live;
+		known |= 1u << TL_RESERVED;
+	} else {
+		v[TL_ALLOCATED] = pd->fw_live;
+		known |= 1u << TL_ALLOCATED;
+		v[TL_RESERVED] = pd->pool_sum;
+		known |= pd->has_pool ? 1u << TL_RESERVED : 0;
+	}
+	if (p->mode != MODE_CUDA) {
+		v[TL_OTHER] = pd->other_live;
+		known |= 1u << TL_OTHER;
+	}
+	v[TL_DEVICE] = an_pd_device_live(pd);
+	known |= 1u << TL_DEVICE;
+	an_tl_note(&pd->tl, ts, v, known, an_process_phase(p));
+}
+
+/* After every change of what a device holds. */
+static void memory_changed(struct an_pd *pd, int64_t ts)
+{
+	frag_update(pd, ts);
+	timeline_note(pd, ts);
+}
+
 static void gpu_update(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 {
 	struct an_gpu *g;
@@ -375,7 +421,7 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 		}
 	}
 	an_rec_unref(a, r);
-	frag_update(pd, ts);
+	memory_changed(pd, ts);
 	total_note(pd, ts);
 	gpu_update(a, pd, ts);
 	return err ? -ENOMEM : 0;
@@ -544,7 +590,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 				oom_follow(&pd->ooms[pd->nooms - 1], r);
 		}
 	}
-	frag_update(pd, ts);
+	memory_changed(pd, ts);
 	gpu_update(a, pd, ts);
 	return 0;
 }
@@ -685,7 +731,7 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 	}
 	if (err)
 		return err;
-	frag_update(pd, ts);
+	memory_changed(pd, ts);
 	total_note(pd, ts);
 	return 0;
 }
@@ -737,7 +783,7 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	case AE_POOL:
 		if (pool_set(pd, ev->d, ev->e, ts))
 			return -ENOMEM;
-		frag_update(pd, ts);
+		memory_changed(pd, ts);
 		return 0;
 	case AE_OOM:
 		return on_oom(a, p, pd, ev, ts);
@@ -788,6 +834,7 @@ int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts)
 		if (!pd)
 			continue;
 		series_add(pd, step, ts);
+		timeline_note(pd, ts); /* a phase may end here */
 		snap_take(a, &pd->step_snap);
 		pd->step_snap_step = step;
 	}
@@ -805,7 +852,7 @@ static void torch_counts(struct an_pd *pd, uint64_t allocated, uint64_t reserved
 		pd->torch_allocated_peak = allocated;
 		pd->torch_allocated_peak_ts = ts;
 	}
-	frag_update(pd, ts);
+	memory_changed(pd, ts);
 }
 
 void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t device,

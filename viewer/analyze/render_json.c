@@ -361,6 +361,42 @@ static struct json_object *steps_json(struct gp_jb *b, const struct gp_an_device
 	return o;
 }
 
+/* n values from a, those before first null */
+static struct json_object *values_json(struct gp_jb *b, const uint64_t *a, size_t n, size_t first)
+{
+	struct json_object *arr = gp_jb_arr(b);
+
+	for (size_t i = 0; i < n; i++)
+		gp_jb_push(b, arr, i < first ? NULL : gp_jb_int(b, (int64_t)a[i]));
+	return arr;
+}
+
+static struct json_object *timeline_json(struct gp_jb *b, const struct gp_an_timeline *tl)
+{
+	struct json_object *o = gp_jb_obj(b), *ph = gp_jb_arr(b), *names = gp_jb_arr(b);
+
+	gp_jb_put(b, o, "t0", jsec(b, tl->t0));
+	gp_jb_put(b, o, "dt", gp_jb_num(b, tl->dt, 9));
+	gp_jb_put(b, o, "n", gp_jb_int(b, (int64_t)tl->n));
+	for (int s = 0; s < GP_AN_TL_N; s++) {
+		struct json_object *e = NULL;
+
+		if (tl->min[s]) {
+			e = gp_jb_obj(b);
+			gp_jb_put(b, e, "min", values_json(b, tl->min[s], tl->n, tl->first[s]));
+			gp_jb_put(b, e, "max", values_json(b, tl->max[s], tl->n, tl->first[s]));
+		}
+		gp_jb_put(b, o, gp_an_tl_names[s], e);
+	}
+	for (size_t i = 0; i < tl->n; i++)
+		gp_jb_push(b, ph, gp_jb_int(b, tl->phase[i]));
+	gp_jb_put(b, o, "phase", ph);
+	for (size_t i = 0; i < tl->nphases; i++)
+		gp_jb_push(b, names, gp_jb_str(b, tl->phases[i]));
+	gp_jb_put(b, o, "phases", names);
+	return o;
+}
+
 static struct json_object *leak_json(struct gp_jb *b, const struct gp_an_leak *lk)
 {
 	struct json_object *o = gp_jb_obj(b);
@@ -469,6 +505,9 @@ static struct json_object *device_json(struct gp_jb *b, const struct gp_an_devic
 	gp_jb_put(b, o, "peak", peak_json(b, d));
 	gp_jb_put(b, o, "steps", steps_json(b, d));
 	gp_jb_put(b, o, "leak", leak_json(b, &d->leak));
+	/* only where asked for (gpuprof report): other documents unchanged */
+	if (d->timeline.present)
+		gp_jb_put(b, o, "timeline", timeline_json(b, &d->timeline));
 	for (size_t i = 0; i < d->nooms; i++)
 		gp_jb_push(b, ooms, oom_json(b, &d->ooms[i]));
 	gp_jb_put(b, o, "ooms", ooms);
@@ -531,23 +570,44 @@ static struct json_object *doc_json(struct gp_jb *b, const struct gp_an_result *
 	return doc;
 }
 
-int gp_an_render_json(const struct gp_an_result *r, FILE *out)
+struct json_object *gp_an_json_doc(const struct gp_an_result *r)
 {
 	struct gp_jb b = { 0 };
 	struct json_object *doc = doc_json(&b, r);
-	const char *txt;
-	int rc = 0;
 
 	if (b.oom) {
 		json_object_put(doc);
-		return -ENOMEM;
+		return NULL;
 	}
-	txt = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						     JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!txt)
-		rc = -ENOMEM;
-	else if (fputs(txt, out) < 0 || fputc('\n', out) == EOF)
-		rc = -EIO;
+	return doc;
+}
+
+char *gp_an_json_string(const struct gp_an_result *r, int compact)
+{
+	struct json_object *doc = gp_an_json_doc(r);
+	const char *txt;
+	char *copy = NULL;
+
+	if (!doc)
+		return NULL;
+	txt = json_object_to_json_string_ext(doc, compact ? JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE
+						  : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							    JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (txt)
+		copy = strdup(txt);
 	json_object_put(doc);
+	return copy;
+}
+
+int gp_an_render_json(const struct gp_an_result *r, FILE *out)
+{
+	char *txt = gp_an_json_string(r, 0);
+	int rc = 0;
+
+	if (!txt)
+		return -ENOMEM;
+	if (fputs(txt, out) < 0 || fputc('\n', out) == EOF)
+		rc = -EIO;
+	free(txt);
 	return rc;
 }

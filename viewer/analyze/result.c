@@ -7,6 +7,7 @@
 #include <string.h>
 
 const char *const gp_an_mode_names[GP_AN_MODE_N] = { "cuda", "tensor", "native" };
+const char *const gp_an_tl_names[GP_AN_TL_N] = { "allocated", "reserved", "other", "device" };
 const char *const gp_an_leak_verdicts[GP_AN_LEAK_N] = { "no steps", "too few steps", "none", "leak" };
 const char *const gp_an_advice_kinds[GP_AN_ADVICE_N] = {
 	"request_too_large", "large_request", "activations", "fragmentation", "held_from_earlier_steps",

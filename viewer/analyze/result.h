@@ -263,6 +263,26 @@ struct gp_an_oom {
 	size_t nadvice;
 };
 
+/* Memory over time in buckets of equal width (the analysis settings'
+ * timeline): the least and the most of each amount while each bucket
+ * lasted, so that no peak is lost; AN_TL_BUCKETS at most. */
+enum gp_an_tl_series { GP_AN_TL_ALLOCATED, GP_AN_TL_RESERVED, GP_AN_TL_OTHER, GP_AN_TL_DEVICE, GP_AN_TL_N };
+extern const char *const gp_an_tl_names[GP_AN_TL_N]; /* allocated, reserved, other, device */
+
+struct gp_an_timeline {
+	int present;
+	double t0, dt;         /* bucket 0's start, and the width, in seconds */
+	size_t n;
+	/* per series: NULL when never known; else n values each, those before
+	 * first[] not known (JSON null) */
+	uint64_t *min[GP_AN_TL_N], *max[GP_AN_TL_N];
+	size_t first[GP_AN_TL_N];
+	/* the phase that took most of each bucket: an index into phases */
+	uint8_t *phase;
+	const char *const *phases;
+	size_t nphases;
+};
+
 /* One process on one GPU. */
 struct gp_an_device {
 	int64_t pid;
@@ -281,6 +301,7 @@ struct gp_an_device {
 		size_t nseries;
 	} steps;
 	struct gp_an_leak leak;
+	struct gp_an_timeline timeline;
 	/* failed allocations: the one that ended the program (or the newest the
 	 * program did not get past) first, then the others not recovered
 	 * from, then those recovered from, each in time order; at most

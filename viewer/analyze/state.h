@@ -14,6 +14,7 @@
 #include "exporters/u64_map.h"
 #include "source.h"
 #include "strtab.h"
+#include "timeline.h"
 
 /* What the program was doing, from the PyTorch hooks' ranges. */
 enum an_phase {
@@ -227,6 +228,10 @@ struct an_pd {
 	struct gp_u64map seg_cuda;
 	int attached;         /* the hook watched this device (torch.attach) */
 	uint64_t attach_allocated, attach_reserved; /* PyTorch's counts then */
+
+	/* memory over time, where the settings ask for it (gpuprof report) */
+	int has_tl;
+	struct an_timeline tl;
 };
 
 struct an_proc {
