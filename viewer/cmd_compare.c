@@ -10,13 +10,6 @@
 
 #define PROG "gpuprof compare"
 
-/* The default tolerance: peaks of repeated runs of one program are equal to
- * the byte in tensor mode and may differ by a segment in native mode;
- * viewer/compare/README.md says why these numbers, and bench/RESULTS.md
- * (repeated runs) what bench/compare_noise.py measured. */
-#define DEFAULT_PERCENT 1.0
-#define DEFAULT_BYTES (UINT64_C(2) << 20)
-
 enum { OPT_BASE = 'b', OPT_NEW = 'N', OPT_MAX = 'i' };
 
 static const struct option long_options[] = {
@@ -99,10 +92,7 @@ static int compare_main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!s.limit.has_percent && !s.limit.has_bytes) {
-		s.limit.has_percent = 1;
-		s.limit.percent = DEFAULT_PERCENT;
-		s.limit.has_bytes = 1;
-		s.limit.bytes = DEFAULT_BYTES;
+		gp_cmp_default_limit(&s.limit);
 	}
 	s.base.paths = base;
 	s.base.n = nbase;

@@ -62,6 +62,13 @@ struct gp_cmp_limit {
 	uint64_t bytes;
 };
 
+/* compare's tolerance when none is given: 1% and 2 MiB (both must be
+ * exceeded). Peaks of repeated runs of one program are equal to the byte
+ * in tensor mode and may differ by a segment in native mode; README.md
+ * says why these numbers, and bench/RESULTS.md (repeated runs) what
+ * bench/compare_noise.py measured. */
+void gp_cmp_default_limit(struct gp_cmp_limit *l);
+
 struct gp_cmp_files {
 	const char *const *paths;
 	size_t n;
@@ -81,6 +88,17 @@ struct gp_cmp_settings {
 	int progress; /* analyze's progress line while reading traces */
 	FILE *out;
 };
+
+struct json_object;
+
+/* What a file given to compare, check or report is, from its first bytes:
+ * 1 a summary (JSON that starts with '{', gzipped or not), 0 a trace; or
+ * -errno with one line in err. */
+int gp_cmp_file_is_summary(const char *path, char *err, size_t cap);
+/* A summary read as strict JSON (UTF-8, finite numbers, nesting bounded,
+ * at most 512 MiB) whose schema is gpuprof.analyze/1; nothing else is
+ * checked. *out is the caller's (json_object_put). 0 or -errno with err. */
+int gp_cmp_read_summary(const char *path, struct json_object **out, char *err, size_t cap);
 
 /* Each returns the exit status; the report goes to s->out, messages to stderr. */
 int gp_cmp_compare(const struct gp_cmp_settings *s);

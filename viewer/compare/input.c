@@ -597,6 +597,40 @@ static int load_summary(struct cmp_side *side, const char *path, int device, cha
 	return cmp_units_add(side, res, path, device, err, cap);
 }
 
+int gp_cmp_file_is_summary(const char *path, char *err, size_t cap)
+{
+	struct file f = { .path = (char *)path };
+	int rc = sniff(&f, err, cap);
+
+	return rc ? rc : f.kind == SUMMARY;
+}
+
+int gp_cmp_read_summary(const char *path, struct json_object **out, char *err, size_t cap)
+{
+	struct json_object *doc, *schema;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_all(path, &buf, &len, err, cap);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	rc = parse_json(buf, len, path, &doc, err, cap);
+	free(buf);
+	if (rc)
+		return rc;
+	if (!json_object_is_type(doc, json_type_object) ||
+	    !json_object_object_get_ex(doc, "schema", &schema) ||
+	    !json_object_is_type(schema, json_type_string) ||
+	    strcmp(json_object_get_string(schema), GP_AN_SCHEMA) != 0) {
+		snprintf(err, cap, "%s: not a `gpuprof analyze --json` summary (schema %s)", path, GP_AN_SCHEMA);
+		json_object_put(doc);
+		return -EINVAL;
+	}
+	*out = doc;
+	return 0;
+}
+
 static int same_process(const struct cmp_unit *a, const struct cmp_unit *b)
 {
 	if (a->pid != b->pid || a->device != b->device || a->start_unix_ns < 0 ||

@@ -106,3 +106,11 @@ void gp_cmp_fmt_limit(char *buf, size_t cap, uint64_t v)
 	}
 	snprintf(buf, cap, "%" PRIu64 " B", v);
 }
+
+void gp_cmp_default_limit(struct gp_cmp_limit *l)
+{
+	l->has_percent = 1;
+	l->percent = 1.0;
+	l->has_bytes = 1;
+	l->bytes = UINT64_C(2) << 20;
+}
