@@ -80,5 +80,15 @@ int main(void)
 	an_tl_note(&tl, 10, v, alloc_dev, 0);
 	CHECK_EQ_INT(tl.n, 101);
 	an_tl_free(&tl);
+
+	/* times at both ends of int64 (an absurd trace): bounded, no overflow
+	 * (UBSan watches) */
+	CHECK_EQ_INT(an_tl_init(&tl, 2), 0);
+	an_tl_note(&tl, INT64_MIN + 5, v, alloc_dev, 1);
+	an_tl_note(&tl, 0, v, alloc_dev, 0);
+	an_tl_note(&tl, INT64_MAX, v, alloc_dev, 1);
+	CHECK(tl.n <= AN_TL_BUCKETS);
+	CHECK_EQ_U64(tl.hi[TL_ALLOCATED][tl.n - 1], 7);
+	an_tl_free(&tl);
 	return CHECK_DONE();
 }

@@ -256,6 +256,8 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 		break;
 	default:
 		err = an_attrib_event(&r->a, p, ev, ts);
+		if (!err)
+			an_memory_phase(p, ts);
 		break;
 	}
 	if (err == -ENOMEM)

@@ -1142,12 +1142,17 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 }
 
 /* The timeline's buckets, copied into the result. */
-static void timeline_fill(struct bld *b, const struct an_pd *pd, struct gp_an_timeline *o)
+static void timeline_fill(struct bld *b, struct an_pd *pd, struct gp_an_timeline *o)
 {
 	const struct an_timeline *tl = &pd->tl;
-	size_t n = tl->n;
+	size_t n;
 	uint8_t phase = 0;
 
+	/* to the end of the trace: a failure or a phase may come after the
+	 * last change of memory */
+	if (pd->proc->src->last_ts != INT64_MIN)
+		an_memory_timeline_end(pd, pd->proc->src->ts_base_ns + pd->proc->src->last_ts);
+	n = tl->n;
 	if (!pd->has_tl || !tl->started || n == 0)
 		return;
 	o->t0 = sec(b, tl->t0);

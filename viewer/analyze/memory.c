@@ -312,6 +312,24 @@ static void timeline_note(struct an_pd *pd, int64_t ts)
 	an_tl_note(&pd->tl, ts, v, known, an_process_phase(p));
 }
 
+void an_memory_phase(struct an_proc *p, int64_t ts)
+{
+	uint8_t phase = an_process_phase(p);
+
+	for (int d = 0; d < AN_MAX_DEVICES; d++) {
+		struct an_pd *pd = p->pd[d];
+
+		if (pd && pd->has_tl && pd->tl.started && pd->tl.phase != phase)
+			timeline_note(pd, ts);
+	}
+}
+
+void an_memory_timeline_end(struct an_pd *pd, int64_t ts)
+{
+	if (pd->has_tl && pd->tl.started && ts > pd->tl.last_ts)
+		timeline_note(pd, ts);
+}
+
 /* After every change of what a device holds. */
 static void memory_changed(struct an_pd *pd, int64_t ts)
 {

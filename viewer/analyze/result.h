@@ -265,7 +265,7 @@ struct gp_an_oom {
 
 /* Memory over time in buckets of equal width (the analysis settings'
  * timeline): the least and the most of each amount while each bucket
- * lasted, so that no peak is lost; AN_TL_BUCKETS at most. */
+ * lasted, so that no peak is lost; AN_TL_BUCKETS (4096) at most. */
 enum gp_an_tl_series { GP_AN_TL_ALLOCATED, GP_AN_TL_RESERVED, GP_AN_TL_OTHER, GP_AN_TL_DEVICE, GP_AN_TL_N };
 extern const char *const gp_an_tl_names[GP_AN_TL_N]; /* allocated, reserved, other, device */
 

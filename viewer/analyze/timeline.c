@@ -89,28 +89,39 @@ static void merge(struct an_timeline *tl)
 	tl->width *= 2;
 }
 
+/* Time since t0, in ns: ts is never before it (an_tl_note), and unsigned
+ * arithmetic keeps any two int64 times apart without overflow. */
+static uint64_t since_t0(const struct an_timeline *tl, int64_t ts)
+{
+	return ts <= tl->t0 ? 0 : (uint64_t)ts - (uint64_t)tl->t0;
+}
+
 static uint32_t bucket_of(const struct an_timeline *tl, int64_t ts)
 {
-	if (ts <= tl->t0)
-		return 0;
-	int64_t i = (ts - tl->t0) / tl->width;
+	uint64_t i = since_t0(tl, ts) / (uint64_t)tl->width;
+
 	return i >= AN_TL_BUCKETS ? AN_TL_BUCKETS : (uint32_t)i;
 }
+
+/* Widths stop doubling here: 4096 buckets of 2^51 ns span 2^63 ns (292
+ * years), so a bucket's end fits in 64 bits; the last bucket takes what
+ * comes later (only an absurd trace's times get there). */
+#define MAX_WIDTH (INT64_C(1) << 51)
 
 /* The time from last_ts to ts, in the phase that held, shared out over
  * the buckets it spans. */
 static void spend(struct an_timeline *tl, int64_t ts)
 {
-	int64_t from = tl->last_ts;
+	uint64_t from = since_t0(tl, tl->last_ts), to_all = since_t0(tl, ts);
 
-	while (from < ts) {
-		uint32_t i = bucket_of(tl, from);
+	while (from < to_all) {
+		uint64_t i = from / (uint64_t)tl->width;
 		if (i >= AN_TL_BUCKETS)
-			break;
-		int64_t end = tl->t0 + (int64_t)(i + 1) * tl->width;
-		int64_t to = end < ts ? end : ts;
+			i = AN_TL_BUCKETS - 1;
+		uint64_t end = (i + 1) * (uint64_t)tl->width; /* at most 2^63 */
+		uint64_t to = end < to_all && end > from ? end : to_all;
 
-		tl->phase_ns[(size_t)i * tl->nphases + tl->phase] += (uint64_t)(to - from);
+		tl->phase_ns[(size_t)i * tl->nphases + tl->phase] += to - from;
 		from = to;
 	}
 }
@@ -130,10 +141,12 @@ void an_tl_note(struct an_timeline *tl, int64_t ts, const uint64_t v[TL_N], unsi
 	if (ts < tl->last_ts)
 		ts = tl->last_ts; /* an event a little late: counted where time is */
 	uint32_t i = bucket_of(tl, ts);
-	while (i >= AN_TL_BUCKETS) {
+	while (i >= AN_TL_BUCKETS && tl->width < MAX_WIDTH) {
 		merge(tl);
 		i = bucket_of(tl, ts);
 	}
+	if (i >= AN_TL_BUCKETS)
+		i = AN_TL_BUCKETS - 1;
 	spend(tl, ts);
 	/* buckets passed over hold the values of before, unchanged */
 	for (uint32_t j = tl->n; j <= i; j++) {

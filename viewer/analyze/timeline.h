@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* Buckets kept (a power of two: a merge halves them). */
-#define AN_TL_BUCKETS 2048
+#define AN_TL_BUCKETS 4096
 /* The first bucket's width, in ns; doubled as needed. */
 #define AN_TL_FIRST_WIDTH_NS 10000
 
