@@ -45,6 +45,7 @@ extern const struct gp_command gp_cmd_trace;
 extern const struct gp_command gp_cmd_recover;
 extern const struct gp_command gp_cmd_analyze;
 extern const struct gp_command gp_cmd_compare, gp_cmd_check;
+extern const struct gp_command gp_cmd_report;
 
 /* "gpuprof: " + message + newline, on stderr. */
 void gp_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -16,6 +16,7 @@ static const struct gp_command *const commands[] = {
 	&gp_cmd_trace,
 	&gp_cmd_recover,
 	&gp_cmd_analyze,
+	&gp_cmd_report,
 	&gp_cmd_compare, &gp_cmd_check,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
