@@ -37,17 +37,23 @@ set +e
 "$gp" --trace --force -o "$trace" -- build/release/samples/alloc_sizes
 rc=$?
 set -e
+page=$root/build/demo-report.html
 if [ -f "$trace" ]; then
 	echo "demo: $gp analyze $trace"
 	"$gp" analyze "$trace" || true
-	echo "demo: done. Open $trace in https://ui.perfetto.dev"
+	echo "demo: $gp report $trace -o $page"
+	"$gp" report "$trace" -o "$page" || true
+	echo "demo: done. Open $page in a browser (it fetches nothing), or $trace in https://ui.perfetto.dev"
 	exit "$rc"
 fi
 echo "demo: nothing was recorded on this machine (no usable NVIDIA GPU)."
-bundled=$(ls "$root"/samples/traces/*.json.gz 2>/dev/null | head -1)
-if [ -n "$bundled" ]; then
+bundled=$root/samples/traces/alloc_sizes.h100.json.gz
+if [ -f "$bundled" ]; then
 	echo "demo: the same sample recorded on an H100, analyzed: $gp analyze $bundled"
 	"$gp" analyze "$bundled" || true
-	echo "demo: open $bundled in https://ui.perfetto.dev to see its timeline"
+	echo "demo: $gp report $bundled -o $page"
+	"$gp" report "$bundled" -o "$page"
+	echo "demo: the report is $page: open it in a browser (it fetches nothing);"
+	echo "demo: open $bundled in https://ui.perfetto.dev to see its kernels and ranges"
 fi
 exit 0
