@@ -575,18 +575,28 @@ cleanup:
 	return rc;
 }
 
-static int load_summary(struct cmp_side *side, const char *path, int device, char *err, size_t cap)
+/* A file (gzipped or not) read whole and parsed as strict JSON; *doc the
+ * caller's. */
+static int read_json(const char *path, struct json_object **doc, char *err, size_t cap)
 {
-	struct json_object *doc;
-	struct gp_an_result *res;
 	char *buf = NULL;
 	size_t len = 0;
 	int rc = read_all(path, &buf, &len, err, cap);
 
+	*doc = NULL;
 	if (rc)
 		return rc;
-	rc = parse_json(buf, len, path, &doc, err, cap);
+	rc = parse_json(buf, len, path, doc, err, cap);
 	free(buf);
+	return rc;
+}
+
+static int load_summary(struct cmp_side *side, const char *path, int device, char *err, size_t cap)
+{
+	struct json_object *doc;
+	struct gp_an_result *res;
+	int rc = read_json(path, &doc, err, cap);
+
 	if (rc)
 		return rc;
 	/* the result holds copies of what it uses: the document goes now */
@@ -608,15 +618,9 @@ int gp_cmp_file_is_summary(const char *path, char *err, size_t cap)
 int gp_cmp_read_summary(const char *path, struct json_object **out, char *err, size_t cap)
 {
 	struct json_object *doc, *schema;
-	char *buf = NULL;
-	size_t len = 0;
-	int rc = read_all(path, &buf, &len, err, cap);
+	int rc = read_json(path, &doc, err, cap);
 
 	*out = NULL;
-	if (rc)
-		return rc;
-	rc = parse_json(buf, len, path, &doc, err, cap);
-	free(buf);
 	if (rc)
 		return rc;
 	if (!json_object_is_type(doc, json_type_object) ||
