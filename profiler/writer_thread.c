@@ -393,6 +393,13 @@ static long long env_count(const char *name)
 	return gp_env_number(name, 0, 1u << 24, &x) ? -1 : (long long)x;
 }
 
+/* env_count(name), else env_count(fallback) where fallback is given. */
+static long long env_count_or(const char *name, const char *fallback)
+{
+	long long v = env_count(name);
+	return v < 0 && fallback ? env_count(fallback) : v;
+}
+
 static void write_meta(struct gp_writer_ctx *w)
 {
 	char cmdline[4096];
@@ -428,13 +435,30 @@ static void write_meta(struct gp_writer_ctx *w)
 	const char *root = getenv("GPUPROF_ROOT_PID");
 	if (root)
 		gp_tw_arg_str(w->tw, GP_F_ROOT_PID, root);
-	/* torch.distributed's launchers say which process this is: what matches
-	 * the processes of two runs (gpuprof compare) across nodes */
-	long long rank = env_count("RANK"), world = env_count("WORLD_SIZE");
+	/* torch.distributed's launchers say which process this is (Slurm's
+	 * srun where torchrun is not used): what matches the processes of two
+	 * runs (gpuprof compare) across nodes, and the ranks of one run */
+	long long rank = env_count_or("RANK", "SLURM_PROCID");
+	long long world = env_count_or("WORLD_SIZE", "SLURM_NTASKS");
+	long long local_rank = env_count_or("LOCAL_RANK", "SLURM_LOCALID");
+	long long local_world = env_count_or("LOCAL_WORLD_SIZE", NULL);
 	if (rank >= 0)
 		gp_tw_arg_i64(w->tw, GP_F_RANK, rank);
 	if (world > 0)
 		gp_tw_arg_i64(w->tw, GP_F_WORLD_SIZE, world);
+	if (local_rank >= 0)
+		gp_tw_arg_i64(w->tw, GP_F_LOCAL_RANK, local_rank);
+	if (local_world > 0)
+		gp_tw_arg_i64(w->tw, GP_F_LOCAL_WORLD_SIZE, local_world);
+	/* the launcher's start, the same in every process of the job */
+	const char *job = getenv("GPUPROF_JOB_START_UNIX_NS");
+	if (job && *job >= '0' && *job <= '9') {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(job, &end, 10);
+		if (!*end && !errno)
+			gp_tw_arg_u64(w->tw, GP_F_JOB_START_UNIX_NS, v);
+	}
 	gp_tw_end(w->tw);
 
 	/* "python3 train.py (pid 1234)": the first two words say what it is. */

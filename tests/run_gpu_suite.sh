@@ -17,7 +17,8 @@ mkdir -p "$out"
 # (native mode's allocator hook on real models and stories, against PyTorch's
 # own numbers), history, features (workers, AMP, checkpointing, compile,
 # torchrun, -m), failures (signals, SIGKILL, CuPy, JAX, a released cache,
-# out of memory: tests/gpu/failures/run.py), samples
+# out of memory: tests/gpu/failures/run.py), ranks (a two-rank torchrun job on
+# one GPU: tests/gpu/ranks/check_ranks.py), samples
 # (samples/pytorch/run_all.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
 # all by default, or --only a,b
 only=all
@@ -107,6 +108,17 @@ if want failures; then
 	rc=$?
 	grep -h "^RESULT failures" "$out/failures.log" >>"$table"
 	verdict_rc $rc failures
+fi
+
+if want ranks; then
+	# A job of two ranks (torchrun, gloo) sharing the GPU: one trace per
+	# rank, each knowing its rank, local rank, world size, host and the
+	# job's start; each rank's peaks = what PyTorch measured in it
+	# (tests/gpu/ranks/check_ranks.py)
+	python3 tests/gpu/ranks/check_ranks.py "$gp" "$out/ranks" >"$out/ranks.log" 2>&1
+	rc=$?
+	grep -h "^RESULT ranks" "$out/ranks.log" >>"$table"
+	verdict_rc $rc ranks
 fi
 
 if want torch; then

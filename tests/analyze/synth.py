@@ -274,8 +274,10 @@ class Sim:
                                    F.GPU_PID_BASE: 1_000_000_000 + self.pid * 100}}
         if self.statics is not None:
             meta[T.ARGS][F.STATICS] = self.statics
-        if getattr(self, "rank", None) is not None:
-            meta[T.ARGS][F.RANK] = self.rank
+        for key, field in (("rank", F.RANK), ("world_size", F.WORLD_SIZE), ("local_rank", F.LOCAL_RANK),
+                           ("local_world_size", F.LOCAL_WORLD_SIZE), ("job_start", F.JOB_START_UNIX_NS)):
+            if getattr(self, key, None) is not None:
+                meta[T.ARGS][field] = getattr(self, key)
         dev = {T.PH: "i", T.NAME: EV.DEVICE.name, T.CAT: CAT.GPUPROF, T.PID: self.gpu_pid, T.TID: 0,
                T.TS: 0.0, T.S: "g", T.ARGS: {F.DEVICE: self.device, F.NAME: "Synthetic GPU",
                                              F.TOTAL_MEMORY: self.total, F.UUID: self.uuid, F.CC: "9.0",
@@ -757,6 +759,8 @@ def scenario(name, outdir):
         a = Sim(pid=5001, ts_base=1_700_000_000_000_000_000, total=8 * GiB)
         b = Sim(pid=5002, ts_base=1_700_000_000_500_000_000, total=8 * GiB)
         b.rank = 1  # torchrun's RANK in gpuprof.meta; a has none
+        b.world_size, b.local_rank, b.local_world_size = 2, 1, 2
+        b.job_start = 1_700_000_000_000_000_000
         a.t = 1_000_000.0
         xa = a.alloc(1 * GiB, "inputs")
         a.t = 3_000_000.0

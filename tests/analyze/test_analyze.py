@@ -788,6 +788,9 @@ def test_multi():
     doc, _ = analyze_json("multi.json.gz", "multi.5002.json.gz")
     eq([t["pid"] for t in doc["traces"]], [5001, 5002], "both processes")
     eq([t["rank"] for t in doc["traces"]], [None, 1], "rank from gpuprof.meta, null without")
+    eq([(t["world_size"], t["local_rank"], t["local_world_size"], t["job_start_unix_ns"]) for t in doc["traces"]],
+       [(None, None, None, None), (2, 1, 2, 1_700_000_000_000_000_000)],
+       "world size, local rank and size, the job's start from gpuprof.meta, null without")
     eq(len(doc["gpus"]), 1, "one shared GPU")
     g = doc["gpus"][0]
     eq(g["peak"], exp["together"], "peak of both together")

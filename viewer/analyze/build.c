@@ -841,6 +841,10 @@ static void trace_fill(struct bld *b, const struct an_proc *p, struct gp_an_trac
 	}
 	t->start_unix_ns = (int64_t)src->start_unix_ns;
 	t->rank = src->rank >= 0 ? src->rank : -1;
+	t->world_size = src->world_size;
+	t->local_rank = src->local_rank;
+	t->local_world_size = src->local_world_size;
+	t->job_start_unix_ns = src->job_start_unix_ns ? (int64_t)src->job_start_unix_ns : -1;
 	t->complete = !src->cut_short && !src->end_recovered;
 	t->cut_short = src->cut_short != 0;
 	t->recovered = src->end_recovered != 0;

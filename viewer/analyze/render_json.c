@@ -198,6 +198,10 @@ static struct json_object *trace_json(struct gp_jb *b, const struct gp_an_trace 
 	}
 	gp_jb_put(b, o, "start_unix_ns", gp_jb_int(b, t->start_unix_ns));
 	gp_jb_put(b, o, "rank", jint_or_null(b, t->rank));
+	gp_jb_put(b, o, "world_size", jint_or_null(b, t->world_size));
+	gp_jb_put(b, o, "local_rank", jint_or_null(b, t->local_rank));
+	gp_jb_put(b, o, "local_world_size", jint_or_null(b, t->local_world_size));
+	gp_jb_put(b, o, "job_start_unix_ns", jint_or_null(b, t->job_start_unix_ns));
 	gp_jb_put(b, o, "complete", gp_jb_bool(b, t->complete));
 	gp_jb_put(b, o, "cut_short", gp_jb_bool(b, t->cut_short));
 	gp_jb_put(b, o, "recovered", gp_jb_bool(b, t->recovered));

@@ -323,6 +323,8 @@ struct gp_an_trace {
 	const char *torch_version, *torch_alloc_conf, *torch_backend;
 	int64_t start_unix_ns; /* -1: null (a summary's) */
 	int64_t rank;          /* -1: null */
+	int64_t world_size, local_rank, local_world_size; /* -1: null */
+	int64_t job_start_unix_ns; /* -1: null */
 	int complete, cut_short, recovered;
 	int clean_exit;        /* -1: null */
 	int end_signal;        /* the signal the program died of, as the recorder saw it; 0: none */

@@ -180,6 +180,22 @@ static int kind_of(const struct gp_json_val *v)
 	return K_UNKNOWN;
 }
 
+/* A rank or a count of gpuprof.meta: *out -1 when absent. */
+static int job_id(struct an_source *s, const struct gp_json_val *v, const char *name, int64_t *out,
+		  char *err, size_t errcap)
+{
+	uint64_t x;
+	int r;
+
+	*out = -1;
+	if (v->type == GP_JSON_NONE)
+		return 0;
+	if ((r = need_u64(s, v, name, 1u << 24, &x, err, errcap)))
+		return r;
+	*out = (int64_t)x;
+	return 0;
+}
+
 static int on_meta(struct an_source *s, char *err, size_t errcap)
 {
 	const struct gp_json_val *a = s->line.args;
@@ -200,14 +216,17 @@ static int on_meta(struct an_source *s, char *err, size_t errcap)
 	    (r = need_u64(s, &a[AK_START_UNIX_NS], GP_F_START_UNIX_NS, UINT64_MAX, &s->start_unix_ns,
 			  err, errcap)))
 		return r;
-	s->rank = -1;
-	if (a[AK_RANK].type != GP_JSON_NONE) {
-		uint64_t rank;
-
-		if ((r = need_u64(s, &a[AK_RANK], GP_F_RANK, 1u << 24, &rank, err, errcap)))
-			return r;
-		s->rank = (int64_t)rank;
-	}
+	/* which process of a distributed job this is: -1 where not said */
+	if ((r = job_id(s, &a[AK_RANK], GP_F_RANK, &s->rank, err, errcap)) ||
+	    (r = job_id(s, &a[AK_WORLD_SIZE], GP_F_WORLD_SIZE, &s->world_size, err, errcap)) ||
+	    (r = job_id(s, &a[AK_LOCAL_RANK], GP_F_LOCAL_RANK, &s->local_rank, err, errcap)) ||
+	    (r = job_id(s, &a[AK_LOCAL_WORLD_SIZE], GP_F_LOCAL_WORLD_SIZE, &s->local_world_size, err,
+			errcap)))
+		return r;
+	if (a[AK_JOB_START_UNIX_NS].type != GP_JSON_NONE &&
+	    (r = need_u64(s, &a[AK_JOB_START_UNIX_NS], GP_F_JOB_START_UNIX_NS, UINT64_MAX,
+			  &s->job_start_unix_ns, err, errcap)))
+		return r;
 	if ((r = get_str(s, &a[AK_CMDLINE], GP_F_CMDLINE, 0, &s->cmdline, err, errcap)) ||
 	    (r = get_str(s, &a[AK_HOSTNAME], GP_F_HOSTNAME, 0, &s->hostname, err, errcap)) ||
 	    (r = get_str(s, &a[AK_VERSION], GP_F_VERSION, 0, &s->version, err, errcap)))

@@ -46,6 +46,8 @@ struct an_source {
 	int64_t ts_base_ns;
 	uint64_t start_unix_ns;
 	int64_t rank;            /* torch.distributed's RANK; -1: not known */
+	int64_t world_size, local_rank, local_world_size; /* the same; -1: not known */
+	uint64_t job_start_unix_ns; /* the launcher's start; 0: not known */
 	int mode;
 	int statics;             /* module globals recorded: STATICS_* */
 	struct an_str *cmdline, *hostname, *version;

@@ -104,6 +104,11 @@ int gp_trace_run_program(struct gp_trace_run *r, int *wstatus)
 		goto cleanup;
 	}
 	clock_gettime(CLOCK_REALTIME_COARSE, &r->start);
+	struct timespec now;
+	char job_start[24];
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(job_start, sizeof(job_start), "%llu",
+		 (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec);
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -121,6 +126,9 @@ int gp_trace_run_program(struct gp_trace_run *r, int *wstatus)
 		if (r->recorder) {
 			snprintf(buf, sizeof(buf), "%ld", (long)getpid());
 			setenv("GPUPROF_ROOT_PID", buf, 1);
+			/* the job's start, the same in every process it traces; an
+			 * outer launcher's (gpuprof inside gpuprof) is kept */
+			setenv("GPUPROF_JOB_START_UNIX_NS", job_start, 0);
 		}
 		execvp(r->exec_argv[0], r->exec_argv);
 		exec_errno = errno;
