@@ -276,9 +276,16 @@ static void frag_update(struct an_pd *pd, int64_t ts)
 	pd->frag_known = 1;
 	/* the events of the moment reserved grew (the pool's growth and the
 	 * allocation it was for) all count: the state after the last of them */
-	if (res > pd->frag_peak.res || (res && res == pd->frag_peak.res && ts == pd->frag_peak.ts))
+	if (res > pd->frag_peak.res ||
+	    (res && res == pd->frag_peak.res && (ts == pd->frag_peak.ts || pd->frag_peak_before_block))) {
 		frag_note(&pd->frag_peak, pd->proc, res, alloc, ts);
-	if (res > alloc && res - alloc > an_frag_gap(&pd->frag_worst))
+		/* noted between a new segment and its block: the block's moment
+		 * replaces it */
+		pd->frag_peak_before_block = pd->segment_awaits_block;
+	}
+	/* not between a new segment and the block it was made for: reserved
+	 * has grown and allocated not yet, for the same allocation */
+	if (res > alloc && res - alloc > an_frag_gap(&pd->frag_worst) && !pd->segment_awaits_block)
 		frag_note(&pd->frag_worst, pd->proc, res, alloc, ts);
 }
 
@@ -485,9 +492,10 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	struct an_rec *r, *old;
 	uint64_t total;
 
-	if (ev->flags & EVF_TORCH)
+	if (ev->flags & EVF_TORCH) {
 		p->saw_blocks = 1;
-	else if (an_native_blocks(p) && p->seg_keys.count &&
+		pd->segment_awaits_block = 0; /* this is that block */
+	} else if (an_native_blocks(p) && p->seg_keys.count &&
 		 gp_u64map_get(&p->seg_keys, an_other_key(ev->a, ts)))
 		/* the cudaMalloc of one of PyTorch's segments: its
 		 * torch.segment_alloc counts it, its blocks are the allocations */
@@ -749,6 +757,10 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 	}
 	if (err)
 		return err;
+	/* a new segment comes just before the block it was made for: until
+	 * that block, the gap is not fragmentation (frag_update) */
+	if (!release)
+		pd->segment_awaits_block = 1;
 	memory_changed(pd, ts);
 	total_note(pd, ts);
 	return 0;

@@ -191,6 +191,9 @@ struct an_pd {
 	 * ever held was not in use (the end's gap is often the whole cache,
 	 * freed by the program and kept by the allocator) */
 	struct an_frag_moment frag_peak;
+	/* a segment just came (PyTorch's hook): its block is next */
+	int segment_awaits_block;
+	int frag_peak_before_block; /* frag_peak was noted then */
 
 	/* the peak of fw_live */
 	struct an_snap peak;
