@@ -791,6 +791,8 @@ def test_multi():
     eq([(t["world_size"], t["local_rank"], t["local_world_size"], t["job_start_unix_ns"]) for t in doc["traces"]],
        [(None, None, None, None), (2, 1, 2, 1_700_000_000_000_000_000)],
        "world size, local rank and size, the job's start from gpuprof.meta, null without")
+    rc, out, _ = run("multi.json.gz", "multi.5002.json.gz")
+    eq(out.count("  rank 1 of 2, local rank 1 on synth\n"), 1, "text: the rank of the one process that has one")
     eq(len(doc["gpus"]), 1, "one shared GPU")
     g = doc["gpus"][0]
     eq(g["peak"], exp["together"], "peak of both together")

@@ -116,6 +116,17 @@ static void traces(const struct out *o, const struct gp_an_result *r)
 		if (t->has_torch && t->torch_alloc_conf && *t->torch_alloc_conf)
 			fprintf(o->f, ", PYTORCH_CUDA_ALLOC_CONF=%s", T(t->torch_alloc_conf));
 		fputc('\n', o->f);
+		/* a distributed job's process: which one */
+		if (t->rank >= 0) {
+			fprintf(o->f, "  rank %" PRId64, t->rank);
+			if (t->world_size > 0)
+				fprintf(o->f, " of %" PRId64, t->world_size);
+			if (t->local_rank >= 0)
+				fprintf(o->f, ", local rank %" PRId64, t->local_rank);
+			if (t->hostname)
+				fprintf(o->f, " on %s", T(t->hostname));
+			fputc('\n', o->f);
+		}
 		if (t->complete)
 			fprintf(o->f, "  complete%s; %" PRIu64 " events\n",
 				t->end_signal ? " (the program was ended by a signal)" :
