@@ -382,15 +382,22 @@ static size_t read_cmdline(char *buf, size_t cap)
 	return (size_t)n;
 }
 
-/* A count from the environment, or -1 when unset or not a plain number
- * (said nowhere: these are the program's variables, not ours). */
-static long long env_count(const char *name)
+/* A plain number from the environment, at most max: 0, or -1 when unset
+ * or anything else (said nowhere: these are mostly the program's
+ * variables, not ours). */
+static int env_plain(const char *name, size_t max, size_t *out)
 {
 	const char *v = getenv(name);
-	size_t x;
 	if (!v || *v < '0' || *v > '9')
 		return -1;
-	return gp_env_number(name, 0, 1u << 24, &x) ? -1 : (long long)x;
+	return gp_env_number(name, 0, max, out) ? -1 : 0;
+}
+
+/* A count from the environment, or -1 (env_plain). */
+static long long env_count(const char *name)
+{
+	size_t x;
+	return env_plain(name, 1u << 24, &x) ? -1 : (long long)x;
 }
 
 /* env_count(name), else env_count(fallback) where fallback is given. */
@@ -451,14 +458,9 @@ static void write_meta(struct gp_writer_ctx *w)
 	if (local_world > 0)
 		gp_tw_arg_i64(w->tw, GP_F_LOCAL_WORLD_SIZE, local_world);
 	/* the launcher's start, the same in every process of the job */
-	const char *job = getenv("GPUPROF_JOB_START_UNIX_NS");
-	if (job && *job >= '0' && *job <= '9') {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(job, &end, 10);
-		if (!*end && !errno)
-			gp_tw_arg_u64(w->tw, GP_F_JOB_START_UNIX_NS, v);
-	}
+	size_t job_start;
+	if (env_plain("GPUPROF_JOB_START_UNIX_NS", SIZE_MAX, &job_start) == 0)
+		gp_tw_arg_u64(w->tw, GP_F_JOB_START_UNIX_NS, job_start);
 	gp_tw_end(w->tw);
 
 	/* "python3 train.py (pid 1234)": the first two words say what it is. */
