@@ -257,7 +257,7 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 	default:
 		err = an_attrib_event(&r->a, p, ev, ts);
 		if (!err)
-			an_memory_phase(p, ts);
+			an_memory_phase(&r->a, p, ts);
 		break;
 	}
 	if (err == -ENOMEM)

@@ -319,8 +319,11 @@ static void timeline_note(struct an_pd *pd, int64_t ts)
 	an_tl_note(&pd->tl, ts, v, known, an_process_phase(p));
 }
 
-void an_memory_phase(struct an_proc *p, int64_t ts)
+void an_memory_phase(struct an_analysis *a, struct an_proc *p, int64_t ts)
 {
+	/* after every range event: nothing to do without a timeline */
+	if (!a->settings || !a->settings->timeline)
+		return;
 	uint8_t phase = an_process_phase(p);
 
 	for (int d = 0; d < AN_MAX_DEVICES; d++) {

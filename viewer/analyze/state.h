@@ -361,7 +361,7 @@ void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t devi
 			 uint64_t allocated, uint64_t reserved, int64_t ts);
 /* The timeline (timeline.h): a point where the process' phase changed,
  * and one at the end of its trace, so that it runs to the end. */
-void an_memory_phase(struct an_proc *p, int64_t ts);
+void an_memory_phase(struct an_analysis *a, struct an_proc *p, int64_t ts);
 void an_memory_timeline_end(struct an_pd *pd, int64_t ts);
 void an_rec_unref(struct an_analysis *a, struct an_rec *r);
 void an_snap_clear(struct an_analysis *a, struct an_snap *s);
