@@ -57,11 +57,8 @@ void gp_an_result_free(struct gp_an_result *r);
  * grouping in the text. */
 int gp_an_render_text(const struct gp_an_result *r, FILE *out, int color, int top);
 int gp_an_render_json(const struct gp_an_result *r, FILE *out);
-/* The JSON report as a string the caller frees (compact: no blanks);
+/* The JSON report as json-c's document, the caller's (json_object_put);
  * NULL when out of memory. */
-char *gp_an_json_string(const struct gp_an_result *r, int compact);
-/* ... as json-c's document, the caller's (json_object_put); NULL when out
- * of memory. */
 struct json_object;
 struct json_object *gp_an_json_doc(const struct gp_an_result *r);
 

@@ -586,32 +586,20 @@ struct json_object *gp_an_json_doc(const struct gp_an_result *r)
 	return doc;
 }
 
-char *gp_an_json_string(const struct gp_an_result *r, int compact)
+int gp_an_render_json(const struct gp_an_result *r, FILE *out)
 {
 	struct json_object *doc = gp_an_json_doc(r);
 	const char *txt;
-	char *copy = NULL;
-
-	if (!doc)
-		return NULL;
-	txt = json_object_to_json_string_ext(doc, compact ? JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE
-						  : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-							    JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (txt)
-		copy = strdup(txt);
-	json_object_put(doc);
-	return copy;
-}
-
-int gp_an_render_json(const struct gp_an_result *r, FILE *out)
-{
-	char *txt = gp_an_json_string(r, 0);
 	int rc = 0;
 
-	if (!txt)
+	if (!doc)
 		return -ENOMEM;
-	if (fputs(txt, out) < 0 || fputc('\n', out) == EOF)
+	txt = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						     JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!txt)
+		rc = -ENOMEM;
+	else if (fputs(txt, out) < 0 || fputc('\n', out) == EOF)
 		rc = -EIO;
-	free(txt);
+	json_object_put(doc);
 	return rc;
 }
