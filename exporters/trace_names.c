@@ -46,3 +46,46 @@ pid_t gp_child_trace_pid(const char *out_name, const char *name)
 		return -1;
 	return (pid_t)pid;
 }
+
+void gp_run_host_name(char *buf, size_t size, const char *host)
+{
+	size_t i, n = 0;
+
+	if (!size)
+		return;
+	for (i = 0; host && host[i] && n < GP_RUN_HOST_MAX && n + 1 < size; i++) {
+		char c = host[i];
+		int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+
+		buf[n++] = plain ? c : '_';
+	}
+	if (!n && size > 4) /* a host with no name still makes a name */
+		n = (size_t)snprintf(buf, size, "host");
+	buf[n] = '\0';
+}
+
+int gp_run_trace_path(char *buf, size_t size, const char *dir, long long rank, const char *host,
+		      pid_t pid)
+{
+	char h[GP_RUN_HOST_MAX + 1];
+	int n;
+
+	if (rank >= 0) {
+		n = snprintf(buf, size, "%s/rank%lld.%ld%s", dir, rank, (long)pid, GP_TRACE_SUFFIX);
+	} else {
+		gp_run_host_name(h, sizeof(h), host);
+		n = snprintf(buf, size, "%s/proc.%s.%ld%s", dir, h, (long)pid, GP_TRACE_SUFFIX);
+	}
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int gp_run_manifest_name(char *buf, size_t size, const char *host, pid_t pid)
+{
+	char h[GP_RUN_HOST_MAX + 1];
+	int n;
+
+	gp_run_host_name(h, sizeof(h), host);
+	n = snprintf(buf, size, GP_RUN_MANIFEST_PREFIX "%s.%ld" GP_RUN_MANIFEST_SUFFIX, h, (long)pid);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}

@@ -24,4 +24,24 @@ int gp_child_trace_path(char *buf, size_t size, const char *output, pid_t pid);
  * the output file name out_name, else -1. */
 pid_t gp_child_trace_pid(const char *out_name, const char *name);
 
+/* In a run directory (`gpuprof --trace -o RUN/`, GPUPROF_RUN_DIR), every
+ * process that uses CUDA writes RUN/rank<R>.<pid>.json.gz where its
+ * launcher gave it a rank (RANK, else SLURM_PROCID; rank < 0: none), else
+ * RUN/proc.<host>.<pid>.json.gz: the pid keeps a rank's own CUDA-using
+ * children, and processes of several hosts, apart. The host is written
+ * with every byte but [A-Za-z0-9._-] as '_', at most GP_RUN_HOST_MAX
+ * bytes of it. 0, or -ENAMETOOLONG when buf is too small. */
+#define GP_RUN_HOST_MAX 64
+int gp_run_trace_path(char *buf, size_t size, const char *dir, long long rank, const char *host,
+		      pid_t pid);
+
+/* Each launcher of a run (one per node under srun) lists what it traced
+ * in RUN/manifest.<host>.<launcher pid>.json (viewer/run/). */
+#define GP_RUN_MANIFEST_PREFIX "manifest."
+#define GP_RUN_MANIFEST_SUFFIX ".json"
+int gp_run_manifest_name(char *buf, size_t size, const char *host, pid_t pid);
+
+/* The host as it appears in those names. */
+void gp_run_host_name(char *buf, size_t size, const char *host);
+
 #endif

@@ -52,17 +52,26 @@ static void fail(const char *what, CUptiResult r)
 		gp_rec_say("%s failed (%s); gpuprof records nothing, the program runs on", what, msg);
 }
 
-/* The launched process writes GPUPROF_OUTPUT itself; every other process
- * writes its own file beside it (exporters/trace_names.h); without
- * GPUPROF_OUTPUT (CUDA_INJECTION64_PATH set by hand), gpuprof-<pid>.json.gz
- * in the current directory. */
+/* In a run directory (GPUPROF_RUN_DIR), every process names its file by
+ * its rank or its host, and its pid (exporters/trace_names.h). Else the
+ * launched process writes GPUPROF_OUTPUT itself; every other process
+ * writes its own file beside it; without GPUPROF_OUTPUT
+ * (CUDA_INJECTION64_PATH set by hand), gpuprof-<pid>.json.gz in the
+ * current directory. */
 static int trace_path(char *out, size_t cap)
 {
 	const char *base = getenv("GPUPROF_OUTPUT");
 	const char *root = getenv("GPUPROF_ROOT_PID");
+	const char *run_dir = getenv("GPUPROF_RUN_DIR");
 	pid_t pid = getpid();
 	int n;
 
+	if (run_dir && *run_dir) {
+		char host[256] = "";
+		gethostname(host, sizeof(host) - 1);
+		return gp_run_trace_path(out, cap, run_dir, gp_env_count_or("RANK", "SLURM_PROCID"),
+					 host, pid);
+	}
 	if (!base || !*base)
 		n = snprintf(out, cap, "gpuprof-%d" GP_TRACE_SUFFIX, (int)pid);
 	else if (root && atol(root) == (long)pid)
@@ -93,6 +102,24 @@ size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max)
 	if (err == -EINVAL)
 		gp_rec_say("ignoring %s=%s (expected %zu..%zu)", name, getenv(name), min, max);
 	return err ? dflt : x;
+}
+
+int gp_env_plain(const char *name, size_t max, size_t *out)
+{
+	const char *v = getenv(name);
+	if (!v || *v < '0' || *v > '9')
+		return -1;
+	return gp_env_number(name, 0, max, out) ? -1 : 0;
+}
+
+long long gp_env_count_or(const char *name, const char *fallback)
+{
+	size_t x;
+	if (gp_env_plain(name, 1u << 24, &x) == 0)
+		return (long long)x;
+	if (fallback && gp_env_plain(fallback, 1u << 24, &x) == 0)
+		return (long long)x;
+	return -1;
 }
 
 _Atomic unsigned gp_rec_live_parts;

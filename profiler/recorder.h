@@ -95,6 +95,13 @@ int gp_env_number(const char *name, size_t min, size_t max, size_t *out);
 /* The same, or dflt when it is unset; out of [min, max] or not a number:
  * dflt, said once on stderr. */
 size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max);
+/* A plain number from the environment, at most max: 0, or -1 when unset
+ * or anything else (said nowhere: these are mostly the program's
+ * variables, not ours). */
+int gp_env_plain(const char *name, size_t max, size_t *out);
+/* A count from name (at most 2^24), else from fallback where one is given;
+ * -1 when neither is a plain number: the launchers' RANK, WORLD_SIZE... */
+long long gp_env_count_or(const char *name, const char *fallback);
 
 /* One line "gpuprof: <msg>" on stderr (write(2), no stdio buffers). */
 void gp_rec_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

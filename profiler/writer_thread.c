@@ -382,31 +382,6 @@ static size_t read_cmdline(char *buf, size_t cap)
 	return (size_t)n;
 }
 
-/* A plain number from the environment, at most max: 0, or -1 when unset
- * or anything else (said nowhere: these are mostly the program's
- * variables, not ours). */
-static int env_plain(const char *name, size_t max, size_t *out)
-{
-	const char *v = getenv(name);
-	if (!v || *v < '0' || *v > '9')
-		return -1;
-	return gp_env_number(name, 0, max, out) ? -1 : 0;
-}
-
-/* A count from the environment, or -1 (env_plain). */
-static long long env_count(const char *name)
-{
-	size_t x;
-	return env_plain(name, 1u << 24, &x) ? -1 : (long long)x;
-}
-
-/* env_count(name), else env_count(fallback) where fallback is given. */
-static long long env_count_or(const char *name, const char *fallback)
-{
-	long long v = env_count(name);
-	return v < 0 && fallback ? env_count(fallback) : v;
-}
-
 static void write_meta(struct gp_writer_ctx *w)
 {
 	char cmdline[4096];
@@ -445,10 +420,10 @@ static void write_meta(struct gp_writer_ctx *w)
 	/* torch.distributed's launchers say which process this is (Slurm's
 	 * srun where torchrun is not used): what matches the processes of two
 	 * runs (gpuprof compare) across nodes, and the ranks of one run */
-	long long rank = env_count_or("RANK", "SLURM_PROCID");
-	long long world = env_count_or("WORLD_SIZE", "SLURM_NTASKS");
-	long long local_rank = env_count_or("LOCAL_RANK", "SLURM_LOCALID");
-	long long local_world = env_count_or("LOCAL_WORLD_SIZE", NULL);
+	long long rank = gp_env_count_or("RANK", "SLURM_PROCID");
+	long long world = gp_env_count_or("WORLD_SIZE", "SLURM_NTASKS");
+	long long local_rank = gp_env_count_or("LOCAL_RANK", "SLURM_LOCALID");
+	long long local_world = gp_env_count_or("LOCAL_WORLD_SIZE", NULL);
 	if (rank >= 0)
 		gp_tw_arg_i64(w->tw, GP_F_RANK, rank);
 	if (world > 0)
@@ -459,7 +434,7 @@ static void write_meta(struct gp_writer_ctx *w)
 		gp_tw_arg_i64(w->tw, GP_F_LOCAL_WORLD_SIZE, local_world);
 	/* the launcher's start, the same in every process of the job */
 	size_t job_start;
-	if (env_plain("GPUPROF_JOB_START_UNIX_NS", SIZE_MAX, &job_start) == 0)
+	if (gp_env_plain("GPUPROF_JOB_START_UNIX_NS", SIZE_MAX, &job_start) == 0)
 		gp_tw_arg_u64(w->tw, GP_F_JOB_START_UNIX_NS, job_start);
 	gp_tw_end(w->tw);
 

@@ -66,12 +66,13 @@ static int trace_main(int argc, char **argv)
 	}
 	status = gp_trace_exit_status(&r, wstatus);
 	if (r.recorder)
-		gp_trace_report(&r);
+		gp_trace_report(&r, wstatus);
 cleanup:
 	gp_trace_settle_aside(&r);
 	free(r.py_argv);
 	free(r.recorder);
 	free(r.output);
+	free(r.run_dir);
 	return status;
 }
 
@@ -86,8 +87,15 @@ const struct gp_command gp_cmd_trace = {
 		"                         directory, gpuprof-PROGRAM-YYYYmmdd-HHMMSS.json.gz);\n"
 		"                         a child process that uses CUDA writes STEM.PID.json.gz\n"
 		"                         for a PATH of STEM.json.gz\n"
+		"  -o, --output RUN/      a run directory (made if missing; an existing\n"
+		"                         directory is one too): every process writes\n"
+		"                         rankR.PID.json.gz (proc.HOST.PID.json.gz without a\n"
+		"                         rank), and the launcher a manifest. The default for\n"
+		"                         torchrun, mpirun, srun, accelerate, deepspeed:\n"
+		"                         gpuprof-PROGRAM-YYYYmmdd-HHMMSS/\n"
 		"  -f, --force            replace PATH if it exists (a symbolic link is\n"
-		"                         replaced itself; what it points to is left alone)\n"
+		"                         replaced itself; what it points to is left alone);\n"
+		"                         for RUN/, remove the earlier run's traces in it\n"
 		"      --mode MODE        native (the default for Python programs): PyTorch's\n"
 		"                         own caching allocator, every tensor and segment of\n"
 		"                         it, modules, phases and steps named; tensor: every\n"
@@ -126,8 +134,11 @@ const struct gp_command gp_cmd_trace = {
 		"      record ./app --flag to run.json.gz\n"
 		"  gpuprof --trace --stacks train.py\n"
 		"      also the Python line that made each tensor\n"
-		"  gpuprof --trace -- torchrun --nproc-per-node 1 train.py\n"
-		"      record every process that uses CUDA, one trace each\n",
+		"  gpuprof --trace -o run/ -- torchrun --nproc-per-node 8 train.py\n"
+		"      every rank's trace in run/; then: gpuprof analyze run/\n"
+		"  srun gpuprof --trace -o /shared/run/ -- python train.py\n"
+		"      under Slurm, one launcher per task, one run directory on a shared\n"
+		"      file system\n",
 	.environment =
 		"  GPUPROF_INJECT_LIB     the recorder library to inject (default: the one\n"
 		"                         installed with gpuprof, or built beside it)\n"

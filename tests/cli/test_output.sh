@@ -67,11 +67,16 @@ check_rc 0 "--force on a symlink"
 [ ! -L link.json.gz ] || fail "--force kept the symlink"
 [ "$(cat target)" = precious ] || fail "--force wrote through the symlink"
 
+# a directory: a run directory (made where -o ends in '/'), for every
+# process's trace and the launcher's manifest (test_run_dir.sh: the rest)
 mkdir dir.json.gz
-refused "output is a directory" "$TMP/dir.json.gz is a directory" -o dir.json.gz
-refused "output is a directory, --force" "$TMP/dir.json.gz is a directory" --force -o dir.json.gz
-[ -d dir.json.gz ] || fail "--force removed a directory"
-refused "trailing slash" "give a file name" -o sub/
+gp --trace -o dir.json.gz -- sh -c 'echo "$GPUPROF_RUN_DIR"'
+check_rc 0 "an existing directory"
+check_out "$TMP/dir.json.gz" "an existing directory: a run directory"
+ls dir.json.gz/manifest.*.json >/dev/null 2>&1 || fail "an existing directory: no manifest"
+gp --trace -o newrun/ -- sh -c 'echo "$GPUPROF_RUN_DIR"'
+check_out "$TMP/newrun" "trailing slash: a run directory, made"
+refused "run directory in a missing directory" "nodir/run/: No such file or directory" -o nodir/run/
 refused "missing directory" "directory nodir: No such file or directory" -o nodir/x.json.gz
 echo file >afile
 refused "directory is a file" "directory afile: Not a directory" -o afile/x.json.gz

@@ -65,7 +65,7 @@ for args in "--help" "-h" "help" "help --help" "help help"; do
 	check_help "$args" USAGE COMMANDS "EXIT STATUS" \
 		"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
 		"                 [--stacks] [--python PYTHON] [--] PROGRAM [ARGS...]" \
-		"gpuprof recover TRACE [-o OUT]" "gpuprof analyze TRACE..." \
+		"gpuprof recover TRACE [-o OUT]" "gpuprof analyze TRACE|RUN..." \
 		"gpuprof compare BASE NEW" "gpuprof check TRACE..." \
 		"gpuprof help [COMMAND] | --help | --version" \
 		"  trace      run PROGRAM and record" "  recover    repair a trace cut short" \
@@ -112,7 +112,7 @@ check_help_file help.trace "help trace" ENVIRONMENT GPUPROF_INJECT_LIB GPUPROF_P
 	"gpuprof --trace train.py --epochs 1" \
 	"gpuprof --trace -o run.json.gz -- ./app --flag" \
 	"gpuprof --trace --stacks train.py" \
-	"gpuprof --trace -- torchrun --nproc-per-node 1 train.py"
+	"gpuprof --trace -o run/ -- torchrun --nproc-per-node 8 train.py"
 check_help_file help.recover "help recover" "gpuprof recover TRACE [-o OUT]" \
 	"-o, --output OUT" "0 repaired (or already complete)" "gpuprof recover run.json.gz"
 check_help_file help.analyze "help analyze" "--top N" "NO_COLOR" "0 the report was written" \

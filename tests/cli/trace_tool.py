@@ -36,11 +36,12 @@ def event(ev, pid, tid, ts, args, cat=False):
                                    json.dumps(args, separators=(",", ":"), ensure_ascii=False))
 
 
-def meta(pid):
+def meta(pid, extra=None):
     args = {F.FORMAT: FORMAT, F.VERSION: "0.1.0", F.PID: pid, F.PPID: os.getppid(),
             F.CMDLINE: "trace_tool.py", F.HOSTNAME: "test", F.START_UNIX_NS: time.time_ns(),
             F.TS_BASE_NS: 1000, F.CLOCK: "cupti", F.MODE: "cuda",
             F.GPU_PID_BASE: 1000000000 + pid * 100}
+    args.update(extra or {})
     return event(EV.META, pid, pid, 0, args)
 
 
@@ -59,9 +60,9 @@ def end(pid, n):
     return event(EV.END, pid, 0, 2.0 + n, args)
 
 
-def write(path, n, pid=None, cut=None):
+def write(path, n, pid=None, cut=None, extra=None):
     pid = os.getpid() if pid is None else pid
-    events = [meta(pid)] + [alloc(pid, i) for i in range(n)]
+    events = [meta(pid, extra)] + [alloc(pid, i) for i in range(n)]
     z = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     data = z.compress(b"[\n" + "".join(e + ",\n" for e in events).encode())
     if cut == "flush":
@@ -124,6 +125,37 @@ def program(n):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def run_meta(rank=None, world=None):
+    """gpuprof.meta of a process in a run directory, as the recorder writes it."""
+    import socket
+    extra = {F.HOSTNAME: socket.gethostname(), F.ROOT_PID: os.environ["GPUPROF_ROOT_PID"]}
+    if rank is not None:
+        extra.update({F.RANK: rank, F.WORLD_SIZE: world, F.LOCAL_RANK: rank, F.LOCAL_WORLD_SIZE: world})
+    return extra
+
+
+def torchrun(world):
+    """Plays torchrun in a run directory (GPUPROF_RUN_DIR): its workers, each
+    with its RANK, write rank<R>.<pid>.json.gz; rank 1 is killed with its trace
+    cut short; the launcher itself uses no CUDA. Also a process with no rank
+    (proc.<host>.<pid>.json.gz) and another launcher's trace (another
+    root_pid), which this launcher must not list."""
+    import socket
+    run = os.environ["GPUPROF_RUN_DIR"]
+    assert "GPUPROF_OUTPUT" not in os.environ
+    procs = []
+    for rank in range(world):
+        p = subprocess.Popen(["sleep", "0"])
+        p.wait()
+        write(os.path.join(run, "rank%d.%d.json.gz" % (rank, p.pid)), 2 + rank, pid=p.pid,
+              cut="flush" if rank == 1 else None, extra=run_meta(rank, world))
+        procs.append(p)
+    host = "".join(c if c.isalnum() or c in "._-" else "_" for c in socket.gethostname())[:64]
+    write(os.path.join(run, "proc.%s.%d.json.gz" % (host, os.getpid())), 1, extra=run_meta())
+    other = dict(run_meta(7, world), **{F.ROOT_PID: "1"})
+    write(os.path.join(run, "rank7.99999.json.gz"), 1, pid=99999, extra=other)
+
+
 def main():
     import argparse
     ap = argparse.ArgumentParser()
@@ -139,11 +171,15 @@ def main():
     c.add_argument("--events", type=int)
     p = sub.add_parser("program")
     p.add_argument("n", type=int)
+    t = sub.add_parser("torchrun")
+    t.add_argument("world", type=int)
     a = ap.parse_args()
     if a.cmd == "write":
         write(a.path, a.n, pid=a.pid, cut=a.cut)
     elif a.cmd == "check":
         check(a.path, None if a.recovered is None else a.recovered == "yes", a.events)
+    elif a.cmd == "torchrun":
+        torchrun(a.world)
     else:
         program(a.n)
 

@@ -40,7 +40,11 @@ struct gp_trace_settings {
  * argv or the environment. */
 struct gp_trace_run {
 	const char *name;       /* PROGRAM as typed, for messages */
-	char *output;           /* absolute */
+	char *output;           /* absolute; NULL in a run directory */
+	char *run_dir;          /* absolute: -o DIR/, or a launcher's default
+				 * (gp_trace_resolve_output); NULL: one file */
+	char job[128];          /* the run directory's job (viewer/run/run.h) */
+	pid_t child;            /* PROGRAM's pid, once started */
 	bool replace_output;    /* --force and something is there */
 	char *aside;            /* that, moved here until a new trace replaces it
 				 * (gp_trace_set_aside); NULL: nothing aside */
@@ -55,9 +59,12 @@ struct gp_trace_run {
 enum { GP_TRACE_HELP = -1 };
 int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s);
 
-/* output.c: r->output, absolute, from -o or named after PROGRAM; refuses
- * (says why, -errno) what would make the recorder fail late or write where
- * it should not. */
+/* output.c: r->output, absolute, from -o or named after PROGRAM; or
+ * r->run_dir, a run directory (-o ending in '/', an existing directory,
+ * or the default for PROGRAMs that start several processes: torchrun,
+ * mpirun...), made if missing. Refuses (says why, -errno) what would make
+ * the recorder fail late or write where it should not: a run directory
+ * holding another run is cleared only with --force. */
 int gp_trace_resolve_output(const struct gp_trace_settings *s, struct gp_trace_run *r);
 /* --force: what is at r->output (a symbolic link itself, never what it
  * points to) is moved to r->aside before PROGRAM runs, so that the recorder
@@ -108,8 +115,8 @@ int gp_trace_collect(const struct gp_trace_run *r, struct gp_trace_file **files,
 void gp_trace_repair_all(struct gp_trace_file *files, size_t count);
 void gp_trace_files_free(struct gp_trace_file *files, size_t count);
 
-/* report.c: finds, repairs and lists the run's traces, then where to open
- * them. */
-void gp_trace_report(const struct gp_trace_run *r);
+/* report.c: finds, repairs and lists the run's traces (in a run
+ * directory, writes this launcher's manifest), then where to open them. */
+void gp_trace_report(const struct gp_trace_run *r, int wstatus);
 
 #endif

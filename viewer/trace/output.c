@@ -12,9 +12,42 @@
 #include "exporters/trace_names.h"
 #include "launch.h"
 #include "viewer/cli.h"
+#include "viewer/run/run.h"
 
-/* gpuprof-<PROGRAM's base name, without .py>-<local time>.json.gz */
-static int default_output(const char *program, char **out)
+/* Programs that start the processes of a distributed job: their traces go
+ * to a run directory unless -o names a file. */
+static bool starts_a_job(char *const *program)
+{
+	static const char *const launchers[] = { "torchrun", "mpirun", "mpiexec", "srun",
+						 "accelerate", "deepspeed", "horovodrun", NULL };
+	static const char *const modules[] = { "torch.distributed.run", "torch.distributed.launch",
+					       "accelerate.commands.launch", "deepspeed.launcher.runner",
+					       NULL };
+	const char *base = strrchr(program[0], '/');
+
+	base = base ? base + 1 : program[0];
+	for (size_t i = 0; launchers[i]; i++)
+		if (strcmp(base, launchers[i]) == 0)
+			return true;
+	/* python -m torch.distributed.run ... */
+	if (strncmp(base, "python", 6) != 0)
+		return false;
+	for (size_t a = 1; program[a] && program[a][0] == '-'; a++) {
+		const char *mod = strcmp(program[a], "-m") == 0 ? program[a + 1] :
+				  strncmp(program[a], "-m", 2) == 0 ? program[a] + 2 : NULL;
+
+		for (size_t i = 0; mod && modules[i]; i++)
+			if (strcmp(mod, modules[i]) == 0)
+				return true;
+		if (mod)
+			break;
+	}
+	return false;
+}
+
+/* gpuprof-<PROGRAM's base name, without .py>-<local time>.json.gz, or that
+ * without the suffix for a run directory */
+static int default_output(const char *program, bool dir, char **out)
 {
 	const char *base = strrchr(program, '/');
 	char name[65], stamp[32];
@@ -39,7 +72,8 @@ static int default_output(const char *program, char **out)
 	name[len] = '\0';
 	if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm))
 		return -EINVAL;
-	if (asprintf(out, "gpuprof-%s-%s" GP_TRACE_SUFFIX, len ? name : "program", stamp) < 0)
+	if (asprintf(out, "gpuprof-%s-%s%s", len ? name : "program", stamp,
+		     dir ? "/" : GP_TRACE_SUFFIX) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -48,6 +82,57 @@ static int default_output(const char *program, char **out)
  * and refuses what would make the recorder fail late, after a long run, or
  * write where it should not: a missing or read-only directory, an existing
  * file, a symbolic link. */
+/* A run directory at path: made if missing (its parent must be there),
+ * writable, and holding no other run unless --force clears it. */
+static int resolve_run_dir(const struct gp_trace_settings *s, struct gp_trace_run *r,
+			   const char *path)
+{
+	char host[256] = "", err_line[1024];
+	bool slurm = getenv("SLURM_JOB_ID") && *getenv("SLURM_JOB_ID");
+	int other, manifests, traces, err;
+	struct timespec now;
+
+	if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+		err = -errno;
+		gp_msg("cannot make the run directory %s: %s", path, strerror(-err));
+		return err;
+	}
+	r->run_dir = realpath(path, NULL);
+	if (!r->run_dir || !gp_run_is_dir(r->run_dir)) {
+		err = r->run_dir ? -ENOTDIR : -errno;
+		gp_msg("cannot use the run directory %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (access(r->run_dir, W_OK | X_OK) != 0) {
+		err = -errno;
+		gp_msg("cannot write into the run directory %s: %s", r->run_dir, strerror(-err));
+		return err;
+	}
+	gethostname(host, sizeof(host) - 1);
+	clock_gettime(CLOCK_REALTIME, &now);
+	gp_run_job_id(r->job, sizeof(r->job), host, getpid(),
+		      (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	err = gp_run_dir_jobs(r->run_dir, r->job, &other, &manifests, &traces, err_line,
+			      sizeof(err_line));
+	if (err) {
+		gp_msg("%s", err_line);
+		return err;
+	}
+	/* under srun, the traces and manifests of this job's other tasks may
+	 * be there already; anything else is an earlier run's */
+	if (!other && (!traces || slurm))
+		return 0;
+	if (!s->force) {
+		gp_msg("%s holds another run's %s (--force replaces them, or give a new directory)",
+		       r->run_dir, other ? "manifest and traces" : "traces");
+		return -EEXIST;
+	}
+	err = gp_run_clear(r->run_dir, r->job, !slurm, err_line, sizeof(err_line));
+	if (err)
+		gp_msg("%s", err_line);
+	return err;
+}
+
 int gp_trace_resolve_output(const struct gp_trace_settings *s, struct gp_trace_run *r)
 {
 	char *made = NULL, *dir = NULL, *real_dir = NULL;
@@ -56,17 +141,22 @@ int gp_trace_resolve_output(const struct gp_trace_settings *s, struct gp_trace_r
 	int err = 0;
 
 	if (!path) {
-		err = default_output(s->program[0], &made);
+		err = default_output(s->program[0], starts_a_job(s->program), &made);
 		if (err) {
 			gp_msg("cannot name the trace: %s", strerror(-err));
 			goto cleanup;
 		}
 		path = made;
 	}
+	/* DIR/, or a directory that is there: a run directory */
+	if (path[strlen(path) - 1] == '/' || gp_run_is_dir(path)) {
+		err = resolve_run_dir(s, r, path);
+		goto cleanup;
+	}
 	slash = strrchr(path, '/');
 	base = slash ? slash + 1 : path;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		gp_msg("-o %s: give a file name, not a directory", path);
+	if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		gp_msg("-o %s: give a file name, or a directory ending in '/'", path);
 		err = -EISDIR;
 		goto cleanup;
 	}
@@ -98,10 +188,7 @@ int gp_trace_resolve_output(const struct gp_trace_settings *s, struct gp_trace_r
 	}
 	/* lstat: a symbolic link is judged itself, never what it points to */
 	if (lstat(r->output, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			gp_msg("%s is a directory; give a file name with -o", r->output);
-			err = -EISDIR;
-		} else if (S_ISLNK(st.st_mode) && !s->force) {
+		if (S_ISLNK(st.st_mode) && !s->force) {
 			gp_msg("%s is a symbolic link; gpuprof does not write through one "
 			       "(--force replaces the link itself)", r->output);
 			err = -EEXIST;
@@ -118,6 +205,8 @@ cleanup:
 	if (err) {
 		free(r->output);
 		r->output = NULL;
+		free(r->run_dir);
+		r->run_dir = NULL;
 	}
 	free(real_dir);
 	free(dir);

@@ -152,7 +152,8 @@ cleanup:
 	return err;
 }
 
-static int export_recorder_env(const char *lib, const char *output)
+/* output: the trace's file, or NULL with run_dir: a run directory. */
+static int export_recorder_env(const char *lib, const char *output, const char *run_dir)
 {
 	static const char *const hooks[] = { "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH" };
 	size_t i;
@@ -166,7 +167,10 @@ static int export_recorder_env(const char *lib, const char *output)
 		if (setenv(hooks[i], lib, 1) != 0)
 			return -errno;
 	}
-	if (setenv("GPUPROF_OUTPUT", output, 1) != 0)
+	if (run_dir)
+		return setenv("GPUPROF_RUN_DIR", run_dir, 1) || unsetenv("GPUPROF_OUTPUT") ? -errno : 0;
+	/* an outer gpuprof's run directory is not this run's */
+	if (setenv("GPUPROF_OUTPUT", output, 1) != 0 || unsetenv("GPUPROF_RUN_DIR") != 0)
 		return -errno;
 	return 0;
 }
@@ -194,7 +198,7 @@ int gp_trace_setup_recorder(struct gp_trace_run *r)
 		gp_msg("no NVIDIA driver (libcuda.so.1 not found): nothing will be recorded");
 	if (!p.recorder_loads)
 		goto no_recording;
-	err = export_recorder_env(lib, r->output);
+	err = export_recorder_env(lib, r->output, r->run_dir);
 	if (err) {
 		gp_msg("cannot set the environment: %s", strerror(-err));
 		free(lib);

@@ -5,9 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exporters/trace_names.h"
 #include "launch.h"
 #include "viewer/analyze/units.h"
 #include "viewer/cli.h"
+#include "viewer/run/run.h"
 
 /* Where to look next: Perfetto, or `gpuprof analyze` with every trace no
  * longer being written (the processes of one run are analyzed together). */
@@ -38,7 +44,73 @@ static void print_open_hint(const struct gp_trace_file *files, size_t count)
 	free(paths);
 }
 
-void gp_trace_report(const struct gp_trace_run *r)
+/* This launcher's manifest: what it traced, how PROGRAM ended. */
+static void write_manifest(const struct gp_trace_run *r, int wstatus,
+			   const struct gp_trace_file *files, size_t count)
+{
+	struct gp_run_found *found = calloc(count ? count : 1, sizeof(*found));
+	char host[256] = "", err[1024] = "", *cwd = getcwd(NULL, 0);
+	struct timespec now;
+	struct gp_run_launch_info l = { 0 };
+
+	if (!found) {
+		gp_msg("cannot write the run's manifest: out of memory");
+		free(cwd);
+		return;
+	}
+	gethostname(host, sizeof(host) - 1);
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (size_t i = 0; i < count; i++)
+		found[i] = (struct gp_run_found){ files[i].path, !files[i].running };
+	l.job = r->job;
+	l.host = host;
+	l.pid = getpid();
+	l.argv = r->exec_argv;
+	l.cwd = cwd;
+	l.start_unix_ns = (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec;
+	l.end_unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	l.signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+	l.exit_status = WIFSIGNALED(wstatus) ? -1 : WEXITSTATUS(wstatus);
+	if (gp_run_write_manifest(r->run_dir, &l, found, count, err, sizeof(err)))
+		gp_msg("cannot write the run's manifest: %s", err);
+	free(found);
+	free(cwd);
+}
+
+/* A run directory: its traces by name, and the commands that read it. */
+static void report_run_dir(const struct gp_trace_run *r, int wstatus, struct gp_trace_file *files,
+			   size_t count)
+{
+	char err[1024], size[32];
+	struct gp_run_meta m;
+
+	write_manifest(r, wstatus, files, count);
+	gp_msg("run directory %s/: %zu trace%s, one per process that used CUDA:", r->run_dir, count,
+	       count > 1 ? "s" : "");
+	for (size_t i = 0; i < count; i++) {
+		const struct gp_trace_file *f = &files[i];
+		const char *name = strrchr(f->path, '/') + 1;
+
+		an_fmt_bytes(size, sizeof(size), (uint64_t)f->size);
+		if (gp_run_read_meta(f->path, &m, err, sizeof(err)) != 0)
+			m.rank = -1;
+		if (m.rank >= 0 && m.world_size > 0)
+			gp_msg("  %s (rank %lld of %lld, %s)", name, (long long)m.rank,
+			       (long long)m.world_size, size);
+		else if (m.rank >= 0)
+			gp_msg("  %s (rank %lld, %s)", name, (long long)m.rank, size);
+		else
+			gp_msg("  %s (%s)", name, size);
+		if (f->running)
+			gp_msg("  process %ld is still running and writing it; once it ends: "
+			       "gpuprof recover %s", (long)f->pid, f->path);
+	}
+	gp_msg("next: gpuprof analyze %s/ (every rank side by side), gpuprof merge %s/ -o "
+	       "merged.json.gz (one Perfetto trace), gpuprof report %s/", r->run_dir, r->run_dir,
+	       r->run_dir);
+}
+
+void gp_trace_report(const struct gp_trace_run *r, int wstatus)
 {
 	struct gp_trace_file *files = NULL;
 	size_t count = 0, i;
@@ -46,15 +118,22 @@ void gp_trace_report(const struct gp_trace_run *r)
 
 	err = gp_trace_collect(r, &files, &count);
 	if (err) {
-		gp_msg("cannot look for the traces beside %s: %s", r->output, strerror(-err));
+		gp_msg("cannot look for the traces %s %s: %s", r->run_dir ? "in" : "beside",
+		       r->run_dir ? r->run_dir : r->output, strerror(-err));
 		goto cleanup;
 	}
+	if (count == 0 && r->run_dir)
+		write_manifest(r, wstatus, files, count);
 	if (count == 0) {
 		gp_msg("nothing was recorded: %s made no CUDA call, or the recorder could "
 		       "not start (see the gpuprof: lines above)", r->name);
 		goto cleanup;
 	}
 	gp_trace_repair_all(files, count);
+	if (r->run_dir) {
+		report_run_dir(r, wstatus, files, count);
+		goto cleanup;
+	}
 	if (count > 1)
 		gp_msg("%zu traces written, one per process that used CUDA:", count);
 	for (i = 0; i < count; i++) {

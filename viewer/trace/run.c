@@ -136,6 +136,7 @@ int gp_trace_run_program(struct gp_trace_run *r, int *wstatus)
 		_exit(n == (ssize_t)sizeof(exec_errno) ? 127 : 126);
 	}
 	child_pid = pid;
+	r->child = pid;
 	sigprocmask(SIG_SETMASK, &old.mask, NULL);
 	close(fds[1]);
 	fds[1] = -1;

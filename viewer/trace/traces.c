@@ -15,6 +15,7 @@
 #include "exporters/trace_recover.h"
 #include "launch.h"
 #include "viewer/cli.h"
+#include "viewer/run/run.h"
 
 static int compare_traces(const void *a, const void *b)
 {
@@ -43,12 +44,58 @@ static int add_trace(struct gp_trace_file **files, size_t *count, char *path, pi
 	return 0;
 }
 
+/* In a run directory: the traces written during this run by PROGRAM and
+ * its descendants, which say so (root_pid, on this host). Other
+ * launchers' (srun's other tasks on this host) are theirs to list. */
+static int collect_run_dir(const struct gp_trace_run *r, struct gp_trace_file **files,
+			   size_t *count)
+{
+	char host[256] = "", err_line[1024], *path;
+	struct gp_run_meta m;
+	struct dirent *d;
+	struct stat st;
+	DIR *dp;
+	int err = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	dp = opendir(r->run_dir);
+	if (!dp)
+		return -errno;
+	while ((errno = 0, d = readdir(dp)) != NULL) {
+		if (!gp_run_is_trace_name(d->d_name) ||
+		    fstatat(dirfd(dp), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode) || !newer_or_same(&st.st_mtim, &r->start))
+			continue;
+		if (asprintf(&path, "%s/%s", r->run_dir, d->d_name) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		/* a trace whose meta cannot be read yet (its process only just
+		 * opened it) is not known to be ours */
+		if (gp_run_read_meta(path, &m, err_line, sizeof(err_line)) != 0 ||
+		    strcmp(m.host, host) != 0 || (m.root_pid != r->child && m.pid != r->child)) {
+			free(path);
+			continue;
+		}
+		err = add_trace(files, count, path, (pid_t)m.pid);
+		if (err)
+			break;
+	}
+	if (!err && errno)
+		err = -errno;
+	closedir(dp);
+	if (!err && *count > 1)
+		qsort(*files, *count, sizeof(**files), compare_traces);
+	return err;
+}
+
 /* The root trace and the traces of PROGRAM's children that used CUDA (see
- * gp_child_trace_path()). A child's file counts only if written during this
- * run: an older one with the same stem belongs to an earlier run. */
+ * gp_child_trace_path()), or those of a run directory. A child's file
+ * counts only if written during this run: an older one with the same stem
+ * belongs to an earlier run. */
 int gp_trace_collect(const struct gp_trace_run *r, struct gp_trace_file **files, size_t *count)
 {
-	const char *slash = strrchr(r->output, '/'), *out_name = slash + 1;
+	const char *slash, *out_name;
 	char *dir, *path;
 	struct dirent *d;
 	struct stat st;
@@ -56,6 +103,10 @@ int gp_trace_collect(const struct gp_trace_run *r, struct gp_trace_file **files,
 	int err = 0;
 	pid_t pid;
 
+	if (r->run_dir)
+		return collect_run_dir(r, files, count);
+	slash = strrchr(r->output, '/');
+	out_name = slash + 1;
 	dir = strndup(r->output, slash == r->output ? 1 : (size_t)(slash - r->output));
 	if (!dir)
 		return -ENOMEM;
