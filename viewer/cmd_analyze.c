@@ -10,6 +10,7 @@
 #include "analyze/analyze.h"
 #include "cli.h"
 #include "viewer/render/term.h"
+#include "viewer/run/run.h"
 
 struct analyze_settings {
 	struct gp_an_input *traces;
@@ -39,12 +40,15 @@ static int analyze_main(int argc, char **argv)
 {
 	struct analyze_settings s = { .top = 10, .device = -1, .pid = -1 };
 	struct gp_an_settings an = { 0 };
+	const char **args = NULL;
+	char **paths = NULL;
+	size_t npaths = 0;
 	char err[1024];
 	int c, prev, status = GP_EXIT_USAGE;
 	const char *no_color = getenv("NO_COLOR");
 
-	s.traces = calloc((size_t)argc, sizeof(*s.traces));
-	if (!s.traces) {
+	args = calloc((size_t)argc, sizeof(*args));
+	if (!args) {
 		gp_msg("out of memory");
 		return GP_EXIT_FAIL;
 	}
@@ -56,7 +60,7 @@ static int analyze_main(int argc, char **argv)
 				status = gp_usage_error("an empty TRACE name");
 				goto cleanup;
 			}
-			s.traces[s.n_traces++].path = optarg;
+			args[s.n_traces++] = optarg;
 			break;
 		case 'j':
 			s.json = 1;
@@ -94,6 +98,21 @@ static int analyze_main(int argc, char **argv)
 		status = gp_usage_error("missing TRACE to analyze");
 		goto cleanup;
 	}
+	/* a run directory stands for its traces */
+	if (gp_run_expand(args, s.n_traces, &paths, &npaths, print_note, NULL, err, sizeof(err))) {
+		gp_msg("%s", gp_term_str(err));
+		status = GP_EXIT_USAGE;
+		goto cleanup;
+	}
+	s.traces = calloc(npaths, sizeof(*s.traces));
+	if (!s.traces) {
+		gp_msg("out of memory");
+		status = GP_EXIT_FAIL;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < npaths; i++)
+		s.traces[i].path = paths[i];
+	s.n_traces = npaths;
 	an.inputs = s.traces;
 	an.n_inputs = s.n_traces;
 	an.top = (int)s.top;
@@ -118,13 +137,15 @@ static int analyze_main(int argc, char **argv)
 	}
 cleanup:
 	free(s.traces);
+	gp_run_paths_free(paths, npaths);
+	free(args);
 	return status;
 }
 
 const struct gp_command gp_cmd_analyze = {
 	.name = "analyze",
 	.summary = "who holds the memory at the peak, what leaks, why it ran out",
-	.usage = "  gpuprof analyze TRACE... [--json] [--top N] [--device N] [--process PID]\n",
+	.usage = "  gpuprof analyze TRACE|RUN... [--json] [--top N] [--device N] [--process PID]\n",
 	.options =
 		"  --json                 the report as JSON (schema gpuprof.analyze/1,\n"
 		"                         viewer/analyze/SCHEMA.md) instead of text\n"
@@ -137,8 +158,11 @@ const struct gp_command gp_cmd_analyze = {
 		"  gpuprof analyze run.json.gz\n"
 		"      the peak (who made what was alive, by layer and category), leaks\n"
 		"      step after step, and why an allocation failed, with advice\n"
+		"  gpuprof analyze run/\n"
+		"      a run directory (gpuprof --trace -o run/ -- torchrun ...): every\n"
+		"      rank's peaks side by side, the rank that runs out first and why\n"
 		"  gpuprof analyze run.json.gz run.*.json.gz --json > report.json\n"
-		"      every process of a run (torchrun writes one trace each), as JSON\n"
+		"      every process of a run (one trace each), as JSON\n"
 		"  gpuprof analyze --top 30 --device 1 run.json.gz\n"
 		"      more rows, GPU 1 only\n",
 	.environment =

@@ -773,6 +773,31 @@ def scenario(name, outdir):
         b.write(os.path.join(outdir, "multi.5002.json.gz"))
         exp["together"] = 3 * GiB
         exp["together_t"] = 2.000002
+    elif name == "ranks":
+        # a run directory of a job of 4 ranks on 4 GPUs, 3 traced (rank 3
+        # made no CUDA call): rank 1's activations are the largest, so it
+        # has the least room left; ranks written as the recorder names them
+        run = os.path.join(outdir, "ranks")
+        os.makedirs(run, exist_ok=True)
+        acts = {0: (96 * MiB, 48 * MiB), 1: (160 * MiB, 48 * MiB), 2: (112 * MiB, 48 * MiB)}
+        exp["ranks"] = {}
+        for rank, act in acts.items():
+            pid = 7000 + rank
+            sim = HookSim(stacks=True, total=8 * GiB, pid=pid, cmdline="python3 train.py",
+                          uuid="GPU-%08x-1111-2222-3333-444444444444" % rank,
+                          ts_base=1_700_000_000_000_000_000 + rank * 1000)
+            sim.rank, sim.world_size, sim.local_rank, sim.local_world_size = rank, 4, rank, 4
+            sim.job_start = 1_700_000_000_000_000_000
+            kept = train(sim, 4, act=act)
+            for layer, a in kept["params"].items():
+                sim.name_tensor(a, "<Net>." + layer)
+            sim.write(os.path.join(run, "rank%d.%d.json.gz" % (rank, pid)))
+            e = expect_peak(sim)
+            exp["ranks"][str(rank)] = {"peak": e["bytes"], "categories": e["categories"],
+                                       "reserved_peak": sim.reserved_peak, "other_peak": e["other"],
+                                       "capacity": 8 * GiB,
+                                       "lines": {str(k): v for k, v in lines_of(sim.peak["live"]).items()}}
+        exp["dir"] = run
     elif name == "many":
         # more GPUs and more processes on one GPU than a fixed table would
         # hold: GPU 0 shared by 33 processes, GPUs 1..16 by 2 each; every

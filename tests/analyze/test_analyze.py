@@ -812,6 +812,88 @@ def test_multi():
     eq([d["device"] for d in doc["devices"]], [0], "--device 0")
 
 
+def manifest(job, traces, host="synth", pid=9000):
+    """A launcher's manifest as viewer/run/MANIFEST.md has it."""
+    return {"schema": "gpuprof.run/1", "version": "0.1.0", "job": job, "host": host, "launcher_pid": pid,
+            "command": ["torchrun", "--nproc-per-node", "4", "train.py"], "start_unix_ns": 1,
+            "end_unix_ns": 2, "exit_status": 0,
+            "traces": [{"file": f, "pid": p, "rank": r, "world_size": 4, "complete": True}
+                       for f, p, r in traces]}
+
+
+def test_ranks():
+    exp = make("ranks")
+    doc, err = analyze_json("ranks")
+    check("has no manifest" in err and "(rank 3)" in err, "notes: no manifest, rank 3 missing: %r" % err)
+    k = doc["ranks"]
+    rows = k["by_rank"]
+    eq([r["rank"] for r in rows], [0, 1, 2], "one row per traced rank")
+    eq(k["world_size"], 4, "world size")
+    eq(k["missing"], [3], "the rank that left no trace")
+    for r in rows:
+        e = exp["ranks"][str(r["rank"])]
+        eq(r["peak"], e["peak"], "rank %d: its peak" % r["rank"])
+        eq(r["reserved_peak"], e["reserved_peak"], "rank %d: reserved peak" % r["rank"])
+        eq(r["other_peak"], e["other_peak"], "rank %d: outside PyTorch" % r["rank"])
+        eq(r["headroom"], e["capacity"] - r["device_peak"], "rank %d: headroom" % r["rank"])
+    peaks = {int(r): e["peak"] for r, e in exp["ranks"].items()}
+    eq((k["min_rank"], k["max_rank"], k["median_rank"]), (0, 1, 2), "smallest, largest, median")
+    eq(k["spread"], peaks[1] - peaks[0], "spread")
+    eq((k["first_out_rank"], k["first_out_by"]), (1, "headroom"), "rank 1 has the least room left")
+    why = k["why"]
+    eq(why["compared_with_rank"], 2, "against the median rank")
+    eq(why["peak_delta"], peaks[1] - peaks[2], "how much more it holds")
+    c1, c2 = exp["ranks"]["1"]["categories"], exp["ranks"]["2"]["categories"]
+    want = sorted(((c, c1.get(c, 0) - c2.get(c, 0)) for c in set(c1) | set(c2) if c1.get(c, 0) != c2.get(c, 0)),
+                  key=lambda x: (-abs(x[1]), x[0]))
+    eq([(d["name"], d["delta"]) for d in why["by_category"]], want, "categories that differ")
+    l1, l2 = exp["ranks"]["1"]["lines"], exp["ranks"]["2"]["lines"]
+    eq(why["by_line"][0]["name"], "train.py:41 in forward", "the line that differs most")
+    eq(why["by_line"][0]["delta"], l1["train.py:41 in forward"] - l2["train.py:41 in forward"], "its difference")
+    eq(why["by_layer"][0]["name"], "<Net>.fc1", "the layer that differs most")
+    eq(sum(d["delta"] for d in why["by_layer"]), why["peak_delta"],
+       "the layers' own bytes add up to the whole difference")
+    rc, out, _ = run("ranks")
+    check("runs out first: rank 1 (*), the least room left" in out, "text: the rank that runs out first")
+    check("\n    <Net>.fc1 " in out, "text: the layer that differs")
+    # a single rank, or none: no ranks section
+    doc, _ = analyze_json(os.path.join("ranks", "rank0.7000.json.gz"))
+    eq(doc["ranks"], None, "one rank: null")
+
+    # with manifests: only the traces they list; two jobs refused
+    d = os.path.join(TMP, "ranks")
+    with open(os.path.join(d, "manifest.synth.9000.json"), "w") as f:
+        json.dump(manifest("synth.9000.1", [("rank0.7000.json.gz", 7000, 0), ("rank1.7001.json.gz", 7001, 1)]), f)
+    doc, err = analyze_json("ranks")
+    eq([r["rank"] for r in doc["ranks"]["by_rank"]], [0, 1], "the manifest's traces")
+    check("no manifest lists" in err and "left out" in err, "an unlisted trace is said: %r" % err)
+    eq(doc["ranks"]["missing"], [2, 3], "ranks not in the run")
+    with open(os.path.join(d, "manifest.synth.9001.json"), "w") as f:
+        json.dump(manifest("synth.9001.1", [("rank2.7002.json.gz", 7002, 2)], pid=9001), f)
+    rc, out, err = run("ranks")
+    eq(rc, 2, "manifests of two jobs: refused")
+    check("two runs" in err and len(err.splitlines()) == 1, "one line: %r" % err)
+    bad = [
+        ({"schema": "nope"}, "not a gpuprof manifest"),
+        (dict(manifest("synth.9001.1", []), traces=[{"file": "../x.json.gz", "pid": 1}]), "in the directory"),
+        (dict(manifest("synth.9001.1", []), traces=[{"file": "rank2.7002.json.gz", "pid": 7001, "rank": 2}]),
+         "is not the trace"),
+        (dict(manifest("synth.9001.1", []), exit_status="0"), "not a number"),
+    ]
+    for doc_, what in bad:
+        with open(os.path.join(d, "manifest.synth.9001.json"), "w") as f:
+            json.dump(doc_, f)
+        with open(os.path.join(d, "manifest.synth.9000.json"), "w") as f:
+            json.dump(manifest("synth.9001.1", []), f)
+        rc, out, err = run("ranks")
+        eq(rc, 2, "bad manifest (%s): exit 2" % what)
+        check(what in err and len(err.strip().splitlines()) == 1, "one line saying %r: %r" % (what, err))
+    with open(os.path.join(d, "manifest.synth.9001.json"), "w") as f:
+        f.write("{")
+    rc, out, err = run("ranks")
+    eq(rc, 2, "a manifest that is no JSON: exit 2")
+
+
 def test_many():
     exp = make("many")
     doc, _ = analyze_json(*exp["paths"])
@@ -1022,6 +1104,7 @@ def test_bad():
 
 def test_cli():
     make("train")
+    os.makedirs(os.path.join(TMP, "emptydir"), exist_ok=True)
     for args, why in ((["--top", "0", "train.json.gz"], "--top 0"),
                       (["--top", "1x", "train.json.gz"], "--top 1x"),
                       (["--top", "-3", "train.json.gz"], "--top -3"),
@@ -1032,7 +1115,7 @@ def test_cli():
                       (["--bogus", "train.json.gz"], "unknown option"),
                       ([], "no TRACE"),
                       (["missing.json.gz"], "missing file"),
-                      (["."], "a directory")):
+                      (["emptydir"], "a directory with no trace")):
         rc, out, err = run(*args)
         eq(rc, 2, why + ": exit status")
         eq(out, "", why + ": stdout")
@@ -1040,9 +1123,9 @@ def test_cli():
     p = subprocess.run([GP, "--analyze", "--json", "train.json.gz"], cwd=TMP, capture_output=True)
     eq(p.returncode, 0, "gpuprof --analyze")
     p = subprocess.run([GP, "--help"], capture_output=True, text=True)
-    check("gpuprof analyze TRACE..." in p.stdout, "--help lists analyze")
+    check("gpuprof analyze TRACE|RUN..." in p.stdout, "--help lists analyze")
     p = subprocess.run([GP, "analyze", "--help"], capture_output=True, text=True)
-    check("gpuprof analyze TRACE..." in p.stdout and "--top N" in p.stdout, "analyze --help")
+    check("gpuprof analyze TRACE|RUN..." in p.stdout and "--top N" in p.stdout, "analyze --help")
     rc, out, _ = run("train.json.gz", "--json", "--top", "2")
     eq(rc, 0, "options after TRACE")
 

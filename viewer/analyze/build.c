@@ -1292,6 +1292,8 @@ struct gp_an_result *an_result_build(struct an_analysis *a)
 		}
 	}
 	gpus_fill(&b);
+	if (!b.oom && gp_an_ranks_fill(r))
+		b.oom = 1;
 	if (b.oom) {
 		gp_an_result_free(r);
 		return NULL;

@@ -550,6 +550,84 @@ static struct json_object *gpu_json(struct gp_jb *b, const struct gp_an_gpu *g)
 	return o;
 }
 
+static struct json_object *diffs_json(struct gp_jb *b, const struct gp_an_rank_diff *v, size_t n)
+{
+	struct json_object *arr = gp_jb_arr(b);
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = gp_jb_obj(b);
+
+		gp_jb_put(b, e, "name", gp_jb_str(b, v[i].name));
+		gp_jb_put(b, e, "first", gp_jb_int(b, (int64_t)v[i].first));
+		gp_jb_put(b, e, "typical", gp_jb_int(b, (int64_t)v[i].typical));
+		gp_jb_put(b, e, "delta", gp_jb_int(b, v[i].delta));
+		gp_jb_push(b, arr, e);
+	}
+	return arr;
+}
+
+/* null unless two ranks or more were analyzed */
+static struct json_object *ranks_json(struct gp_jb *b, const struct gp_an_result *r)
+{
+	const struct gp_an_ranks *k = &r->ranks;
+	struct json_object *o, *rows, *missing, *why;
+
+	if (!k->present)
+		return NULL;
+	o = gp_jb_obj(b);
+	rows = gp_jb_arr(b);
+	missing = gp_jb_arr(b);
+	why = gp_jb_obj(b);
+	gp_jb_put(b, o, "world_size", jint_or_null(b, k->world_size));
+	gp_jb_put(b, o, "peak_what", k->what ? gp_jb_str(b, k->what) : NULL);
+	for (size_t i = 0; i < k->n; i++) {
+		const struct gp_an_rank *x = &k->v[i];
+		const struct gp_an_device *d = &r->devices[x->device];
+		struct json_object *e = gp_jb_obj(b);
+
+		gp_jb_put(b, e, "rank", gp_jb_int(b, x->rank));
+		gp_jb_put(b, e, "local_rank", jint_or_null(b, x->local_rank));
+		gp_jb_put(b, e, "hostname", x->hostname ? gp_jb_str(b, x->hostname) : NULL);
+		gp_jb_put(b, e, "pid", gp_jb_int(b, d->pid));
+		gp_jb_put(b, e, "device", gp_jb_int(b, d->device));
+		gp_jb_put(b, e, "peak", gp_jb_int(b, (int64_t)x->peak));
+		gp_jb_put(b, e, "allocated_peak", jopt(b, x->allocated));
+		gp_jb_put(b, e, "reserved_peak", jopt(b, x->reserved));
+		gp_jb_put(b, e, "device_peak", gp_jb_int(b, (int64_t)x->device_peak));
+		gp_jb_put(b, e, "other_peak", gp_jb_int(b, (int64_t)x->other_peak));
+		gp_jb_put(b, e, "capacity", jopt(b, x->capacity));
+		gp_jb_put(b, e, "headroom", jopt(b, x->headroom));
+		gp_jb_put(b, e, "oom_count", gp_jb_int(b, (int64_t)x->oom_count));
+		gp_jb_put(b, e, "first_oom_t", isnan(x->first_oom_t) ? NULL : jsec(b, x->first_oom_t));
+		gp_jb_push(b, rows, e);
+	}
+	gp_jb_put(b, o, "by_rank", rows);
+	for (size_t i = 0; i < k->nmissing; i++)
+		gp_jb_push(b, missing, gp_jb_int(b, k->missing[i]));
+	gp_jb_put(b, o, "missing", missing);
+	gp_jb_put(b, o, "min_rank", gp_jb_int(b, k->v[k->min].rank));
+	gp_jb_put(b, o, "max_rank", gp_jb_int(b, k->v[k->max].rank));
+	gp_jb_put(b, o, "median_rank", gp_jb_int(b, k->v[k->median].rank));
+	gp_jb_put(b, o, "spread", gp_jb_int(b, (int64_t)k->spread));
+	gp_jb_put(b, o, "spread_share", gp_jb_num(b, k->spread_share, 4));
+	gp_jb_put(b, o, "first_out_rank", gp_jb_int(b, k->v[k->first].rank));
+	gp_jb_put(b, o, "first_out_by", gp_jb_str(b, gp_an_first_out_names[k->first_by]));
+	if (k->first == k->typical) {
+		gp_jb_put(b, o, "why", NULL);
+		json_object_put(why);
+		return o;
+	}
+	gp_jb_put(b, why, "compared_with_rank", gp_jb_int(b, k->v[k->typical].rank));
+	gp_jb_put(b, why, "peak_delta",
+		  gp_jb_int(b, (int64_t)k->v[k->first].peak - (int64_t)k->v[k->typical].peak));
+	gp_jb_put(b, why, "other_delta", gp_jb_int(b, k->other_delta));
+	gp_jb_put(b, why, "by_category", diffs_json(b, k->categories, k->ncategories));
+	gp_jb_put(b, why, "by_layer", diffs_json(b, k->layers, k->nlayers));
+	gp_jb_put(b, why, "by_line", diffs_json(b, k->lines, k->nlines));
+	gp_jb_put(b, o, "why", why);
+	return o;
+}
+
 static struct json_object *doc_json(struct gp_jb *b, const struct gp_an_result *r)
 {
 	struct json_object *doc = gp_jb_obj(b), *traces = gp_jb_arr(b), *devs = gp_jb_arr(b), *gpus = gp_jb_arr(b);
@@ -571,6 +649,7 @@ static struct json_object *doc_json(struct gp_jb *b, const struct gp_an_result *
 	for (size_t i = 0; i < r->ngpus; i++)
 		gp_jb_push(b, gpus, gpu_json(b, &r->gpus[i]));
 	gp_jb_put(b, doc, "gpus", gpus);
+	gp_jb_put(b, doc, "ranks", ranks_json(b, r));
 	return doc;
 }
 

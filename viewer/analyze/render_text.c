@@ -673,6 +673,112 @@ static void device(struct out *o, const struct gp_an_device *d)
 	ooms(o, d, torch);
 }
 
+/* "+1.2 GiB" / "-3 MiB" */
+static const char *delta(int64_t v)
+{
+	static char buf[8][40];
+	static int k;
+
+	k = (k + 1) % 8;
+	snprintf(buf[k], sizeof(buf[k]), "%s%s", v < 0 ? "-" : "+",
+		 sz(v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v));
+	return buf[k];
+}
+
+static void rank_diffs(struct out *o, const char *title, const struct gp_an_rank_diff *v, size_t n,
+		       int64_t first, int64_t typical)
+{
+	struct gp_table t;
+	char h1[32], h2[32], cell[512];
+
+	if (!n)
+		return;
+	snprintf(h1, sizeof(h1), "rank %" PRId64, first);
+	snprintf(h2, sizeof(h2), "rank %" PRId64, typical);
+	gp_table_init(&t, 4, "lrrr");
+	gp_table_row(&t, title, h1, h2, "difference");
+	for (size_t i = 0; i < n; i++)
+		gp_table_row(&t, gp_table_cell(cell, sizeof(cell), GP_TABLE_TEXT, v[i].name, 0, -80),
+			     sz(v[i].first), sz(v[i].typical), delta(v[i].delta));
+	t_print(o, &t, "    ", 2);
+}
+
+static const char *rank_name(const struct gp_an_rank *x)
+{
+	static char buf[4][48];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "rank %" PRId64, x->rank);
+	return buf[k];
+}
+
+/* The ranks side by side: who holds most, who runs out first, and why. */
+static void ranks(struct out *o, const struct gp_an_result *r)
+{
+	const struct gp_an_ranks *k = &r->ranks;
+	const struct gp_an_rank *first, *typ;
+	struct gp_table t;
+	char c[2][64], cell[300];
+
+	if (!k->present)
+		return;
+	fprintf(o->f, "\n%sRanks: %zu traced", C(o, BOLD), k->n);
+	if (k->world_size > 0)
+		fprintf(o->f, " of world size %" PRId64, k->world_size);
+	fprintf(o->f, "%s\n", C(o, OFF));
+	if (k->nmissing) {
+		fprintf(o->f, "  %sno trace from rank%s", C(o, YEL), k->nmissing > 1 ? "s" : "");
+		for (size_t i = 0; i < k->nmissing && i < 16; i++)
+			fprintf(o->f, "%s %" PRId64, i ? "," : "", k->missing[i]);
+		fprintf(o->f, "%s%s\n", k->nmissing > 16 ? ", ..." : "", C(o, OFF));
+	}
+	gp_table_init(&t, 9, "rlrrrrrrr");
+	gp_table_row(&t, "rank", "host", "GPU", "peak", "allocated", "reserved", "device",
+		     "outside", "headroom");
+	for (size_t i = 0; i < k->n; i++) {
+		const struct gp_an_rank *x = &k->v[i];
+		const struct gp_an_device *d = &r->devices[x->device];
+
+		snprintf(c[0], sizeof(c[0]), "%" PRId64 "%s", x->rank,
+			 i == k->first ? " *" : "");
+		snprintf(c[1], sizeof(c[1]), "%d", d->device);
+		gp_table_row(&t, c[0], gp_table_cell(cell, sizeof(cell), GP_TABLE_TEXT, x->hostname, 0, 24),
+			     c[1], sz(x->peak), szo(x->allocated), szo(x->reserved), sz(x->device_peak),
+			     sz(x->other_peak), szo(x->headroom));
+	}
+	t_print(o, &t, "  ", 1);
+	fprintf(o->f, "  peak is %s memory; device: all the process held on its GPU; outside: "
+		"not the framework's (NCCL, cuBLAS...); headroom: the GPU's memory less device\n",
+		k->what ? k->what : "allocated");
+	fprintf(o->f, "  spread: %s (%s of the largest), rank %" PRId64 " %s to rank %" PRId64 " %s\n",
+		sz(k->spread), pct(k->spread_share), k->v[k->min].rank, sz(k->v[k->min].peak),
+		k->v[k->max].rank, sz(k->v[k->max].peak));
+	first = &k->v[k->first];
+	typ = &k->v[k->typical];
+	fprintf(o->f, "  %sruns out first: %s (*)", C(o, RED), rank_name(first));
+	if (k->first_by == GP_AN_FIRST_OOM)
+		fprintf(o->f, ", it ran out of memory at %.3f s", first->first_oom_t);
+	else if (k->first_by == GP_AN_FIRST_HEADROOM)
+		fprintf(o->f, ", the least room left: %s of %s", sz(first->headroom.v),
+			sz(first->capacity.v));
+	else
+		fprintf(o->f, ", the largest peak");
+	fprintf(o->f, "%s\n", C(o, OFF));
+	if (k->first == k->typical)
+		return;
+	fprintf(o->f, "  at its peak it holds %s %s than %s at its own (%s)",
+		sz(first->peak > typ->peak ? first->peak - typ->peak : typ->peak - first->peak),
+		first->peak >= typ->peak ? "more" : "less", rank_name(typ),
+		k->typical == k->median ? "the median rank" : "the smallest");
+	if (k->other_delta)
+		fprintf(o->f, "; outside the framework %s", delta(k->other_delta));
+	fputc('\n', o->f);
+	rank_diffs(o, "category", k->categories, k->ncategories, first->rank, typ->rank);
+	rank_diffs(o, "layer (its own bytes)", k->layers, k->nlayers, first->rank, typ->rank);
+	rank_diffs(o, "line", k->lines, k->nlines, first->rank, typ->rank);
+}
+
 static void gpus(const struct out *o, const struct gp_an_result *r)
 {
 	for (size_t i = 0; i < r->ngpus; i++) {
@@ -693,6 +799,7 @@ int gp_an_render_text(const struct gp_an_result *r, FILE *f, int color, int top)
 	struct out o = { f, color, top, 0 };
 
 	traces(&o, r);
+	ranks(&o, r);
 	if (!r->ndevices)
 		fprintf(f, "\nno GPU memory activity in %s\n",
 			r->ntraces > 1 ? "these traces" : "this trace");

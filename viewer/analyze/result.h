@@ -363,6 +363,52 @@ struct gp_an_gpu {
 	size_t nby_process;
 };
 
+/* The ranks of a distributed job side by side (ranks.c): present when the
+ * traces of two or more ranks were analyzed together. */
+struct gp_an_rank {
+	int64_t rank, local_rank;  /* local_rank -1: null */
+	size_t device;             /* index into gp_an_result.devices */
+	const char *hostname;      /* NULL: not said */
+	uint64_t peak;             /* the device's peak (peak.what), 0 without one */
+	struct gp_an_opt allocated, reserved; /* their peaks, where known */
+	uint64_t device_peak;      /* summary.total_peak: all this process held */
+	uint64_t other_peak;       /* outside the framework: NCCL, cuBLAS... */
+	struct gp_an_opt capacity, headroom; /* headroom: capacity - device_peak */
+	uint64_t oom_count;
+	double first_oom_t;        /* NaN: none */
+};
+
+/* Bytes under one name on the rank that runs out first and on the rank it
+ * is compared with, at each one's peak. */
+struct gp_an_rank_diff {
+	const char *name;
+	uint64_t first, typical;
+	int64_t delta;             /* first - typical */
+};
+
+enum gp_an_first_out { GP_AN_FIRST_OOM, GP_AN_FIRST_HEADROOM, GP_AN_FIRST_PEAK, GP_AN_FIRST_N };
+extern const char *const gp_an_first_out_names[GP_AN_FIRST_N]; /* oom, headroom, peak */
+
+struct gp_an_ranks {
+	int present;
+	int64_t world_size;        /* -1: not said */
+	const char *what;          /* what the peaks are: allocated, reserved, device */
+	struct gp_an_rank *v;      /* by rank, then pid and device */
+	size_t n;
+	int64_t *missing;          /* ranks of world_size that left no trace */
+	size_t nmissing;
+	size_t min, max, median;   /* indices into v, by peak (median: the lower one) */
+	uint64_t spread;           /* max's peak - min's */
+	double spread_share;       /* of max's peak */
+	size_t first;              /* the rank that runs out first (index into v) */
+	enum gp_an_first_out first_by;
+	size_t typical;            /* what it is compared with: the median, or the
+				    * smallest when the first is the median */
+	int64_t other_delta;       /* outside the framework, first - typical */
+	struct gp_an_rank_diff *categories, *layers, *lines; /* largest changes first */
+	size_t ncategories, nlayers, nlines;
+};
+
 struct gp_an_arena;
 
 struct gp_an_result {
@@ -377,6 +423,7 @@ struct gp_an_result {
 	size_t ndevices;
 	struct gp_an_gpu *gpus;
 	size_t ngpus;
+	struct gp_an_ranks ranks;
 	struct gp_an_arena *arena; /* owns all of the above */
 };
 
@@ -388,6 +435,9 @@ void gp_an_result_free(struct gp_an_result *r);
 void *gp_an_alloc(struct gp_an_result *r, size_t size);
 /* A copy of s[0..len) in r's arena, NUL-terminated. */
 const char *gp_an_strndup(struct gp_an_result *r, const char *s, size_t len);
+
+/* ranks.c: r->ranks from r's devices and traces; -ENOMEM. */
+int gp_an_ranks_fill(struct gp_an_result *r);
 
 /* v rounded to the given decimals as printf writes it (the schema's
  * precision: times 6, shares 4, rates 1); NaN when v is not finite. */
