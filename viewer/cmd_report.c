@@ -8,6 +8,13 @@
 #include "report/report.h"
 #include "analyze/analyze.h"
 #include "viewer/render/term.h"
+#include "viewer/run/run.h"
+
+static void print_note(void *ctx, const char *line)
+{
+	(void)ctx;
+	gp_msg("%s", gp_term_str(line));
+}
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -22,7 +29,8 @@ static int report_main(int argc, char **argv)
 	struct gp_report_settings s = { .out = "report.html", .top = 20 };
 	const char **run = calloc((size_t)argc, sizeof(*run));
 	const char **base = calloc((size_t)argc, sizeof(*base));
-	char err[1024];
+	char err[1024], **run_paths = NULL, **base_paths = NULL;
+	size_t nrun_paths = 0, nbase_paths = 0;
 	long top = 20;
 	int c, prev, status = GP_EXIT_USAGE;
 
@@ -71,8 +79,17 @@ static int report_main(int argc, char **argv)
 		status = gp_usage_error("missing TRACE (or an analyze --json summary) to report");
 		goto cleanup;
 	}
-	s.run = run;
-	s.base = base;
+	/* a run directory stands for its traces */
+	if (gp_run_expand(run, s.nrun, &run_paths, &nrun_paths, print_note, NULL, err, sizeof(err)) ||
+	    gp_run_expand(base, s.nbase, &base_paths, &nbase_paths, print_note, NULL, err,
+			  sizeof(err))) {
+		gp_msg("%s", gp_term_str(err));
+		goto cleanup;
+	}
+	s.run = (const char *const *)run_paths;
+	s.nrun = nrun_paths;
+	s.base = (const char *const *)base_paths;
+	s.nbase = nbase_paths;
 	s.top = (int)top;
 	s.progress = isatty(STDERR_FILENO);
 	switch (gp_report_write(&s, err, sizeof(err))) {
@@ -90,6 +107,8 @@ static int report_main(int argc, char **argv)
 		break;
 	}
 cleanup:
+	gp_run_paths_free(run_paths, nrun_paths);
+	gp_run_paths_free(base_paths, nbase_paths);
 	free(run);
 	free(base);
 	return status;
@@ -98,7 +117,7 @@ cleanup:
 const struct gp_command gp_cmd_report = {
 	.name = "report",
 	.summary = "one offline HTML page: memory over time, the peak by layer, leaks, failures",
-	.usage = "  gpuprof report TRACE... [-o report.html] [--base BASE...] [--top N]\n"
+	.usage = "  gpuprof report TRACE|RUN... [-o report.html] [--base BASE...] [--top N]\n"
 		 "  gpuprof report SUMMARY.json [-o report.html]\n",
 	.options =
 		"  -o, --output FILE      the page (default report.html); written whole or not\n"

@@ -637,6 +637,24 @@ def test_browser_cuda():
     browser_test("cuda")
 
 
+def test_browser_ranks():
+    """A run directory of three ranks (tests/analyze/synth.py's "ranks"): the
+    Ranks section drawn first, the rank that runs out first and what differs."""
+    chromium()
+    sys.path.insert(0, os.path.join(ROOT, "tests", "analyze"))
+    import synth
+    synth.scenario("ranks", TMP)
+    page, text = make_page("ranks", [os.path.join(TMP, "ranks")], expect_notes=2)
+    if text is None:
+        return
+    m, selftest = load("ranks", page)
+    check_selftest("ranks", selftest, page_data(text), ["timeline", "icicle", "stacked", "frag"])
+    dom = " ".join(m.text)
+    if dom:
+        check("Runs out first: rank 1" in dom, "ranks: the rank that runs out first is said")
+        check("<Net>.fc1" in dom, "ranks: the layer that differs")
+
+
 def test_browser_summary():
     """A page from an analyze --json summary: no timeline, the rest."""
     chromium()

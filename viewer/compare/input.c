@@ -9,8 +9,9 @@
  *                 the names `gpuprof --trace` gives them; add_children()
  *                 says which count) come with it, so that one name stands
  *                 for the whole run
- *   a directory   every *.json and *.json.gz in it (not below): a torchrun,
- *                 whose launcher uses no CUDA and so writes no RUN.json.gz
+ *   a directory   a run directory's traces, as its manifests list them
+ *                 (viewer/run/); without a manifest, every *.json and
+ *                 *.json.gz in it (not below)
  * The same file named twice is read once. */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include "exporters/trace_format.h"
 #include "exporters/trace_names.h"
 #include "cmp.h"
+#include "viewer/run/run.h"
 
 #define MAX_SUMMARY (512u << 20)
 #define JSON_DEPTH 160   /* analyze's layer trees go 48 levels down, 2 JSON levels each */
@@ -179,12 +181,40 @@ static void free_list(char **v, size_t n)
 	free(v);
 }
 
-static int add_dir(struct files *fs, const char *dir, char *err, size_t cap)
+/* A run directory with manifests (viewer/run/MANIFEST.md): the traces they
+ * list, checked, and its notes (a rank that left no trace). 1 when dir
+ * has no manifest: read as any directory. */
+static int add_run(struct files *fs, const char *dir, struct cmp_notes *notes, const char *label,
+		   char *err, size_t cap)
+{
+	struct gp_run *run = NULL;
+	int rc = gp_run_open(dir, &run, err, cap);
+
+	if (rc == -ENOENT || (!rc && !run->job)) {
+		gp_run_free(run);
+		err[0] = '\0';
+		return 1;
+	}
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < run->nnotes && rc >= 0; i++)
+		rc = cmp_note(notes, "%s: %s", label, run->notes[i]);
+	for (size_t i = 0; i < run->ntraces && rc >= 0; i++)
+		rc = file_add(fs, run->traces[i].path, 0, err, cap);
+	gp_run_free(run);
+	return rc < 0 ? rc : 0;
+}
+
+static int add_dir(struct files *fs, const char *dir, struct cmp_notes *notes, const char *label,
+		   char *err, size_t cap)
 {
 	char **v;
 	size_t n, added = 0;
-	int rc = list_dir(dir, NULL, keep_json, &v, &n, err, cap);
+	int rc = add_run(fs, dir, notes, label, err, cap);
 
+	if (rc <= 0)
+		return rc;
+	rc = list_dir(dir, NULL, keep_json, &v, &n, err, cap);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n && rc >= 0; i++) {
@@ -657,7 +687,7 @@ int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int d
 		const char *p = files->paths[i];
 
 		if (!stat(p, &st) && S_ISDIR(st.st_mode))
-			rc = add_dir(&fs, p, err, cap);
+			rc = add_dir(&fs, p, &side->notes, side->label, err, cap);
 		else if ((rc = file_add(&fs, p, 1, err, cap)) == -ENOENT)
 			hint_children(p, err, cap);
 	}

@@ -872,6 +872,47 @@
 			(traces.map((t) => t.path).join(", ") || "the .json.gz trace") + "."));
 	}
 
+	/* --- the ranks of a distributed job --- */
+
+	function ranksSection(sec, run) {
+		const k = run.ranks;
+		const rows = objs(k.by_rank);
+		const first = rows.find((r) => r.rank === k.first_out_rank) || {};
+		const why = obj(k.why);
+		const how = k.first_out_by === "oom" ? "it ran out of memory first, at " + secs(first.first_oom_t)
+			: k.first_out_by === "headroom" ? "the least room left on its GPU: " + bytes(first.headroom) + " of " + bytes(first.capacity)
+				: "the largest peak";
+		sec.appendChild(verdict(false, "Runs out first: rank " + orDash(k.first_out_rank) + " (" + how + ")"));
+		sec.appendChild(facts([
+			["ranks traced", rows.length + (isNum(k.world_size) ? " of " + k.world_size : "")],
+			["no trace from", arr(k.missing).length ? arr(k.missing).join(", ") : undefined],
+			["peak is", orDash(k.peak_what) + " memory"],
+			["spread", bytes(k.spread) + " (" + pct(k.spread_share) + " of the largest): rank " + orDash(k.min_rank) + " to rank " + orDash(k.max_rank)],
+		]));
+		sec.appendChild(table([col("rank", "rank", null, 1), col("host", "hostname"), col("GPU", "device", null, 1), col("peak", "peak", bytes, 1),
+			col("allocated", "allocated_peak", bytes, 1), col("reserved", "reserved_peak", bytes, 1), col("device", "device_peak", bytes, 1),
+			col("outside the framework", "other_peak", bytes, 1), col("headroom", "headroom", bytes, 1), col("failed", "oom_count", int, 1)], rows, true));
+		// each rank's peak as a bar, the one that runs out first marked
+		const max = Math.max(1, ...rows.map((r) => (isNum(r.peak) ? r.peak : 0)));
+		// set through the CSSOM: the page's policy allows no style attributes
+		const bar = (r) => {
+			const b = h("span", { class: "rank-bar" });
+			b.style.width = (100 * (isNum(r.peak) ? r.peak : 0) / max).toFixed(1) + "%";
+			b.style.background = r.rank === k.first_out_rank ? COLOR.bad : COLOR.allocated;
+			return h("span", { class: "rank-track" }, b);
+		};
+		sec.appendChild(h("div", { class: "rank-bars" }, rows.map((r) => h("div", { class: "rank-row" },
+			h("span", null, "rank " + r.rank + (r.rank === k.first_out_rank ? " ◀" : "")), bar(r), h("span", { class: "num" }, bytes(r.peak))))));
+		if (!why) return;
+		sec.appendChild(para("At its peak rank " + orDash(k.first_out_rank) + " holds " + signed(why.peak_delta) + " against rank " +
+			orDash(why.compared_with_rank) + " at its own" + (why.other_delta ? "; outside the framework " + signed(why.other_delta) : "") + ":"));
+		const diff = (first_) => [col(first_, "name"), col("rank " + k.first_out_rank, "first", bytes, 1), col("rank " + why.compared_with_rank, "typical", bytes, 1),
+			col("difference", "delta", (v) => h("span", { class: v > 0 ? "grew" : v < 0 ? "shrank" : null }, signed(v)), 1)];
+		if (objs(why.by_category).length) add(sec, [heading("By category"), table(diff("category"), objs(why.by_category), true)]);
+		if (objs(why.by_layer).length) add(sec, [heading("By layer (each layer's own bytes)"), table(diff("layer"), objs(why.by_layer), true)]);
+		if (objs(why.by_line).length) add(sec, [heading("By source line"), table(diff("line"), objs(why.by_line), true)]);
+	}
+
 	/* --- two runs --- */
 
 	function compareSection(sec, data) {
@@ -953,9 +994,11 @@
 			toc.push({ id: key, title: deviceTitle(dev, run), kids: parts.map(([id, title]) => ({ id: key + id, title })) });
 			return { dev, key, parts };
 		});
+		if (obj(run.ranks)) toc.unshift({ id: "ranks", title: "Ranks" });
 		if (obj(data.compare)) toc.push({ id: "compare", title: "Against BASE" });
 		toc.push({ id: "run", title: "The run" });
 		header(app, data, run, toc);
+		if (obj(run.ranks)) section(app, "ranks", "Ranks", (sec) => ranksSection(sec, run));
 		for (const { dev, key, parts } of plan)
 			section(app, key, deviceTitle(dev, run), (sec) => {
 				if (traceOf(dev, run).cmdline) sec.appendChild(h("p", { class: "cmd" }, h("code", null, traceOf(dev, run).cmdline)));
