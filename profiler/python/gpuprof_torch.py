@@ -545,6 +545,10 @@ class _Hooks:
     def _name_tensor(self, t, layer):
         if not getattr(t, "is_cuda", False):
             return
+        # a DTensor (FSDP2's sharded parameters and their optimizer states)
+        # has no storage of its own: its shard on this rank holds the memory
+        if hasattr(t, "to_local"):
+            t = t.to_local()
         st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
         ptr = st.data_ptr()
         if ptr:
