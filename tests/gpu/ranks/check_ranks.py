@@ -1,32 +1,32 @@
 #!/usr/bin/env python3
-"""gpuprof --trace -- torchrun --nproc-per-node 2 two_ranks.py: one trace per
-rank, each knowing its rank, local rank, world size, host and the job's
-start (the same in all), and each rank's peaks equal to what PyTorch
-measured in that rank. Prints RESULT rows.
+"""Multi-rank jobs traced into run directories, checked against what PyTorch
+measured in each rank. Prints RESULT rows; exit 1 when one failed.
 
-usage: check_ranks.py GPUPROF OUT"""
+  toy    torchrun, 2 ranks (tests/gpu/ranks/two_ranks.py): one trace per rank in
+         the run directory, the manifest, each rank's identity and the job's
+         start; peaks = PyTorch's; analyze's ranks: the larger rank first out
+  ddp    GPT-2 small, DDP, 2 ranks (train_gpt2.py): peaks = PyTorch's
+  fsdp2  GPT-2 small, FSDP2, 2 ranks: peaks = PyTorch's; the parameters and
+         optimizer state at the peak are this rank's shards
+  nccl   one rank with NCCL: NCCL's device memory named, not PyTorch's
+  merge  the run directories merged into one Perfetto trace: valid, a
+         process group per rank
+With one GPU the ranks share it over gloo (NCCL refuses two ranks on a GPU);
+with two GPUs or more, NCCL.
+
+usage: check_ranks.py GPUPROF OUT [CASE...]"""
 import glob
+import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 GP, OUT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+CASES = sys.argv[3:] or ["toy", "ddp", "fsdp2", "nccl", "merge"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.makedirs(OUT, exist_ok=True)
-trace = os.path.join(OUT, "ranks.json.gz")
-for old in glob.glob(os.path.join(OUT, "ranks.*json.gz")):
-    os.unlink(old)
-p = subprocess.run([GP, "--trace", "--force", "-o", trace, "--", sys.executable, "-m", "torch.distributed.run",
-                    "--nproc-per-node", "2", os.path.join(HERE, "two_ranks.py")],
-                   capture_output=True, text=True, timeout=300)
-printed = {}
-for line in p.stdout.splitlines():
-    if line.startswith("rank "):
-        w = line.split()
-        printed[int(w[1])] = {"local": int(w[3]), "world": int(w[5]),
-                              "allocated": int(w[6].split("=")[1]), "reserved": int(w[7].split("=")[1])}
-traces = sorted(t for t in glob.glob(os.path.join(OUT, "ranks.*.json.gz")))
 failed = 0
 
 
@@ -36,30 +36,148 @@ def row(case, ok, what):
     print("RESULT ranks.%s %s %s" % (case, "PASS" if ok else "FAIL", what), flush=True)
 
 
-row("run", p.returncode == 0 and len(printed) == 2 and len(traces) >= 2,
-    "exit %d; ranks printed %s; traces of workers %d%s" % (
-        p.returncode, sorted(printed), len(traces), "" if p.returncode == 0 else ": " + p.stderr[-300:]))
-doc = json.loads(subprocess.run([GP, "analyze", "--json"] + traces, capture_output=True, text=True).stdout or "{}")
-by_rank = {}
-for t in doc.get("traces", []):
-    if t.get("rank") is not None:
-        by_rank[t["rank"]] = t
-starts = {t.get("job_start_unix_ns") for t in by_rank.values()}
-row("identity", sorted(by_rank) == [0, 1] and all(
-    t["world_size"] == 2 and t["local_world_size"] == 2 and t["local_rank"] == r and t["hostname"]
-    for r, t in by_rank.items()) and len(starts) == 1 and None not in starts,
-    "; ".join("rank %s: local %s, world %s, local world %s, host %s, job start %s" % (
-        r, t.get("local_rank"), t.get("world_size"), t.get("local_world_size"), t.get("hostname"),
-        t.get("job_start_unix_ns")) for r, t in sorted(by_rank.items())))
-for r in sorted(printed):
-    t = by_rank.get(r)
-    devs = [d for d in doc.get("devices", []) if t and d["pid"] == t["pid"]]
-    if not devs:
-        row("peak.rank%d" % r, False, "no device of rank %d in the traces" % r)
+def traced(name, nproc, script, *args):
+    """gpuprof --trace -o OUT/name/ -- torchrun ...: (process, {rank: printed})"""
+    run = os.path.join(OUT, name)
+    shutil.rmtree(run, ignore_errors=True)
+    p = subprocess.run([GP, "--trace", "-o", run + "/", "--", sys.executable, "-m", "torch.distributed.run",
+                        "--nproc-per-node", str(nproc), os.path.join(HERE, script)] + list(args),
+                       capture_output=True, text=True, timeout=400)
+    with open(run + ".log", "w") as f:
+        f.write(p.stdout + "\n--- stderr\n" + p.stderr)
+    printed = {}
+    for line in p.stdout.splitlines():
+        w = line.split()
+        if w and w[0] in ("rank", "RANK"):
+            d = {"local": int(w[3]), "world": int(w[5])}
+            d.update((k, int(v) if v.isdigit() else v) for k, v in (x.split("=") for x in w[6:]))
+            printed[int(w[1])] = d
+    return run, p, printed
+
+
+def analyze(run):
+    p = subprocess.run([GP, "analyze", "--json", run], capture_output=True, text=True)
+    return json.loads(p.stdout or "{}"), p.stderr
+
+
+def rank_devices(doc):
+    pid_rank = {t["pid"]: t["rank"] for t in doc.get("traces", []) if t.get("rank") is not None}
+    return {pid_rank[d["pid"]]: d for d in doc.get("devices", []) if d["pid"] in pid_rank}
+
+
+def check_peaks(case, doc, printed):
+    devs = rank_devices(doc)
+    for r in sorted(printed):
+        d = devs.get(r)
+        if not d:
+            row("%s.peak.rank%d" % (case, r), False, "no device of rank %d" % r)
+            continue
+        s = d["summary"]
+        got_a, got_r = s["allocated"]["peak"], s["reserved"]["peak"]
+        row("%s.peak.rank%d" % (case, r),
+            got_a == printed[r]["max_allocated"] and got_r == printed[r]["max_reserved"],
+            "allocated peak %s (PyTorch %d), reserved peak %s (PyTorch %d)" % (
+                got_a, printed[r]["max_allocated"], got_r, printed[r]["max_reserved"]))
+    return devs
+
+
+def peak_cats(d):
+    return {c["category"]: c for c in (d.get("peak") or {}).get("set", {}).get("by_category") or []}
+
+
+ngpu = int(subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
+                          capture_output=True, text=True).stdout.strip() or 0)
+runs = []
+
+if "toy" in CASES:
+    run, p, printed = traced("toy", 2, "two_ranks.py")
+    manifests = glob.glob(os.path.join(run, "manifest.*.json"))
+    m = json.load(open(manifests[0])) if manifests else {}
+    files = sorted(t["file"] for t in m.get("traces", []))
+    row("toy.run", p.returncode == 0 and len(printed) == 2 and len(manifests) == 1 and
+        [f.split(".")[0] for f in files] == ["rank0", "rank1"] and all(t["complete"] for t in m["traces"]),
+        "exit %d; ranks printed %s; manifests %d listing %s" % (p.returncode, sorted(printed), len(manifests),
+                                                               files))
+    doc, err = analyze(run)
+    by_rank = {t["rank"]: t for t in doc.get("traces", []) if t.get("rank") is not None}
+    starts = {t.get("job_start_unix_ns") for t in by_rank.values()}
+    row("toy.identity", sorted(by_rank) == [0, 1] and all(
+        t["world_size"] == 2 and t["local_world_size"] == 2 and t["local_rank"] == r and t["hostname"]
+        for r, t in by_rank.items()) and len(starts) == 1 and None not in starts,
+        "; ".join("rank %s: local %s, world %s, local world %s, host %s, job start %s" % (
+            r, t.get("local_rank"), t.get("world_size"), t.get("local_world_size"), t.get("hostname"),
+            t.get("job_start_unix_ns")) for r, t in sorted(by_rank.items())))
+    check_peaks("toy", doc, printed)
+    k = doc.get("ranks") or {}
+    pk = {r["rank"]: r["peak"] for r in k.get("by_rank", [])}
+    row("toy.ranks", k.get("first_out_rank") == 1 and k.get("spread") == abs(pk.get(1, 0) - pk.get(0, 0)) and
+        (k.get("why") or {}).get("compared_with_rank") == 0,
+        "first out rank %s by %s, spread %s, why against rank %s" % (
+            k.get("first_out_rank"), k.get("first_out_by"), k.get("spread"),
+            (k.get("why") or {}).get("compared_with_rank")))
+    runs.append(run)
+
+for strategy in [c for c in ("ddp", "fsdp2") if c in CASES]:
+    run, p, printed = traced(strategy, 2, "train_gpt2.py", "--strategy", strategy)
+    backend = {v.get("backend") for v in printed.values()}
+    row("%s.run" % strategy, p.returncode == 0 and len(printed) == 2,
+        "exit %d, ranks %s, backend %s, %d GPU(s)%s" % (p.returncode, sorted(printed), "/".join(sorted(backend)),
+                                                    ngpu, "" if p.returncode == 0 else ": " + p.stderr[-400:]))
+    if p.returncode != 0:
         continue
-    s = devs[0]["summary"]
-    got_a, got_r = s["allocated"]["peak"], s["reserved"]["peak"]
-    row("peak.rank%d" % r, got_a == printed[r]["allocated"] and got_r == printed[r]["reserved"],
-        "allocated peak %s (PyTorch %d), reserved peak %s (PyTorch %d)" % (
-            got_a, printed[r]["allocated"], got_r, printed[r]["reserved"]))
+    doc, err = analyze(run)
+    devs = check_peaks(strategy, doc, printed)
+    k = doc.get("ranks") or {}
+    row("%s.ranks" % strategy, len(k.get("by_rank", [])) == 2 and k.get("first_out_by") in ("headroom", "oom"),
+        "ranks %s, first out rank %s by %s, spread %s" % (
+            [r["rank"] for r in k.get("by_rank", [])], k.get("first_out_rank"), k.get("first_out_by"),
+            k.get("spread")))
+    for r in sorted(printed):
+        cats = peak_cats(devs.get(r, {}))
+        par = cats.get("parameters", {}).get("bytes", 0)
+        st = cats.get("optimizer state", {}).get("bytes", 0)
+        want_p, want_s = printed[r]["param_shard"], printed[r]["state_shard"]
+        # a shard's storage is padded to a multiple of the world size
+        near = lambda got, want: want <= got <= want * 1.01 + 65536  # noqa: E731
+        row("%s.shards.rank%d" % (strategy, r), near(par, want_p) and near(st, want_s),
+            "at the peak: parameters %d (this rank's %d), optimizer state %d (this rank's %d)" % (
+                par, want_p, st, want_s))
+    runs.append(run)
+
+if "nccl" in CASES:
+    run, p, printed = traced("nccl", 1, "train_gpt2.py", "--strategy", "ddp", "--backend", "nccl", "--steps", "2")
+    ok = p.returncode == 0 and 0 in printed
+    doc, err = analyze(run) if ok else ({}, "")
+    d = rank_devices(doc).get(0, {})
+    other = peak_cats(d).get("other", {})
+    by = {g["name"]: g["bytes"] for g in other.get("by") or []}
+    libs = sorted(set(a.get("library") for a in (d.get("peak") or {}).get("set", {}).get("top", []) if a.get("library")))
+    nccl = sum(v for n, v in by.items() if "NCCL" in n)
+    s = d.get("summary", {})
+    row("nccl", ok and nccl > 0 and s.get("allocated", {}).get("peak") == printed[0]["max_allocated"],
+        "exit %d; outside PyTorch at the peak by what: %s; NCCL %d B; allocated peak %s (PyTorch %s)%s" % (
+            p.returncode, by, nccl, s.get("allocated", {}).get("peak"), printed.get(0, {}).get("max_allocated"),
+            "" if ok else ": " + p.stderr[-400:]))
+
+if "merge" in CASES and runs:
+    for run in runs:
+        out = run + ".merged.json.gz"
+        p = subprocess.run([GP, "merge", "--force", run, "-o", out], capture_output=True, text=True, timeout=300)
+        ok = p.returncode == 0
+        what = "exit %d %s" % (p.returncode, p.stderr.strip()[-300:])
+        if ok:
+            with gzip.open(out, "rt") as f:
+                ev = json.load(f)
+            names = {}
+            for e in ev:
+                if e.get("ph") == "M" and e.get("name") == "process_name":
+                    names[e["pid"]] = e["args"]["name"]
+            pids = {e["pid"] for e in ev if "pid" in e}
+            ranks = sorted({n.split(" ")[1] for n in names.values() if n.startswith("rank ")})
+            bad_ts = sum(1 for e in ev if "ts" in e and not isinstance(e["ts"], (int, float)))
+            ok = ev[0].get("name") == "gpuprof.merge" and len(ranks) >= 2 and bad_ts == 0 and all(
+                p_ in names for p_ in pids if p_ != 0)
+            what = "%d events, %d processes named, ranks %s, first %s" % (len(ev), len(names), ranks,
+                                                                          ev[0].get("name"))
+        row("merge.%s" % os.path.basename(run), ok, what)
 sys.exit(1 if failed else 0)
