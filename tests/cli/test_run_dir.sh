@@ -37,7 +37,7 @@ import json
 d = json.load(open("an.json"))
 assert sorted(t["rank"] if t["rank"] is not None else -1 for t in d["traces"]) == [-1, 0, 1], d["traces"]
 PY
-grep -q "no manifest lists" an.err || fail "analyze run/: the unlisted trace said"
+grep -q "no manifest lists (rank7.99999.json.gz)" an.err || fail "analyze run/: the unlisted trace said"
 
 # another run into the same directory: refused, then --force clears it
 gp --trace -o run/ -- true

@@ -72,7 +72,8 @@ static int pairs_finish(struct gp_an_result *r, struct pairs *p, struct gp_an_ra
 		if (p->v[i].delta)
 			p->v[n++] = p->v[i];
 	}
-	qsort(p->v, n, sizeof(*p->v), by_change);
+	if (n)
+		qsort(p->v, n, sizeof(*p->v), by_change);
 	if (n > RANK_DIFF_MAX)
 		n = RANK_DIFF_MAX;
 	*out = n ? gp_an_alloc(r, n * sizeof(**out)) : NULL;

@@ -356,11 +356,14 @@ int gp_run_open(const char *dir, struct gp_run **out, char *err, size_t cap)
 		rc = from_manifests(run, manifests, nm, err, cap);
 		if (rc)
 			goto cleanup;
+		const char *first_unlisted = NULL;
+
 		for (size_t i = 0; i < nt; i++)
-			unlisted += !find_trace(run, traces[i]);
+			if (!find_trace(run, traces[i]) && !unlisted++)
+				first_unlisted = traces[i];
 		if (unlisted && (rc = note(run, "%zu trace%s in %s no manifest lists (%s%s): left out; "
 					   "a launcher that is still running, or another run's",
-					   unlisted, unlisted > 1 ? "s" : "", dir, traces[0],
+					   unlisted, unlisted > 1 ? "s" : "", dir, first_unlisted,
 					   unlisted > 1 ? ", ..." : "")))
 			goto cleanup;
 	} else {
