@@ -46,6 +46,7 @@ extern const struct gp_command gp_cmd_recover;
 extern const struct gp_command gp_cmd_analyze;
 extern const struct gp_command gp_cmd_compare, gp_cmd_check;
 extern const struct gp_command gp_cmd_report;
+extern const struct gp_command gp_cmd_merge;
 
 /* "gpuprof: " + message + newline, on stderr. */
 void gp_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

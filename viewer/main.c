@@ -18,6 +18,7 @@ static const struct gp_command *const commands[] = {
 	&gp_cmd_analyze,
 	&gp_cmd_report,
 	&gp_cmd_compare, &gp_cmd_check,
+	&gp_cmd_merge,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
