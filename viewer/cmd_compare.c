@@ -141,7 +141,7 @@ const struct gp_command gp_cmd_compare = {
 		"  gpuprof compare baseline.json summary.json --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n"
 		"      the same as a table for a CI job summary or a PR comment\n"
 		"  gpuprof compare base/ new/ --max-increase 256MiB\n"
-		"      every trace or summary of each directory (a torchrun: one per process)\n"
+		"      two run directories (gpuprof --trace -o RUN/): rank against rank\n"
 		"  gpuprof compare --base r0.json --base r1.json --new n0.json --new n1.json\n"
 		"      summaries made one per process\n",
 	.exit_status =

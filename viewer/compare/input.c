@@ -32,7 +32,6 @@
 #define MAX_SUMMARY (512u << 20)
 #define JSON_DEPTH 160   /* analyze's layer trees go 48 levels down, 2 JSON levels each */
 #define TRACE_TOP 100    /* allocations kept per peak: the more, the more compare can match */
-#define META_MAX 65536   /* the recorder writes gpuprof.meta first, on one line */
 
 enum kind { TRACE, SUMMARY };
 
@@ -295,54 +294,13 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
-struct meta {
-	int64_t pid, start;
-	char host[256];
-};
-
-/* From a trace's first event, gpuprof.meta; -EINVAL when that cannot be
- * read. zlib reads a plain file as it is. */
-static int trace_meta(const char *path, struct meta *m)
+/* From a trace's first event, gpuprof.meta (viewer/run/meta.c); -EINVAL
+ * when that cannot be read. */
+static int trace_meta(const char *path, struct gp_run_meta *m)
 {
-	char buf[META_MAX + 1];
-	struct json_object *o = NULL, *args, *v;
-	gzFile gz = gzopen(path, "rb");
-	char *start, *end;
-	int n, rc = -EINVAL;
+	char scratch[CMP_ERR];
 
-	if (!gz)
-		return -EINVAL;
-	n = gzread(gz, buf, META_MAX);
-	gzclose(gz);
-	if (n <= 0)
-		return -EINVAL;
-	buf[n] = '\0';
-	start = strchr(buf, '{');
-	end = start ? strchr(start, '\n') : NULL;
-	if (!end)
-		return -EINVAL;
-	*end = '\0';
-	if (end > start && end[-1] == ',')
-		end[-1] = '\0';
-	o = json_tokener_parse(start);
-	if (o && json_object_object_get_ex(o, GP_T_NAME, &v) &&
-	    json_object_is_type(v, json_type_string) &&
-	    strcmp(json_object_get_string(v), GP_EV_META) == 0 &&
-	    json_object_object_get_ex(o, GP_T_ARGS, &args) &&
-	    json_object_is_type(args, json_type_object) &&
-	    json_object_object_get_ex(args, GP_F_PID, &v) && json_object_is_type(v, json_type_int)) {
-		m->pid = json_object_get_int64(v);
-		m->start = json_object_object_get_ex(args, GP_F_START_UNIX_NS, &v) &&
-					   json_object_is_type(v, json_type_int) ?
-				   json_object_get_int64(v) : -1;
-		snprintf(m->host, sizeof(m->host), "%s",
-			 json_object_object_get_ex(args, GP_F_HOSTNAME, &v) &&
-					 json_object_is_type(v, json_type_string) ?
-				 json_object_get_string(v) : "");
-		rc = 0;
-	}
-	json_object_put(o);
-	return rc;
+	return gp_run_read_meta(path, m, scratch, sizeof(scratch)) ? -EINVAL : 0;
 }
 
 /* The traces named RUN.PID.json.gz beside RUN.json.gz that processes of
@@ -355,7 +313,7 @@ static int add_children(struct files *fs, size_t i, struct cmp_notes *notes, con
 {
 	char *dir = dir_of(fs->f[i].path), *base = NULL, **v = NULL;
 	const char *slash = strrchr(fs->f[i].path, '/');
-	struct meta root, m;
+	struct gp_run_meta root, m;
 	size_t n = 0;
 	int rc;
 
@@ -372,7 +330,7 @@ static int add_children(struct files *fs, size_t i, struct cmp_notes *notes, con
 		if (stat(v[k], &st) || !S_ISREG(st.st_mode))
 			continue;
 		if (trace_meta(v[k], &m) || m.pid != gp_child_trace_pid(base, name) ||
-		    strcmp(m.host, root.host) != 0 || m.start < root.start) {
+		    strcmp(m.host, root.host) != 0 || m.start_unix_ns < root.start_unix_ns) {
 			if (cmp_note(notes, "%s: %s is named like the trace of a child process of %s, but is "
 				     "not one of that run: left out", label, v[k], fs->f[i].path))
 				rc = -ENOMEM;
