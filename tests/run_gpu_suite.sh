@@ -17,8 +17,9 @@ mkdir -p "$out"
 # (native mode's allocator hook on real models and stories, against PyTorch's
 # own numbers), history, features (workers, AMP, checkpointing, compile,
 # torchrun, -m), failures (signals, SIGKILL, CuPy, JAX, a released cache,
-# out of memory: tests/gpu/failures/run.py), ranks (a two-rank torchrun job on
-# one GPU: tests/gpu/ranks/check_ranks.py), samples
+# out of memory: tests/gpu/failures/run.py), ranks (torchrun jobs of two ranks in
+# run directories: a toy, GPT-2 with DDP and FSDP2, one NCCL rank, the merged
+# traces: tests/gpu/ranks/check_ranks.py), samples
 # (samples/pytorch/run_all.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
 # all by default, or --only a,b
 only=all
@@ -111,10 +112,10 @@ if want failures; then
 fi
 
 if want ranks; then
-	# A job of two ranks (torchrun, gloo) sharing the GPU: one trace per
-	# rank, each knowing its rank, local rank, world size, host and the
-	# job's start; each rank's peaks = what PyTorch measured in it
-	# (tests/gpu/ranks/check_ranks.py)
+	# Jobs of two ranks (torchrun; NCCL with two GPUs, else gloo sharing
+	# one) traced into run directories: each rank's identity and peaks =
+	# what PyTorch measured in it, FSDP2's shards, NCCL's memory named, the
+	# merged trace (tests/gpu/ranks/check_ranks.py)
 	python3 tests/gpu/ranks/check_ranks.py "$gp" "$out/ranks" >"$out/ranks.log" 2>&1
 	rc=$?
 	grep -h "^RESULT ranks" "$out/ranks.log" >>"$table"
