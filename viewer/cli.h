@@ -62,4 +62,13 @@ int gp_option_error(int c, const char *word);
  * through untouched. */
 void gp_print_command_help(const struct gp_command *cmd);
 
+/* cli_traces.c: the commands that take TRACE|RUN... (analyze, report,
+ * merge). A remark about the input, as a "gpuprof: " line (escaped: it may
+ * quote what a trace named); ctx unused. */
+void gp_cli_note(void *ctx, const char *line);
+/* The traces that args name, a run directory standing for its traces
+ * (viewer/run/run.h, gp_run_expand), its notes said: 0, and *paths
+ * (gp_run_paths_free); else the error said and GP_EXIT_USAGE. */
+int gp_cli_traces(const char *const *args, size_t n, char ***paths, size_t *npaths);
+
 #endif

@@ -30,12 +30,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void print_note(void *ctx, const char *line)
-{
-	(void)ctx;
-	gp_msg("%s", gp_term_str(line)); /* may name what the trace named */
-}
-
 static int analyze_main(int argc, char **argv)
 {
 	struct analyze_settings s = { .top = 10, .device = -1, .pid = -1 };
@@ -99,11 +93,9 @@ static int analyze_main(int argc, char **argv)
 		goto cleanup;
 	}
 	/* a run directory stands for its traces */
-	if (gp_run_expand(args, s.n_traces, &paths, &npaths, print_note, NULL, err, sizeof(err))) {
-		gp_msg("%s", gp_term_str(err));
-		status = GP_EXIT_USAGE;
+	status = gp_cli_traces(args, s.n_traces, &paths, &npaths);
+	if (status)
 		goto cleanup;
-	}
 	s.traces = calloc(npaths, sizeof(*s.traces));
 	if (!s.traces) {
 		gp_msg("out of memory");
@@ -122,7 +114,7 @@ static int analyze_main(int argc, char **argv)
 	an.color = !s.json && isatty(STDOUT_FILENO) && !(no_color && *no_color);
 	an.progress = isatty(STDERR_FILENO);
 	an.out = stdout;
-	switch (gp_an_run(&an, err, sizeof(err), print_note, NULL)) {
+	switch (gp_an_run(&an, err, sizeof(err), gp_cli_note, NULL)) {
 	case GP_AN_OK:
 		status = GP_EXIT_OK;
 		break;

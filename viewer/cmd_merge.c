@@ -20,12 +20,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void print_note(void *ctx, const char *line)
-{
-	(void)ctx;
-	gp_msg("%s", gp_term_str(line)); /* may name what a trace named */
-}
-
 static int ends_with(const char *s, const char *tail)
 {
 	size_t n = strlen(s), t = strlen(tail);
@@ -50,7 +44,7 @@ static void ranks_text(char *buf, size_t cap, const struct gp_merge_result *res)
 
 static int merge_main(int argc, char **argv)
 {
-	struct gp_merge_settings s = { .align = GP_MERGE_ALIGN_WALL, .note = print_note };
+	struct gp_merge_settings s = { .align = GP_MERGE_ALIGN_WALL, .note = gp_cli_note };
 	struct gp_merge_result res;
 	const char **args = NULL;
 	char **paths = NULL;
@@ -113,10 +107,9 @@ static int merge_main(int argc, char **argv)
 		goto cleanup;
 	}
 	/* a run directory stands for its traces */
-	if (gp_run_expand(args, nargs, &paths, &npaths, print_note, NULL, err, sizeof(err))) {
-		gp_msg("%s", gp_term_str(err));
+	status = gp_cli_traces(args, nargs, &paths, &npaths);
+	if (status)
 		goto cleanup;
-	}
 	s.traces = (const char *const *)paths;
 	s.ntraces = npaths;
 	rc = gp_merge_run(&s, &res, err, sizeof(err));

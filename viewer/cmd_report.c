@@ -10,12 +10,6 @@
 #include "viewer/render/term.h"
 #include "viewer/run/run.h"
 
-static void print_note(void *ctx, const char *line)
-{
-	(void)ctx;
-	gp_msg("%s", gp_term_str(line));
-}
-
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "base", required_argument, NULL, 'b' },
@@ -80,12 +74,11 @@ static int report_main(int argc, char **argv)
 		goto cleanup;
 	}
 	/* a run directory stands for its traces */
-	if (gp_run_expand(run, s.nrun, &run_paths, &nrun_paths, print_note, NULL, err, sizeof(err)) ||
-	    gp_run_expand(base, s.nbase, &base_paths, &nbase_paths, print_note, NULL, err,
-			  sizeof(err))) {
-		gp_msg("%s", gp_term_str(err));
+	status = gp_cli_traces(run, s.nrun, &run_paths, &nrun_paths);
+	if (!status)
+		status = gp_cli_traces(base, s.nbase, &base_paths, &nbase_paths);
+	if (status)
 		goto cleanup;
-	}
 	s.run = (const char *const *)run_paths;
 	s.nrun = nrun_paths;
 	s.base = (const char *const *)base_paths;
