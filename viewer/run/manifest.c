@@ -43,33 +43,26 @@ static int add_num(struct json_object *o, const char *key, int64_t v)
 	return v < 0 ? 0 : add(o, key, json_object_new_int64(v));
 }
 
-static struct json_object *trace_entry(const char *path, int complete, char *err, size_t cap, int *rc)
+static struct json_object *trace_entry(const struct gp_run_found *f)
 {
 	struct json_object *t = json_object_new_object();
-	const char *slash = strrchr(path, '/');
-	struct gp_run_meta m;
+	const char *slash = strrchr(f->path, '/');
+	const struct gp_run_meta *m = f->meta;
 	struct stat st;
 
-	*rc = -ENOMEM;
 	if (!t)
 		return NULL;
-	*rc = gp_run_read_meta(path, &m, err, cap);
-	if (*rc)
-		goto fail;
-	*rc = -ENOMEM;
-	if (add(t, MF_FILE, json_object_new_string(slash ? slash + 1 : path)) ||
-	    add_num(t, MF_PID, m.pid) || add_num(t, MF_RANK, m.rank) ||
-	    add_num(t, MF_WORLD_SIZE, m.world_size) || add_num(t, MF_LOCAL_RANK, m.local_rank) ||
-	    add_num(t, MF_LOCAL_WORLD_SIZE, m.local_world_size) ||
-	    add(t, MF_HOST, json_object_new_string(m.host)) ||
-	    add_num(t, MF_BYTES, stat(path, &st) == 0 ? (int64_t)st.st_size : -1) ||
-	    add(t, MF_COMPLETE, json_object_new_boolean(complete)))
-		goto fail;
-	*rc = 0;
+	if (add(t, MF_FILE, json_object_new_string(slash ? slash + 1 : f->path)) ||
+	    add_num(t, MF_PID, m->pid) || add_num(t, MF_RANK, m->rank) ||
+	    add_num(t, MF_WORLD_SIZE, m->world_size) || add_num(t, MF_LOCAL_RANK, m->local_rank) ||
+	    add_num(t, MF_LOCAL_WORLD_SIZE, m->local_world_size) ||
+	    add(t, MF_HOST, json_object_new_string(m->host)) ||
+	    add_num(t, MF_BYTES, stat(f->path, &st) == 0 ? (int64_t)st.st_size : -1) ||
+	    add(t, MF_COMPLETE, json_object_new_boolean(f->complete))) {
+		json_object_put(t);
+		return NULL;
+	}
 	return t;
-fail:
-	json_object_put(t);
-	return NULL;
 }
 
 int gp_run_write_manifest(const char *dir, const struct gp_run_launch_info *l,
@@ -88,13 +81,10 @@ int gp_run_write_manifest(const char *dir, const struct gp_run_launch_info *l,
 		if (json_object_array_add(cmd, json_object_new_string(l->argv[i])))
 			goto cleanup;
 	for (size_t i = 0; i < nfound; i++) {
-		struct json_object *t = trace_entry(found[i].path, found[i].complete, err, cap, &rc);
+		struct json_object *t = trace_entry(&found[i]);
 
-		if (!t)
-			goto cleanup;
-		if (json_object_array_add(traces, t)) {
+		if (!t || json_object_array_add(traces, t)) {
 			json_object_put(t);
-			rc = -ENOMEM;
 			goto cleanup;
 		}
 	}

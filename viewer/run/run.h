@@ -120,16 +120,17 @@ struct gp_run_launch_info {
  * it (every task of a step shares it), else one of its own. buf gets it. */
 void gp_run_job_id(char *buf, size_t cap, const char *host, pid_t pid, int64_t start_unix_ns);
 
-/* A trace the launcher found: path (in the directory), and whether it is
- * complete (its process ended; the launcher repaired it if cut short). */
+/* A trace the launcher found: path (in the directory), whether it is
+ * complete (its process ended; the launcher repaired it if cut short),
+ * and its gpuprof.meta as the launcher read it (borrowed). */
 struct gp_run_found {
 	const char *path;
 	int complete;
+	const struct gp_run_meta *meta;
 };
 
-/* Writes dir's manifest for launcher l, listing the traces found (each
- * one's meta is read for the manifest), whole or not at all (a temporary
- * file renamed into place). */
+/* Writes dir's manifest for launcher l, listing the traces found, whole
+ * or not at all (a temporary file renamed into place). */
 int gp_run_write_manifest(const char *dir, const struct gp_run_launch_info *l,
 			  const struct gp_run_found *found, size_t nfound, char *err, size_t cap);
 

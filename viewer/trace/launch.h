@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "torch_env.h"
+#include "viewer/run/run.h"
 
 struct gp_trace_settings {
 	const char *output; /* -o as given; NULL: named after PROGRAM */
@@ -106,6 +107,8 @@ struct gp_trace_file {
 	pid_t pid;    /* 0 for the root process's trace */
 	bool running; /* its process still runs: not checked */
 	off_t size;
+	struct gp_run_meta meta; /* in a run directory: its gpuprof.meta, read
+				  * once, when it was found */
 };
 /* The root trace and the traces of PROGRAM's children written during this
  * run, by pid, into a new array *files (gp_trace_files_free). 0 or -errno. */

@@ -61,7 +61,7 @@ static void write_manifest(const struct gp_trace_run *r, int wstatus,
 	gethostname(host, sizeof(host) - 1);
 	clock_gettime(CLOCK_REALTIME, &now);
 	for (size_t i = 0; i < count; i++)
-		found[i] = (struct gp_run_found){ files[i].path, !files[i].running };
+		found[i] = (struct gp_run_found){ files[i].path, !files[i].running, &files[i].meta };
 	l.job = r->job;
 	l.host = host;
 	l.pid = getpid();
@@ -81,24 +81,22 @@ static void write_manifest(const struct gp_trace_run *r, int wstatus,
 static void report_run_dir(const struct gp_trace_run *r, int wstatus, struct gp_trace_file *files,
 			   size_t count)
 {
-	char err[1024], size[32];
-	struct gp_run_meta m;
+	char size[32];
 
 	write_manifest(r, wstatus, files, count);
 	gp_msg("run directory %s/: %zu trace%s, one per process that used CUDA:", r->run_dir, count,
 	       count > 1 ? "s" : "");
 	for (size_t i = 0; i < count; i++) {
 		const struct gp_trace_file *f = &files[i];
+		const struct gp_run_meta *m = &f->meta;
 		const char *name = strrchr(f->path, '/') + 1;
 
 		an_fmt_bytes(size, sizeof(size), (uint64_t)f->size);
-		if (gp_run_read_meta(f->path, &m, err, sizeof(err)) != 0)
-			m.rank = -1;
-		if (m.rank >= 0 && m.world_size > 0)
-			gp_msg("  %s (rank %lld of %lld, %s)", name, (long long)m.rank,
-			       (long long)m.world_size, size);
-		else if (m.rank >= 0)
-			gp_msg("  %s (rank %lld, %s)", name, (long long)m.rank, size);
+		if (m->rank >= 0 && m->world_size > 0)
+			gp_msg("  %s (rank %lld of %lld, %s)", name, (long long)m->rank,
+			       (long long)m->world_size, size);
+		else if (m->rank >= 0)
+			gp_msg("  %s (rank %lld, %s)", name, (long long)m->rank, size);
 		else
 			gp_msg("  %s (%s)", name, size);
 		if (f->running)

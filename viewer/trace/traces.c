@@ -30,7 +30,8 @@ static bool newer_or_same(const struct timespec *t, const struct timespec *since
 	       (t->tv_sec == since->tv_sec && t->tv_nsec >= since->tv_nsec);
 }
 
-static int add_trace(struct gp_trace_file **files, size_t *count, char *path, pid_t pid)
+static int add_trace(struct gp_trace_file **files, size_t *count, char *path, pid_t pid,
+		     const struct gp_run_meta *meta)
 {
 	struct gp_trace_file *grown = realloc(*files, (*count + 1) * sizeof(**files));
 
@@ -40,6 +41,8 @@ static int add_trace(struct gp_trace_file **files, size_t *count, char *path, pi
 	}
 	*files = grown;
 	grown[*count] = (struct gp_trace_file){ .path = path, .pid = pid };
+	if (meta)
+		grown[*count].meta = *meta;
 	(*count)++;
 	return 0;
 }
@@ -77,7 +80,7 @@ static int collect_run_dir(const struct gp_trace_run *r, struct gp_trace_file **
 			free(path);
 			continue;
 		}
-		err = add_trace(files, count, path, (pid_t)m.pid);
+		err = add_trace(files, count, path, (pid_t)m.pid, &m);
 		if (err)
 			break;
 	}
@@ -112,7 +115,7 @@ int gp_trace_collect(const struct gp_trace_run *r, struct gp_trace_file **files,
 		return -ENOMEM;
 	if (lstat(r->output, &st) == 0 && S_ISREG(st.st_mode)) {
 		path = strdup(r->output);
-		err = path ? add_trace(files, count, path, 0) : -ENOMEM;
+		err = path ? add_trace(files, count, path, 0, NULL) : -ENOMEM;
 		if (err)
 			goto cleanup;
 	}
@@ -132,7 +135,7 @@ int gp_trace_collect(const struct gp_trace_run *r, struct gp_trace_file **files,
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		err = add_trace(files, count, path, pid);
+		err = add_trace(files, count, path, pid, NULL);
 		if (err)
 			goto cleanup;
 	}
