@@ -13,7 +13,6 @@
  *                 (viewer/run/); without a manifest, every *.json and
  *                 *.json.gz in it (not below)
  * The same file named twice is read once. */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -90,11 +89,6 @@ static int file_add(struct files *fs, const char *path, int named, char *err, si
 	return 0;
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int ends_with(const char *s, const char *tail)
 {
 	size_t n = strlen(s), t = strlen(tail);
@@ -112,72 +106,38 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
-/* The names in dir that keep(base, name) wants, sorted: sorted, so that a
- * report lists a directory's files the same way every time. */
-static int list_dir(const char *dir, const char *base, int (*keep)(const char *, const char *),
+/* The names in dir that keep(name, base) wants (gp_run_list: sorted, so
+ * that a report lists a directory's files the same way every time), each
+ * as dir/name. */
+static int list_dir(const char *dir, const char *base, int (*keep)(const char *, const void *),
 		    char ***out, size_t *nout, char *err, size_t cap)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **v = NULL;
-	size_t n = 0, c = 0;
-	int rc = 0;
+	int rc = gp_run_list(dir, keep, base, out, nout, err, cap);
 
-	*out = NULL;
-	*nout = 0;
-	if (!d) {
-		rc = -errno;
-		snprintf(err, cap, "%s: %s", dir, strerror(-rc));
-		return rc;
-	}
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || !keep(base, e->d_name))
-			continue;
-		if (n == c) {
-			char **p = realloc(v, (c = c ? c * 2 : 16) * sizeof(*p));
+	for (size_t i = 0; !rc && i < *nout; i++) {
+		char *p = join(dir, (*out)[i]);
 
-			if (!p) {
-				rc = -ENOMEM;
-				goto cleanup;
-			}
-			v = p;
-		}
-		if (!(v[n] = join(dir, e->d_name))) {
+		free((*out)[i]);
+		(*out)[i] = p;
+		if (!p) {
+			gp_run_paths_free(*out, *nout);
+			*out = NULL;
+			*nout = 0;
 			rc = -ENOMEM;
-			goto cleanup;
 		}
-		n++;
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), str_cmp);
-	*out = v;
-	*nout = n;
-	v = NULL;
-	n = 0;
-cleanup:
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-	closedir(d);
 	return rc;
 }
 
-static int keep_json(const char *base, const char *name)
+static int keep_json(const char *name, const void *base)
 {
 	(void)base;
 	return ends_with(name, ".json") || ends_with(name, ".json.gz");
 }
 
-static int keep_child(const char *base, const char *name)
+static int keep_child(const char *name, const void *base)
 {
 	return gp_child_trace_pid(base, name) > 0;
-}
-
-static void free_list(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 /* A run directory with manifests (viewer/run/MANIFEST.md): the traces they
@@ -225,7 +185,7 @@ static int add_dir(struct files *fs, const char *dir, struct cmp_notes *notes, c
 		rc = file_add(fs, v[i], 0, err, cap);
 		added += rc >= 0;
 	}
-	free_list(v, n);
+	gp_run_paths_free(v, n);
 	if (rc >= 0 && !added) {
 		snprintf(err, cap, "%s: no traces or summaries (*.json, *.json.gz) in it", dir);
 		return -ENOENT;
@@ -340,7 +300,7 @@ static int add_children(struct files *fs, size_t i, struct cmp_notes *notes, con
 		rc = file_add(fs, slash ? v[k] : v[k] + 2, 0, err, cap);
 	}
 cleanup:
-	free_list(v, n);
+	gp_run_paths_free(v, n);
 	free(base);
 	free(dir);
 	return rc < 0 ? rc : 0;
@@ -359,7 +319,7 @@ static void hint_children(const char *path, char *err, size_t cap)
 		snprintf(err + len, cap - len,
 			 " (but %s%s is there: give the run's traces, or their directory)",
 			 slash ? v[0] : v[0] + 2, n > 1 ? " and more" : "");
-	free_list(v, n);
+	gp_run_paths_free(v, n);
 	free(dir);
 }
 

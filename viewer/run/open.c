@@ -26,20 +26,29 @@ static int ends_with(const char *s, const char *tail)
 	return n > t && strcmp(s + n - t, tail) == 0;
 }
 
-static int is_manifest(const char *name)
+/* Directory filters for gp_run_list(); ctx unused. */
+static int is_manifest(const char *name, const void *ctx)
 {
+	(void)ctx;
 	return strncmp(name, GP_RUN_MANIFEST_PREFIX, strlen(GP_RUN_MANIFEST_PREFIX)) == 0 &&
 	       ends_with(name, GP_RUN_MANIFEST_SUFFIX);
 }
 
-int gp_run_is_trace_name(const char *name)
+static int is_run_trace(const char *name, const void *ctx)
 {
+	(void)ctx;
 	return ends_with(name, GP_TRACE_SUFFIX) &&
 	       (strncmp(name, "rank", 4) == 0 || strncmp(name, "proc.", 5) == 0);
 }
 
-static int is_trace_file(const char *name)
+int gp_run_is_trace_name(const char *name)
 {
+	return is_run_trace(name, NULL);
+}
+
+static int is_trace_file(const char *name, const void *ctx)
+{
+	(void)ctx;
 	return ends_with(name, GP_TRACE_SUFFIX);
 }
 
@@ -48,9 +57,8 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names in dir that keep() wants, sorted. */
-static int list(const char *dir, int (*keep)(const char *), char ***out, size_t *nout, char *err,
-		size_t cap)
+int gp_run_list(const char *dir, int (*keep)(const char *name, const void *ctx), const void *ctx,
+		char ***out, size_t *nout, char *err, size_t cap)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -66,7 +74,7 @@ static int list(const char *dir, int (*keep)(const char *), char ***out, size_t 
 		return rc;
 	}
 	while ((errno = 0, e = readdir(d))) {
-		if (e->d_name[0] == '.' || !keep(e->d_name))
+		if (e->d_name[0] == '.' || !keep(e->d_name, ctx))
 			continue;
 		if (n == c) {
 			char **p = realloc(v, (c = c ? c * 2 : 16) * sizeof(*p));
@@ -99,6 +107,12 @@ fail:
 	free(v);
 	closedir(d);
 	return rc;
+}
+
+static int list(const char *dir, int (*keep)(const char *, const void *), char ***out, size_t *nout,
+		char *err, size_t cap)
+{
+	return gp_run_list(dir, keep, NULL, out, nout, err, cap);
 }
 
 static void free_names(char **v, size_t n)
@@ -349,7 +363,7 @@ int gp_run_open(const char *dir, struct gp_run **out, char *err, size_t cap)
 	run->world_size = -1;
 	rc = list(dir, is_manifest, &manifests, &nm, err, cap);
 	if (!rc)
-		rc = list(dir, gp_run_is_trace_name, &traces, &nt, err, cap);
+		rc = list(dir, is_run_trace, &traces, &nt, err, cap);
 	if (rc)
 		goto cleanup;
 	if (nm) {
@@ -433,19 +447,18 @@ void gp_run_free(struct gp_run *run)
 	free(run);
 }
 
-int gp_run_dir_jobs(const char *dir, const char *job, int *other, int *manifests, int *traces,
-		    char *err, size_t cap)
+int gp_run_dir_jobs(const char *dir, const char *job, int *other, int *traces, char *err,
+		    size_t cap)
 {
 	char **names = NULL;
 	size_t n = 0;
 	int rc;
 
-	*other = *manifests = *traces = 0;
+	*other = *traces = 0;
 	rc = list(dir, is_manifest, &names, &n, err, cap);
 	for (size_t i = 0; !rc && i < n; i++) {
 		struct mf m;
 
-		(*manifests)++;
 		/* one that does not read is not this job's */
 		if (read_manifest(dir, names[i], &m, err, cap)) {
 			*other = 1;
@@ -457,7 +470,7 @@ int gp_run_dir_jobs(const char *dir, const char *job, int *other, int *manifests
 	free_names(names, n);
 	if (rc)
 		return rc;
-	rc = list(dir, gp_run_is_trace_name, &names, &n, err, cap);
+	rc = list(dir, is_run_trace, &names, &n, err, cap);
 	*traces = (int)(n > 1000000 ? 1000000 : n);
 	free_names(names, n);
 	err[0] = '\0';
@@ -488,7 +501,6 @@ int gp_run_clear(const char *dir, const char *keep_job, int unlisted, char *err,
 	rc = list(dir, is_manifest, &names, &n, err, cap);
 	for (size_t i = 0; !rc && i < n; i++) {
 		struct mf m;
-
 		int keep = 0;
 
 		if (read_manifest(dir, names[i], &m, err, cap) == 0) {
@@ -503,7 +515,7 @@ int gp_run_clear(const char *dir, const char *keep_job, int unlisted, char *err,
 	free_names(names, n);
 	if (rc || !unlisted)
 		return rc;
-	rc = list(dir, gp_run_is_trace_name, &names, &n, err, cap);
+	rc = list(dir, is_run_trace, &names, &n, err, cap);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = remove_in(dir, names[i], err, cap);
 	free_names(names, n);

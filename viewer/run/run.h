@@ -84,6 +84,12 @@ struct gp_run {
  * traces: rank*.json.gz, proc.*.json.gz. */
 int gp_run_is_trace_name(const char *name);
 
+/* The names in dir (not the hidden ones) that keep(name, ctx) wants,
+ * sorted, so that a listing is the same every time: *out is a new array
+ * of new strings (gp_run_paths_free). */
+int gp_run_list(const char *dir, int (*keep)(const char *name, const void *ctx), const void *ctx,
+		char ***out, size_t *nout, char *err, size_t cap);
+
 /* Whether path is a directory. */
 int gp_run_is_dir(const char *path);
 
@@ -134,10 +140,11 @@ struct gp_run_found {
 int gp_run_write_manifest(const char *dir, const struct gp_run_launch_info *l,
 			  const struct gp_run_found *found, size_t nfound, char *err, size_t cap);
 
-/* The jobs of the manifests already in dir (before a run starts): *other
- * is set when one names a job other than job. */
-int gp_run_dir_jobs(const char *dir, const char *job, int *other, int *manifests, int *traces,
-		    char *err, size_t cap);
+/* What dir holds before a run starts: *other is set when a manifest there
+ * names a job other than job (or does not read); *traces counts the
+ * traces named as a run's are. */
+int gp_run_dir_jobs(const char *dir, const char *job, int *other, int *traces, char *err,
+		    size_t cap);
 
 /* --force: removes dir's manifests of jobs other than keep_job and the
  * traces they list; with unlisted, also the traces named as a run's are

@@ -89,7 +89,7 @@ static int resolve_run_dir(const struct gp_trace_settings *s, struct gp_trace_ru
 {
 	char host[256] = "", err_line[1024];
 	bool slurm = getenv("SLURM_JOB_ID") && *getenv("SLURM_JOB_ID");
-	int other, manifests, traces, err;
+	int other, traces, err;
 	struct timespec now;
 
 	if (mkdir(path, 0777) != 0 && errno != EEXIST) {
@@ -112,7 +112,7 @@ static int resolve_run_dir(const struct gp_trace_settings *s, struct gp_trace_ru
 	clock_gettime(CLOCK_REALTIME, &now);
 	gp_run_job_id(r->job, sizeof(r->job), host, getpid(),
 		      (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
-	err = gp_run_dir_jobs(r->run_dir, r->job, &other, &manifests, &traces, err_line,
+	err = gp_run_dir_jobs(r->run_dir, r->job, &other, &traces, err_line,
 			      sizeof(err_line));
 	if (err) {
 		gp_msg("%s", err_line);
