@@ -55,22 +55,13 @@ static void note(const struct run *r, const char *fmt, ...)
 	r->s->note(r->s->ctx, line);
 }
 
-/* Ranks first, in order; then the rest by host and pid. */
+/* The run's order (gp_run_meta_order), then by path. */
 static int cmp_trace(const void *pa, const void *pb)
 {
 	const struct mg_trace *a = pa, *b = pb;
-	int c;
+	int c = gp_run_meta_order(&a->meta, &b->meta);
 
-	if ((a->meta.rank < 0) != (b->meta.rank < 0))
-		return a->meta.rank < 0 ? 1 : -1;
-	if (a->meta.rank != b->meta.rank)
-		return a->meta.rank < b->meta.rank ? -1 : 1;
-	c = strcmp(a->meta.host, b->meta.host);
-	if (c)
-		return c;
-	if (a->meta.pid != b->meta.pid)
-		return a->meta.pid < b->meta.pid ? -1 : 1;
-	return strcmp(a->path, b->path);
+	return c ? c : strcmp(a->path, b->path);
 }
 
 /* s JSON-escaped, without its quotes, in memory of its own; NULL when out

@@ -245,18 +245,23 @@ static int add_trace(struct gp_run *run, const char *file, int listed, int compl
 	return 0;
 }
 
-static int by_rank(const void *a, const void *b)
+int gp_run_meta_order(const struct gp_run_meta *a, const struct gp_run_meta *b)
 {
-	const struct gp_run_trace *x = a, *y = b;
 	int c;
 
-	if ((x->meta.rank < 0) != (y->meta.rank < 0))
-		return x->meta.rank < 0 ? 1 : -1;
-	if (x->meta.rank != y->meta.rank)
-		return x->meta.rank < y->meta.rank ? -1 : 1;
-	if ((c = strcmp(x->meta.host, y->meta.host)))
+	if ((a->rank < 0) != (b->rank < 0))
+		return a->rank < 0 ? 1 : -1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if ((c = strcmp(a->host, b->host)))
 		return c;
-	return (x->meta.pid > y->meta.pid) - (x->meta.pid < y->meta.pid);
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	return gp_run_meta_order(&((const struct gp_run_trace *)a)->meta,
+				 &((const struct gp_run_trace *)b)->meta);
 }
 
 /* The ranks of world_size that left no trace, in a note. */

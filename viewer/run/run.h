@@ -45,6 +45,10 @@ struct gp_run_meta {
  * not begin with one (err says so); -errno when it cannot be read. */
 int gp_run_read_meta(const char *path, struct gp_run_meta *m, char *err, size_t cap);
 
+/* The order of a run's processes: ranks first, by rank; then the rest by
+ * host, then pid. <0, 0, >0 as strcmp. */
+int gp_run_meta_order(const struct gp_run_meta *a, const struct gp_run_meta *b);
+
 /* One trace of a run. */
 struct gp_run_trace {
 	char *path;          /* dir/file */
