@@ -20,6 +20,8 @@
 #ifndef GPUPROF_TRACE_FORMAT_H
 #define GPUPROF_TRACE_FORMAT_H
 
+#include <stdint.h>
+
 /* Expands an entry's tokens only for members gpuprof analyze reads (READ
  * AN); readers build their tables with it. */
 #define GP_FMT_IF_AN(...) __VA_ARGS__
@@ -36,6 +38,31 @@ enum { GP_TRACE_FORMAT_ = 0
 #include "trace_format.def"
 #include "trace_format_undef.h"
 };
+
+/* Device d of process P draws on the track with pid GP_GPU_PID_BASE +
+ * P * GP_GPU_PID_STRIDE + d (TRACE_FORMAT.md). */
+#define GP_GPU_PID_BASE 1000000000ll
+#define GP_GPU_PID_STRIDE 100
+
+static inline int64_t gp_gpu_pid(int64_t host_pid, uint32_t device)
+{
+	return GP_GPU_PID_BASE + host_pid * GP_GPU_PID_STRIDE + (device % GP_GPU_PID_STRIDE);
+}
+
+/* The device whose track pid is, in process host_pid's trace: 0, or -1
+ * when pid is not one of that process's GPU tracks (untrusted numbers:
+ * no overflow). */
+static inline int gp_gpu_pid_device(int64_t pid, int64_t host_pid, int64_t *device)
+{
+	int64_t base;
+
+	if (__builtin_mul_overflow(host_pid, GP_GPU_PID_STRIDE, &base) ||
+	    __builtin_add_overflow(base, GP_GPU_PID_BASE, &base) ||
+	    __builtin_sub_overflow(pid, base, device) || *device < 0 ||
+	    *device >= GP_GPU_PID_STRIDE)
+		return -1;
+	return 0;
+}
 
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning) static const char GP_CAT_##id[] = name;

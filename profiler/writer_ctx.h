@@ -87,11 +87,6 @@ static inline int64_t gp_rel_ts(uint64_t ts)
 	return (int64_t)(ts - gp_rec.ts_base);
 }
 
-static inline int64_t gp_gpu_pid(int64_t host_pid, uint32_t device)
-{
-	return 1000000000LL + host_pid * 100 + (device % 100);
-}
-
 /* An allocation or free as the trace writes it (TRACE_FORMAT.md, alloc/free). */
 enum { GP_POOL_NONE, GP_POOL_LOCAL, GP_POOL_IMPORTED };
 struct gp_memory_ev {

@@ -325,8 +325,7 @@ static int copy_event(struct copy *cp, const char *line, const struct ev *e)
 	if (pid != t->meta.pid) {
 		int64_t d;
 
-		if (__builtin_sub_overflow(pid, MG_GPU_PID_BASE + t->meta.pid * 100, &d) || d < 0 ||
-		    d >= MG_MAX_DEVICES)
+		if (gp_gpu_pid_device(pid, t->meta.pid, &d) || d >= MG_MAX_DEVICES)
 			return fail_line(&cp->r, "a pid neither the process's nor one of its GPUs'");
 		slot = 1 + (int)d;
 	}

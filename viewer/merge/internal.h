@@ -11,8 +11,6 @@
 #include "merge.h"
 #include "viewer/run/run.h"
 
-/* GPU d of process P is pid 1000000000 + P*100 + d (TRACE_FORMAT.md) */
-#define MG_GPU_PID_BASE 1000000000ll
 #define MG_MAX_DEVICES 64
 /* ids above this lose their last digits in a double (JavaScript, Perfetto) */
 #define MG_MAX_ID ((1ull << 53) - 1)
