@@ -55,6 +55,14 @@ def alloc(over=None):
 END = event(EV.END, 77, 0, 9.0, {})
 
 
+def nccl(pid=1000007700, dur="5.0", corr="3"):
+    """An NCCL kernel (a collective: read, not skipped) as the recorder
+    writes it, its members' values JSON as given."""
+    return ('{"ph":"X","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",'
+            '"cat":"kernel","pid":%s,"tid":13,"ts":2.0,"dur":%s,"args":{"corr":%s,"grid":[1,1,1],'
+            '"block":[512,1,1],"smem_static":0,"smem_dynamic":0,"regs":32}}' % (pid, dur, corr))
+
+
 def trace(*lines):
     return ("[\n" + ",\n".join(lines) + "\n]\n").encode()
 
@@ -119,6 +127,10 @@ def main():
         "trailing_comma_object.json": trace(meta(), '{"ph":"i","name":"x",}', END),
         "leading_zero.json": trace(meta(), alloc().replace(member(F.BYTES, "4096"), member(F.BYTES, "04096")), END),
         "raw_deflate.z": zlib.compress(trace(meta(), END)),
+        # a collective's kernel on a track that is none of the process's GPUs
+        "nccl_kernel_foreign_pid.json": trace(meta(), alloc(), nccl(pid=1000008800), END),
+        "nccl_kernel_negative_dur.json": trace(meta(), alloc(), nccl(dur="-1.0"), END),
+        "nccl_kernel_corr_string.json": trace(meta(), alloc(), nccl(corr='"3"'), END),
     }
     for name, data in cases.items():
         with open(os.path.join(out, name), "wb") as f:

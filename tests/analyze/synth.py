@@ -105,6 +105,40 @@ class Sim:
                                        T.TID: tid, T.TS: self.rel(start), T.DUR: self.rel(end - start),
                                        T.ARGS: {F.CORR: corr}})
 
+    def kernel(self, name, start, dur, stream=13, corr=0):
+        self._emit(self.cupti, start, {T.PH: "X", T.NAME: name, T.CAT: CAT.KERNEL, T.PID: self.gpu_pid,
+                                       T.TID: stream, T.TS: self.rel(start), T.DUR: self.rel(dur),
+                                       T.ARGS: {F.CORR: corr, F.GRID: [1, 1, 1], F.BLOCK: [512, 1, 1],
+                                                F.SMEM_STATIC: 0, F.SMEM_DYNAMIC: 0, F.REGS: 32}})
+
+    def collective(self, op, launch, start, dur, stream=13, tid=MAIN):
+        """An NCCL kernel and the driver call that launched it (ending at
+        launch), times in us, as the recorder writes them; kept in colls."""
+        self.corr += 1
+        self._emit(self.cupti, launch - 4.0, {T.PH: "X", T.NAME: "cuLaunchKernelEx", T.CAT: CAT.CUDA_DRIVER,
+                                              T.PID: self.pid, T.TID: tid, T.TS: self.rel(launch - 4.0),
+                                              T.DUR: 4.0, T.ARGS: {F.CORR: self.corr}})
+        kernel = "ncclDevKernel_%s_RING_LL" % op
+        self.kernel(kernel + "(ncclDevKernelArgsStorage<4096ul>)", start, dur, stream, self.corr)
+        self.colls = getattr(self, "colls", [])
+        self.colls.append({"op": op, "kernel": kernel, "launch": launch, "start": start, "end": start + dur,
+                           "stream": stream, "tid": tid})
+
+    def collectives_at(self, t):
+        """What the analyzer should say of moment t (us): those outstanding
+        (launched by t, ending after it) by launch, the last to end by t,
+        the first launched after it; None where the device ran none."""
+        colls = getattr(self, "colls", [])
+        if not colls:
+            return None
+        during = sorted((c for c in colls if c["launch"] <= t < c["end"]), key=lambda c: c["launch"])
+        ended = [c for c in colls if c["end"] <= t]
+        later = [c for c in colls if c["launch"] > t]
+        return {"during": [c["op"] for c in during],
+                "before": max(ended, key=lambda c: c["end"])["op"] if ended else None,
+                "after": min(later, key=lambda c: c["launch"])["op"] if later else None,
+                "seen": len(colls)}
+
     def is_fw(self, kind, async_):
         if kind not in (KIND.DEVICE, KIND.ARRAY):
             return None
@@ -677,10 +711,13 @@ def scenario(name, outdir):
         # activations fill the device: the failed request is fc2's
         sim = Sim(total=8 * GiB)
         train(sim, 4, oom_at=3, oom_request=3584 * MiB, act=(4 * GiB, 48 * MiB))
-        sim.write(os.path.join(outdir, "oom.json.gz"), cut="flush")
         o = sim.ooms[0]
+        # an all-reduce running when the allocation failed
+        sim.collective("AllReduce", o["t"] - 40, o["t"] - 20, 5000)
+        sim.write(os.path.join(outdir, "oom.json.gz"), cut="flush")
         exp["oom"] = {"request": o["request"], "step": o["step"], "phase": o["phase"], "layer": o["layer"],
-                      "free": o["free"], "allocated": o["fw"], "categories": cats_of(o["live"])}
+                      "free": o["free"], "allocated": o["fw"], "categories": cats_of(o["live"]),
+                      "collectives": sim.collectives_at(o["t"])}
         exp["peak"] = expect_peak(sim)
     elif name == "native":
         # PyTorch's caching allocator: segments made in step 1, kept; a
@@ -791,11 +828,26 @@ def scenario(name, outdir):
             kept = train(sim, 4, act=act)
             for layer, a in kept["params"].items():
                 sim.name_tensor(a, "<Net>." + layer)
+            # NCCL's kernels around each rank's peak P: rank 0 had just
+            # finished an all-reduce; rank 1 is in an all-gather, with a
+            # reduce-scatter launched before P queued behind it; rank 2 ran
+            # none. A kernel of PyTorch's across P is no collective.
+            P = sim.peak["t"]
+            if rank == 0:
+                sim.collective("AllReduce", P - 300, P - 290, 100)
+                sim.collective("AllGather", P + 500, P + 510, 50)
+            elif rank == 1:
+                sim.collective("AllReduce", P - 900, P - 890, 100)
+                sim.collective("AllGather", P - 200, P - 150, 400)
+                sim.collective("ReduceScatter", P - 50, P + 30, 100, stream=14)
+                sim.collective("AllGather", P + 800, P + 810, 50)
+            sim.kernel("void at::native::elementwise_kernel<128, 2>(int, float)", P - 100, 200)
             sim.write(os.path.join(run, "rank%d.%d.json.gz" % (rank, pid)))
             e = expect_peak(sim)
+            e["collectives"] = sim.collectives_at(P)
             exp["ranks"][str(rank)] = {"peak": e["bytes"], "categories": e["categories"],
                                        "reserved_peak": sim.reserved_peak, "other_peak": e["other"],
-                                       "capacity": 8 * GiB,
+                                       "capacity": 8 * GiB, "collectives": e["collectives"],
                                        "lines": {str(k): v for k, v in lines_of(sim.peak["live"]).items()}}
         exp["dir"] = run
     elif name == "many":

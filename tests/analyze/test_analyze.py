@@ -227,6 +227,9 @@ def test_oom():
     eq(o["free"], e["free"], "free")
     eq(o["allocated"], e["allocated"], "allocated at the failure")
     eq(cats(o["by_category"]), e["categories"], "who held it")
+    c = o["collectives"]
+    eq([x["op"] for x in c["during"]], e["collectives"]["during"], "the all-reduce running at the failure")
+    eq(d["peak"]["collectives"]["during"], [], "none at the peak, before it")
     kinds = [a["kind"] for a in o["advice"]]
     eq(kinds, ["large_request", "activations"], "advice: the request is 44% of the device")
     check("<Net>.fc1" in o["advice"][1]["text"], "advice names the largest layer")
@@ -836,6 +839,26 @@ def test_ranks():
         eq(r["reserved_peak"], e["reserved_peak"], "rank %d: reserved peak" % r["rank"])
         eq(r["other_peak"], e["other_peak"], "rank %d: outside PyTorch" % r["rank"])
         eq(r["headroom"], e["capacity"] - r["device_peak"], "rank %d: headroom" % r["rank"])
+    # collectives at each rank's peak, as its device's peak says them
+    for r in rows:
+        e = exp["ranks"][str(r["rank"])]["collectives"]
+        d = [x for x in doc["devices"] if x["pid"] == r["pid"] and x["device"] == r["device"]][0]
+        c = d["peak"]["collectives"]
+        if e is None:
+            eq(c, None, "rank %d ran no collective: null" % r["rank"])
+            continue
+        eq([x["op"] for x in c["during"]], e["during"], "rank %d: outstanding at its peak" % r["rank"])
+        eq((c["before"] or {}).get("op"), e["before"], "rank %d: the last before" % r["rank"])
+        eq((c["after"] or {}).get("op"), e["after"], "rank %d: the next after" % r["rank"])
+        eq(c["seen"], e["seen"], "rank %d: collectives seen (not PyTorch's kernel)" % r["rank"])
+        for x in c["during"]:
+            check(x["launch_t"] <= d["peak"]["t"] < x["end_t"], "outstanding: launched before, ends after")
+            check(x["kernel"].startswith("ncclDevKernel_") and "(" not in x["kernel"], "kernel name, no args")
+            check(x["tid"] == 100, "the launching thread")
+    d1 = [x for x in doc["devices"] if x["pid"] == 7001][0]
+    queued = [x for x in d1["peak"]["collectives"]["during"] if x["op"] == "ReduceScatter"]
+    check(queued and queued[0]["start_t"] > d1["peak"]["t"] and queued[0]["stream"] == 14,
+          "rank 1: the reduce-scatter launched before its peak, started after it")
     peaks = {int(r): e["peak"] for r, e in exp["ranks"].items()}
     eq((k["min_rank"], k["max_rank"], k["median_rank"]), (0, 1, 2), "smallest, largest, median")
     eq(k["spread"], peaks[1] - peaks[0], "spread")
@@ -856,6 +879,12 @@ def test_ranks():
     rc, out, _ = run("ranks")
     check("runs out first: rank 1 (*), the least room left" in out, "text: the rank that runs out first")
     check("\n    <Net>.fc1 " in out, "text: the layer that differs")
+    check("collectives at the peak: AllGather (stream 13, launched 0.200 ms before, running since "
+          "0.150 ms before, ends 0.250 ms after); ReduceScatter (stream 14, launched 0.050 ms before, "
+          "queued: starts 0.030 ms after, ends 0.130 ms after)" in out, "text: rank 1's collectives")
+    check("collectives at the peak: none outstanding; the last: AllReduce (stream 13, launched 0.300 ms "
+          "before, ended 0.190 ms before); the next: AllGather" in out, "text: rank 0's")
+    check(re.search(r"\n +1 \* .* AllGather \+1\n", out), "text: the ranks table's collective")
     # a single rank, or none: no ranks section
     doc, _ = analyze_json(os.path.join("ranks", "rank0.7000.json.gz"))
     eq(doc["ranks"], None, "one rank: null")
@@ -1011,6 +1040,54 @@ def test_order():
     doc, _ = analyze_json("order.late.json.gz")
     eq(doc["traces"][0]["late_events"], 1, "a record later than its window is counted")
     check(any("late" in n for n in doc["traces"][0]["notes"]), "and said")
+
+
+def test_ranks_oom_steps():
+    """Two ranks that ran out of memory: the one at the earlier step runs out
+    first, though its clock says later (another host's); at the same step,
+    the earlier time."""
+    for steps, starts, want in (((3, 2), (0, 10_000_000_000), 1), ((2, 2), (0, 10_000_000_000), 0)):
+        d = os.path.join(TMP, "oom_ranks_%d%d" % steps)
+        os.makedirs(d, exist_ok=True)
+        for rank in (0, 1):
+            sim = synth.Sim(total=8 * GiB, pid=7100 + rank, ts_base=1_700_000_000_000_000_000 + starts[rank])
+            sim.rank, sim.world_size, sim.local_rank, sim.local_world_size = rank, 2, 0, 1
+            synth.train(sim, 4, oom_at=steps[rank], oom_request=3584 * MiB, act=(4 * GiB, 48 * MiB))
+            sim.write(os.path.join(d, "rank%d.%d.json.gz" % (rank, sim.pid)))
+        doc, _ = analyze_json(d)
+        k = doc["ranks"]
+        eq(k["first_out_by"], "oom", "%s: by failure" % (steps,))
+        eq(k["first_out_rank"], want, "steps %s, rank 1's clock 10 s later: rank %d first" % (steps, want))
+        eq([r["first_oom_step"] for r in k["by_rank"]], list(steps), "each rank's failing step")
+
+
+def test_collective_members():
+    """A collective's kernel is told by its name, wherever the name stands
+    among the line's members: before "cat" (the recorder's order), where the
+    reader skips other kernels early, or after it."""
+    for name_first in (True, False):
+        sim = synth.Sim()
+        sim.alloc(16 * MiB, "parameters")
+        sim.tick(100)
+        sim.alloc(64 * MiB, "activations")
+        t = sim.t
+        sim.collective("AllGather", t - 10, t - 5, 100)
+        sim.kernel("void at::native::vectorized_elementwise_kernel<4>(int)", t - 20, 200)
+        sim.collective("ReduceScatter", t + 200, t + 210, 10)
+        lines = sim.lines(shuffle=False)
+        if not name_first:
+            lines = [json.dumps({k: v for k, v in sorted(json.loads(x).items(), key=lambda kv: kv[0] == T.NAME)},
+                                separators=(",", ":")) for x in lines]
+            check(all(x.index('"name"') > x.index('"cat"') for x in lines if '"kernel"' in x), "names last")
+        path = os.path.join(TMP, "coll_order.json")
+        open(path, "w").write("[\n" + ",\n".join(lines) + "\n]\n")
+        doc, _ = analyze_json(path)
+        c = dev(doc)["peak"]["collectives"]
+        how = "name first" if name_first else "name last"
+        eq(c["seen"], 2, how + ": two collectives, PyTorch's kernel not one")
+        eq([x["op"] for x in c["during"]], ["AllGather"], how + ": the all-gather outstanding at the peak")
+        eq(c["after"]["op"], "ReduceScatter", how + ": the next")
+        eq(c["during"][0]["kernel"], "ncclDevKernel_AllGather_RING_LL", how + ": the kernel, no arguments")
 
 
 def test_signal_end():

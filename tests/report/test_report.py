@@ -653,6 +653,9 @@ def test_browser_ranks():
     if dom:
         check("Runs out first: rank 1" in dom, "ranks: the rank that runs out first is said")
         check("<Net>.fc1" in dom, "ranks: the layer that differs")
+        check("Collectives at its peak: AllGather (stream 13, launched 0.200 ms before" in dom,
+              "ranks: the first rank's collectives at its peak")
+        check("AllGather +1" in dom and "(after AllReduce)" in dom, "ranks: the table's collective column")
 
 
 def test_browser_summary():

@@ -254,6 +254,12 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 	case AE_HISTORY:
 		err = an_memory_torch_hist(&r->a, p, ev->device, ev->a, ev->b, ts);
 		break;
+	case AE_COLL:
+		/* a device with no memory yet has no moment to tell of */
+		if (ev->device < AN_MAX_DEVICES && p->pd[ev->device])
+			an_coll_event(&r->a, p->pd[ev->device], ev, ts);
+		err = 0;
+		break;
 	default:
 		err = an_attrib_event(&r->a, p, ev, ts);
 		if (!err)

@@ -988,6 +988,60 @@ static void summary_fill(struct bld *b, const struct an_pd *pd, struct gp_an_sum
 	}
 }
 
+/* "AllGather" of "ncclDevKernel_AllGather_RING_LL": the name less NCCL's
+ * prefixes, up to its algorithm and types. */
+static const char *coll_op(struct bld *b, const char *kernel)
+{
+	static const char *const prefixes[] = { "ncclDevKernel_", "ncclKernel_", AN_COLL_PREFIX };
+	const char *p = kernel, *end;
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(p, prefixes[i], strlen(prefixes[i])) == 0) {
+			p += strlen(prefixes[i]);
+			break;
+		}
+	end = strchr(p, '_');
+	if (!end)
+		end = p + strlen(p);
+	if (end == p)
+		return str(b, kernel);
+	p = gp_an_strndup(b->r, p, (size_t)(end - p));
+	if (!p)
+		b->oom = 1;
+	return p;
+}
+
+static void coll_one(struct bld *b, const struct an_coll *c, struct gp_an_collective *o)
+{
+	o->kernel = astr(b, c->kernel);
+	o->op = o->kernel ? coll_op(b, o->kernel) : NULL;
+	o->launch_t = c->launch_known ? sec(b, c->launch) : NAN;
+	o->start_t = sec(b, c->start);
+	o->end_t = sec(b, c->end);
+	o->stream = c->stream;
+	o->tid = c->launch_known ? c->tid : -1;
+}
+
+static void coll_fill(struct bld *b, const struct an_pd *pd, const struct an_coll_moment *m,
+		      struct gp_an_collectives *o)
+{
+	o->present = pd->coll.count != 0 && m->set;
+	if (!o->present)
+		return;
+	o->seen = pd->coll.count;
+	o->during = arr(b, m->n, sizeof(*o->during));
+	for (size_t i = 0; o->during && i < m->n; i++)
+		coll_one(b, &m->during[i], &o->during[i]);
+	o->nduring = o->during ? m->n : 0;
+	o->more = m->more;
+	o->has_before = m->has_before;
+	if (m->has_before)
+		coll_one(b, &m->before, &o->before);
+	o->has_after = m->has_after;
+	if (m->has_after)
+		coll_one(b, &m->after, &o->after);
+}
+
 static void peak_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_peak *o)
 {
 	struct an_proc *p = pd->proc;
@@ -1003,6 +1057,7 @@ static void peak_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_pea
 	o->device_total = pd->peak_device;
 	o->device_static = pd->peak_static;
 	o->reserved = opt(pd->peak_reserved_known, pd->peak_reserved);
+	coll_fill(b, pd, &pd->peak_coll, &o->collectives);
 	snap_set(b, pd, &pd->peak, &s);
 	describe(b, p, &s, top, &o->set);
 	an_set_free(b->a, &s);
@@ -1135,6 +1190,7 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 		j->pytorch.free = o->torch_free;
 		j->free = opt(1, o->torch_free);
 	}
+	coll_fill(b, pd, &o->coll, &j->collectives);
 	j->detailed = detailed;
 	if (detailed) {
 		snap_set(b, pd, &o->snap, &s);

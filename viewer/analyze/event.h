@@ -1,6 +1,7 @@
 /* The events an analysis consumes, in time order, once a trace line has been
- * read, checked and decoded (source.c). Everything else in a trace (kernels,
- * copies, flows, counters) is checked and dropped there. */
+ * read, checked and decoded (source.c). Everything else in a trace (kernels
+ * other than collectives', copies, flows, counters) is checked and dropped
+ * there. */
 #ifndef GPUPROF_AN_EVENT_H
 #define GPUPROF_AN_EVENT_H
 
@@ -25,6 +26,9 @@ enum an_ev_type {
 	 * cudaMalloc, a the block, c free, d allocated, e reserved) */
 	AE_SEGMENT,   /* a addr, b bytes; EVF_RELEASE: given back; EVF_MAPPED: expandable pages */
 	AE_ATTACH,    /* the hook began: a allocated, b reserved then; EVF_STACKS */
+	/* a collective's kernel (collective.h): ts its start, a its duration
+	 * (ns), c the stream, d the launch's corr; name the kernel */
+	AE_COLL,
 };
 
 /* Memory kinds of the format, in its order. */

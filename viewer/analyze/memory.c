@@ -149,6 +149,7 @@ static void oom_free(struct an_analysis *a, struct an_oom *o)
 	an_str_unref(&a->st, o->op);
 	an_str_unref(&a->st, o->api);
 	snap_free(a, &o->snap);
+	an_coll_moment_free(a, &o->coll);
 }
 
 void an_pd_free(struct an_analysis *a, struct an_pd *pd)
@@ -166,6 +167,8 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	for (size_t i = 0; i < pd->nooms; i++)
 		oom_free(a, &pd->ooms[i]);
 	an_str_unref(&a->st, pd->peak_layer);
+	an_coll_moment_free(a, &pd->peak_coll);
+	an_coll_dev_free(a, &pd->coll);
 	an_tl_free(&pd->tl);
 	free(pd);
 }
@@ -613,6 +616,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 			an_str_unref(&a->st, pd->peak_layer);
 			pd->peak_layer = an_str_ref(r->layer);
 			snap_take(a, &pd->peak);
+			an_coll_take(a, pd, &pd->peak_coll, ts);
 		}
 		if (fw) {
 			if (pd->nooms)
@@ -727,6 +731,7 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	o->reserved_known = reserved_now(pd, &o->reserved);
 	o->open = 1;
 	snap_take(a, &o->snap);
+	an_coll_take(a, pd, &o->coll, ts);
 	if (ev->flags & EVF_TORCH)
 		oom_torch(o, ev);
 	return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collective.h"
 #include "exporters/json_scan.h"
 
 /* The analyzer's strictness on top of the shared scanner: nesting at most
@@ -119,13 +120,15 @@ static int lookup(const struct keyindex *ix, const struct keydef *t, const struc
 	return -1;
 }
 
-/* Events no analysis uses, known from ph and cat alone (they come first
- * in gpuprof's lines): counters, metadata, flows, and complete events other
- * than CUDA API calls (kernels, copies, sets). The rest of such a line is
- * still checked, without looking at its members. */
+/* Events no analysis uses, known from ph, cat and name (they come first in
+ * gpuprof's lines): counters, metadata, flows, and complete events other
+ * than CUDA API calls and collectives' kernels (other kernels, copies,
+ * sets). The rest of such a line is still checked, without looking at its
+ * members. */
 static int ignorable(const struct an_line *l)
 {
 	const struct gp_json_val *ph = &l->top[TK_PH], *cat = &l->top[TK_CAT];
+	const struct gp_json_val *name = &l->top[TK_NAME];
 
 	if (ph->type != GP_JSON_STR || ph->n != 1)
 		return 0;
@@ -136,8 +139,13 @@ static int ignorable(const struct an_line *l)
 	case 'f':
 		return 1;
 	case 'X':
-		return cat->type == GP_JSON_STR && !AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) &&
-		       !AN_JV_IS(cat, GP_CAT_CUDA_DRIVER);
+		if (cat->type != GP_JSON_STR || AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) ||
+		    AN_JV_IS(cat, GP_CAT_CUDA_DRIVER))
+			return 0;
+		/* a kernel whose name is still to come is read whole */
+		return !AN_JV_IS(cat, GP_CAT_KERNEL) ||
+		       (name->type == GP_JSON_STR &&
+			!an_coll_is_kernel((const char *)name->p, name->n));
 	default:
 		return 0;
 	}

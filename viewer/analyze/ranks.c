@@ -186,6 +186,15 @@ static void sort_by_peak(const struct gp_an_ranks *k, size_t *idx)
 		}
 }
 
+/* Whether x ran out before y: by their steps where both say one and they
+ * differ (no clock between hosts needed), else by time. */
+static int oom_before(const struct gp_an_rank *x, const struct gp_an_rank *y)
+{
+	if (x->first_oom_step >= 0 && y->first_oom_step >= 0 && x->first_oom_step != y->first_oom_step)
+		return x->first_oom_step < y->first_oom_step;
+	return x->first_oom_t < y->first_oom_t;
+}
+
 static void choose_first(struct gp_an_ranks *k)
 {
 	size_t first = k->max;
@@ -194,7 +203,7 @@ static void choose_first(struct gp_an_ranks *k)
 	/* one that did run out: the earliest */
 	for (size_t i = 0; i < k->n; i++)
 		if (!isnan(k->v[i].first_oom_t) &&
-		    (k->first_by != GP_AN_FIRST_OOM || k->v[i].first_oom_t < k->v[first].first_oom_t)) {
+		    (k->first_by != GP_AN_FIRST_OOM || oom_before(&k->v[i], &k->v[first]))) {
 			first = i;
 			k->first_by = GP_AN_FIRST_OOM;
 		}
@@ -252,9 +261,12 @@ int gp_an_ranks_fill(struct gp_an_result *r)
 								 d->capacity.v - x->device_peak : 0 };
 		x->oom_count = d->oom_count;
 		x->first_oom_t = NAN;
+		x->first_oom_step = -1;
 		for (size_t o = 0; o < d->nooms; o++)
-			if (isnan(x->first_oom_t) || d->ooms[o].t < x->first_oom_t)
+			if (isnan(x->first_oom_t) || d->ooms[o].t < x->first_oom_t) {
 				x->first_oom_t = d->ooms[o].t;
+				x->first_oom_step = d->ooms[o].step;
+			}
 		if (t->world_size > world)
 			world = t->world_size;
 	}

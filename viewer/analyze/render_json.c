@@ -322,6 +322,38 @@ static struct json_object *summary_json(struct gp_jb *b, const struct gp_an_summ
 	return o;
 }
 
+static struct json_object *collective_json(struct gp_jb *b, const struct gp_an_collective *c)
+{
+	struct json_object *o = gp_jb_obj(b);
+
+	gp_jb_put(b, o, "op", gp_jb_str(b, c->op));
+	gp_jb_put(b, o, "kernel", gp_jb_str(b, c->kernel));
+	gp_jb_put(b, o, "launch_t", jsec(b, c->launch_t));
+	gp_jb_put(b, o, "start_t", jsec(b, c->start_t));
+	gp_jb_put(b, o, "end_t", jsec(b, c->end_t));
+	gp_jb_put(b, o, "stream", gp_jb_int(b, c->stream));
+	gp_jb_put(b, o, "tid", jint_or_null(b, c->tid));
+	return o;
+}
+
+static struct json_object *collectives_json(struct gp_jb *b, const struct gp_an_collectives *c)
+{
+	struct json_object *o, *during;
+
+	if (!c->present)
+		return NULL;
+	o = gp_jb_obj(b);
+	during = gp_jb_arr(b);
+	for (size_t i = 0; i < c->nduring; i++)
+		gp_jb_push(b, during, collective_json(b, &c->during[i]));
+	gp_jb_put(b, o, "seen", gp_jb_int(b, (int64_t)c->seen));
+	gp_jb_put(b, o, "during", during);
+	gp_jb_put(b, o, "during_left_out", gp_jb_int(b, (int64_t)c->more));
+	gp_jb_put(b, o, "before", c->has_before ? collective_json(b, &c->before) : NULL);
+	gp_jb_put(b, o, "after", c->has_after ? collective_json(b, &c->after) : NULL);
+	return o;
+}
+
 static struct json_object *peak_json(struct gp_jb *b, const struct gp_an_device *d)
 {
 	const struct gp_an_peak *p = &d->peak;
@@ -340,6 +372,7 @@ static struct json_object *peak_json(struct gp_jb *b, const struct gp_an_device 
 	gp_jb_put(b, o, "device_total", gp_jb_int(b, (int64_t)p->device_total));
 	gp_jb_put(b, o, "device_static", gp_jb_int(b, (int64_t)p->device_static));
 	gp_jb_put(b, o, "reserved", jopt(b, p->reserved));
+	gp_jb_put(b, o, "collectives", collectives_json(b, &p->collectives));
 	set_json(b, o, &p->set);
 	return o;
 }
@@ -480,6 +513,7 @@ static struct json_object *oom_json(struct gp_jb *b, const struct gp_an_oom *o)
 	} else {
 		gp_jb_put(b, j, "pytorch", NULL);
 	}
+	gp_jb_put(b, j, "collectives", collectives_json(b, &o->collectives));
 	gp_jb_put(b, j, "detailed", gp_jb_bool(b, o->detailed));
 	if (o->detailed)
 		set_json(b, j, &o->set);
@@ -599,6 +633,7 @@ static struct json_object *ranks_json(struct gp_jb *b, const struct gp_an_result
 		gp_jb_put(b, e, "headroom", jopt(b, x->headroom));
 		gp_jb_put(b, e, "oom_count", gp_jb_int(b, (int64_t)x->oom_count));
 		gp_jb_put(b, e, "first_oom_t", isnan(x->first_oom_t) ? NULL : jsec(b, x->first_oom_t));
+		gp_jb_put(b, e, "first_oom_step", jint_or_null(b, x->first_oom_step));
 		gp_jb_push(b, rows, e);
 	}
 	gp_jb_put(b, o, "by_rank", rows);

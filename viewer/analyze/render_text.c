@@ -410,6 +410,64 @@ static void describe(struct out *o, const struct gp_an_set *x, const char *inden
 	top_allocs(o, x, indent, torch);
 }
 
+/* "1.204 ms before" / "0.310 ms after" of a time against moment t */
+static const char *rel_ms(double x, double t)
+{
+	static char buf[4][48];
+	static int k;
+	double ms = (x - t) * 1e3;
+
+	k = (k + 1) % 4;
+	if (fabs(ms) < 0.0005)
+		snprintf(buf[k], sizeof(buf[k]), "then");
+	else
+		snprintf(buf[k], sizeof(buf[k]), "%.3f ms %s", fabs(ms), ms < 0 ? "before" : "after");
+	return buf[k];
+}
+
+static void collective(struct out *o, const struct gp_an_collective *c, double t, int during)
+{
+	fprintf(o->f, "%s", T(c->op ? c->op : "?"));
+	fprintf(o->f, " (stream %" PRId64, c->stream);
+	if (!isnan(c->launch_t))
+		fprintf(o->f, ", launched %s", rel_ms(c->launch_t, t));
+	if (during && c->start_t > t)
+		fprintf(o->f, ", queued: starts %s", rel_ms(c->start_t, t));
+	else if (during)
+		fprintf(o->f, ", running since %s", rel_ms(c->start_t, t));
+	fprintf(o->f, ", %s %s)", c->end_t > t ? "ends" : "ended", rel_ms(c->end_t, t));
+}
+
+/* The collective calls outstanding at moment t (the peak, a failure), or
+ * the last before it and the next after it. */
+static void collectives(struct out *o, const struct gp_an_collectives *c, double t,
+			const char *indent, const char *moment)
+{
+	if (!c->present)
+		return;
+	fprintf(o->f, "%scollectives at %s: ", indent, moment);
+	if (c->nduring) {
+		for (size_t i = 0; i < c->nduring; i++) {
+			fprintf(o->f, "%s", i ? "; " : "");
+			collective(o, &c->during[i], t, 1);
+		}
+		if (c->more)
+			fprintf(o->f, "; and %" PRIu64 " more", c->more);
+		fputc('\n', o->f);
+		return;
+	}
+	fprintf(o->f, "none outstanding");
+	if (c->has_before) {
+		fprintf(o->f, "; the last: ");
+		collective(o, &c->before, t, 0);
+	}
+	if (c->has_after) {
+		fprintf(o->f, "; the next: ");
+		collective(o, &c->after, t, 0);
+	}
+	fputc('\n', o->f);
+}
+
 static void peak(struct out *o, const struct gp_an_device *d, int torch)
 {
 	const struct gp_an_peak *p = &d->peak;
@@ -432,6 +490,7 @@ static void peak(struct out *o, const struct gp_an_device *d, int torch)
 		fprintf(o->f, ", %s of the device's %s",
 			pct((double)p->device_total / (double)d->capacity.v), sz(d->capacity.v));
 	fprintf(o->f, "; live allocations: %" PRIu64 "\n", p->set.live_allocations);
+	collectives(o, &p->collectives, p->t, "  ", "the peak");
 	describe(o, &p->set, "    ", torch);
 }
 
@@ -565,6 +624,7 @@ static void oom_detail(struct out *o, const struct gp_an_oom *e, size_t no, int 
 	if (e->outside_trace.known)
 		fprintf(o->f, "; %s in use outside this trace", sz(e->outside_trace.v));
 	fputc('\n', o->f);
+	collectives(o, &e->collectives, e->t, "    ", "that moment");
 	if (e->retries || e->released_after || e->recovered)
 		fprintf(o->f, "    then: %u retr%s of the same request%s%s%s; %s\n", e->retries,
 			e->retries == 1 ? "y" : "ies", e->released_after ? ", after releasing " : "",
@@ -713,13 +773,35 @@ static const char *rank_name(const struct gp_an_rank *x)
 	return buf[k];
 }
 
+/* A rank's collectives at its peak in a cell: "AllGather +1", "(after
+ * AllReduce)", "" where it ran none. */
+static const char *coll_cell(char *buf, size_t cap, const struct gp_an_collectives *c)
+{
+	uint64_t others = c->nduring ? c->nduring - 1 + c->more : 0;
+	char raw[96];
+
+	if (!c->present)
+		return "";
+	if (c->nduring && others)
+		snprintf(raw, sizeof(raw), "%.40s +%" PRIu64, c->during[0].op ? c->during[0].op : "?",
+			 others);
+	else if (c->nduring)
+		snprintf(raw, sizeof(raw), "%.40s", c->during[0].op ? c->during[0].op : "?");
+	else if (c->has_before)
+		snprintf(raw, sizeof(raw), "(after %.40s)", c->before.op ? c->before.op : "?");
+	else
+		snprintf(raw, sizeof(raw), "(none yet)");
+	/* the op comes from the trace: escaped as every cell is */
+	return gp_table_cell(buf, cap, GP_TABLE_TEXT, raw, 0, 0);
+}
+
 /* The ranks side by side: who holds most, who runs out first, and why. */
 static void ranks(struct out *o, const struct gp_an_result *r)
 {
 	const struct gp_an_ranks *k = &r->ranks;
 	const struct gp_an_rank *first, *typ;
 	struct gp_table t;
-	char c[2][64], cell[300];
+	char c[3][64], cell[300];
 
 	if (!k->present)
 		return;
@@ -733,9 +815,9 @@ static void ranks(struct out *o, const struct gp_an_result *r)
 			fprintf(o->f, "%s %" PRId64, i ? "," : "", k->missing[i]);
 		fprintf(o->f, "%s%s\n", k->nmissing > 16 ? ", ..." : "", C(o, OFF));
 	}
-	gp_table_init(&t, 9, "rlrrrrrrr");
+	gp_table_init(&t, 10, "rlrrrrrrrl");
 	gp_table_row(&t, "rank", "host", "GPU", "peak", "allocated", "reserved", "device",
-		     "outside", "headroom");
+		     "outside", "headroom", "collective");
 	for (size_t i = 0; i < k->n; i++) {
 		const struct gp_an_rank *x = &k->v[i];
 		const struct gp_an_device *d = &r->devices[x->device];
@@ -745,11 +827,13 @@ static void ranks(struct out *o, const struct gp_an_result *r)
 		snprintf(c[1], sizeof(c[1]), "%d", d->device);
 		gp_table_row(&t, c[0], gp_table_cell(cell, sizeof(cell), GP_TABLE_TEXT, x->hostname, 0, 24),
 			     c[1], sz(x->peak), szo(x->allocated), szo(x->reserved), sz(x->device_peak),
-			     sz(x->other_peak), szo(x->headroom));
+			     sz(x->other_peak), szo(x->headroom),
+			     d->has_peak ? coll_cell(c[2], sizeof(c[2]), &d->peak.collectives) : "");
 	}
 	t_print(o, &t, "  ", 1);
 	fprintf(o->f, "  peak is %s memory; device: all the process held on its GPU; outside: "
-		"not the framework's (NCCL, cuBLAS...); headroom: the GPU's memory less device\n",
+		"not the framework's (NCCL, cuBLAS...); headroom: the GPU's memory less device; "
+		"collective: outstanding at the peak (or the last before it)\n",
 		k->what ? k->what : "allocated");
 	fprintf(o->f, "  spread: %s (%s of the largest), rank %" PRId64 " %s to rank %" PRId64 " %s\n",
 		sz(k->spread), pct(k->spread_share), k->v[k->min].rank, sz(k->v[k->min].peak),
@@ -757,9 +841,11 @@ static void ranks(struct out *o, const struct gp_an_result *r)
 	first = &k->v[k->first];
 	typ = &k->v[k->typical];
 	fprintf(o->f, "  %sruns out first: %s (*)", C(o, RED), rank_name(first));
-	if (k->first_by == GP_AN_FIRST_OOM)
+	if (k->first_by == GP_AN_FIRST_OOM) {
 		fprintf(o->f, ", it ran out of memory at %.3f s", first->first_oom_t);
-	else if (k->first_by == GP_AN_FIRST_HEADROOM)
+		if (first->first_oom_step >= 0)
+			fprintf(o->f, ", step %" PRId64, first->first_oom_step);
+	} else if (k->first_by == GP_AN_FIRST_HEADROOM)
 		fprintf(o->f, ", the least room left: %s of %s", sz(first->headroom.v),
 			sz(first->capacity.v));
 	else

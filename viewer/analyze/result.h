@@ -161,6 +161,29 @@ struct gp_an_summary {
 	} frag;
 };
 
+/* A collective call (NCCL's kernel) around a moment (collective.h). */
+struct gp_an_collective {
+	const char *op;        /* "AllGather": what the kernel's name says it does */
+	const char *kernel;    /* the kernel's name without its arguments */
+	double launch_t;       /* its launch call's end; NaN: the call is not in the trace */
+	double start_t, end_t; /* its kernel on the GPU */
+	int64_t stream;        /* CUPTI's stream id */
+	int64_t tid;           /* the launching thread; -1: not known */
+};
+
+/* The collectives outstanding at a moment (launched before it, ended after
+ * it), the last that ended before it and the first launched after it;
+ * not present where the device ran no collective. */
+struct gp_an_collectives {
+	int present;
+	uint64_t seen;         /* collectives on this device in the whole trace */
+	struct gp_an_collective *during; /* by launch */
+	size_t nduring;
+	uint64_t more;         /* outstanding ones left out (8 are kept) */
+	int has_before, has_after;
+	struct gp_an_collective before, after;
+};
+
 struct gp_an_peak {
 	const char *what;      /* allocated, reserved, device */
 	uint64_t bytes;
@@ -169,6 +192,7 @@ struct gp_an_peak {
 	const char *phase, *layer;
 	uint64_t other, device_total, device_static;
 	struct gp_an_opt reserved;
+	struct gp_an_collectives collectives;
 	struct gp_an_set set;
 };
 
@@ -257,6 +281,7 @@ struct gp_an_oom {
 	struct {
 		uint64_t block, allocated, reserved, free;
 	} pytorch;
+	struct gp_an_collectives collectives;
 	int detailed;          /* set is filled */
 	struct gp_an_set set;
 	struct gp_an_advice *advice;
@@ -376,6 +401,7 @@ struct gp_an_rank {
 	struct gp_an_opt capacity, headroom; /* headroom: capacity - device_peak */
 	uint64_t oom_count;
 	double first_oom_t;        /* NaN: none */
+	int64_t first_oom_step;    /* its step; -1: none, or no steps marked */
 };
 
 /* Bytes under one name on the rank that runs out first and on the rank it

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collective.h"
+
 const char *const an_kind_names[K_N] = {
 	[K_DEVICE] = GP_KIND_DEVICE,
 	[K_ARRAY] = GP_KIND_ARRAY,
@@ -78,6 +80,8 @@ static const char *ev_what(const struct an_line *l)
 		return "NVTX event";
 	if (AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || AN_JV_IS(cat, GP_CAT_CUDA_DRIVER))
 		return "CUDA API event";
+	if (AN_JV_IS(cat, GP_CAT_KERNEL))
+		return "kernel event";
 	return "event";
 }
 
@@ -686,6 +690,40 @@ static int on_api(struct an_source *s, int64_t ts, char *err, size_t errcap)
 	return 0;
 }
 
+/* A collective's kernel (collective.h), on one of this process's GPUs. */
+static int on_collective(struct an_source *s, int64_t ts, char *err, size_t errcap)
+{
+	const struct an_line *l = &s->line;
+	struct an_ev ev = { .type = AE_COLL, .ts = ts };
+	int64_t pid, stream, dur, device;
+	const char *p;
+	size_t n;
+	int r;
+
+	if ((r = need_i64(s, &l->top[TK_PID], GP_T_PID, &pid, err, errcap)) ||
+	    (r = need_i64(s, &l->top[TK_TID], GP_T_TID, &stream, err, errcap)))
+		return r;
+	if (gp_gpu_pid_device(pid, s->pid, &device) || device >= AN_MAX_DEVICES)
+		return say(s, err, errcap, GP_AN_BAD_INPUT,
+			   "%s: \"pid\" %" PRId64 " is not a GPU of process %" PRId64, ev_what(l),
+			   pid, s->pid);
+	if (l->top[TK_DUR].type == GP_JSON_NONE || an_jv_us_to_ns(&l->top[TK_DUR], &dur) || dur < 0)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
+			   ev_what(l));
+	if (l->args[AK_CORR].type != GP_JSON_NONE &&
+	    (r = need_u64(s, &l->args[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.d, err, errcap)))
+		return r;
+	if (unescape(s, &l->top[TK_NAME], &p, &n))
+		return oom_err(s, err, errcap);
+	ev.name = an_str_intern(s->st, p, an_coll_kernel_len(p, n));
+	if (!ev.name)
+		return oom_err(s, err, errcap);
+	ev.device = (uint32_t)device;
+	ev.a = (uint64_t)dur;
+	ev.c = (uint64_t)stream;
+	return push(s, &ev, err, errcap);
+}
+
 /* One event line. */
 static int on_event(struct an_source *s, char *err, size_t errcap)
 {
@@ -784,6 +822,12 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_api(s, ts, err, errcap);
+		}
+		if (AN_JV_IS(cat, GP_CAT_KERNEL) && name->type == GP_JSON_STR &&
+		    an_coll_is_kernel((const char *)name->p, name->n)) {
+			if ((r = need_ts(s, &ts, err, errcap)))
+				return r;
+			return on_collective(s, ts, err, errcap);
 		}
 		break;
 	default:

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collective.h"
 #include "event.h"
 #include "exporters/u64_map.h"
 #include "source.h"
@@ -135,6 +136,7 @@ struct an_oom {
 	int recovered;        /* an allocation of the request followed */
 	int open;             /* still watching what follows */
 	struct an_snap snap;
+	struct an_coll_moment coll; /* collectives outstanding then */
 	/* PyTorch's own word on it (torch.oom): it raised OutOfMemoryError */
 	int torch;
 	uint64_t torch_block, torch_allocated, torch_reserved, torch_free;
@@ -204,6 +206,10 @@ struct an_pd {
 	uint64_t peak_device;      /* an_pd_device_live() then */
 	int peak_reserved_known;
 	struct an_str *peak_layer; /* reference: what the allocating thread was in */
+	struct an_coll_moment peak_coll; /* collectives outstanding at the peak */
+
+	/* collective calls (NCCL's kernels) on this device */
+	struct an_coll_dev coll;
 
 	/* the last step boundary */
 	struct an_snap step_snap;

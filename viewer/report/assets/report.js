@@ -652,6 +652,42 @@
 		stepsChart(sec, key + "-steps", dev);
 	}
 
+	/* --- collective calls (NCCL) around a moment: SCHEMA.md "Collectives" --- */
+
+	/** "1.204 ms before" of time x against moment t. */
+	function relMs(x, t) {
+		if (!isNum(x) || !isNum(t)) return "–";
+		const ms = (x - t) * 1e3;
+		return Math.abs(ms) < 0.0005 ? "then" : Math.abs(ms).toFixed(3) + " ms " + (ms < 0 ? "before" : "after");
+	}
+
+	function collectiveText(c, t, during) {
+		const parts = ["stream " + orDash(c.stream)];
+		if (isNum(c.launch_t)) parts.push("launched " + relMs(c.launch_t, t));
+		if (during) parts.push(c.start_t > t ? "queued: starts " + relMs(c.start_t, t) : "running since " + relMs(c.start_t, t));
+		parts.push((c.end_t > t ? "ends " : "ended ") + relMs(c.end_t, t));
+		return orDash(c.op) + " (" + parts.join(", ") + ")";
+	}
+
+	/** One line: the collectives outstanding at moment t, or the last and the next. */
+	function collectivesLine(c, t, moment) {
+		if (!obj(c)) return null;
+		const during = objs(c.during);
+		if (during.length)
+			return "Collectives at " + moment + ": " + during.map((x) => collectiveText(x, t, true)).join("; ") +
+				(c.during_left_out > 0 ? "; and " + c.during_left_out + " more" : "") + ".";
+		return "Collectives at " + moment + ": none outstanding" + (obj(c.before) ? "; the last: " + collectiveText(c.before, t, false) : "") +
+			(obj(c.after) ? "; the next: " + collectiveText(c.after, t, false) : "") + ".";
+	}
+
+	/** A ranks-table cell: "AllGather +1", "(after AllReduce)", "" without any. */
+	function collectiveCell(c) {
+		if (!obj(c)) return "";
+		const during = objs(c.during), more = during.length ? during.length - 1 + (c.during_left_out || 0) : 0;
+		if (during.length) return orDash(during[0].op) + (more ? " +" + more : "");
+		return obj(c.before) ? "(after " + orDash(c.before.op) + ")" : "(none yet)";
+	}
+
 	function peakSection(sec, dev, key) {
 		const p = obj(dev.peak);
 		if (!p) return sec.appendChild(para("No device memory was allocated."));
@@ -660,6 +696,8 @@
 			isNum(p.device_total) && bytes(p.device_total) + " of device memory in this process" + (dev.capacity > 0 ? ", " + pct(p.device_total / dev.capacity) + " of the device" : ""),
 			isNum(p.live_allocations) && int(p.live_allocations) + " live allocations"].filter(Boolean);
 		if (beside.length) sec.appendChild(muted("At that moment: " + beside.join("; ") + "."));
+		const coll = collectivesLine(p.collectives, p.t, "the peak");
+		if (coll) sec.appendChild(muted(coll));
 		const cuda = dev.mode === "cuda";
 		guard(sec, key + "-icicle", () => {
 			add(sec, [heading(cuda ? "By NVTX range" : "By layer (module path)"), muted("Click a layer to zoom in; the top row or the path above goes back.")]);
@@ -789,6 +827,8 @@
 			["PyTorch", o.raised ? "raised OutOfMemoryError" + (torch ? ": tried to allocate " + bytes(torch.request) + " (a block of " + bytes(torch.block) + "); it held " +
 				bytes(torch.allocated) + " allocated, " + bytes(torch.reserved) + " reserved, " + bytes(torch.free) + " free" : "") : undefined],
 		]));
+		const coll = collectivesLine(o.collectives, o.t, "that moment");
+		if (coll) box.appendChild(muted(coll));
 		const advice = objs(o.advice).filter((a) => a.text);
 		if (advice.length) add(box, [heading("What may help"), h("ul", { class: "advice" }, advice.map((a) => h("li", null, a.text)))]);
 		if (o.detailed === false) return box.appendChild(muted("Counts only (what was live is kept for the first 8)."));
@@ -879,10 +919,13 @@
 		const rows = objs(k.by_rank);
 		const first = rows.find((r) => r.rank === k.first_out_rank) || {};
 		const why = obj(k.why);
-		const how = k.first_out_by === "oom" ? "it ran out of memory first, at " + secs(first.first_oom_t)
+		const peakOf = (r) => obj((objs(run.devices).find((d) => d.pid === r.pid && d.device === r.device) || {}).peak) || {};
+		const how = k.first_out_by === "oom" ? "it ran out of memory first, at " + secs(first.first_oom_t) + (isNum(first.first_oom_step) ? ", step " + first.first_oom_step : "")
 			: k.first_out_by === "headroom" ? "the least room left on its GPU: " + bytes(first.headroom) + " of " + bytes(first.capacity)
 				: "the largest peak";
 		sec.appendChild(verdict(false, "Runs out first: rank " + orDash(k.first_out_rank) + " (" + how + ")"));
+		const firstColl = collectivesLine(peakOf(first).collectives, peakOf(first).t, "its peak");
+		if (firstColl) sec.appendChild(muted(firstColl));
 		sec.appendChild(facts([
 			["ranks traced", rows.length + (isNum(k.world_size) ? " of " + k.world_size : "")],
 			["no trace from", arr(k.missing).length ? arr(k.missing).join(", ") : undefined],
@@ -891,7 +934,8 @@
 		]));
 		sec.appendChild(table([col("rank", "rank", null, 1), col("host", "hostname"), col("GPU", "device", null, 1), col("peak", "peak", bytes, 1),
 			col("allocated", "allocated_peak", bytes, 1), col("reserved", "reserved_peak", bytes, 1), col("device", "device_peak", bytes, 1),
-			col("outside the framework", "other_peak", bytes, 1), col("headroom", "headroom", bytes, 1), col("failed", "oom_count", int, 1)], rows, true));
+			col("outside the framework", "other_peak", bytes, 1), col("headroom", "headroom", bytes, 1), col("failed", "oom_count", int, 1),
+			col("collective at the peak", (r) => collectiveCell(peakOf(r).collectives))], rows, true));
 		// each rank's peak as a bar, the one that runs out first marked
 		const max = Math.max(1, ...rows.map((r) => (isNum(r.peak) ? r.peak : 0)));
 		// set through the CSSOM: the page's policy allows no style attributes

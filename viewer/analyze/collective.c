@@ -1,0 +1,174 @@
+/* Collective calls around reported moments, see collective.h. */
+#include "collective.h"
+
+#include <string.h>
+
+#include "state.h"
+
+int an_coll_is_kernel(const char *name, size_t n)
+{
+	size_t k = sizeof(AN_COLL_PREFIX) - 1;
+
+	return n > k && memcmp(name, AN_COLL_PREFIX, k) == 0;
+}
+
+size_t an_coll_kernel_len(const char *name, size_t n)
+{
+	const char *paren = memchr(name, '(', n);
+
+	return paren ? (size_t)(paren - name) : n;
+}
+
+static void coll_copy(struct an_coll *dst, const struct an_coll *src)
+{
+	*dst = *src;
+	an_str_ref(dst->kernel);
+}
+
+static void coll_drop(struct an_analysis *a, struct an_coll *c)
+{
+	an_str_unref(&a->st, c->kernel);
+	c->kernel = NULL;
+}
+
+/* A collective that left the running ones: the latest to end is kept. */
+static void ended(struct an_analysis *a, struct an_coll_dev *d, struct an_coll *c)
+{
+	if (!d->has_last || c->end >= d->last.end) {
+		if (d->has_last)
+			coll_drop(a, &d->last);
+		d->last = *c; /* its reference moves */
+		d->has_last = 1;
+		return;
+	}
+	coll_drop(a, c);
+}
+
+/* Those that ended by ts leave open[]. */
+static void prune(struct an_analysis *a, struct an_coll_dev *d, int64_t ts)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < d->nopen; i++) {
+		if (d->open[i].end <= ts)
+			ended(a, d, &d->open[i]);
+		else
+			d->open[k++] = d->open[i];
+	}
+	d->nopen = k;
+}
+
+/* Outstanding at m: kept by launch, earliest first; the later ones past
+ * AN_COLL_MAX are counted. */
+static void during_add(struct an_coll_moment *m, const struct an_coll *c)
+{
+	size_t at = m->n;
+
+	if (m->n == AN_COLL_MAX) {
+		m->more++;
+		return;
+	}
+	while (at > 0 && m->during[at - 1].launch > c->launch) {
+		m->during[at] = m->during[at - 1];
+		at--;
+	}
+	coll_copy(&m->during[at], c);
+	m->n++;
+}
+
+/* A collective whose kernel started after m was taken. */
+static void watch(struct an_analysis *a, struct an_coll_moment *m, const struct an_coll *c)
+{
+	if (!m->set)
+		return;
+	if (c->launch <= m->ts) {
+		if (c->end > m->ts)
+			during_add(m, c);
+		return;
+	}
+	if (!m->has_after || c->launch < m->after.launch) {
+		if (m->has_after)
+			coll_drop(a, &m->after);
+		coll_copy(&m->after, c);
+		m->has_after = 1;
+	}
+}
+
+void an_coll_event(struct an_analysis *a, struct an_pd *pd, const struct an_ev *ev, int64_t ts)
+{
+	struct an_coll_dev *d = &pd->coll;
+	const struct an_corr_ent *call = an_source_api(pd->proc->src, ev->d);
+	struct an_coll c = {
+		.kernel = ev->name,
+		.start = ts,
+		.end = ts + (int64_t)ev->a,
+		.launch = ts,
+		.stream = (int64_t)ev->c,
+	};
+
+	/* the launch call, while the corr table still holds it (corr.h) */
+	if (call) {
+		c.launch_known = 1;
+		c.tid = call->tid;
+		/* a launch said to end after its kernel began is the clocks' noise */
+		if (pd->proc->src->ts_base_ns + call->end < ts)
+			c.launch = pd->proc->src->ts_base_ns + call->end;
+	}
+	d->count++;
+	prune(a, d, ts);
+	watch(a, &pd->peak_coll, &c);
+	for (size_t i = 0; i < pd->nooms; i++)
+		watch(a, &pd->ooms[i].coll, &c);
+	if (d->nopen == AN_COLL_OPEN) {
+		/* the one ending first makes room: it is the likeliest to have
+		 * ended before the moments still to come */
+		size_t first = 0;
+
+		for (size_t i = 1; i < d->nopen; i++)
+			if (d->open[i].end < d->open[first].end)
+				first = i;
+		ended(a, d, &d->open[first]);
+		d->open[first] = d->open[--d->nopen];
+		d->open_dropped++;
+	}
+	coll_copy(&d->open[d->nopen++], &c);
+}
+
+void an_coll_moment_free(struct an_analysis *a, struct an_coll_moment *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		coll_drop(a, &m->during[i]);
+	if (m->has_before)
+		coll_drop(a, &m->before);
+	if (m->has_after)
+		coll_drop(a, &m->after);
+	memset(m, 0, sizeof(*m));
+}
+
+void an_coll_take(struct an_analysis *a, struct an_pd *pd, struct an_coll_moment *m, int64_t ts)
+{
+	struct an_coll_dev *d = &pd->coll;
+
+	an_coll_moment_free(a, m);
+	m->set = 1;
+	m->ts = ts;
+	if (!d->count)
+		return;
+	prune(a, d, ts);
+	for (size_t i = 0; i < d->nopen; i++)
+		if (d->open[i].launch <= ts)
+			during_add(m, &d->open[i]);
+	if (d->has_last) {
+		coll_copy(&m->before, &d->last);
+		m->has_before = 1;
+	}
+}
+
+void an_coll_dev_free(struct an_analysis *a, struct an_coll_dev *d)
+{
+	for (size_t i = 0; i < d->nopen; i++)
+		coll_drop(a, &d->open[i]);
+	if (d->has_last)
+		coll_drop(a, &d->last);
+	memset(d, 0, sizeof(*d));
+}

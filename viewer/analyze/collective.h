@@ -1,0 +1,74 @@
+/* Collective calls (NCCL's kernels) around the moments an analysis reports:
+ * a device's peak and its failed allocations.
+ *
+ * A collective is "at" a moment when it was outstanding then: launched
+ * before it (the launch call's end, from its corr; the kernel's start when
+ * the call is not in the trace) and not yet finished (the kernel's end after
+ * it). That is when its buffers are live and when a rank waits on its peers.
+ * Events come in time order of the kernels' starts, so a collective launched
+ * before a moment may come after it (the GPU runs behind the host): each
+ * moment keeps watching later kernels for those, and for the first one
+ * launched after it. Where none is outstanding, the last one that ended
+ * before the moment says what the rank had just done.
+ *
+ * Memory is bounded: per device, the kernels still running (AN_COLL_OPEN);
+ * per moment, AN_COLL_MAX outstanding ones (the rest counted). */
+#ifndef GPUPROF_AN_COLLECTIVE_H
+#define GPUPROF_AN_COLLECTIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "strtab.h"
+
+#define AN_COLL_MAX 8   /* outstanding collectives kept per moment */
+#define AN_COLL_OPEN 64 /* kernels running at once, per device, that are followed */
+
+/* The kernel-name prefix that makes a kernel a collective (NCCL's). */
+#define AN_COLL_PREFIX "nccl"
+
+struct an_coll {
+	struct an_str *kernel; /* reference: the kernel's name up to its arguments */
+	int64_t launch, start, end; /* absolute ns */
+	int64_t stream;        /* CUPTI's stream id */
+	int64_t tid;           /* the launching thread; 0: not known */
+	int launch_known;      /* launch is the call's; else it is the kernel's start */
+};
+
+struct an_coll_moment {
+	int set;               /* a moment was taken */
+	int64_t ts;            /* absolute ns */
+	struct an_coll during[AN_COLL_MAX]; /* outstanding, by launch */
+	size_t n;
+	uint32_t more;         /* outstanding past AN_COLL_MAX */
+	int has_before, has_after;
+	struct an_coll before; /* the last to end before it (none outstanding or not) */
+	struct an_coll after;  /* the first launched after it */
+};
+
+struct an_coll_dev {
+	struct an_coll open[AN_COLL_OPEN]; /* started, not ended at the newest start */
+	size_t nopen;
+	uint64_t open_dropped; /* pushed out of open[] by newer ones (AN_COLL_OPEN at once) */
+	int has_last;
+	struct an_coll last;   /* the latest end among those that left open[] */
+	uint64_t count;        /* collectives seen on the device */
+};
+
+struct an_analysis;
+struct an_pd;
+
+/* Whether a kernel name is a collective's (n: its length). */
+int an_coll_is_kernel(const char *name, size_t n);
+/* The length of a kernel name without its argument list ("(...)"). */
+size_t an_coll_kernel_len(const char *name, size_t n);
+
+/* An AE_COLL event of pd's device, ts its kernel's absolute start. */
+void an_coll_event(struct an_analysis *a, struct an_pd *pd, const struct an_ev *ev, int64_t ts);
+/* Takes the moment ts of pd into m (whatever m held is let go). */
+void an_coll_take(struct an_analysis *a, struct an_pd *pd, struct an_coll_moment *m, int64_t ts);
+void an_coll_moment_free(struct an_analysis *a, struct an_coll_moment *m);
+void an_coll_dev_free(struct an_analysis *a, struct an_coll_dev *d);
+
+#endif
