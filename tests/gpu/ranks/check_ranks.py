@@ -8,6 +8,8 @@ measured in each rank. Prints RESULT rows; exit 1 when one failed.
   ddp    GPT-2 small, DDP, 2 ranks (train_gpt2.py): peaks = PyTorch's
   fsdp2  GPT-2 small, FSDP2, 2 ranks: peaks = PyTorch's; the parameters and
          optimizer state at the peak are this rank's shards
+         (ddp, fsdp2: with NCCL, the collectives analyze counts are the NCCL
+         kernels in each trace, their ops named; with gloo, none)
   nccl   one rank with NCCL: NCCL's device memory named, not PyTorch's
   merge  the run directories merged into one Perfetto trace: valid, a
          process group per rank
@@ -87,6 +89,49 @@ def peak_cats(d):
     return {c["category"]: c for c in (d.get("peak") or {}).get("by_category") or []}
 
 
+def trace_collectives(run, pid):
+    """NCCL's kernels in the trace of process pid, read from the file itself:
+    {op: count}, op as analyze names it (ncclDevKernel_AllGather_RING_LL:
+    AllGather)."""
+    ops = {}
+    for path in glob.glob(os.path.join(run, "*.%d.json.gz" % pid)):
+        with gzip.open(path, "rt") as f:
+            for line in f:
+                line = line.strip().rstrip(",")
+                if '"cat":"kernel"' not in line or '"name":"nccl' not in line:
+                    continue
+                name = json.loads(line)["name"].split("(")[0]
+                for pre in ("ncclDevKernel_", "ncclKernel_", "nccl"):
+                    if name.startswith(pre):
+                        name = name[len(pre):]
+                        break
+                op = name.split("_")[0]
+                ops[op] = ops.get(op, 0) + 1
+    return ops
+
+
+def check_collectives(case, run, devs, backend, want_ops):
+    """Each rank's collectives at its peak: with NCCL, as many as its trace
+    holds, the ops named among them, want_ops among those the trace holds;
+    with gloo (the CPU's), none."""
+    for r, d in sorted(devs.items()):
+        c = (d.get("peak") or {}).get("collectives")
+        in_trace = trace_collectives(run, d["pid"])
+        if backend != "nccl":
+            row("%s.collectives.rank%d" % (case, r), c is None and not in_trace,
+                "%s: NCCL kernels in the trace %s, analyze's collectives %s" % (backend, in_trace, c))
+            continue
+        named = [x["op"] for x in (c or {}).get("during", [])] + [
+            (c or {}).get(k, {})["op"] for k in ("before", "after") if (c or {}).get(k)]
+        row("%s.collectives.rank%d" % (case, r),
+            c is not None and c["seen"] == sum(in_trace.values()) and set(named) <= set(in_trace) and
+            set(want_ops) <= set(in_trace),
+            "in the trace %s; analyze: seen %s, at the peak (t %s): during %s, before %s, after %s" % (
+                in_trace, (c or {}).get("seen"), d["peak"].get("t"),
+                [(x["op"], x["launch_t"], x["start_t"], x["end_t"]) for x in (c or {}).get("during", [])],
+                ((c or {}).get("before") or {}).get("op"), ((c or {}).get("after") or {}).get("op")))
+
+
 ngpu = int(subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
                           capture_output=True, text=True).stdout.strip() or 0)
 runs = []
@@ -131,6 +176,8 @@ for strategy in [c for c in ("ddp", "fsdp2") if c in CASES]:
         continue
     doc, err = analyze(run)
     devs = check_peaks(strategy, doc, printed)
+    check_collectives(strategy, run, devs, "/".join(sorted(backend)),
+                      ["AllReduce"] if strategy == "ddp" else ["AllGather", "ReduceScatter"])
     k = doc.get("ranks") or {}
     row("%s.ranks" % strategy, len(k.get("by_rank", [])) == 2 and k.get("first_out_by") in ("headroom", "oom"),
         "ranks %s, first out rank %s by %s, spread %s" % (
@@ -163,6 +210,12 @@ if "nccl" in CASES:
     libs = sorted(set(a.get("library") for a in (d.get("peak") or {}).get("top", []) if a.get("library")))
     nccl = sum(v for n, v in by.items() if "NCCL" in n)
     s = d.get("summary", {})
+    if ok:
+        # one rank: NCCL may run no kernel at all (a copy, or nothing, does)
+        c = (d.get("peak") or {}).get("collectives")
+        in_trace = trace_collectives(run, d.get("pid", -1))
+        row("nccl.collectives", (c or {}).get("seen", 0) == sum(in_trace.values()),
+            "one rank: NCCL kernels in the trace %s, analyze's collectives %s" % (in_trace, c))
     row("nccl", ok and nccl > 0 and s.get("allocated", {}).get("peak") == printed[0]["max_allocated"],
         "exit %d; outside PyTorch at the peak by what: %s; libraries among the largest: %s; NCCL %d B; "
         "allocated peak %s (PyTorch %s)%s" % (
