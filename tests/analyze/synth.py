@@ -26,7 +26,7 @@ from trace_format import CAT, EV, F, KIND, T  # noqa: E402  (the names of the tr
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 FLUSH_US = 500_000.0
-MAIN, AUTOGRAD = 100, 101
+MAIN, AUTOGRAD, COMM = 100, 101, 103
 
 
 class Sim:
@@ -111,14 +111,22 @@ class Sim:
                                        T.ARGS: {F.CORR: corr, F.GRID: [1, 1, 1], F.BLOCK: [512, 1, 1],
                                                 F.SMEM_STATIC: 0, F.SMEM_DYNAMIC: 0, F.REGS: 32}})
 
-    def collective(self, op, launch, start, dur, stream=13, tid=MAIN):
+    def collective(self, op, launch, start, dur, stream=13, tid=COMM, call=False, generic=False):
         """An NCCL kernel and the driver call that launched it (ending at
-        launch), times in us, as the recorder writes them; kept in colls."""
+        launch), times in us, as the recorder writes them; kept in colls.
+        call: inside NCCL's NVTX range of the call ("ncclAllGather"), which
+        names it; generic: the kernel is ncclDevKernel_Generic_1, whose name
+        says nothing of the collective."""
         self.corr += 1
+        if call:
+            for ph, ts in (("B", launch - 6.0), ("E", launch + 1.0)):
+                self._emit(self.host, ts, {T.PH: ph, T.NAME: "nccl" + op if ph == "B" else "", T.CAT: CAT.NVTX,
+                                           T.PID: self.pid, T.TID: tid, T.TS: self.rel(ts),
+                                           T.ARGS: {F.DOMAIN: "NCCL"}})
         self._emit(self.cupti, launch - 4.0, {T.PH: "X", T.NAME: "cuLaunchKernelEx", T.CAT: CAT.CUDA_DRIVER,
                                               T.PID: self.pid, T.TID: tid, T.TS: self.rel(launch - 4.0),
                                               T.DUR: 4.0, T.ARGS: {F.CORR: self.corr}})
-        kernel = "ncclDevKernel_%s_RING_LL" % op
+        kernel = "ncclDevKernel_Generic_1" if generic else "ncclDevKernel_%s_RING_LL" % op
         self.kernel(kernel + "(ncclDevKernelArgsStorage<4096ul>)", start, dur, stream, self.corr)
         self.colls = getattr(self, "colls", [])
         self.colls.append({"op": op, "kernel": kernel, "launch": launch, "start": start, "end": start + dur,
@@ -830,15 +838,17 @@ def scenario(name, outdir):
                 sim.name_tensor(a, "<Net>." + layer)
             # NCCL's kernels around each rank's peak P: rank 0 had just
             # finished an all-reduce; rank 1 is in an all-gather, with a
-            # reduce-scatter launched before P queued behind it; rank 2 ran
-            # none. A kernel of PyTorch's across P is no collective.
+            # reduce-scatter launched before P queued behind it (the
+            # all-gather's kernel is NCCL's generic one: its call's range
+            # names it); rank 2 ran none. A kernel of PyTorch's across P is
+            # no collective.
             P = sim.peak["t"]
             if rank == 0:
                 sim.collective("AllReduce", P - 300, P - 290, 100)
                 sim.collective("AllGather", P + 500, P + 510, 50)
             elif rank == 1:
                 sim.collective("AllReduce", P - 900, P - 890, 100)
-                sim.collective("AllGather", P - 200, P - 150, 400)
+                sim.collective("AllGather", P - 200, P - 150, 400, call=True, generic=True)
                 sim.collective("ReduceScatter", P - 50, P + 30, 100, stream=14)
                 sim.collective("AllGather", P + 800, P + 810, 50)
             sim.kernel("void at::native::elementwise_kernel<128, 2>(int, float)", P - 100, 200)

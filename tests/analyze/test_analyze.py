@@ -854,11 +854,15 @@ def test_ranks():
         for x in c["during"]:
             check(x["launch_t"] <= d["peak"]["t"] < x["end_t"], "outstanding: launched before, ends after")
             check(x["kernel"].startswith("ncclDevKernel_") and "(" not in x["kernel"], "kernel name, no args")
-            check(x["tid"] == 100, "the launching thread")
+            check(x["tid"] == synth.COMM, "the launching thread")
     d1 = [x for x in doc["devices"] if x["pid"] == 7001][0]
     queued = [x for x in d1["peak"]["collectives"]["during"] if x["op"] == "ReduceScatter"]
     check(queued and queued[0]["start_t"] > d1["peak"]["t"] and queued[0]["stream"] == 14,
           "rank 1: the reduce-scatter launched before its peak, started after it")
+    gathers = [x for x in d1["peak"]["collectives"]["during"] if x["op"] == "AllGather"]
+    eq([(x["kernel"], x["call"]) for x in gathers], [("ncclDevKernel_Generic_1", "ncclAllGather")],
+       "rank 1: NCCL's generic kernel named by its call's range")
+    eq(queued[0]["call"], None, "a kernel launched outside any NCCL range: named by itself")
     peaks = {int(r): e["peak"] for r, e in exp["ranks"].items()}
     eq((k["min_rank"], k["max_rank"], k["median_rank"]), (0, 1, 2), "smallest, largest, median")
     eq(k["spread"], peaks[1] - peaks[0], "spread")

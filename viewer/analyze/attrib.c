@@ -54,6 +54,7 @@ void an_proc_free(struct an_analysis *a, struct an_proc *p)
 		}
 	}
 	gp_u64map_free(&p->branges);
+	an_coll_calls_free(a, &p->coll_calls);
 	for (size_t i = 0; i < p->path_layer.cap; i++) {
 		if (p->path_layer.slots[i].val) {
 			an_str_unref(&a->st, (struct an_str *)(uintptr_t)p->path_layer.slots[i].key);
@@ -355,11 +356,13 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 		f->op = an_str_intern_raw(&a->st, f->name->s, n);
 		if (!f->op)
 			return -ENOMEM;
+	} else if (an_coll_is_call(f->name)) {
+		an_coll_call_push(a, p, ev->tid, ts, f->name);
 	}
 	return thread_update(a, p, t);
 }
 
-static int on_pop(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev)
+static int on_pop(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
 {
 	struct an_thread *t = an_thread_get(p, ev->tid);
 	struct an_frame *f;
@@ -388,6 +391,8 @@ static int on_pop(struct an_analysis *a, struct an_proc *p, const struct an_ev *
 			}
 		}
 	}
+	if (an_coll_is_call(f->name))
+		an_coll_call_pop(p, ev->tid, f->name, ts);
 	an_str_unref(&a->st, f->name);
 	an_str_unref(&a->st, f->op);
 	err = thread_update(a, p, t);
@@ -616,7 +621,7 @@ int an_attrib_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	case AE_PUSH:
 		return on_push(a, p, ev, ts);
 	case AE_POP:
-		return on_pop(a, p, ev);
+		return on_pop(a, p, ev, ts);
 	case AE_START:
 		return on_start(a, p, ev);
 	case AE_END:

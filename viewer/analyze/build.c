@@ -1014,7 +1014,12 @@ static const char *coll_op(struct bld *b, const char *kernel)
 static void coll_one(struct bld *b, const struct an_coll *c, struct gp_an_collective *o)
 {
 	o->kernel = astr(b, c->kernel);
-	o->op = o->kernel ? coll_op(b, o->kernel) : NULL;
+	/* NCCL's name of the call ("ncclAllGather"), else the kernel's */
+	o->call = astr(b, c->call);
+	if (c->call)
+		o->op = str(b, c->call->s + sizeof(AN_COLL_PREFIX) - 1);
+	else
+		o->op = o->kernel ? coll_op(b, o->kernel) : NULL;
 	o->launch_t = c->launch_known ? sec(b, c->launch) : NAN;
 	o->start_t = sec(b, c->start);
 	o->end_t = sec(b, c->end);

@@ -19,16 +19,84 @@ size_t an_coll_kernel_len(const char *name, size_t n)
 	return paren ? (size_t)(paren - name) : n;
 }
 
+/* What follows "nccl" in the names of NCCL's ranges of collective calls. */
+static const char *const call_ops[] = {
+	"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Bcast", "Reduce", "Send", "Recv",
+	"AllToAll", "AlltoAll", "Gather", "Scatter",
+};
+
+int an_coll_is_call(const struct an_str *name)
+{
+	size_t k = sizeof(AN_COLL_PREFIX) - 1;
+
+	if (!name || name->len <= k || memcmp(name->s, AN_COLL_PREFIX, k) != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(call_ops) / sizeof(call_ops[0]); i++)
+		if (strcmp(name->s + k, call_ops[i]) == 0)
+			return 1;
+	return 0;
+}
+
+void an_coll_call_push(struct an_analysis *a, struct an_proc *p, int64_t tid, int64_t ts,
+		       struct an_str *name)
+{
+	struct an_coll_calls *c = &p->coll_calls;
+	struct an_coll_call *e = &c->v[c->next];
+
+	an_str_unref(&a->st, e->name);
+	*e = (struct an_coll_call){ an_str_ref(name), tid, ts, 0 };
+	c->next = (c->next + 1) % AN_COLL_CALLS;
+}
+
+void an_coll_call_pop(struct an_proc *p, int64_t tid, const struct an_str *name, int64_t ts)
+{
+	struct an_coll_calls *c = &p->coll_calls;
+
+	/* the newest open one of that thread: ranges nest */
+	for (size_t k = 1; k <= AN_COLL_CALLS; k++) {
+		struct an_coll_call *e = &c->v[(c->next + AN_COLL_CALLS - k) % AN_COLL_CALLS];
+
+		if (e->name == name && e->tid == tid && !e->end) {
+			e->end = ts;
+			return;
+		}
+	}
+}
+
+void an_coll_calls_free(struct an_analysis *a, struct an_coll_calls *c)
+{
+	for (size_t i = 0; i < AN_COLL_CALLS; i++)
+		an_str_unref(&a->st, c->v[i].name);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The call whose range holds a launch made by thread tid at ts: the
+ * innermost (newest) such; NULL when none is kept. */
+static struct an_str *call_of(const struct an_proc *p, int64_t tid, int64_t ts)
+{
+	const struct an_coll_calls *c = &p->coll_calls;
+
+	for (size_t k = 1; k <= AN_COLL_CALLS; k++) {
+		const struct an_coll_call *e = &c->v[(c->next + AN_COLL_CALLS - k) % AN_COLL_CALLS];
+
+		if (e->name && e->tid == tid && e->start <= ts && (!e->end || ts <= e->end))
+			return e->name;
+	}
+	return NULL;
+}
+
 static void coll_copy(struct an_coll *dst, const struct an_coll *src)
 {
 	*dst = *src;
 	an_str_ref(dst->kernel);
+	an_str_ref(dst->call);
 }
 
 static void coll_drop(struct an_analysis *a, struct an_coll *c)
 {
 	an_str_unref(&a->st, c->kernel);
-	c->kernel = NULL;
+	an_str_unref(&a->st, c->call);
+	c->kernel = c->call = NULL;
 }
 
 /* A collective that left the running ones: the latest to end is kept. */
@@ -108,11 +176,14 @@ void an_coll_event(struct an_analysis *a, struct an_pd *pd, const struct an_ev *
 
 	/* the launch call, while the corr table still holds it (corr.h) */
 	if (call) {
+		int64_t end = pd->proc->src->ts_base_ns + call->end;
+
 		c.launch_known = 1;
 		c.tid = call->tid;
 		/* a launch said to end after its kernel began is the clocks' noise */
-		if (pd->proc->src->ts_base_ns + call->end < ts)
-			c.launch = pd->proc->src->ts_base_ns + call->end;
+		if (end < ts)
+			c.launch = end;
+		c.call = call_of(pd->proc, c.tid, end); /* borrowed: coll_copy takes its own */
 	}
 	d->count++;
 	prune(a, d, ts);

@@ -11,8 +11,13 @@
  * launched after it. Where none is outstanding, the last one that ended
  * before the moment says what the rank had just done.
  *
+ * A kernel's collective is named by NCCL's range of the call that launched
+ * it (the launch call's thread and time inside the range), else by the
+ * kernel's own name.
+ *
  * Memory is bounded: per device, the kernels still running (AN_COLL_OPEN);
- * per moment, AN_COLL_MAX outstanding ones (the rest counted). */
+ * per moment, AN_COLL_MAX outstanding ones (the rest counted); per process,
+ * the last AN_COLL_CALLS calls. */
 #ifndef GPUPROF_AN_COLLECTIVE_H
 #define GPUPROF_AN_COLLECTIVE_H
 
@@ -22,14 +27,17 @@
 #include "event.h"
 #include "strtab.h"
 
-#define AN_COLL_MAX 8   /* outstanding collectives kept per moment */
-#define AN_COLL_OPEN 64 /* kernels running at once, per device, that are followed */
+#define AN_COLL_MAX 8    /* outstanding collectives kept per moment */
+#define AN_COLL_OPEN 64  /* kernels running at once, per device, that are followed */
+#define AN_COLL_CALLS 64 /* NCCL calls kept per process to name the kernels they launch */
 
 /* The kernel-name prefix that makes a kernel a collective (NCCL's). */
 #define AN_COLL_PREFIX "nccl"
 
 struct an_coll {
 	struct an_str *kernel; /* reference: the kernel's name up to its arguments */
+	struct an_str *call;   /* reference: NCCL's range of the call that launched
+				* it ("ncclAllGather"); NULL: not in the trace */
 	int64_t launch, start, end; /* absolute ns */
 	int64_t stream;        /* CUPTI's stream id */
 	int64_t tid;           /* the launching thread; 0: not known */
@@ -56,8 +64,32 @@ struct an_coll_dev {
 	uint64_t count;        /* collectives seen on the device */
 };
 
+/* NCCL's own NVTX ranges (domain NCCL, on unless NCCL_NVTX_DISABLE=1) of
+ * its collective calls: their names say the collective where the kernel's
+ * does not (NCCL runs many through ncclDevKernel_Generic). The newest
+ * AN_COLL_CALLS of a process, oldest replaced first. */
+struct an_coll_call {
+	struct an_str *name;   /* reference; NULL: an empty slot */
+	int64_t tid, start, end; /* absolute ns; end 0: still open */
+};
+
+struct an_coll_calls {
+	struct an_coll_call v[AN_COLL_CALLS];
+	size_t next;
+};
+
 struct an_analysis;
 struct an_pd;
+struct an_proc;
+
+/* Whether an NVTX range is NCCL's of a collective call ("ncclAllReduce";
+ * not "ncclCommInitRank" nor "ncclGroupEnd"). */
+int an_coll_is_call(const struct an_str *name);
+/* The call's range opened (closed) on thread tid at ts. */
+void an_coll_call_push(struct an_analysis *a, struct an_proc *p, int64_t tid, int64_t ts,
+		       struct an_str *name);
+void an_coll_call_pop(struct an_proc *p, int64_t tid, const struct an_str *name, int64_t ts);
+void an_coll_calls_free(struct an_analysis *a, struct an_coll_calls *c);
 
 /* Whether a kernel name is a collective's (n: its length). */
 int an_coll_is_kernel(const char *name, size_t n);

@@ -163,8 +163,9 @@ struct gp_an_summary {
 
 /* A collective call (NCCL's kernel) around a moment (collective.h). */
 struct gp_an_collective {
-	const char *op;        /* "AllGather": what the kernel's name says it does */
+	const char *op;        /* "AllGather": what the call's (else the kernel's) name says */
 	const char *kernel;    /* the kernel's name without its arguments */
+	const char *call;      /* NCCL's range of the call that launched it; NULL: none */
 	double launch_t;       /* its launch call's end; NaN: the call is not in the trace */
 	double start_t, end_t; /* its kernel on the GPU */
 	int64_t stream;        /* CUPTI's stream id */

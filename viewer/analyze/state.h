@@ -287,6 +287,9 @@ struct an_proc {
 	 * as the CUDA program it is (no_torch, pass 2) */
 	int torch_seen, no_torch;
 
+	/* NCCL's collective calls lately (collective.h) */
+	struct an_coll_calls coll_calls;
+
 	uint64_t unattributed;   /* allocations whose API call is missing */
 	uint64_t unmatched_frees;
 	uint64_t reused_live;    /* allocation at an address still live */
