@@ -91,23 +91,30 @@ def peak_cats(d):
 
 def trace_collectives(run, pid):
     """NCCL's kernels in the trace of process pid, read from the file itself:
-    {op: count}, op as analyze names it (ncclDevKernel_AllGather_RING_LL:
-    AllGather)."""
-    ops = {}
+    {op: count}, op as the kernel's name says it (ncclDevKernel_AllGather_RING_LL:
+    AllGather; ncclDevKernel_Generic_1: Generic); and the ops of NCCL's NVTX
+    ranges of its calls (ncclAllGather: AllGather), which name the kernels
+    they launch."""
+    ops, calls = {}, set()
     for path in glob.glob(os.path.join(run, "*.%d.json.gz" % pid)):
         with gzip.open(path, "rt") as f:
             for line in f:
                 line = line.strip().rstrip(",")
-                if '"cat":"kernel"' not in line or '"name":"nccl' not in line:
+                if '"name":"nccl' not in line:
                     continue
-                name = json.loads(line)["name"].split("(")[0]
+                e = json.loads(line)
+                if e.get("cat") == "nvtx" and e.get("ph") == "B":
+                    calls.add(e["name"][4:])
+                if e.get("cat") != "kernel":
+                    continue
+                name = e["name"].split("(")[0]
                 for pre in ("ncclDevKernel_", "ncclKernel_", "nccl"):
                     if name.startswith(pre):
                         name = name[len(pre):]
                         break
                 op = name.split("_")[0]
                 ops[op] = ops.get(op, 0) + 1
-    return ops
+    return ops, calls
 
 
 def check_collectives(case, run, devs, backend, want_ops):
@@ -116,7 +123,8 @@ def check_collectives(case, run, devs, backend, want_ops):
     with gloo (the CPU's), none."""
     for r, d in sorted(devs.items()):
         c = (d.get("peak") or {}).get("collectives")
-        in_trace = trace_collectives(run, d["pid"])
+        in_trace, calls = trace_collectives(run, d["pid"])
+        known = set(in_trace) | calls
         if backend != "nccl":
             row("%s.collectives.rank%d" % (case, r), c is None and not in_trace,
                 "%s: NCCL kernels in the trace %s, analyze's collectives %s" % (backend, in_trace, c))
@@ -124,10 +132,10 @@ def check_collectives(case, run, devs, backend, want_ops):
         named = [x["op"] for x in (c or {}).get("during", [])] + [
             (c or {}).get(k, {})["op"] for k in ("before", "after") if (c or {}).get(k)]
         row("%s.collectives.rank%d" % (case, r),
-            c is not None and c["seen"] == sum(in_trace.values()) and set(named) <= set(in_trace) and
-            set(want_ops) <= set(in_trace),
-            "in the trace %s; analyze: seen %s, at the peak (t %s): during %s, before %s, after %s" % (
-                in_trace, (c or {}).get("seen"), d["peak"].get("t"),
+            c is not None and c["seen"] == sum(in_trace.values()) and set(named) <= known and
+            set(want_ops) <= known,
+            "kernels in the trace %s, NCCL calls %s; analyze: seen %s, at the peak (t %s): during %s, before %s, "
+            "after %s" % (in_trace, sorted(calls), (c or {}).get("seen"), d["peak"].get("t"),
                 [(x["op"], x["launch_t"], x["start_t"], x["end_t"]) for x in (c or {}).get("during", [])],
                 ((c or {}).get("before") or {}).get("op"), ((c or {}).get("after") or {}).get("op")))
 
@@ -213,9 +221,10 @@ if "nccl" in CASES:
     if ok:
         # one rank: NCCL may run no kernel at all (a copy, or nothing, does)
         c = (d.get("peak") or {}).get("collectives")
-        in_trace = trace_collectives(run, d.get("pid", -1))
+        in_trace, calls = trace_collectives(run, d.get("pid", -1))
         row("nccl.collectives", (c or {}).get("seen", 0) == sum(in_trace.values()),
-            "one rank: NCCL kernels in the trace %s, analyze's collectives %s" % (in_trace, c))
+            "one rank: NCCL kernels in the trace %s (NCCL calls %s), analyze's collectives %s" % (
+                in_trace, sorted(calls), c))
     row("nccl", ok and nccl > 0 and s.get("allocated", {}).get("peak") == printed[0]["max_allocated"],
         "exit %d; outside PyTorch at the peak by what: %s; libraries among the largest: %s; NCCL %d B; "
         "allocated peak %s (PyTorch %s)%s" % (
