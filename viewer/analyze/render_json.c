@@ -328,7 +328,7 @@ static struct json_object *collective_json(struct gp_jb *b, const struct gp_an_c
 
 	gp_jb_put(b, o, "op", gp_jb_str(b, c->op));
 	gp_jb_put(b, o, "kernel", gp_jb_str(b, c->kernel));
-	gp_jb_put(b, o, "call", c->call ? gp_jb_str(b, c->call) : NULL);
+	gp_jb_put(b, o, "call", gp_jb_str(b, c->call));
 	gp_jb_put(b, o, "launch_t", jsec(b, c->launch_t));
 	gp_jb_put(b, o, "start_t", jsec(b, c->start_t));
 	gp_jb_put(b, o, "end_t", jsec(b, c->end_t));
