@@ -191,8 +191,9 @@ void an_coll_event(struct an_analysis *a, struct an_pd *pd, const struct an_ev *
 	for (size_t i = 0; i < pd->nooms; i++)
 		watch(a, &pd->ooms[i].coll, &c);
 	if (d->nopen == AN_COLL_OPEN) {
-		/* the one ending first makes room: it is the likeliest to have
-		 * ended before the moments still to come */
+		/* past AN_COLL_OPEN at once, the one ending first makes room:
+		 * it is the likeliest to have ended before the moments still
+		 * to come */
 		size_t first = 0;
 
 		for (size_t i = 1; i < d->nopen; i++)
@@ -200,7 +201,6 @@ void an_coll_event(struct an_analysis *a, struct an_pd *pd, const struct an_ev *
 				first = i;
 		ended(a, d, &d->open[first]);
 		d->open[first] = d->open[--d->nopen];
-		d->open_dropped++;
 	}
 	coll_copy(&d->open[d->nopen++], &c);
 }

@@ -58,7 +58,6 @@ struct an_coll_moment {
 struct an_coll_dev {
 	struct an_coll open[AN_COLL_OPEN]; /* started, not ended at the newest start */
 	size_t nopen;
-	uint64_t open_dropped; /* pushed out of open[] by newer ones (AN_COLL_OPEN at once) */
 	int has_last;
 	struct an_coll last;   /* the latest end among those that left open[] */
 	uint64_t count;        /* collectives seen on the device */
