@@ -13,11 +13,11 @@
 #include "exporters/json_scan.h"
 #include "exporters/trace_format.h"
 #include "internal.h"
+#include "viewer/analyze/collective.h"
 #include "viewer/analyze/input.h"
+#include "viewer/analyze/parse.h"
 
 #define MAX_NUMBER 64
-/* 1e15 us, 31 years: a ts in ns, plus any clock shift, fits in int64 */
-#define MAX_US 1000000000000000ll
 #define KEY(v, lit) ((v)->n == sizeof(lit) - 1 && !(v)->esc && memcmp((v)->p, lit, (v)->n) == 0)
 
 /* The members of an event the merge reads; type GP_JSON_NONE when absent. */
@@ -212,39 +212,6 @@ static int find_member(const struct gp_json_val *obj, const char *key, struct gp
 	}
 }
 
-/* A ts's text (no exponent) as ns, exactly: the digits below a ns, which
- * the format never writes, are dropped. */
-static int us_to_ns(const struct gp_json_val *v, int64_t *out)
-{
-	const char *p = v->p, *end = v->p + v->n;
-	int64_t us = 0, frac = 0;
-	int neg = *p == '-', d = 0;
-
-	for (p += neg; p < end && *p != '.'; p++) {
-		us = us * 10 + (*p - '0');
-		if (us >= MAX_US)
-			return -EINVAL;
-	}
-	if (p < end)
-		for (p++; p < end && d < 3; p++, d++)
-			frac = frac * 10 + (*p - '0');
-	for (; d < 3; d++)
-		frac *= 10;
-	*out = neg ? -(us * 1000 + frac) : us * 1000 + frac;
-	return 0;
-}
-
-static int parse_i64(const struct gp_json_val *v, int64_t *out)
-{
-	int neg = v->num & GP_JSON_NEG;
-	uint64_t x;
-
-	if (gp_json_digits_u64(v->p + neg, v->n - (size_t)neg, INT64_MAX, &x))
-		return -EINVAL;
-	*out = neg ? -(int64_t)x : (int64_t)x;
-	return 0;
-}
-
 /* ---- the copy ---- */
 
 /* One replacement in an event's text: [at, at+len) becomes the value. */
@@ -320,7 +287,7 @@ static int copy_event(struct copy *cp, const char *line, const struct ev *e)
 	int slot = 0;
 	const char *at = line;
 
-	if (e->pid.type && parse_i64(&e->pid, &pid))
+	if (e->pid.type && an_jv_i64(&e->pid, &pid))
 		return fail_line(&cp->r, "pid out of range");
 	if (pid != t->meta.pid) {
 		int64_t d;
@@ -336,7 +303,7 @@ static int copy_event(struct copy *cp, const char *line, const struct ev *e)
 	else /* Perfetto would put it in pid 0, beside every other trace's */
 		reps[nr++] = (struct rep){ line + 1, 0, R_PID_MEMBER, t->pid_base, e->empty ? "" : "," };
 	if (e->ts.type) {
-		if (us_to_ns(&e->ts, &ns) || __builtin_add_overflow(ns, t->shift_ns, &ns))
+		if (an_jv_us_to_ns(&e->ts, &ns) || __builtin_add_overflow(ns, t->shift_ns, &ns))
 			return fail_line(&cp->r, "ts out of range");
 		reps[nr++] = (struct rep){ e->ts.p, e->ts.n, R_TS, ns, NULL };
 	}
@@ -471,8 +438,8 @@ int mg_collect_kernels(const struct mg_trace *t, struct mg_kernels *ks, struct m
 	while (!rc && (rc = reader_next(&r, &line, &e)) == 1) {
 		rc = 0;
 		if (e.ph.n != 1 || e.ph.p[0] != 'X' || !KEY(&e.cat, GP_CAT_KERNEL) ||
-		    e.name.n < 4 || memcmp(e.name.p, "nccl", 4) != 0 || !e.ts.type || !e.dur.type ||
-		    us_to_ns(&e.ts, &ts) || us_to_ns(&e.dur, &dur) || dur < 0)
+		    !an_coll_is_kernel(e.name.p, e.name.n) || !e.ts.type || !e.dur.type ||
+		    an_jv_us_to_ns(&e.ts, &ts) || an_jv_us_to_ns(&e.dur, &dur) || dur < 0)
 			continue;
 		if (__builtin_add_overflow(t->meta.ts_base_ns, ts, &kn.start_ns) ||
 		    __builtin_add_overflow(kn.start_ns, dur, &kn.end_ns) || kn.start_ns < 0 ||
