@@ -34,16 +34,11 @@ static int is_manifest(const char *name, const void *ctx)
 	       ends_with(name, GP_RUN_MANIFEST_SUFFIX);
 }
 
-static int is_run_trace(const char *name, const void *ctx)
+int gp_run_is_trace_name(const char *name, const void *ctx)
 {
 	(void)ctx;
 	return ends_with(name, GP_TRACE_SUFFIX) &&
 	       (strncmp(name, "rank", 4) == 0 || strncmp(name, "proc.", 5) == 0);
-}
-
-int gp_run_is_trace_name(const char *name)
-{
-	return is_run_trace(name, NULL);
 }
 
 static int is_trace_file(const char *name, const void *ctx)
@@ -368,7 +363,7 @@ int gp_run_open(const char *dir, struct gp_run **out, char *err, size_t cap)
 	run->world_size = -1;
 	rc = list(dir, is_manifest, &manifests, &nm, err, cap);
 	if (!rc)
-		rc = list(dir, is_run_trace, &traces, &nt, err, cap);
+		rc = list(dir, gp_run_is_trace_name, &traces, &nt, err, cap);
 	if (rc)
 		goto cleanup;
 	if (nm) {
@@ -475,7 +470,7 @@ int gp_run_dir_jobs(const char *dir, const char *job, int *other, int *traces, c
 	free_names(names, n);
 	if (rc)
 		return rc;
-	rc = list(dir, is_run_trace, &names, &n, err, cap);
+	rc = list(dir, gp_run_is_trace_name, &names, &n, err, cap);
 	*traces = (int)(n > 1000000 ? 1000000 : n);
 	free_names(names, n);
 	err[0] = '\0';
@@ -520,7 +515,7 @@ int gp_run_clear(const char *dir, const char *keep_job, int unlisted, char *err,
 	free_names(names, n);
 	if (rc || !unlisted)
 		return rc;
-	rc = list(dir, is_run_trace, &names, &n, err, cap);
+	rc = list(dir, gp_run_is_trace_name, &names, &n, err, cap);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = remove_in(dir, names[i], err, cap);
 	free_names(names, n);

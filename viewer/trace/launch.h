@@ -45,6 +45,7 @@ struct gp_trace_run {
 	char *run_dir;          /* absolute: -o DIR/, or a launcher's default
 				 * (gp_trace_resolve_output); NULL: one file */
 	char job[128];          /* the run directory's job (viewer/run/run.h) */
+	char host[256];         /* this host's name, read with the job's */
 	pid_t child;            /* PROGRAM's pid, once started */
 	bool replace_output;    /* --force and something is there */
 	char *aside;            /* that, moved here until a new trace replaces it
@@ -54,6 +55,12 @@ struct gp_trace_run {
 	char **py_argv;         /* PYTHON PROGRAM.py ARGS... */
 	struct timespec start;  /* traces older than this are not ours */
 };
+
+/* Unix time in ns, as the run directory's manifests and traces give it. */
+static inline int64_t gp_trace_unix_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
 
 /* options.c: the options before PROGRAM into *s. 0 when PROGRAM may run,
  * GP_TRACE_HELP for --help, else the exit status of a usage error (said). */

@@ -78,16 +78,12 @@ static int default_output(const char *program, bool dir, char **out)
 	return 0;
 }
 
-/* Makes the output path absolute (the program may chdir before it uses CUDA)
- * and refuses what would make the recorder fail late, after a long run, or
- * write where it should not: a missing or read-only directory, an existing
- * file, a symbolic link. */
 /* A run directory at path: made if missing (its parent must be there),
  * writable, and holding no other run unless --force clears it. */
 static int resolve_run_dir(const struct gp_trace_settings *s, struct gp_trace_run *r,
 			   const char *path)
 {
-	char host[256] = "", err_line[1024];
+	char err_line[1024];
 	bool slurm = getenv("SLURM_JOB_ID") && *getenv("SLURM_JOB_ID");
 	int other, traces, err;
 	struct timespec now;
@@ -108,10 +104,9 @@ static int resolve_run_dir(const struct gp_trace_settings *s, struct gp_trace_ru
 		gp_msg("cannot write into the run directory %s: %s", r->run_dir, strerror(-err));
 		return err;
 	}
-	gethostname(host, sizeof(host) - 1);
+	gethostname(r->host, sizeof(r->host) - 1);
 	clock_gettime(CLOCK_REALTIME, &now);
-	gp_run_job_id(r->job, sizeof(r->job), host, getpid(),
-		      (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	gp_run_job_id(r->job, sizeof(r->job), r->host, getpid(), gp_trace_unix_ns(&now));
 	err = gp_run_dir_jobs(r->run_dir, r->job, &other, &traces, err_line,
 			      sizeof(err_line));
 	if (err) {
@@ -133,6 +128,10 @@ static int resolve_run_dir(const struct gp_trace_settings *s, struct gp_trace_ru
 	return err;
 }
 
+/* Makes the output path absolute (the program may chdir before it uses CUDA)
+ * and refuses what would make the recorder fail late, after a long run, or
+ * write where it should not: a missing or read-only directory, an existing
+ * file, a symbolic link. */
 int gp_trace_resolve_output(const struct gp_trace_settings *s, struct gp_trace_run *r)
 {
 	char *made = NULL, *dir = NULL, *real_dir = NULL;

@@ -49,7 +49,7 @@ static void write_manifest(const struct gp_trace_run *r, int wstatus,
 			   const struct gp_trace_file *files, size_t count)
 {
 	struct gp_run_found *found = calloc(count ? count : 1, sizeof(*found));
-	char host[256] = "", err[1024] = "", *cwd = getcwd(NULL, 0);
+	char err[1024] = "", *cwd = getcwd(NULL, 0);
 	struct timespec now;
 	struct gp_run_launch_info l = { 0 };
 
@@ -58,17 +58,16 @@ static void write_manifest(const struct gp_trace_run *r, int wstatus,
 		free(cwd);
 		return;
 	}
-	gethostname(host, sizeof(host) - 1);
 	clock_gettime(CLOCK_REALTIME, &now);
 	for (size_t i = 0; i < count; i++)
 		found[i] = (struct gp_run_found){ files[i].path, !files[i].running, &files[i].meta };
 	l.job = r->job;
-	l.host = host;
+	l.host = r->host;
 	l.pid = getpid();
 	l.argv = r->exec_argv;
 	l.cwd = cwd;
-	l.start_unix_ns = (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec;
-	l.end_unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	l.start_unix_ns = gp_trace_unix_ns(&r->start);
+	l.end_unix_ns = gp_trace_unix_ns(&now);
 	l.signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
 	l.exit_status = WIFSIGNALED(wstatus) ? -1 : WEXITSTATUS(wstatus);
 	if (gp_run_write_manifest(r->run_dir, &l, found, count, err, sizeof(err)))

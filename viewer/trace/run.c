@@ -107,8 +107,7 @@ int gp_trace_run_program(struct gp_trace_run *r, int *wstatus)
 	struct timespec now;
 	char job_start[24];
 	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(job_start, sizeof(job_start), "%llu",
-		 (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec);
+	snprintf(job_start, sizeof(job_start), "%lld", (long long)gp_trace_unix_ns(&now));
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;

@@ -53,40 +53,31 @@ static int add_trace(struct gp_trace_file **files, size_t *count, char *path, pi
 static int collect_run_dir(const struct gp_trace_run *r, struct gp_trace_file **files,
 			   size_t *count)
 {
-	char host[256] = "", err_line[1024], *path;
+	char err_line[1024], **names = NULL, *path;
 	struct gp_run_meta m;
-	struct dirent *d;
 	struct stat st;
-	DIR *dp;
-	int err = 0;
+	size_t n = 0;
+	int err;
 
-	gethostname(host, sizeof(host) - 1);
-	dp = opendir(r->run_dir);
-	if (!dp)
-		return -errno;
-	while ((errno = 0, d = readdir(dp)) != NULL) {
-		if (!gp_run_is_trace_name(d->d_name) ||
-		    fstatat(dirfd(dp), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !S_ISREG(st.st_mode) || !newer_or_same(&st.st_mtim, &r->start))
-			continue;
-		if (asprintf(&path, "%s/%s", r->run_dir, d->d_name) < 0) {
+	err = gp_run_list(r->run_dir, gp_run_is_trace_name, NULL, &names, &n, err_line,
+			  sizeof(err_line));
+	for (size_t i = 0; !err && i < n; i++) {
+		if (asprintf(&path, "%s/%s", r->run_dir, names[i]) < 0) {
 			err = -ENOMEM;
 			break;
 		}
 		/* a trace whose meta cannot be read yet (its process only just
 		 * opened it) is not known to be ours */
-		if (gp_run_read_meta(path, &m, err_line, sizeof(err_line)) != 0 ||
-		    strcmp(m.host, host) != 0 || (m.root_pid != r->child && m.pid != r->child)) {
+		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    !newer_or_same(&st.st_mtim, &r->start) ||
+		    gp_run_read_meta(path, &m, err_line, sizeof(err_line)) != 0 ||
+		    strcmp(m.host, r->host) != 0 || (m.root_pid != r->child && m.pid != r->child)) {
 			free(path);
 			continue;
 		}
 		err = add_trace(files, count, path, (pid_t)m.pid, &m);
-		if (err)
-			break;
 	}
-	if (!err && errno)
-		err = -errno;
-	closedir(dp);
+	gp_run_paths_free(names, n);
 	if (!err && *count > 1)
 		qsort(*files, *count, sizeof(**files), compare_traces);
 	return err;
