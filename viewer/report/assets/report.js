@@ -152,6 +152,8 @@
 
 	/* --- tables --- */
 
+	/** The device of a summary that who ({pid, device}: a rank's row, a compared side) names. */
+	const findDev = (doc, who) => who && objs(doc.devices).find((d) => d.pid === who.pid && d.device === who.device);
 	/** A column: label, the row's member (or a function of the row), how to
 	 * show it, whether a number (right-aligned, sorted largest first). */
 	const col = (label, key, show, num) => ({ label, value: typeof key === "function" ? key : (r) => r[key], show: show || orDash, num });
@@ -919,7 +921,7 @@
 		const rows = objs(k.by_rank);
 		const first = rows.find((r) => r.rank === k.first_out_rank) || {};
 		const why = obj(k.why);
-		const peakOf = (r) => obj((objs(run.devices).find((d) => d.pid === r.pid && d.device === r.device) || {}).peak) || {};
+		const peakOf = (r) => obj((findDev(run, r) || {}).peak) || {};
 		const how = k.first_out_by === "oom" ? "it ran out of memory first, at " + secs(first.first_oom_t) + (isNum(first.first_oom_step) ? ", step " + first.first_oom_step : "")
 			: k.first_out_by === "headroom" ? "the least room left on its GPU: " + bytes(first.headroom) + " of " + bytes(first.capacity)
 				: "the largest peak";
@@ -967,7 +969,6 @@
 			(limit ? "; an increase fails when over " + limit : "") + ")"));
 		const inputs = (s) => arr(obj(s) && s.inputs).join(", ") || "–";
 		sec.appendChild(facts([["BASE", inputs(cmp.base)], ["NEW", inputs(cmp.new)]]));
-		const findDev = (doc, who) => who && objs(doc.devices).find((d) => d.pid === who.pid && d.device === who.device);
 		const change = col("change", "change", (v) => h("span", { class: v > 0 ? "grew" : v < 0 ? "shrank" : null }, signed(v)), 1);
 		const changeCols = (first) => [col(first, "name"), col("BASE", "base", bytes, 1), col("NEW", "new", bytes, 1), change];
 		const each = (key) => col(key.toUpperCase() + " each", key, (v, r) => (isNum(v) ? bytes(v) : isNum(r[key + "_at_most"]) ? "≤ " + bytes(r[key + "_at_most"]) : "–"), 1);
