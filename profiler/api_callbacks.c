@@ -449,6 +449,10 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		/* even while not recording: the caches outlive a pause */
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+			gp_ctxdev_created(cbdata);
+			return;
+		}
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING ||
 		    cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
 			atomic_fetch_add_explicit(&handle_gen, 1, memory_order_release);
@@ -524,6 +528,9 @@ int gp_callbacks_enable(void *subscriber, unsigned parts)
 	for (size_t i = 0; i < sizeof(destroyed) / sizeof(destroyed[0]); i++)
 		told &= cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, destroyed[i]) == CUPTI_SUCCESS;
 	atomic_store(&caching, told); /* else looked up every time */
+	/* each new context's device, for CUPTI's memory records (context_devices.c);
+	 * without it they keep the device CUPTI wrote */
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	for (size_t i = 0; i < NWATCHED; i++) {
 		const struct watched *wt = &watched[i];
 		CUpti_CallbackDomain dom = wt->driver ? CUPTI_CB_DOMAIN_DRIVER_API

@@ -88,6 +88,29 @@ static const char *kernel_name(struct gp_writer_ctx *w, const char *mangled)
 	return d;
 }
 
+/* The device's record (gpuprof.device), once the device is used and known. */
+static void write_device(struct gp_writer_ctx *w, uint32_t device)
+{
+	const struct gp_device_info *info = &w->dev[device];
+	int64_t gpid = gp_gpu_pid(w->host_pid, device);
+	char cc[24];
+
+	gp_tw_begin(w->tw, GP_PH_DEVICE, GP_EV_DEVICE, GP_CAT_GPUPROF, gpid, 0, 0);
+	gp_tw_field_str(w->tw, GP_T_S, "g");
+	gp_tw_args_begin(w->tw);
+	gp_tw_arg_u64(w->tw, GP_F_DEVICE, device);
+	gp_tw_arg_str(w->tw, GP_F_NAME, info->name);
+	gp_tw_arg_u64(w->tw, GP_F_TOTAL_MEMORY, info->total_memory);
+	gp_tw_arg_str(w->tw, GP_F_UUID, info->uuid);
+	snprintf(cc, sizeof(cc), "%u.%u", info->cc_major, info->cc_minor);
+	gp_tw_arg_str(w->tw, GP_F_CC, cc);
+	gp_tw_arg_i64(w->tw, GP_F_GPU_PID, gpid);
+	gp_tw_end(w->tw);
+}
+
+/* The first event of a device this process uses: its GPU's process named
+ * and its record written. CUPTI describes every device of the host at the
+ * start; a device the process never uses gets nothing in its trace. */
 void gp_note_device(struct gp_writer_ctx *w, uint32_t device)
 {
 	if (device >= GP_MAX_DEVICES || (w->dev_counted >> device) & 1)
@@ -111,6 +134,8 @@ void gp_note_device(struct gp_writer_ctx *w, uint32_t device)
 	gp_tw_args_begin(w->tw);
 	gp_tw_arg_str(w->tw, GP_F_NAME, "memory (no stream)");
 	gp_tw_end(w->tw);
+	if (d->seen)
+		write_device(w, device);
 }
 
 void gp_name_stream(struct gp_writer_ctx *w, uint32_t device, uint32_t stream)
@@ -306,9 +331,14 @@ static void on_memory(struct gp_writer_ctx *w, const CUpti_ActivityMemory4 *m)
 		w->skipped_memory_records++;
 		return;
 	}
+	/* the device of the record's context where it is known (module
+	 * globals come with deviceId 0, and no context, from any device:
+	 * context_devices.c) */
+	uint32_t device = m->deviceId;
+	gp_ctxdev_device(m->contextId, &device);
 	struct gp_memory_ev ev = {
 		.ts = m->timestamp, .addr = m->address, .bytes = m->bytes, .corr = m->correlationId,
-		.device = m->deviceId, .stream = m->streamId, .kind = memory_kind_name(m->memoryKind),
+		.device = device, .stream = m->streamId, .kind = memory_kind_name(m->memoryKind),
 		.counter = memory_kind_counter(m->memoryKind), .alloc = (uint8_t)alloc,
 		.async = m->isAsync != 0,
 	};
@@ -400,23 +430,12 @@ static void on_device(struct gp_writer_ctx *w, const CUpti_ActivityDevice5 *d)
 		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
 		 u[12], u[13], u[14], u[15]);
-	/* The process name may have been written before the device was known;
-	 * a later process_name for the same pid wins in Perfetto. */
-	w->dev_counted &= ~(1ULL << d->id);
-	gp_note_device(w, d->id);
-	int64_t gpid = gp_gpu_pid(w->host_pid, d->id);
-	gp_tw_begin(w->tw, GP_PH_DEVICE, GP_EV_DEVICE, GP_CAT_GPUPROF, gpid, 0, 0);
-	gp_tw_field_str(w->tw, GP_T_S, "g");
-	gp_tw_args_begin(w->tw);
-	gp_tw_arg_u64(w->tw, GP_F_DEVICE, d->id);
-	gp_tw_arg_str(w->tw, GP_F_NAME, info->name);
-	gp_tw_arg_u64(w->tw, GP_F_TOTAL_MEMORY, info->total_memory);
-	gp_tw_arg_str(w->tw, GP_F_UUID, info->uuid);
-	char cc[24];
-	snprintf(cc, sizeof(cc), "%u.%u", info->cc_major, info->cc_minor);
-	gp_tw_arg_str(w->tw, GP_F_CC, cc);
-	gp_tw_arg_i64(w->tw, GP_F_GPU_PID, gpid);
-	gp_tw_end(w->tw);
+	/* A device already used before its record came: named again (a later
+	 * process_name for the same pid wins in Perfetto) and described. */
+	if ((w->dev_counted >> d->id) & 1) {
+		w->dev_counted &= ~(1ULL << d->id);
+		gp_note_device(w, d->id);
+	}
 }
 
 void gp_decode_cupti_buffer(struct gp_writer_ctx *w, uint8_t *data, size_t valid)

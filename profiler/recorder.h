@@ -203,6 +203,14 @@ int gp_callbacks_enable(void *subscriber, unsigned parts);
  * records of what they record are skipped, should it write any). */
 int gp_callbacks_tracking(void);
 void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata);
+/* ---- CUDA contexts' devices (context_devices.c) ---- */
+/* A context was created (CUPTI's CUpti_ResourceData): its device noted. */
+void gp_ctxdev_created(const void *resource_data);
+/* The device of a CUPTI record's context id (0: the record names none): 1
+ * and *device, or 0 if not known; a record naming no known context is on
+ * the one device with contexts, where the process has one. */
+int gp_ctxdev_device(uint32_t context_id, uint32_t *device);
+
 /* Finds the driver calls the recording below needs (libcuda is loaded). */
 void gp_cb_find_driver(void);
 /* Nonzero on a thread inside a patched call (alloc_patch.c): the driver-level

@@ -71,7 +71,7 @@ struct gp_writer_ctx {
 	 * cudaFree frees managed memory as well as device) */
 	struct gp_u64map cb_live;
 	struct gp_device_info dev[GP_MAX_DEVICES];
-	uint64_t dev_counted;        /* bit per device: a zero counter was written */
+	uint64_t dev_counted;        /* bit per device: used, its GPU track named */
 	struct gp_torch_counters torch; /* PyTorch's memory marks drawn as counters */
 	struct gp_torch_alloc_state torch_alloc;
 	/* the libraries that called allocation APIs (host_decode.c): their

@@ -163,7 +163,8 @@ static void write_end(struct gp_writer_ctx *w)
 	gp_buf_putc(&devs, '[');
 	int first = 1;
 	for (uint32_t d = 0; d < GP_MAX_DEVICES; d++) {
-		if (!w->dev[d].seen)
+		/* the devices this process used, as its GPU tracks */
+		if (!w->dev[d].seen || !((w->dev_counted >> d) & 1))
 			continue;
 		gp_buf_puts(&devs, first ? "{" : ",{");
 		first = 0;
@@ -412,6 +413,8 @@ static void write_meta(struct gp_writer_ctx *w)
 	/* module globals: recorded (run) or not (none) by the parts at start,
 	 * which always have memory (gp_rec_memory_records) */
 	gp_tw_arg_str(w->tw, GP_F_STATICS, gp_rec_memory_records(parts) ? "run" : "none");
+	/* CUPTI's memory records placed by their context (context_devices.c) */
+	gp_tw_arg_str(w->tw, GP_F_MEMORY_DEVICE, "context");
 	gp_tw_arg_str(w->tw, GP_F_GZ_FLUSH, GP_GZ_FLUSH_KIND);
 	gp_tw_arg_i64(w->tw, GP_F_GPU_PID_BASE, gp_gpu_pid(w->host_pid, 0));
 	const char *root = getenv("GPUPROF_ROOT_PID");

@@ -57,6 +57,11 @@ struct Device {
 	int64_t active_before = 0;  // active_bytes at that ALLOC's entry
 	uint64_t seq = 0;           // entries seen
 	bool attached = false;
+	// its ATTACH not handed over yet: a device that held nothing when the
+	// hook was attached is announced at its first entry, so a process's
+	// trace names only the devices it used
+	bool owed = false;
+	bool stacks = false;        // the ATTACH's stacks flag
 };
 
 Device devices[kMaxDevices];
@@ -176,6 +181,23 @@ bool in_a_module()
 	return fn && fn();
 }
 
+// The device's ATTACH: what PyTorch held on it when the watching began
+// (allocated, reserved; 0 for one announced at its first entry). Under d.m.
+void announce(Device& d, int dev, uint64_t ts, uint64_t allocated, uint64_t reserved)
+{
+	gp_ta_event ev{};
+	ev.version = GP_TA_VERSION;
+	ev.type = GP_TA_ATTACH;
+	ev.ts = ts;
+	ev.tid = this_tid();
+	ev.device = dev;
+	ev.stack = d.stacks ? 1u : 0u;
+	ev.allocated = allocated;
+	ev.reserved = reserved;
+	d.owed = false;
+	hand_over(ev);
+}
+
 void on_entry(const A::TraceEntry& te)
 {
 	int type = ta_type(te.action_);
@@ -186,6 +208,8 @@ void on_entry(const A::TraceEntry& te)
 	Device& d = devices[dev];
 	std::lock_guard<std::mutex> g(d.m);
 	d.seq++;
+	if (d.owed)
+		announce(d, dev, ts, 0, 0); // it held nothing then, and every entry since came here
 	int64_t active = -1;
 	if (d.pending) {
 		active = active_bytes(dev);
@@ -309,7 +333,9 @@ void at_exit()
 // a thread is inside one; NULL: never) and of backward()'s callers.
 // Call once CUDA is initialised (torch.cuda._lazy_call), before the program
 // allocates: what was allocated before is said in the ATTACH events
-// (allocated, reserved) and not otherwise seen. 0, or -errno with a reason
+// (allocated, reserved) and not otherwise seen. A device gets its ATTACH
+// then if it held memory, else just before its first event: a device the
+// process never allocates on gets none. 0, or -errno with a reason
 // in why: -EAGAIN allocator not initialised, -ENOTSUP another allocator
 // backend or a Python whose frames cannot be read, -EINVAL bad arguments or
 // PyTorch refused.
@@ -355,25 +381,25 @@ extern "C" __attribute__((visibility("default"))) int gpuprof_alloc_attach(
 		int n = (int)c10::cuda::device_count();
 		if (n > kMaxDevices)
 			n = kMaxDevices;
+		// Every device is watched; one that holds nothing yet owes its
+		// ATTACH until its first entry (a rank sees the host's every GPU
+		// and uses one). The owed flag is set before the tracker can run.
 		for (int dev = 0; dev < n; dev++) {
 			std::lock_guard<std::mutex> g(devices[dev].m);
 			devices[dev].attached = true;
+			devices[dev].owed = true;
+			devices[dev].stacks = stacks != 0;
 		}
 		a->attachAllocatorTraceTracker(tracker);
 		attached = true;
-		// what the program had when the watching began
+		// what the program had when the watching began, where it had any
 		for (int dev = 0; dev < n; dev++) {
 			A::DeviceStats s = stats(dev);
-			gp_ta_event ev{};
-			ev.version = GP_TA_VERSION;
-			ev.type = GP_TA_ATTACH;
-			ev.ts = now_ns();
-			ev.tid = this_tid();
-			ev.device = dev;
-			ev.stack = stacks ? 1u : 0u;
-			ev.allocated = (uint64_t)s.allocated_bytes[kAggregate].current;
-			ev.reserved = (uint64_t)s.reserved_bytes[kAggregate].current;
-			hand_over(ev);
+			uint64_t allocated = (uint64_t)s.allocated_bytes[kAggregate].current;
+			uint64_t reserved = (uint64_t)s.reserved_bytes[kAggregate].current;
+			std::lock_guard<std::mutex> g(devices[dev].m);
+			if (devices[dev].owed && (allocated || reserved))
+				announce(devices[dev], dev, now_ns(), allocated, reserved);
 		}
 		{
 			std::lock_guard<std::mutex> g(resolver_m);

@@ -121,7 +121,16 @@ void gp_emit_counter(void *ctx, uint32_t device, uint64_t ts, const uint64_t tot
 	(void)ctx, (void)device, (void)ts, (void)totals; /* writer_thread.c's */
 }
 
-static CUpti_Activity *records[16];
+/* context_devices.c's: context 3 is on device 1 */
+int gp_ctxdev_device(uint32_t context_id, uint32_t *device)
+{
+	if (context_id != 3)
+		return 0;
+	*device = 1;
+	return 1;
+}
+
+static CUpti_Activity *records[24];
 static size_t nrecords, next_record;
 
 CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
@@ -141,7 +150,8 @@ static CUpti_ActivityMemset4 set;
 static CUpti_ActivityMemory4 mem_alloc, mem_free;
 static CUpti_ActivityMemoryPool3 pools[3];
 static CUpti_ActivityAPI api_rt, api_drv;
-static CUpti_ActivityDevice5 device;
+static CUpti_ActivityDevice5 device, device1, device2;
+static CUpti_ActivityMemory4 mem_static;
 
 static void add(void *r)
 {
@@ -155,6 +165,19 @@ static void cupti_records(void)
 	device.globalMemorySize = 1 << 30;
 	device.computeCapabilityMajor = 9;
 	add(&device);
+	/* device 1: used only by a module's globals, whose record says device
+	 * 0 (as CUPTI 13.0 writes them) and context 3 (device 1); device 2:
+	 * never used, so not in the trace */
+	device1 = device, device1.id = 1, device1.name = "Test GPU 1";
+	add(&device1);
+	device2 = device, device2.id = 2, device2.name = "Unused GPU";
+	add(&device2);
+	mem_static.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	mem_static.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	mem_static.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC;
+	mem_static.timestamp = 1450, mem_static.address = 0x7d0000000000, mem_static.bytes = 555;
+	mem_static.deviceId = 0, mem_static.contextId = 3;
+	add(&mem_static);
 	kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 	kernel.start = 1000, kernel.end = 2000, kernel.streamId = 7, kernel.correlationId = 5;
 	kernel.name = "kernel_a", kernel.gridX = kernel.gridY = kernel.gridZ = 1;
@@ -294,7 +317,13 @@ static void check_values(const char *path)
 		"\"args\":{\"allocated\":1049088,\"reserved\":4194304}",
 		"\"stream\":\"0x5000\",\"stack\":1}",
 		"\"requested\":412,\"device\":0,\"stream\":\"0x5000\",\"guessed\":true}",
+		/* a module's globals on its context's device */
+		"\"pid\":1000424201,\"tid\":0,\"ts\":1.450,\"s\":\"t\",\"args\":{\"addr\":\"0x7d0000000000\","
+		"\"bytes\":555,\"kind\":\"device_static\",\"device\":1,",
+		"\"name\":\"gpuprof.device\",\"cat\":\"gpuprof\",\"pid\":1000424201,",
 	};
+	/* a device the process never used: nothing of it */
+	static const char *const unwanted[] = { "Unused GPU", "\"pid\":1000424202" };
 	gzFile g = gzopen(path, "rb");
 	static char line[1 << 16];
 	int found[N(want)] = { 0 };
@@ -302,9 +331,15 @@ static void check_values(const char *path)
 	CHECK(g != NULL);
 	if (!g)
 		return;
-	while (gzgets(g, line, sizeof(line)))
+	while (gzgets(g, line, sizeof(line))) {
 		for (size_t i = 0; i < N(want); i++)
 			found[i] |= strstr(line, want[i]) != NULL;
+		for (size_t i = 0; i < N(unwanted); i++) {
+			if (strstr(line, unwanted[i]))
+				CHECK_FAILED_("a line holds %s: %s", unwanted[i], line);
+			check_count++;
+		}
+	}
 	gzclose(g);
 	for (size_t i = 0; i < N(want); i++) {
 		if (!found[i])

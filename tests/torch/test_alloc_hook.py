@@ -6,7 +6,8 @@ that makes trace entries and counters in PyTorch's order), with the
 recorder's entry points replaced by a sink that writes each event as a line.
 
 Checked: the build (cache, name, reuse), attach refused before CUDA is up
-and for another backend, the ATTACH events, every block's size read from
+and for another backend, the ATTACH events (a device's at attach where it held
+memory, else with its first event; none for a device never used), every block's size read from
 the counters (whatever the request was, deferred frees, two devices), the
 resolver thread for an allocation nothing follows, the exit handler for one
 the program ends on, a guessed size when the counters moved unseen, OOM's
@@ -175,7 +176,7 @@ def main():
 
         rc = hook.gpuprof_alloc_attach(ev_fn, st_fn, None, 1, why, 256)
         check(rc == -11 and b"not initialised" in why.value, "refused before CUDA is up: %d %s" % (rc, why.value))
-        fake.fake_init(2)
+        fake.fake_init(3)  # device 2: never used
         fake.fake_backend(b"cudaMallocAsync")
         rc = hook.gpuprof_alloc_attach(ev_fn, st_fn, None, 1, why, 256)
         check(rc == -95 and b"cudaMallocAsync" in why.value, "refused for another backend: %s" % why.value)
@@ -225,9 +226,15 @@ def main():
         fr = blocks(evs, FREE)
         check([(e["addr"], e["requested"], e["bytes"]) for e in fr] ==
               [(0x1000000, 1000, 0), (0x1000400, 3 * MiB, 0)], "frees: when requested, no size")
+        # an ATTACH for each device used: device 1 held memory when the hook
+        # was attached, device 0 is announced with its first event, device 2
+        # was never used and has none
         at = blocks(evs, ATTACH)
         check([(e["device"], e["allocated"], e["reserved"], e["stack"]) for e in at] ==
-              [(0, 0, 0, int(stacks_ok)), (1, 0, 2 * MiB, int(stacks_ok))], "ATTACH of each device %r" % (at,))
+              [(1, 0, 2 * MiB, int(stacks_ok)), (0, 0, 0, int(stacks_ok))], "ATTACH of each device used %r" % (at,))
+        first0 = [e for e in evs if e["device"] == 0][:2]
+        check([e["type"] for e in first0] == [ATTACH, SEG_ALLOC] and first0[0]["ts"] == first0[1]["ts"],
+              "device 0's ATTACH just before its first event: %r" % (first0,))
         oom = blocks(evs, OOM)
         check([(e["bytes"], e["requested"]) for e in oom] ==
               [(32 * MiB, 30 * MiB + 1), (2 * MiB, 500 * 1024), (20 * MiB, 5 * MiB)],
