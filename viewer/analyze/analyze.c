@@ -153,6 +153,8 @@ struct carry {
 	struct an_history *hist;
 	int *blocks;
 	int *no_torch; /* recorded in a PyTorch mode, PyTorch never seen */
+	uint64_t *statics_from; /* an_proc.statics_from, .statics_to */
+	uint32_t *statics_to;
 };
 
 /* Opens every input (those of --process only); one process each. */
@@ -208,6 +210,8 @@ static int open_all(struct run *r, struct carry *keep)
 			p->named_segs = keep->named[i];
 			p->seg_keys = keep->seg[i];
 			p->blocks = keep->blocks[i];
+			p->statics_from = keep->statics_from[i];
+			p->statics_to = keep->statics_to[i];
 			memset(&keep->other[i], 0, sizeof(keep->other[i]));
 			memset(&keep->named[i], 0, sizeof(keep->named[i]));
 			memset(&keep->seg[i], 0, sizeof(keep->seg[i]));
@@ -404,6 +408,8 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	struct gp_u64map *other = NULL, *named = NULL, *seg = NULL;
 	struct an_history *hist = NULL;
 	int *blocks = NULL, *no_torch = NULL;
+	uint64_t *statics_from = NULL;
+	uint32_t *statics_to = NULL;
 	struct carry keep;
 	int st, any;
 
@@ -432,7 +438,9 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	hist = calloc(s->n_inputs, sizeof(*hist));
 	blocks = calloc(s->n_inputs, sizeof(*blocks));
 	no_torch = calloc(s->n_inputs, sizeof(*no_torch));
-	if (!other || !named || !seg || !hist || !blocks || !no_torch) {
+	statics_from = calloc(s->n_inputs, sizeof(*statics_from));
+	statics_to = calloc(s->n_inputs, sizeof(*statics_to));
+	if (!other || !named || !seg || !hist || !blocks || !no_torch || !statics_from || !statics_to) {
 		st = fail(&r, GP_AN_FAIL, "out of memory");
 		goto cleanup;
 	}
@@ -467,7 +475,16 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	for (size_t i = 0; i < r.a.nprocs; i++) {
 		struct an_proc *p = r.a.procs[i];
 		size_t slot = (size_t)p->idx;
+		uint64_t used, only = an_statics_only_devices(p, &used);
 
+		/* An older trace's module globals on a device the process used
+		 * for nothing else (CUPTI said device 0 for every module): they
+		 * are the one device's it used. With several, which is not known. */
+		if (!p->src->memory_by_context && only && used && !(used & (used - 1))) {
+			statics_from[slot] = only;
+			statics_to[slot] = (uint32_t)__builtin_ctzll(used);
+			any = 1;
+		}
 		/* a Python program that never imported torch: what it is */
 		if (p->mode != MODE_CUDA && !p->torch_seen && !p->saw_blocks && !any_torch_mem(p)) {
 			no_torch[slot] = 1;
@@ -485,7 +502,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		free_procs(&r);
 		close_sources(&r);
 		r.a.pass = 2;
-		keep = (struct carry){ other, named, seg, hist, blocks, no_torch };
+		keep = (struct carry){ other, named, seg, hist, blocks, no_torch, statics_from, statics_to };
 		st = open_all(&r, &keep);
 		if (!st)
 			st = run_pass(&r);
@@ -527,6 +544,8 @@ cleanup:
 	free(seg);
 	free(blocks);
 	free(no_torch);
+	free(statics_from);
+	free(statics_to);
 	free(hist);
 	an_strtab_free(&r.a.st);
 	return st;

@@ -394,6 +394,23 @@ static int pool_set(struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts)
 	return 0;
 }
 
+/* A stream-ordered pool's size, from its records or an allocation's: what
+ * tensor mode counts as reserved. Native mode with the hook counts
+ * PyTorch's segments instead: a pool there is another library's (NCCL makes
+ * one of 32 MiB at its start, nothing ever allocated from it), whose
+ * allocations count as other. A pool's record alone (its creation, a trim)
+ * changes only a pool the framework allocated from: one it never used
+ * holds none of its memory. */
+static int fw_pool_set(struct an_proc *p, struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts,
+		       int from_record)
+{
+	if (an_native_blocks(p))
+		return 0;
+	if (from_record && !gp_u64map_get(&pd->pools, pool))
+		return 0;
+	return pool_set(pd, pool, size, ts);
+}
+
 int an_is_fw(const struct an_proc *p, const struct an_rec *r)
 {
 	if (!(r->flags & R_DEVICE))
@@ -585,7 +602,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		pd->kind_peak[r->kind] = pd->kind_live[r->kind];
 		pd->kind_peak_ts[r->kind] = ts;
 	}
-	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))
+	if (ev->flags & EVF_POOL_SIZE && fw_pool_set(p, pd, ev->d, ev->e, ts, 0))
 		return -ENOMEM;
 	if (r->flags & R_DEVICE) {
 		int fw = an_is_fw(p, r);
@@ -640,7 +657,7 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	if (!(ev->flags & EVF_TORCH) && pd->seg_cuda.count && gp_u64map_del(&pd->seg_cuda, ev->a))
 		return 0;
 	r = gp_u64map_del(&pd->live, ev->a);
-	if (ev->flags & EVF_POOL_SIZE && pool_set(pd, ev->d, ev->e, ts))
+	if (ev->flags & EVF_POOL_SIZE && fw_pool_set(p, pd, ev->d, ev->e, ts, 1))
 		return -ENOMEM;
 	if (!r) {
 		p->unmatched_frees++;
@@ -774,14 +791,17 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 	return 0;
 }
 
+/* pd: NULL for a device that held nothing then (an_memory_event) */
 static void on_attach(struct an_proc *p, struct an_pd *pd, const struct an_ev *ev)
 {
 	p->saw_blocks = 1;
+	if (ev->flags & EVF_STACKS)
+		p->hook_stacks = 1;
+	if (!pd)
+		return;
 	pd->attached = 1;
 	pd->attach_allocated = ev->a;
 	pd->attach_reserved = ev->b;
-	if (ev->flags & EVF_STACKS)
-		p->hook_stacks = 1;
 }
 
 int an_memory_name_tensor(struct an_analysis *a, struct an_proc *p, uint64_t addr, uint64_t nbytes,
@@ -807,9 +827,58 @@ int an_memory_name_tensor(struct an_analysis *a, struct an_proc *p, uint64_t add
 	return 0;
 }
 
+static int is_static_kind(uint8_t kind)
+{
+	return kind == K_DEVICE_STATIC || kind == K_MANAGED_STATIC;
+}
+
+uint64_t an_statics_only_devices(const struct an_proc *p, uint64_t *used)
+{
+	uint64_t only = 0;
+
+	*used = 0;
+	for (int d = 0; d < AN_MAX_DEVICES; d++) {
+		const struct an_pd *pd = p->pd[d];
+		int other = 0, statics = 0;
+
+		if (!pd)
+			continue;
+		for (int k = 0; k < K_N; k++) {
+			if (is_static_kind((uint8_t)k))
+				statics |= pd->kind_allocs[k] != 0;
+			else
+				other |= pd->kind_allocs[k] != 0;
+		}
+		other |= pd->has_pool || pd->has_torch_mem || pd->oom_count || pd->attached;
+		if (other)
+			*used |= 1ull << d;
+		else if (statics)
+			only |= 1ull << d;
+	}
+	return only;
+}
+
 int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
 {
-	struct an_pd *pd = an_pd_get(a, p, ev->device);
+	struct an_pd *pd;
+	struct an_ev moved;
+
+	/* an older trace's module globals, on the device that loaded them */
+	if ((ev->type == AE_ALLOC || ev->type == AE_FREE) && is_static_kind(ev->kind) &&
+	    ev->device < AN_MAX_DEVICES && ((p->statics_from >> ev->device) & 1)) {
+		moved = *ev;
+		moved.device = p->statics_to;
+		ev = &moved;
+	}
+
+	/* The hook watched a device that held nothing: the process's fact,
+	 * not a device it used (older traces have one for every device of
+	 * the host; newer ones for the devices it allocated on). */
+	if (ev->type == AE_ATTACH && !ev->a && !ev->b && !p->pd[ev->device]) {
+		on_attach(p, NULL, ev);
+		return 0;
+	}
+	pd = an_pd_get(a, p, ev->device);
 
 	if (!pd)
 		return -ENOMEM;
@@ -819,7 +888,7 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	case AE_FREE:
 		return on_free(a, p, pd, ev, ts);
 	case AE_POOL:
-		if (pool_set(pd, ev->d, ev->e, ts))
+		if (fw_pool_set(p, pd, ev->d, ev->e, ts, 1))
 			return -ENOMEM;
 		memory_changed(pd, ts);
 		return 0;
@@ -901,6 +970,9 @@ void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t devi
 
 	/* samples are only needed where PyTorch's own history is not */
 	if ((h->devices & (1ull << device)) && ts >= p->src->ts_base_ns + h->first_ts[device])
+		return;
+	/* nothing on a device the process has not used: not a use of it */
+	if (!allocated && !reserved && !p->pd[device])
 		return;
 	pd = an_pd_get(a, p, device);
 	if (pd)

@@ -246,6 +246,8 @@ static int on_meta(struct an_source *s, char *err, size_t errcap)
 	else if (a[AK_STATICS].type != GP_JSON_NONE && !AN_JV_IS(&a[AK_STATICS], "run"))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"statics\" is not run or none",
 			   GP_EV_META);
+	/* older traces may place module globals on device 0 (analyze.c) */
+	s->memory_by_context = AN_JV_IS(&a[AK_MEMORY_DEVICE], "context");
 	s->have_meta = 1;
 	return 0;
 }

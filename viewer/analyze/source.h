@@ -50,6 +50,7 @@ struct an_source {
 	uint64_t job_start_unix_ns; /* the launcher's start; 0: not known */
 	int mode;
 	int statics;             /* module globals recorded: STATICS_* */
+	int memory_by_context;   /* meta memory_device "context": module globals on their own device */
 	struct an_str *cmdline, *hostname, *version;
 	struct an_devinfo dev[AN_MAX_DEVICES];
 

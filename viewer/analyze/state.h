@@ -280,6 +280,12 @@ struct an_proc {
 	int blocks, saw_blocks;
 	struct gp_u64map seg_keys, seg_found;
 	int hook_stacks;         /* its blocks name their Python stacks */
+	/* pass 2 of an older trace (no meta memory_device), whose module
+	 * globals CUPTI placed on device 0 whatever device loaded them: the
+	 * devices it holds nothing but globals on (a bit each), and the one
+	 * device it used, where they go (statics_to; found in pass 1) */
+	uint64_t statics_from;
+	uint32_t statics_to;
 	struct an_str *hook_state; /* gpuprof:torch's "tracker": "on", or why not */
 
 	/* PyTorch was seen in this process (its hooks' marks or events); where
@@ -343,6 +349,10 @@ static inline int an_every_tensor(const struct an_proc *p)
 {
 	return p->mode == MODE_TENSOR || an_native_blocks(p);
 }
+
+/* The devices of p holding nothing but module globals (a bit each), and
+ * in *used those it used otherwise (memory.c; after a pass). */
+uint64_t an_statics_only_devices(const struct an_proc *p, uint64_t *used);
 
 /* attrib.c */
 int an_proc_init(struct an_proc *p, struct an_source *src, int idx);
