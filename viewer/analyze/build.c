@@ -721,23 +721,6 @@ static void hook_notes(const struct an_proc *p, struct notes *notes)
 	}
 }
 
-/* The names of the signals the recorder finishes a trace for, by their
- * Linux numbers (the trace's, whatever machine reads it). */
-static const char *an_signal_name(int sig)
-{
-	switch (sig) {
-	case 1: return "SIGHUP";
-	case 2: return "SIGINT";
-	case 3: return "SIGQUIT";
-	case 6: return "SIGABRT";
-	case 7: return "SIGBUS";
-	case 8: return "SIGFPE";
-	case 11: return "SIGSEGV";
-	case 15: return "SIGTERM";
-	default: return NULL;
-	}
-}
-
 static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *notes)
 {
 	const struct an_source *src = p->src;
@@ -759,7 +742,7 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 		note(notes, "the program was killed: `gpuprof recover` kept what the trace held "
 		     "up to its last flush");
 	} else if (src->have_end && src->end_signal) {
-		const char *name = an_signal_name(src->end_signal);
+		const char *name = gp_an_signal_name(src->end_signal);
 		snprintf(line, sizeof(line),
 			 "the program was ended by signal %d%s%s%s: the recorder finished the trace as "
 			 "it ended, so it holds everything up to that moment",
@@ -850,6 +833,8 @@ static void trace_fill(struct bld *b, const struct an_proc *p, struct gp_an_trac
 	t->recovered = src->end_recovered != 0;
 	t->clean_exit = src->have_end && !src->end_recovered ? src->end_clean != 0 : -1;
 	t->end_signal = src->end_signal;
+	t->end_t = src->end_ts != INT64_MIN ? sec(b, src->ts_base_ns + src->end_ts)
+		   : src->last_ts != INT64_MIN ? sec(b, src->ts_base_ns + src->last_ts) : NAN;
 	t->events = src->events;
 	t->late_events = src->ro.late;
 	t->window_overflows = src->ro.overflow;
@@ -1080,6 +1065,7 @@ static void steps_fill(struct bld *b, const struct an_pd *pd, struct gp_an_devic
 		e->step = s->step;
 		e->t = sec(b, s->ts);
 		e->live = s->fw;
+		e->peak = s->peak;
 		e->reserved = opt(s->reserved_known, s->reserved);
 		e->total = s->total;
 	}
@@ -1158,6 +1144,27 @@ static void leak_fill(struct bld *b, struct an_pd *pd, uint64_t capacity, struct
 				      ? gp_an_round(lk->steps_to_full, 0) : NAN;
 	if (lk->verdict == LEAK_FOUND)
 		survivors_fill(b, pd, lk, o);
+}
+
+static void growth_fill(const struct an_pd *pd, struct gp_an_growth *o)
+{
+	struct an_growth g;
+	const struct an_step_pt *s = pd->series;
+
+	an_growth_fit(pd, &g);
+	if (!g.found)
+		return;
+	o->present = 1;
+	o->since_step = s[g.first].step;
+	o->last_step = s[g.last].step;
+	o->first_peak = s[g.first].peak;
+	o->last_peak = s[g.last].peak;
+	o->last_increase = g.last_increase;
+	o->live_first = s[g.first].fw;
+	o->live_last = s[g.last].fw;
+	o->factor_per_step = gp_an_round(g.factor_per_step, 4);
+	o->bytes_per_step = gp_an_round(g.bytes_per_step, 1);
+	o->next_peak = opt(g.next_peak < 1.8e19, (uint64_t)g.next_peak);
 }
 
 static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int detailed,
@@ -1266,6 +1273,7 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	steps_fill(b, pd, d);
 	timeline_fill(b, pd, &d->timeline);
 	leak_fill(b, pd, di->total_memory, &lk, &d->leak);
+	growth_fill(pd, &d->growth);
 	d->ooms = arr(b, n, sizeof(*d->ooms));
 	/* First the failure that ended the program, or that it did not get
 	 * past last: the newest one not recovered from (PyTorch raised its

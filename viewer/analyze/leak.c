@@ -4,6 +4,35 @@
 #include <math.h>
 #include <string.h>
 
+void an_growth_fit(const struct an_pd *pd, struct an_growth *out)
+{
+	const struct an_step_pt *s = pd->series;
+	size_t n = pd->nseries, first;
+	double steps;
+
+	memset(out, 0, sizeof(*out));
+	if (n < AN_GROWTH_MIN_RUN + 1)
+		return;
+	first = n - 1;
+	while (first > 0 && s[first - 1].peak &&
+	       (double)s[first].peak > (double)s[first - 1].peak * AN_GROWTH_MIN_STEP)
+		first--;
+	if (n - 1 - first < AN_GROWTH_MIN_RUN ||
+	    (double)s[n - 1].peak < (double)s[first].peak * AN_GROWTH_MIN_FACTOR)
+		return;
+	steps = (double)(s[n - 1].step - s[first].step);
+	if (steps <= 0)
+		return;
+	out->found = 1;
+	out->first = first;
+	out->last = n - 1;
+	out->factor_per_step = pow((double)s[n - 1].peak / (double)s[first].peak, 1.0 / steps);
+	out->bytes_per_step = ((double)s[n - 1].peak - (double)s[first].peak) / steps;
+	out->last_increase = s[n - 1].peak - s[n - 2].peak;
+	out->next_peak = (double)s[n - 1].peak * pow(out->factor_per_step,
+						    (double)(s[n - 1].step - s[n - 2].step));
+}
+
 void an_leak_fit(const struct an_pd *pd, uint64_t capacity, struct an_leak *out)
 {
 	const struct an_step_pt *s = pd->series;

@@ -34,4 +34,24 @@ struct an_leak {
 
 void an_leak_fit(const struct an_pd *pd, uint64_t capacity, struct an_leak *out);
 
+/* Growth that is not a leak: each step's peak above the one before by more
+ * than AN_GROWTH_MIN_STEP, AN_GROWTH_MIN_RUN steps or more in a row up to
+ * the last, to AN_GROWTH_MIN_FACTOR times where the run began or more (a
+ * batch or a sequence that grows; what a leak leaves between steps is in
+ * the leak's fit). Counted over every step, the warm-up's too. */
+#define AN_GROWTH_MIN_STEP 1.05
+#define AN_GROWTH_MIN_RUN 3
+#define AN_GROWTH_MIN_FACTOR 1.5
+
+struct an_growth {
+	int found;
+	size_t first, last;      /* series points: where the run begins, the last */
+	double factor_per_step;  /* geometric mean of the step-to-step ratios */
+	double bytes_per_step;   /* (last peak - first peak) / steps */
+	uint64_t last_increase;  /* the last step's peak less the one's before */
+	double next_peak;        /* the last peak times the factor */
+};
+
+void an_growth_fit(const struct an_pd *pd, struct an_growth *out);
+
 #endif

@@ -620,6 +620,8 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		if (pd->other_live > pd->other_peak)
 			pd->other_peak = pd->other_live;
 		total_note(pd, ts);
+		if (fw && pd->fw_live > pd->step_max)
+			pd->step_max = pd->fw_live;
 		if (fw && pd->fw_live > pd->fw_peak) {
 			pd->fw_peak = pd->fw_live;
 			pd->fw_peak_ts = ts;
@@ -915,9 +917,17 @@ static void series_add(struct an_pd *pd, uint32_t step, int64_t ts)
 	if ((pd->marks_seen - 1) % pd->stride)
 		return;
 	if (pd->nseries == AN_MAX_SERIES) {
-		/* keep every other point: the series stays bounded */
-		for (size_t i = 0; i < AN_MAX_SERIES / 2; i++)
+		/* keep every other point: the series stays bounded; a point's
+		 * peak covers the steps since the point before it, dropped
+		 * ones included */
+		for (size_t i = 0; i < AN_MAX_SERIES / 2; i++) {
+			uint64_t peak = pd->series[2 * i].peak;
+
+			if (i && pd->series[2 * i - 1].peak > peak)
+				peak = pd->series[2 * i - 1].peak;
 			pd->series[i] = pd->series[2 * i];
+			pd->series[i].peak = peak;
+		}
 		pd->nseries = AN_MAX_SERIES / 2;
 		pd->stride *= 2;
 		if ((pd->marks_seen - 1) % pd->stride)
@@ -929,6 +939,8 @@ static void series_add(struct an_pd *pd, uint32_t step, int64_t ts)
 	pt->fw = pd->fw_live;
 	pt->total = pd->fw_live + pd->other_live;
 	pt->reserved_known = reserved_now(pd, &pt->reserved);
+	pt->peak = pd->step_max > pd->fw_live ? pd->step_max : pd->fw_live;
+	pd->step_max = pd->fw_live;
 }
 
 int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts)

@@ -221,6 +221,28 @@ static void choose_first(struct gp_an_ranks *k)
 	k->first = first;
 }
 
+/* When x ran out: the first failure PyTorch raised OutOfMemoryError for,
+ * where it raised one (a failed cudaMalloc its allocator got past, by a
+ * retry or a smaller block, is no running out), else the first not
+ * recovered from. */
+static void first_oom(const struct gp_an_device *d, struct gp_an_rank *x)
+{
+	int raised = 0;
+
+	for (size_t o = 0; o < d->nooms; o++)
+		raised |= d->ooms[o].raised;
+	x->first_oom_t = NAN;
+	x->first_oom_step = -1;
+	for (size_t o = 0; o < d->nooms; o++) {
+		const struct gp_an_oom *f = &d->ooms[o];
+
+		if ((raised ? !f->raised : f->recovered) || (!isnan(x->first_oom_t) && f->t >= x->first_oom_t))
+			continue;
+		x->first_oom_t = f->t;
+		x->first_oom_step = f->step;
+	}
+}
+
 int gp_an_ranks_fill(struct gp_an_result *r)
 {
 	struct gp_an_ranks *k = &r->ranks;
@@ -260,13 +282,9 @@ int gp_an_ranks_fill(struct gp_an_result *r)
 			x->headroom = (struct gp_an_opt){ 1, d->capacity.v > x->device_peak ?
 								 d->capacity.v - x->device_peak : 0 };
 		x->oom_count = d->oom_count;
-		x->first_oom_t = NAN;
-		x->first_oom_step = -1;
-		for (size_t o = 0; o < d->nooms; o++)
-			if (isnan(x->first_oom_t) || d->ooms[o].t < x->first_oom_t) {
-				x->first_oom_t = d->ooms[o].t;
-				x->first_oom_step = d->ooms[o].step;
-			}
+		first_oom(d, x);
+		x->end_signal = t->end_signal;
+		x->end_t = t->end_t;
 		if (t->world_size > world)
 			world = t->world_size;
 	}
@@ -298,6 +316,14 @@ int gp_an_ranks_fill(struct gp_an_result *r)
 	k->spread_share = k->v[k->max].peak ?
 				  gp_an_round((double)k->spread / (double)k->v[k->max].peak, 4) : 0;
 	choose_first(k);
+	/* the others a signal ended once the first had run out: torchrun
+	 * ends every rank when one fails */
+	for (size_t i = 0; k->first_by == GP_AN_FIRST_OOM && i < k->n; i++) {
+		struct gp_an_rank *x = &k->v[i];
+
+		x->stopped_after_first = i != k->first && x->end_signal && isnan(x->first_oom_t) &&
+					 !isnan(x->end_t) && x->end_t >= k->v[k->first].first_oom_t;
+	}
 	k->typical = k->first != k->median ? k->median : k->min;
 	k->present = 1;
 	return k->first != k->typical ? explain(r, k) : 0;

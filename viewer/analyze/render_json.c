@@ -207,6 +207,7 @@ static struct json_object *trace_json(struct gp_jb *b, const struct gp_an_trace 
 	gp_jb_put(b, o, "recovered", gp_jb_bool(b, t->recovered));
 	gp_jb_put(b, o, "clean_exit", t->clean_exit >= 0 ? gp_jb_bool(b, t->clean_exit) : NULL);
 	gp_jb_put(b, o, "end_signal", t->end_signal ? gp_jb_int(b, t->end_signal) : NULL);
+	gp_jb_put(b, o, "end_t", isnan(t->end_t) ? NULL : jsec(b, t->end_t));
 	gp_jb_put(b, o, "events", gp_jb_int(b, (int64_t)t->events));
 	gp_jb_put(b, o, "late_events", gp_jb_int(b, (int64_t)t->late_events));
 	gp_jb_put(b, o, "window_overflows", gp_jb_int(b, (int64_t)t->window_overflows));
@@ -391,6 +392,7 @@ static struct json_object *steps_json(struct gp_jb *b, const struct gp_an_device
 		gp_jb_put(b, e, "step", gp_jb_int(b, s->step));
 		gp_jb_put(b, e, "t", jsec(b, s->t));
 		gp_jb_put(b, e, "live", gp_jb_int(b, (int64_t)s->live));
+		gp_jb_put(b, e, "peak", gp_jb_int(b, (int64_t)s->peak));
 		gp_jb_put(b, e, "reserved", jopt(b, s->reserved));
 		gp_jb_put(b, e, "total", gp_jb_int(b, (int64_t)s->total));
 		gp_jb_push(b, arr, e);
@@ -432,6 +434,26 @@ static struct json_object *timeline_json(struct gp_jb *b, const struct gp_an_tim
 	for (size_t i = 0; i < tl->nphases; i++)
 		gp_jb_push(b, names, gp_jb_str(b, tl->phases[i]));
 	gp_jb_put(b, o, "phases", names);
+	return o;
+}
+
+static struct json_object *growth_json(struct gp_jb *b, const struct gp_an_growth *g)
+{
+	struct json_object *o;
+
+	if (!g->present)
+		return NULL;
+	o = gp_jb_obj(b);
+	gp_jb_put(b, o, "since_step", gp_jb_int(b, g->since_step));
+	gp_jb_put(b, o, "last_step", gp_jb_int(b, g->last_step));
+	gp_jb_put(b, o, "first_peak", gp_jb_int(b, (int64_t)g->first_peak));
+	gp_jb_put(b, o, "last_peak", gp_jb_int(b, (int64_t)g->last_peak));
+	gp_jb_put(b, o, "last_increase", gp_jb_int(b, (int64_t)g->last_increase));
+	gp_jb_put(b, o, "factor_per_step", gp_jb_num(b, g->factor_per_step, 4));
+	gp_jb_put(b, o, "bytes_per_step", gp_jb_num(b, g->bytes_per_step, 1));
+	gp_jb_put(b, o, "live_first", gp_jb_int(b, (int64_t)g->live_first));
+	gp_jb_put(b, o, "live_last", gp_jb_int(b, (int64_t)g->live_last));
+	gp_jb_put(b, o, "next_peak", jopt(b, g->next_peak));
 	return o;
 }
 
@@ -544,6 +566,7 @@ static struct json_object *device_json(struct gp_jb *b, const struct gp_an_devic
 	gp_jb_put(b, o, "peak", peak_json(b, d));
 	gp_jb_put(b, o, "steps", steps_json(b, d));
 	gp_jb_put(b, o, "leak", leak_json(b, &d->leak));
+	gp_jb_put(b, o, "growth", growth_json(b, &d->growth));
 	/* only where asked for (gpuprof report): other documents unchanged */
 	if (d->timeline.present)
 		gp_jb_put(b, o, "timeline", timeline_json(b, &d->timeline));
@@ -635,6 +658,9 @@ static struct json_object *ranks_json(struct gp_jb *b, const struct gp_an_result
 		gp_jb_put(b, e, "oom_count", gp_jb_int(b, (int64_t)x->oom_count));
 		gp_jb_put(b, e, "first_oom_t", isnan(x->first_oom_t) ? NULL : jsec(b, x->first_oom_t));
 		gp_jb_put(b, e, "first_oom_step", jint_or_null(b, x->first_oom_step));
+		gp_jb_put(b, e, "end_signal", x->end_signal ? gp_jb_int(b, x->end_signal) : NULL);
+		gp_jb_put(b, e, "end_t", isnan(x->end_t) ? NULL : jsec(b, x->end_t));
+		gp_jb_put(b, e, "stopped_after_first", gp_jb_bool(b, x->stopped_after_first));
 		gp_jb_push(b, rows, e);
 	}
 	gp_jb_put(b, o, "by_rank", rows);

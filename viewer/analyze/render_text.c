@@ -494,6 +494,40 @@ static void peak(struct out *o, const struct gp_an_device *d, int torch)
 	describe(o, &p->set, "    ", torch);
 }
 
+/* Growth that is not a leak: each step's peak, rising. */
+static void growth(struct out *o, const struct gp_an_device *d)
+{
+	const struct gp_an_growth *g = &d->growth;
+	const struct gp_an_step_point *ser = d->steps.series;
+	size_t n = d->steps.nseries, shown = 0;
+
+	if (!g->present)
+		return;
+	fprintf(o->f, "  %sGrowth, not a leak:%s each step's peak is larger than the last: ", C(o, YEL),
+		C(o, OFF));
+	for (size_t i = 0; i < n; i++) {
+		if (ser[i].step < g->since_step)
+			continue;
+		if (shown == 3 && ser[n - 1].step - ser[i].step > 2) {
+			fprintf(o->f, ", ...");
+			while (i + 3 < n)
+				i++;
+		}
+		fprintf(o->f, "%s%s (step %" PRId64 ")", shown ? ", " : "", sz(ser[i].peak), ser[i].step);
+		shown++;
+	}
+	fprintf(o->f, "\n  x%.2f a step (+%s from step %" PRId64 " to %" PRId64 "), while live memory "
+		"between steps went from %s to %s: what each step holds grows (a growing batch or "
+		"sequence?)", g->factor_per_step, sz(g->last_increase), ser[n - 2].step, g->last_step,
+		sz(g->live_first), sz(g->live_last));
+	if (g->next_peak.known) {
+		fprintf(o->f, "; at that rate the next step peaks near %s", sz(g->next_peak.v));
+		if (d->capacity.known && g->next_peak.v > d->capacity.v)
+			fprintf(o->f, ", more than the device's %s", sz(d->capacity.v));
+	}
+	fputs("\n", o->f);
+}
+
 static void leak(struct out *o, const struct gp_an_device *d, int torch)
 {
 	const struct gp_an_leak *lk = &d->leak;
@@ -514,8 +548,10 @@ static void leak(struct out *o, const struct gp_an_device *d, int torch)
 			fputc(',', o->f);
 	}
 	fputc('\n', o->f);
+	growth(o, d);
 	if (lk->verdict == GP_AN_LEAK_TOO_FEW) {
-		fprintf(o->f, "  Leak: too few steps after the warm-up (%d) to judge\n", lk->warmup_steps);
+		fprintf(o->f, "  Leak: %stoo few steps after the warm-up (%d) to judge\n",
+			d->growth.present ? "between steps, " : "", lk->warmup_steps);
 		return;
 	}
 	if (lk->verdict == GP_AN_LEAK_NONE) {
@@ -851,6 +887,17 @@ static void ranks(struct out *o, const struct gp_an_result *r)
 	else
 		fprintf(o->f, ", the largest peak");
 	fprintf(o->f, "%s\n", C(o, OFF));
+	for (size_t i = 0; i < k->n; i++) {
+		const struct gp_an_rank *x = &k->v[i];
+		const char *sig = gp_an_signal_name(x->end_signal);
+
+		if (!x->stopped_after_first)
+			continue;
+		fprintf(o->f, "  %s was ended by signal %d%s%s%s at %.3f s, %.3f s after %s ran out: "
+			"stopped with the job, not out of memory itself\n", rank_name(x), x->end_signal,
+			sig ? " (" : "", sig ? sig : "", sig ? ")" : "", x->end_t,
+			x->end_t - first->first_oom_t, rank_name(first));
+	}
 	if (k->first == k->typical)
 		return;
 	fprintf(o->f, "  at its peak it holds %s %s than %s at its own (%s)",
@@ -883,14 +930,21 @@ static void gpus(const struct out *o, const struct gp_an_result *r)
 int gp_an_render_text(const struct gp_an_result *r, FILE *f, int color, int top)
 {
 	struct out o = { f, color, top, 0 };
+	size_t lead;
 
 	traces(&o, r);
 	ranks(&o, r);
 	if (!r->ndevices)
 		fprintf(f, "\nno GPU memory activity in %s\n",
 			r->ntraces > 1 ? "these traces" : "this trace");
+	/* the rank that ran out first before the others' detail */
+	lead = r->ranks.present && r->ranks.first_by == GP_AN_FIRST_OOM ? r->ranks.v[r->ranks.first].device
+									  : SIZE_MAX;
+	if (lead != SIZE_MAX)
+		device(&o, &r->devices[lead]);
 	for (size_t i = 0; i < r->ndevices; i++)
-		device(&o, &r->devices[i]);
+		if (i != lead)
+			device(&o, &r->devices[i]);
 	gpus(&o, r);
 	if (o.oom)
 		return -ENOMEM;

@@ -110,3 +110,20 @@ double gp_an_round(double v, int decimals)
 	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
 	return strtod(buf, NULL);
 }
+
+/* The names of the signals the recorder finishes a trace for, by their
+ * Linux numbers (the trace's, whatever machine reads it). */
+const char *gp_an_signal_name(int sig)
+{
+	switch (sig) {
+	case 1: return "SIGHUP";
+	case 2: return "SIGINT";
+	case 3: return "SIGQUIT";
+	case 6: return "SIGABRT";
+	case 7: return "SIGBUS";
+	case 8: return "SIGFPE";
+	case 11: return "SIGSEGV";
+	case 15: return "SIGTERM";
+	default: return NULL;
+	}
+}

@@ -201,6 +201,7 @@ struct gp_an_step_point {
 	int64_t step;
 	double t;
 	uint64_t live;
+	uint64_t peak;          /* the most live since the point before: the step's peak */
 	struct gp_an_opt reserved;
 	uint64_t total;
 };
@@ -235,6 +236,17 @@ struct gp_an_leak {
 	uint64_t live_first, live_last;
 	int has_survivors;
 	struct gp_an_survivors survivors;
+};
+
+/* Growth that is not a leak (leak.h, an_growth_fit): each step's peak above
+ * the one before, up to the last step. present 0: none. */
+struct gp_an_growth {
+	int present;
+	int64_t since_step, last_step;
+	uint64_t first_peak, last_peak, last_increase;
+	uint64_t live_first, live_last; /* live between steps, then */
+	double factor_per_step, bytes_per_step; /* rounded: 4 and 1 decimals */
+	struct gp_an_opt next_peak;     /* at that rate, the next step's */
 };
 
 /* Advice about a failed allocation, computed by the analysis (advice.c);
@@ -327,6 +339,7 @@ struct gp_an_device {
 		size_t nseries;
 	} steps;
 	struct gp_an_leak leak;
+	struct gp_an_growth growth;
 	struct gp_an_timeline timeline;
 	/* failed allocations: the one that ended the program (or the newest the
 	 * program did not get past) first, then the others not recovered
@@ -354,6 +367,7 @@ struct gp_an_trace {
 	int complete, cut_short, recovered;
 	int clean_exit;        /* -1: null */
 	int end_signal;        /* the signal the program died of, as the recorder saw it; 0: none */
+	double end_t;          /* when it ended: gpuprof.end's time, else the last event's; NaN: none */
 	uint64_t events, late_events, window_overflows, max_events_held;
 	int watermarks;
 	uint64_t dropped_cupti, dropped_host, dropped_marked;
@@ -401,8 +415,13 @@ struct gp_an_rank {
 	uint64_t other_peak;       /* outside the framework: NCCL, cuBLAS... */
 	struct gp_an_opt capacity, headroom; /* headroom: capacity - device_peak */
 	uint64_t oom_count;
-	double first_oom_t;        /* NaN: none */
+	double first_oom_t;        /* when it ran out (ranks.c, first_oom); NaN: never */
 	int64_t first_oom_step;    /* its step; -1: none, or no steps marked */
+	int end_signal;            /* the signal that ended it (gp_an_trace); 0: none */
+	double end_t;              /* its trace's last event; NaN: none */
+	/* ended by a signal after the rank that runs out first ran out (the
+	 * launcher stopping the job), not for want of memory itself */
+	int stopped_after_first;
 };
 
 /* Bytes under one name on the rank that runs out first and on the rank it
@@ -462,6 +481,10 @@ void gp_an_result_free(struct gp_an_result *r);
 void *gp_an_alloc(struct gp_an_result *r, size_t size);
 /* A copy of s[0..len) in r's arena, NUL-terminated. */
 const char *gp_an_strndup(struct gp_an_result *r, const char *s, size_t len);
+
+/* The name of a signal the recorder finishes a trace for (its Linux number,
+ * whatever machine reads the trace), or NULL. */
+const char *gp_an_signal_name(int sig);
 
 /* ranks.c: r->ranks from r's devices and traces; -ENOMEM. */
 int gp_an_ranks_fill(struct gp_an_result *r);

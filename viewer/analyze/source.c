@@ -287,9 +287,14 @@ static void opt_u64(const struct gp_json_val *v, uint64_t *out)
 static int on_end(struct an_source *s)
 {
 	const struct gp_json_val *a = s->line.args;
+	int64_t ts;
 	int b;
 
 	s->have_end = 1;
+	/* when the recorder finished the trace (a program ended by a signal
+	 * may have been idle long before); a bad ts is not said */
+	if (an_jv_us_to_ns(&s->line.top[TK_TS], &ts) == 0)
+		s->end_ts = ts;
 	if (an_jv_bool(&a[AK_CLEAN], &b) == 0)
 		s->end_clean = b;
 	if (an_jv_bool(&a[AK_RECOVERED], &b) == 0)
@@ -916,6 +921,7 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 	s->path = inp->path ? inp->path : "(memory)";
 	s->st = st;
 	s->last_ts = INT64_MIN;
+	s->end_ts = INT64_MIN;
 	an_reorder_init(&s->ro);
 	an_corr_init(&s->corr);
 	r = inp->mem ? an_input_open_mem(&s->in, inp->mem, inp->len)

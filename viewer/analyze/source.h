@@ -70,6 +70,7 @@ struct an_source {
 	int cut_short;           /* no gpuprof.end / no closing ']' */
 	uint64_t cut_line_bytes; /* a partial last line that was dropped */
 	int64_t last_ts;         /* newest ts read */
+	int64_t end_ts;          /* gpuprof.end's ts; INT64_MIN: none */
 	/* names seen lately (API calls repeat): a hit skips the hashing */
 	struct an_str *recent[16];
 	uint64_t unattributed_api; /* memory events whose API call was not found */

@@ -115,6 +115,7 @@ struct an_step_pt {
 	uint32_t step;
 	int64_t ts;
 	uint64_t fw, reserved, total;
+	uint64_t peak;      /* fw's most since the point before (the step's peak) */
 	int reserved_known;
 };
 
@@ -218,6 +219,7 @@ struct an_pd {
 	struct an_step_pt series[AN_MAX_SERIES];
 	size_t nseries;
 	uint32_t stride;      /* one point kept every `stride` step marks */
+	uint64_t step_max;    /* fw_live's most since the last point kept */
 	uint64_t marks_seen;
 
 	/* the newest AN_MAX_OOMS incidents, in time order, each with what was
