@@ -12,6 +12,11 @@
 /* "gpuprof:torch.tensor 0xADDR NBYTES LAYER": a parameter's or optimizer
  * state's tensor and its module (gpuprof_torch.py writes, attrib.c reads) */
 #define GP_TORCH_TENSOR_PREFIX "gpuprof:torch.tensor "
+/* "gpuprof:torch.param 0xADDR NBYTES LAYER": the same for a parameter whose
+ * whole tensor a sharding library gathered for its module's forward or
+ * backward (FSDP2's all-gather outputs): made inside the module, it holds a
+ * parameter all the same */
+#define GP_TORCH_PARAM_PREFIX "gpuprof:torch.param "
 /* The hooks' NVTX ranges of a module's forward (pushed on the calling
  * thread) and backward (started and ended on autograd's): "fwd:<path>",
  * "bwd:<path>". The recorder tells the allocator hook whether a thread is

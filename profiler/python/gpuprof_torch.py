@@ -50,6 +50,33 @@ def _parts():
     return set(os.environ.get("GPUPROF_TORCH_HOOKS", "fwd,bwd,phase").split(","))
 
 
+# FSDP2 (torch.distributed.fsdp.fully_shard) gathers each module's whole
+# parameters into new tensors for its forward and its backward (made inside
+# the module, they would count as its activations): its parameter group's
+# wait_for_unshard() is wrapped, and once the all-gather's outputs are
+# copied out each is named a parameter of its module
+# (gpuprof:torch.param). Where FSDP2's classes live, in the torch releases
+# it is hooked in; a release that moves them fails tests/torch/test_hooks.py.
+FSDP2_MODULES = ("torch.distributed.fsdp._fully_shard._fsdp_param_group",
+                 "torch.distributed._composable.fsdp._fsdp_param_group")
+
+
+def fsdp2_param_group(modules=None):
+    """FSDP2's FSDPParamGroup, whose wait_for_unshard the hooks wrap, from
+    the modules loaded (sys.modules): None while FSDP2 is not loaded.
+    Raises LookupError(why) where it is loaded without what is hooked."""
+    modules = sys.modules if modules is None else modules
+    for name in FSDP2_MODULES:
+        mod = modules.get(name)
+        if mod is None:
+            continue
+        cls = getattr(mod, "FSDPParamGroup", None)
+        if cls is None or not callable(getattr(cls, "wait_for_unshard", None)):
+            raise LookupError("%s has no FSDPParamGroup.wait_for_unshard" % name)
+        return cls
+    return None
+
+
 class _Names:
     """Qualified module paths, as named_modules() gives them from the root,
     kept as the range names ("fwd:<path>", "bwd:<path>") so that a module call
@@ -178,6 +205,7 @@ class _Hooks:
         # id(parameter) -> its module's layer, as analyze names layers
         # ("<Root>.path"): what its optimizer's states are named after
         self.param_layer = {}
+        self.fsdp2 = False  # FSDP2's unshard hooked (or found not hookable)
         self.opt_named = {}  # id(optimizer) -> how many of its states were named
         self.grad_enabled = torch.is_grad_enabled
         self.tls = threading.local()  # .s: this thread's _Thread
@@ -556,6 +584,8 @@ class _Hooks:
 
     def _name_params(self, root, root_name):
         """A new root model's parameters (at its first forward)."""
+        if not self.fsdp2:
+            self._install_fsdp2()
         try:
             inner = _compiled_model(root)
             for name, p in (inner if inner is not None else root).named_parameters():
@@ -565,6 +595,48 @@ class _Hooks:
                 self._name_tensor(p, layer)
         except Exception as e:
             _say("PyTorch hooks: parameters not named (%r)" % (e,))
+
+    def _install_fsdp2(self):
+        """At a root model's first forward: FSDP2's unshard wrapped, if FSDP2
+        is loaded (fully_shard is applied before the first forward)."""
+        try:
+            cls = fsdp2_param_group()
+        except LookupError as e:
+            self.fsdp2 = True
+            _say("PyTorch hooks: FSDP2's gathered parameters count as activations (%s)" % (e,))
+            return
+        if cls is None:
+            return
+        self.fsdp2 = True
+        hooks = self
+
+        def wrap(orig):
+            @functools.wraps(orig)
+            def wait_for_unshard(group, *args, **kwargs):
+                out = orig(group, *args, **kwargs)
+                hooks._name_gathered(group)
+                return out
+            return wait_for_unshard
+
+        self._patch(cls, "wait_for_unshard", wrap)
+
+    def _name_gathered(self, group):
+        """The whole parameters an FSDP2 group just gathered, each named a
+        parameter of its module (its sharded parameter's layer)."""
+        try:
+            for fp in group.fsdp_params:
+                layer = self.param_layer.get(id(getattr(fp, "sharded_param", None)))
+                if layer is None:
+                    continue
+                for t in getattr(fp, "all_gather_outputs", ()) or ():
+                    st = t.untyped_storage()
+                    ptr, n = st.data_ptr(), st.nbytes()
+                    if ptr and n:
+                        self.mark("gpuprof:torch.param 0x%x %d %s" % (ptr, n, layer))
+        except Exception as e:
+            if self.fsdp2 is True:
+                self.fsdp2 = "said"
+                _say("PyTorch hooks: FSDP2's gathered parameters not named (%r)" % (e,))
 
     def _name_states(self, opt):
         """An optimizer's states, named after their parameters' modules,
@@ -694,6 +766,7 @@ class _Hooks:
         for owner, attr, orig in reversed(self.restore):
             setattr(owner, attr, orig)
         self.restore = []
+        self.fsdp2 = False  # hooked again at the next root model's first forward
         self._end_all_bwd()
         self.tls = threading.local()
 

@@ -261,6 +261,58 @@ log.clear()
 model(x).sum().backward()
 eq(len([e for e in log if e[0] == "start"]), 4, "backward ranges again after install()")
 
+# FSDP2's gathered parameters: a group's all-gather outputs named as
+# parameters of their module, by their sharded parameter's layer
+hooks = gpuprof_torch._hooks
+shard = torch.nn.Parameter(torch.zeros(4))
+hooks.param_layer[id(shard)] = "<Toy>.block"
+gathered = torch.zeros(16)
+
+
+class FakeFsdpParam:
+    sharded_param = shard
+    all_gather_outputs = [gathered]
+
+
+class FakeGroup:
+    fsdp_params = [FakeFsdpParam()]
+
+
+log.clear()
+hooks._name_gathered(FakeGroup())
+st = gathered.untyped_storage()
+eq([e[1] for e in log if e[0] == "mark"], ["gpuprof:torch.param 0x%x %d <Toy>.block" % (st.data_ptr(), st.nbytes())],
+   "FSDP2's gathered parameter named a parameter of its module")
+
+# Where the hooks find FSDP2 (gpuprof_torch.FSDP2_MODULES): a torch release
+# that moves FSDPParamGroup.wait_for_unshard, or FSDPParam's
+# all_gather_outputs and sharded_param, fails here
+try:
+    from torch.distributed.fsdp import fully_shard  # noqa: F401
+except Exception as e:
+    print("skipped: FSDP2's hook target (torch %s has no torch.distributed.fsdp.fully_shard: %r)" % (
+        torch.__version__, e))
+else:
+    import inspect  # noqa: E402
+
+    loaded = {}
+    for name in gpuprof_torch.FSDP2_MODULES:
+        try:
+            loaded[name] = importlib.import_module(name)
+        except ImportError:
+            pass
+    try:
+        group_cls = gpuprof_torch.fsdp2_param_group(loaded)
+    except LookupError as e:
+        group_cls = None
+        failures.append("FSDP2's hook target: %s" % (e,))
+    eq(group_cls is not None, True, "FSDP2's FSDPParamGroup found where the hooks look (torch %s)" % torch.__version__)
+    if group_cls is not None:
+        param_mod = importlib.import_module(group_cls.__module__.rpartition(".")[0] + "._fsdp_param")
+        src = inspect.getsource(param_mod.FSDPParam)
+        eq(all(w in src for w in ("all_gather_outputs", "sharded_param")), True,
+           "FSDPParam keeps all_gather_outputs and sharded_param")
+
 for f in failures:
     print("FAIL:", f)
 print("%d check(s) failed" % len(failures) if failures else "all checks passed")

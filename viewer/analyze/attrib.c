@@ -550,9 +550,10 @@ static const char *mark_number(const char *s, const char *end, int base, uint64_
 
 /* "gpuprof:torch.tensor 0xADDR NBYTES LAYER": the tensor of NBYTES at ADDR
  * (live now) holds a parameter, or an optimizer's state of one, of the
- * module LAYER (as fwd: ranges name it); what does not parse is no mark of
- * the hooks and is ignored. */
-static int on_torch_tensor(struct an_analysis *a, struct an_proc *p, const char *s, size_t n)
+ * module LAYER (as fwd: ranges name it); "gpuprof:torch.param ...": a
+ * parameter gathered whole (param). What does not parse is no mark of the
+ * hooks and is ignored. */
+static int on_torch_tensor(struct an_analysis *a, struct an_proc *p, const char *s, size_t n, int param)
 {
 	const char *end = s + n;
 	uint64_t addr, nbytes;
@@ -565,7 +566,7 @@ static int on_torch_tensor(struct an_analysis *a, struct an_proc *p, const char 
 	s = mark_number(s + 1, end, 10, &nbytes);
 	if (!s || s + 1 >= end)
 		return 0;
-	return an_memory_name_tensor(a, p, addr, nbytes, s + 1, (size_t)(end - s - 1));
+	return an_memory_name_tensor(a, p, addr, nbytes, s + 1, (size_t)(end - s - 1), param);
 }
 
 static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
@@ -609,7 +610,10 @@ static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 	}
 	if (starts(n, GP_TORCH_TENSOR_PREFIX, sizeof(GP_TORCH_TENSOR_PREFIX) - 1))
 		return on_torch_tensor(a, p, n->s + sizeof(GP_TORCH_TENSOR_PREFIX) - 1,
-				       n->len - (sizeof(GP_TORCH_TENSOR_PREFIX) - 1));
+				       n->len - (sizeof(GP_TORCH_TENSOR_PREFIX) - 1), 0);
+	if (starts(n, GP_TORCH_PARAM_PREFIX, sizeof(GP_TORCH_PARAM_PREFIX) - 1))
+		return on_torch_tensor(a, p, n->s + sizeof(GP_TORCH_PARAM_PREFIX) - 1,
+				       n->len - (sizeof(GP_TORCH_PARAM_PREFIX) - 1), 1);
 	if (starts(n, "gpuprof:torch.profiler start", 28))
 		p->profiler_windows++;
 	return 0;

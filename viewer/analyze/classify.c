@@ -45,6 +45,9 @@ int an_classify(const struct an_proc *p, const struct an_rec *r, char *label, si
 		return other(r, label, cap, NULL);
 	if (p->mode == MODE_NATIVE && (r->flags & R_RELEASED_ON_OOM))
 		return other(r, label, cap, "PyTorch's cache, released after the failed allocation");
+	/* gathered whole for its module (FSDP2's unsharded parameters) */
+	if (r->flags & R_PARAM)
+		return CAT_PARAMETERS;
 	if (r->flags & R_BEFORE_FWD) {
 		/* freed only after the last forward began: at the program's
 		 * exit, with the model (PyTorch frees its tensors at teardown) */

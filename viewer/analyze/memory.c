@@ -807,7 +807,7 @@ static void on_attach(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 }
 
 int an_memory_name_tensor(struct an_analysis *a, struct an_proc *p, uint64_t addr, uint64_t nbytes,
-			  const char *layer, size_t len)
+			  const char *layer, size_t len, int param)
 {
 	for (int d = 0; d < AN_MAX_DEVICES; d++) {
 		struct an_pd *pd = p->pd[d];
@@ -823,7 +823,7 @@ int an_memory_name_tensor(struct an_analysis *a, struct an_proc *p, uint64_t add
 			return -ENOMEM;
 		an_str_unref(&a->st, r->layer);
 		r->layer = name;
-		r->flags |= R_NAMED;
+		r->flags |= R_NAMED | (param ? R_PARAM : 0);
 		return 0;
 	}
 	return 0;

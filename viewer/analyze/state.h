@@ -99,6 +99,7 @@ enum {
 	R_RELEASED_ON_OOM = 1 << 8, /* freed while a failed allocation was retried */
 	R_TORCH = 1 << 9,           /* a block of PyTorch's caching allocator (its hook) */
 	R_NAMED = 1 << 10,          /* its layer is the module of a parameter or state it holds */
+	R_PARAM = 1 << 11,          /* a parameter gathered whole (gpuprof:torch.param) */
 };
 
 /* The allocations alive at one moment (cut = the last seq processed then):
@@ -399,7 +400,7 @@ uint64_t an_pd_device_live(const struct an_pd *pd);
 /* A gpuprof:torch.tensor mark: the live tensor at addr of nbytes holds a
  * parameter (or optimizer state) of layer. 0 or -ENOMEM. */
 int an_memory_name_tensor(struct an_analysis *a, struct an_proc *p, uint64_t addr, uint64_t nbytes,
-			  const char *layer, size_t len);
+			  const char *layer, size_t len, int param);
 
 /* classify.c */
 /* The category of r, and for CAT_OTHER a label (an API, a kind, or what
