@@ -720,10 +720,21 @@
 
 	function leakSection(sec, dev, key) {
 		const leak = obj(dev.leak) || {};
+		const grow = obj(dev.growth);
+		if (grow) {
+			// each step's peak larger than the last, nothing left between steps
+			sec.appendChild(verdict(false, "Growth, not a leak: each step's peak is larger than the last, ×" +
+				(isNum(grow.factor_per_step) ? grow.factor_per_step.toFixed(2) : "–") + " a step from step " + orDash(grow.since_step) +
+				" (" + bytes(grow.first_peak) + ") to step " + orDash(grow.last_step) + " (" + bytes(grow.last_peak) + ")"));
+			sec.appendChild(para("Live memory between steps went from " + bytes(grow.live_first) + " to " + bytes(grow.live_last) +
+				": what each step holds grows (a growing batch or sequence?)" +
+				(isNum(grow.next_peak) ? "; at that rate the next step peaks near " + bytes(grow.next_peak) +
+					(isNum(dev.capacity) && grow.next_peak > dev.capacity ? ", more than the device's " + bytes(dev.capacity) : "") : "") + "."));
+		}
 		if (leak.verdict !== "leak") {
 			sec.appendChild(para({
 				"no steps": "No steps were marked: growth per step cannot be judged.",
-				"too few steps": "Too few steps past the warm-up (" + orDash(leak.warmup_steps) + " steps) to judge growth.",
+				"too few steps": (grow ? "Between steps: too few" : "Too few") + " steps past the warm-up (" + orDash(leak.warmup_steps) + " steps) to judge growth.",
 				none: "No leak: live memory at the step marks did not grow" + (isNum(leak.rate_per_step) ? " (" + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step) + ", grew at " + orDash(leak.grew) + " of " + orDash(leak.points) + " steps)" : "") + ".",
 			}[leak.verdict] || "Growth not judged (" + orDash(leak.verdict) + ")."));
 			if (leak.why) sec.appendChild(muted(leak.why));
@@ -916,6 +927,12 @@
 
 	/* --- the ranks of a distributed job --- */
 
+	/** "signal 15 (SIGTERM)": the Linux numbers the recorder finishes a trace for. */
+	function signalName(n) {
+		const names = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV", 15: "SIGTERM" };
+		return "signal " + orDash(n) + (names[n] ? " (" + names[n] + ")" : "");
+	}
+
 	function ranksSection(sec, run) {
 		const k = run.ranks;
 		const rows = objs(k.by_rank);
@@ -926,6 +943,11 @@
 			: k.first_out_by === "headroom" ? "the least room left on its GPU: " + bytes(first.headroom) + " of " + bytes(first.capacity)
 				: "the largest peak";
 		sec.appendChild(verdict(false, "Runs out first: rank " + orDash(k.first_out_rank) + " (" + how + ")"));
+		// the ranks the launcher ended once that one had failed
+		for (const r of rows.filter((x) => x.stopped_after_first))
+			sec.appendChild(para("Rank " + r.rank + " was ended by " + signalName(r.end_signal) + " " +
+				(isNum(r.end_t) && isNum(first.first_oom_t) ? (r.end_t - first.first_oom_t).toFixed(3) + " s " : "") + "after rank " +
+				orDash(k.first_out_rank) + " ran out: stopped with the job, not out of memory itself."));
 		const firstColl = collectivesLine(peakOf(first).collectives, peakOf(first).t, "its peak");
 		if (firstColl) sec.appendChild(muted(firstColl));
 		sec.appendChild(facts([
@@ -1029,9 +1051,15 @@
 		const data = JSON.parse(document.getElementById("gpuprof-data").textContent);
 		if (!obj(data) || !obj(data.run)) throw new Error("the data has no run (schema " + orDash(obj(data) && data.schema) + ")");
 		const run = data.run;
-		// the plan first: the table of contents names what follows
+		// the plan first: the table of contents names what follows; the rank
+		// that ran out first before the others
 		const toc = [];
-		const plan = objs(run.devices).map((dev, i) => {
+		const ranks = obj(run.ranks);
+		const lead = ranks && ranks.first_out_by === "oom" ? objs(ranks.by_rank).find((r) => r.rank === ranks.first_out_rank) : null;
+		const isLead = (dev) => !!lead && dev.pid === lead.pid && dev.device === lead.device;
+		const devices = objs(run.devices).map((dev, i) => [dev, i]);
+		devices.sort((a, b) => isLead(b[0]) - isLead(a[0]) || a[1] - b[1]);
+		const plan = devices.map(([dev, i]) => {
 			const key = "dev" + i;
 			const parts = [["-time", "Memory over time", timeSection], ["-peak", "The peak", peakSection], ["-leak", "Growth between steps", leakSection]];
 			if (arr(dev.ooms).length || dev.oom_count > 0) parts.push(["-oom", "Out of memory", oomSection]);
