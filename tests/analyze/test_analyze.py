@@ -927,6 +927,120 @@ def test_ranks():
     eq(rc, 2, "a manifest that is no JSON: exit 2")
 
 
+DATA = os.path.join(ROOT, "tests", "data")
+
+
+def pytorch_numbers(run):
+    """What PyTorch measured in each rank of a recorded job (its pytorch.txt,
+    the job's own lines): {rank: {max_allocated, max_reserved, ...}}."""
+    out = {}
+    for line in open(os.path.join(run, "pytorch.txt")):
+        w = line.split()
+        if len(w) > 6 and w[0] in ("rank", "RANK") and w[2] == "local":
+            out[int(w[1])] = dict((k, int(v)) for k, v in (x.split("=", 1) for x in w[6:]) if v.isdigit())
+    return out
+
+
+def gp_cmd(*args):
+    p = subprocess.run([GP] + list(args), cwd=TMP, capture_output=True, timeout=120)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def rank_checks(name, run, doc):
+    """Each rank of a real job on a host of two GPUs: one GPU, its own
+    (local rank), and its allocated and reserved peaks PyTorch's own."""
+    want = pytorch_numbers(run)
+    pid_rank = {t["pid"]: t["rank"] for t in doc["traces"] if t["rank"] is not None}
+    devs = {}
+    for d in doc["devices"]:
+        devs.setdefault(pid_rank.get(d["pid"]), []).append(d)
+    eq(sorted(r for r in devs if r is not None), sorted(pid_rank.values()), "%s: a GPU for each rank" % name)
+    for r, ds in sorted(devs.items(), key=lambda x: (x[0] is None, x[0])):
+        if r is None:
+            continue
+        eq([d["device"] for d in ds], [r], "%s rank %d: its one GPU, its own" % (name, r))
+        if r in want:
+            s = ds[0]["summary"]
+            eq((s["allocated"]["peak"], s["reserved"]["peak"]),
+               (want[r]["max_allocated"], want[r]["max_reserved"]),
+               "%s rank %d: allocated and reserved peaks = PyTorch's" % (name, r))
+    eq(len(doc["ranks"]["by_rank"]), len(pid_rank), "%s: a row per rank" % name)
+    return devs
+
+
+def test_multigpu():
+    """Real traces of jobs on a host of two GPUs (H200s, torch 2.11, NCCL;
+    tests/data/README.md): each rank shows its one GPU, every peak is
+    PyTorch's, the ranks' story is told. ranks2-toy-h200-older was
+    recorded before the recorder placed module globals by their context and
+    announced only the GPUs a rank used: read right all the same."""
+    # a toy job (rank r holds (r + 1) x 256 MiB), older recorder: every
+    # rank attached to both GPUs, rank 1's module globals said GPU 0, NCCL's
+    # unused 32 MiB pool beside PyTorch's segments
+    toy = os.path.join(DATA, "ranks2-toy-h200-older")
+    doc, err = analyze_json(toy)
+    devs = rank_checks("toy", toy, doc)
+    statics = devs[1][0]["summary"]["kinds"].get("device_static", {})
+    check(statics.get("allocations", 0) > 1000, "rank 1's module globals on its GPU: %r" % statics)
+    k = doc["ranks"]
+    eq((k["min_rank"], k["max_rank"], k["first_out_rank"], k["spread"]), (0, 1, 1, 1077936128 - 541065216),
+       "toy: the spread between the real rows, rank 1 first out")
+    eq((k["why"] or {}).get("compared_with_rank"), 0, "toy: rank 1 against rank 0")
+    eq([(c["name"], c["delta"]) for c in k["why"]["by_category"]], [("parameters", 512 * MiB)],
+       "toy: what rank 1 holds more, named")
+    rc, out, _ = run(toy)
+    check("Ranks: 2 traced of world size 2" in out, "toy text: two ranks of two")
+    pids = {r: p for p, r in ((t["pid"], t["rank"]) for t in doc["traces"]) if r is not None}
+    check(not re.search(r"GPU 1 of process %d\b" % pids[0], out) and
+          not re.search(r"GPU 0 of process %d\b" % pids[1], out), "toy text: no GPU a rank did not use")
+    rc, out, err = gp_cmd("check", toy, "--max-peak", "70GiB")
+    check(rc == 0 and " 0 B" not in out, "check on the toy's run directory: exit %d, %r %r" % (rc, out, err))
+    rc, out, err = gp_cmd("compare", "--metric", "peak-reserved", toy, toy)
+    check(rc == 0 and "of 4 GPUs" not in out, "compare --metric peak-reserved: exit %d, %r %r" % (rc, out, err))
+
+    # ranks of uneven batches (4 and 6; GPT-2 with 2 blocks, DDP)
+    uneven = os.path.join(DATA, "ranks2-uneven-h200")
+    doc, err = analyze_json(uneven)
+    rank_checks("uneven", uneven, doc)
+    k = doc["ranks"]
+    eq((k["first_out_rank"], k["first_out_by"], k["why"]["compared_with_rank"]), (1, "headroom", 0),
+       "uneven: rank 1 (the larger batch) first out, against rank 0")
+    top = max(k["why"]["by_category"], key=lambda c: c["delta"])
+    check(top["name"] == "activations" and top["delta"] > 0, "uneven: rank 1's extra activations named: %r" % top)
+
+    # rank 1's batch doubles every step until PyTorch raises; torchrun then
+    # ends rank 0 with SIGTERM
+    grow = os.path.join(DATA, "ranks2-grow-h200")
+    doc, err = analyze_json(grow)
+    rank_checks("grow", grow, doc)
+    k = doc["ranks"]
+    rows = {r["rank"]: r for r in k["by_rank"]}
+    eq((k["first_out_rank"], k["first_out_by"], rows[1]["first_oom_step"]), (1, "oom", 8),
+       "grow: rank 1 first out, by its OOM at step 8")
+    eq((rows[0].get("end_signal"), rows[0].get("stopped_after_first"), rows[1].get("stopped_after_first")),
+       (15, True, False),
+       "grow: rank 0 ended by SIGTERM after rank 1 ran out")
+    d1 = [d for d in doc["devices"] if d["pid"] == rows[1]["pid"]][0]
+    g = d1.get("growth") or {}
+    peaks = {int(w[4]): int(w[8].split("=")[1]) for w in (l.split() for l in open(os.path.join(grow, "pytorch.txt")))
+             if w[0] == "STEP" and w[2] == "1"}
+    eq((g.get("since_step"), g.get("last_step"), g.get("last_peak")), (1, 7, peaks[7]),
+       "grow: rank 1's growth from step 1 to 7, its last step's peak PyTorch's")
+    check(1.8 < (g.get("factor_per_step") or 0) < 2.1 and (g.get("next_peak") or 0) > d1["capacity"],
+          "grow: about x2 a step, the next step beyond the device: %r" % g)
+    d0 = [d for d in doc["devices"] if d["pid"] == rows[0]["pid"]][0]
+    eq(d0.get("growth", "absent"), None, "grow: rank 0's steps do not grow")
+    rc, out, _ = run(grow)
+    first = out.find("GPU 1 of process %d" % rows[1]["pid"])
+    check(0 <= first < out.find("GPU 0 of process %d" % rows[0]["pid"]) and
+          first < out.find("Out of memory") < out.find("GPU 0 of process %d" % rows[0]["pid"]),
+          "grow text: rank 1's GPU and its failure before rank 0's detail")
+    check(re.search(r"rank 0 was ended by signal 15 \(SIGTERM\) at [0-9.]+ s, [0-9.]+ s after rank 1 ran out", out),
+          "grow text: rank 0 stopped with the job")
+    check("Growth, not a leak" in out and "Leak: too few steps" not in out[first:out.find("GPU 0 of process")],
+          "grow text: rank 1's growth named, not 'too few steps'")
+
+
 def test_many():
     exp = make("many")
     doc, _ = analyze_json(*exp["paths"])
