@@ -17,9 +17,11 @@ mkdir -p "$out"
 # (native mode's allocator hook on real models and stories, against PyTorch's
 # own numbers), history, features (workers, AMP, checkpointing, compile,
 # torchrun, -m), failures (signals, SIGKILL, CuPy, JAX, a released cache,
-# out of memory: tests/gpu/failures/run.py), ranks (torchrun jobs of two ranks in
-# run directories: a toy, GPT-2 with DDP and FSDP2, one NCCL rank, the merged
-# traces: tests/gpu/ranks/check_ranks.py), samples
+# out of memory: tests/gpu/failures/run.py), ranks (torchrun jobs of a rank per
+# GPU, 2 to 4, in run directories: a toy, GPT-2 with DDP and FSDP2, ranks of
+# uneven batches, a rank whose batch grows until it runs out, one NCCL rank,
+# one process on the host, the merged and aligned traces:
+# tests/gpu/ranks/check_ranks.py), samples
 # (samples/pytorch/run_all.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
 # all by default, or --only a,b
 only=all
@@ -112,10 +114,12 @@ if want failures; then
 fi
 
 if want ranks; then
-	# Jobs of two ranks (torchrun; NCCL with two GPUs, else gloo sharing
-	# one) traced into run directories: each rank's identity and peaks =
-	# what PyTorch measured in it, FSDP2's shards, NCCL's memory named, the
-	# merged trace (tests/gpu/ranks/check_ranks.py)
+	# Jobs of a rank per GPU (torchrun; NCCL, or gloo with two ranks sharing
+	# the one GPU) traced into run directories: each rank's identity, its
+	# one GPU, its peaks = what PyTorch measured in it, FSDP2's shards and
+	# gathered parameters, NCCL's memory named, the stories of uneven and
+	# growing ranks, one process on the host, the merged and aligned traces
+	# (tests/gpu/ranks/check_ranks.py)
 	python3 tests/gpu/ranks/check_ranks.py "$gp" "$out/ranks" >"$out/ranks.log" 2>&1
 	rc=$?
 	grep -h "^RESULT ranks" "$out/ranks.log" >>"$table"

@@ -1,32 +1,45 @@
 #!/usr/bin/env python3
 """Multi-rank jobs traced into run directories, checked against what PyTorch
-measured in each rank. Prints RESULT rows; exit 1 when one failed.
+measured in each rank. Prints RESULT rows; exit 1 when one failed. A rank
+per GPU (2 to 4; two ranks sharing the GPU where there is one).
 
-  toy    torchrun, 2 ranks (tests/gpu/ranks/two_ranks.py): one trace per rank in
-         the run directory, the manifest, each rank's identity and the job's
-         start; peaks = PyTorch's; analyze's ranks: the larger rank first out
-  ddp    GPT-2 small, DDP, 2 ranks (train_gpt2.py): peaks = PyTorch's
-  fsdp2  GPT-2 small, FSDP2, 2 ranks: peaks = PyTorch's; the parameters and
-         optimizer state at the peak are this rank's shards
-         (ddp, fsdp2: with NCCL, the collectives analyze counts are the NCCL
-         kernels in each trace, their ops named; with gloo, none)
-  nccl   one rank with NCCL: NCCL's device memory named, not PyTorch's
-  merge  the run directories merged into one Perfetto trace: valid, a
-         process group per rank
-With one GPU the ranks share it over gloo (NCCL refuses two ranks on a GPU);
-with two GPUs or more, NCCL.
+  toy     torchrun (tests/gpu/ranks/two_ranks.py): one trace per rank in the
+          run directory, the manifest, each rank's identity and the job's
+          start; peaks = PyTorch's; analyze's ranks: the larger rank first out
+  ddp     GPT-2 small, DDP: peaks = PyTorch's
+  fsdp2   GPT-2 small, FSDP2: peaks = PyTorch's; the parameters at the peak
+          are this rank's shards and the whole parameters FSDP2 gathered
+          (gpuprof:torch.param), the optimizer state its shards
+          (ddp, fsdp2: with NCCL, the collectives analyze counts are the NCCL
+          kernels in each trace, their ops named, NCCL's memory named; with
+          gloo, none)
+  uneven  DDP with a batch per rank (4, 6, 8, 10): peaks = PyTorch's; the
+          largest rank runs out first, its extra activations named
+  grow    DDP, rank 1 doubles its batch every step until it runs out: rank 1
+          first out by its OOM, its growth named with its rate, the other
+          ranks ended by torchrun's signal after it, its detail first
+  nccl    one rank with NCCL: NCCL's device memory named, not PyTorch's
+  one     one process on the host: its trace and analysis show its one GPU
+  merge   the run directories merged into one Perfetto trace: valid, a
+          process group per rank; --align collectives on two ranks' traces,
+          one of them moved to a host whose clock is 3.217 ms ahead: the
+          offset found from their NCCL kernels
+Every rank of every job: exactly one GPU, its own (local rank), in the
+trace and in analyze. With one GPU the ranks share it over gloo (NCCL
+refuses two ranks on a GPU); with two GPUs or more, NCCL.
 
 usage: check_ranks.py GPUPROF OUT [CASE...]"""
 import glob
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 GP, OUT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-CASES = sys.argv[3:] or ["toy", "ddp", "fsdp2", "nccl", "merge"]
+CASES = sys.argv[3:] or ["toy", "ddp", "fsdp2", "uneven", "grow", "nccl", "one", "merge"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.makedirs(OUT, exist_ok=True)
 failed = 0
@@ -48,11 +61,13 @@ def traced(name, nproc, script, *args):
     with open(run + ".log", "w") as f:
         f.write(p.stdout + "\n--- stderr\n" + p.stderr)
     printed = {}
-    for line in p.stdout.splitlines():
+    # the ranks share one stdout: a line may run into the next rank's
+    text = re.sub(r"(?=(?:rank|RANK) \d+ local \d+ world \d+)", "\n", p.stdout)
+    for line in text.splitlines():
         w = line.split()
-        if w and w[0] in ("rank", "RANK"):
+        if len(w) >= 6 and w[0] in ("rank", "RANK") and w[2] == "local" and w[1].isdigit():
             d = {"local": int(w[3]), "world": int(w[5])}
-            d.update((k, int(v) if v.isdigit() else v) for k, v in (x.split("=") for x in w[6:]))
+            d.update((k, int(v) if v.isdigit() else v) for k, v in (x.split("=", 1) for x in w[6:] if "=" in x))
             printed[int(w[1])] = d
     return run, p, printed
 
@@ -142,55 +157,110 @@ def check_collectives(case, run, devs, backend, want_ops):
 
 ngpu = int(subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
                           capture_output=True, text=True).stdout.strip() or 0)
+# a rank per GPU, 2 to 4 (two share the one GPU over gloo where there is one)
+NPROC = min(max(ngpu, 2), 4)
 runs = []
 
+
+def own_gpus(case, doc, printed, nccl):
+    """Each rank's trace shows one GPU, its own: analyze's devices of its
+    pid, and the GPU tracks and device records in the trace file itself."""
+    pid_rank = {t["pid"]: t["rank"] for t in doc.get("traces", []) if t.get("rank") is not None}
+    by_pid = {}
+    for d in doc.get("devices", []):
+        by_pid.setdefault(d["pid"], []).append(d["device"])
+    for pid, r in sorted(pid_rank.items(), key=lambda x: x[1]):
+        want = [printed.get(r, {}).get("local", r) % max(ngpu, 1)]
+        in_file = set()
+        for path in glob.glob(os.path.join(OUT, case, "rank%d.%d.json.gz" % (r, pid))):
+            with gzip.open(path, "rt") as f:
+                for line in f:
+                    if '"gpuprof.device"' in line or '"torch.attach"' in line:
+                        in_file.add(json.loads(line.strip().rstrip(","))["args"]["device"])
+        row("%s.gpus.rank%d" % (case, r), by_pid.get(pid) == want and sorted(in_file) == want,
+            "analyze's devices %s, the trace's device records and torch.attach %s; its GPU %s%s" % (
+                by_pid.get(pid), sorted(in_file), want, "" if nccl else " (shared)"))
+    k = doc.get("ranks") or {}
+    row("%s.rows" % case, len(k.get("by_rank", [])) == len(printed) == len({x["rank"] for x in k["by_rank"]}),
+        "%d rank rows for %d ranks" % (len(k.get("by_rank", [])), len(printed)))
+
+
+def nccl_named(case, devs):
+    """NCCL's buffers at each rank's peak, named NCCL's (outside PyTorch)."""
+    for r, d in sorted(devs.items()):
+        other = peak_cats(d).get("other", {})
+        nccl = sum(g["bytes"] for g in other.get("by") or [] if "NCCL" in g["name"])
+        row("%s.nccl_memory.rank%d" % (case, r), nccl > 0,
+            "outside PyTorch at the peak: %s" % {g["name"]: g["bytes"] for g in other.get("by") or []})
+
+
 if "toy" in CASES:
-    run, p, printed = traced("toy", 2, "two_ranks.py")
+    backend = "nccl" if ngpu >= NPROC else "gloo"
+    run, p, printed = traced("toy", NPROC, "two_ranks.py", "--backend", backend)
     manifests = glob.glob(os.path.join(run, "manifest.*.json"))
     m = json.load(open(manifests[0])) if manifests else {}
     files = sorted(t["file"] for t in m.get("traces", []))
     # torchrun itself may touch CUDA (proc.HOST.PID.json.gz): the ranks' are what count
-    row("toy.run", p.returncode == 0 and len(printed) == 2 and len(manifests) == 1 and
-        [f.split(".")[0] for f in files if f.startswith("rank")] == ["rank0", "rank1"] and
-        all(t["complete"] for t in m["traces"]),
-        "exit %d; ranks printed %s; manifests %d listing %s" % (p.returncode, sorted(printed), len(manifests),
-                                                               files))
+    row("toy.run", p.returncode == 0 and len(printed) == NPROC and len(manifests) == 1 and
+        sorted(f.split(".")[0] for f in files if f.startswith("rank")) == ["rank%d" % r for r in range(NPROC)]
+        and all(t["complete"] for t in m["traces"]),
+        "exit %d; %s; ranks printed %s; manifests %d listing %s" % (p.returncode, backend, sorted(printed),
+                                                                    len(manifests), files))
     doc, err = analyze(run)
     by_rank = {t["rank"]: t for t in doc.get("traces", []) if t.get("rank") is not None}
     starts = {t.get("job_start_unix_ns") for t in by_rank.values()}
-    row("toy.identity", sorted(by_rank) == [0, 1] and all(
-        t["world_size"] == 2 and t["local_world_size"] == 2 and t["local_rank"] == r and t["hostname"]
+    row("toy.identity", sorted(by_rank) == list(range(NPROC)) and all(
+        t["world_size"] == NPROC and t["local_world_size"] == NPROC and t["local_rank"] == r and t["hostname"]
         for r, t in by_rank.items()) and len(starts) == 1 and None not in starts,
         "; ".join("rank %s: local %s, world %s, local world %s, host %s, job start %s" % (
             r, t.get("local_rank"), t.get("world_size"), t.get("local_world_size"), t.get("hostname"),
             t.get("job_start_unix_ns")) for r, t in sorted(by_rank.items())))
     check_peaks("toy", doc, printed)
+    own_gpus("toy", doc, printed, backend == "nccl")
     k = doc.get("ranks") or {}
     pk = {r["rank"]: r["peak"] for r in k.get("by_rank", [])}
-    row("toy.ranks", k.get("first_out_rank") == 1 and k.get("spread") == abs(pk.get(1, 0) - pk.get(0, 0)) and
-        (k.get("why") or {}).get("compared_with_rank") == 0,
-        "first out rank %s by %s, spread %s, why against rank %s" % (
+    typical = sorted(pk, key=lambda r: pk[r])[(len(pk) - 1) // 2] if pk else None
+    row("toy.ranks", k.get("first_out_rank") == NPROC - 1 and
+        k.get("spread") == max(pk.values() or [0]) - min(pk.values() or [0]) and
+        (k.get("why") or {}).get("compared_with_rank") == typical,
+        "first out rank %s by %s, spread %s, why against rank %s (the median: %s)" % (
             k.get("first_out_rank"), k.get("first_out_by"), k.get("spread"),
-            (k.get("why") or {}).get("compared_with_rank")))
+            (k.get("why") or {}).get("compared_with_rank"), typical))
     runs.append(run)
 
+
+def gpt2_job(case, *args):
+    run, p, printed = traced(case, NPROC, "train_gpt2.py", *args)
+    backend = "/".join(sorted({v.get("backend") for v in printed.values()}))
+    return run, p, printed, backend
+
+
 for strategy in [c for c in ("ddp", "fsdp2") if c in CASES]:
-    run, p, printed = traced(strategy, 2, "train_gpt2.py", "--strategy", strategy)
-    backend = {v.get("backend") for v in printed.values()}
-    row("%s.run" % strategy, p.returncode == 0 and len(printed) == 2,
-        "exit %d, ranks %s, backend %s, %d GPU(s)%s" % (p.returncode, sorted(printed), "/".join(sorted(backend)),
+    run, p, printed, backend = gpt2_job(strategy, "--strategy", strategy)
+    row("%s.run" % strategy, p.returncode == 0 and len(printed) == NPROC,
+        "exit %d, ranks %s, backend %s, %d GPU(s)%s" % (p.returncode, sorted(printed), backend,
                                                     ngpu, "" if p.returncode == 0 else ": " + p.stderr[-400:]))
     if p.returncode != 0:
         continue
     doc, err = analyze(run)
     devs = check_peaks(strategy, doc, printed)
-    check_collectives(strategy, run, devs, "/".join(sorted(backend)),
+    own_gpus(strategy, doc, printed, backend == "nccl")
+    check_collectives(strategy, run, devs, backend,
                       ["AllReduce"] if strategy == "ddp" else ["AllGather", "ReduceScatter"])
+    if backend == "nccl":
+        nccl_named(strategy, devs)
     k = doc.get("ranks") or {}
-    row("%s.ranks" % strategy, len(k.get("by_rank", [])) == 2 and k.get("first_out_by") in ("headroom", "oom"),
+    row("%s.ranks" % strategy, len(k.get("by_rank", [])) == NPROC and k.get("first_out_by") in ("headroom", "oom"),
         "ranks %s, first out rank %s by %s, spread %s" % (
             [r["rank"] for r in k.get("by_rank", [])], k.get("first_out_rank"), k.get("first_out_by"),
             k.get("spread")))
+    gathered = 0
+    if strategy == "fsdp2":
+        for path in glob.glob(os.path.join(run, "rank*.json.gz")):
+            with gzip.open(path, "rt") as f:
+                gathered += sum(1 for line in f if "gpuprof:torch.param " in line)
+        row("fsdp2.gathered_marks", gathered > 0,
+            "%d gpuprof:torch.param marks (FSDP2's gathered parameters named)" % gathered)
     for r in sorted(printed):
         cats = peak_cats(devs.get(r, {}))
         par = cats.get("parameters", {}).get("bytes", 0)
@@ -198,14 +268,65 @@ for strategy in [c for c in ("ddp", "fsdp2") if c in CASES]:
         want_p, want_s = printed[r]["param_shard"], printed[r]["state_shard"]
         # the blocks that hold them: what memory_allocated() counts, each a
         # little over its tensor (a shard padded to the world size; a block
-        # PyTorch's allocator did not split, up to 1 MiB over)
-        near = lambda got, want: want <= got <= want * 1.05 + (1 << 20)  # noqa: E731
+        # PyTorch's allocator did not split, up to 1 MiB over); FSDP2's:
+        # also the whole parameters of the groups gathered then (at most
+        # the one running and the one prefetched, each at most the largest)
+        near = lambda got, want, extra=0: want <= got <= want * 1.05 + (1 << 20) + extra  # noqa: E731
         full = sum(printed[x]["param_shard"] for x in printed) if strategy == "fsdp2" else want_p
-        row("%s.shards.rank%d" % (strategy, r), near(par, want_p) and near(st, want_s) and
-            (strategy != "fsdp2" or par < 0.6 * full),
-            "at the peak: parameters %d (this rank's %d, +%.2f%%; the whole model's %d), optimizer state %d "
-            "(this rank's %d, +%.2f%%)" % (par, want_p, 100.0 * (par - want_p) / max(want_p, 1), full, st, want_s,
-                                          100.0 * (st - want_s) / max(want_s, 1)))
+        extra = printed[r].get("two_groups", 0) if strategy == "fsdp2" else 0
+        row("%s.shards.rank%d" % (strategy, r), near(par, want_p, extra) and near(st, want_s) and
+            (strategy != "fsdp2" or par < full),
+            "at the peak: parameters %d (this rank's %d, +%.2f%%; the two largest groups gathered whole %d; the "
+            "whole model's %d), optimizer state %d (this rank's %d, +%.2f%%)" % (
+                par, want_p, 100.0 * (par - want_p) / max(want_p, 1), extra, full,
+                st, want_s, 100.0 * (st - want_s) / max(want_s, 1)))
+    runs.append(run)
+
+if "uneven" in CASES:
+    batches = ",".join(str(4 + 2 * r) for r in range(NPROC))
+    run, p, printed, backend = gpt2_job("uneven", "--strategy", "ddp", "--batches", batches)
+    row("uneven.run", p.returncode == 0 and len(printed) == NPROC,
+        "exit %d, batches %s, backend %s%s" % (p.returncode, batches, backend,
+                                              "" if p.returncode == 0 else ": " + p.stderr[-400:]))
+    if p.returncode == 0:
+        doc, err = analyze(run)
+        check_peaks("uneven", doc, printed)
+        own_gpus("uneven", doc, printed, backend == "nccl")
+        k = doc.get("ranks") or {}
+        why = k.get("why") or {}
+        cats = {c["name"]: c["delta"] for c in why.get("by_category") or []}
+        row("uneven.story", k.get("first_out_rank") == NPROC - 1 and
+            why.get("compared_with_rank") == (NPROC - 1) // 2 and cats.get("activations", 0) > 0 and
+            max(cats, key=lambda c: cats[c], default=None) == "activations",
+            "first out rank %s by %s, against rank %s: %s" % (
+                k.get("first_out_rank"), k.get("first_out_by"), why.get("compared_with_rank"), cats))
+
+if "grow" in CASES:
+    run, p, printed, backend = gpt2_job("grow", "--strategy", "ddp", "--batch", "2", "--grow-rank", "1",
+                                        "--steps", "14")
+    oom = re.findall(r"OOM rank 1 step \d+ batch \d+", p.stdout)
+    steps = re.findall(r"STEP rank 1 step \d+", p.stdout)
+    row("grow.run", p.returncode != 0 and len(oom) == 1, "exit %d, %s after %d steps%s" % (
+        p.returncode, oom[0] if oom else "no OOM", len(steps), "" if oom else ": " + p.stderr[-400:]))
+    doc, err = analyze(run)
+    text = open(run + ".analyze.txt").read()
+    k = doc.get("ranks") or {}
+    rows = {x["rank"]: x for x in k.get("by_rank", [])}
+    d1 = rank_devices(doc).get(1, {})
+    g = d1.get("growth") or {}
+    others = [x for r, x in rows.items() if r != 1]
+    stopped = all(x.get("stopped_after_first") and x.get("end_signal") for x in others)
+    order = [int(m.split("process ")[1].split(":")[0]) for m in text.splitlines()
+             if m.startswith("GPU ") and " of process " in m]
+    row("grow.story", k.get("first_out_rank") == 1 and k.get("first_out_by") == "oom" and
+        g.get("factor_per_step", 0) >= 1.5 and bool(others) and stopped and
+        order[:1] == [rows.get(1, {}).get("pid")],
+        "first out rank %s by %s at step %s; rank 1's growth x%s a step from step %s to %s (%s to %s); other ranks "
+        "%s; GPU sections in the text, by pid: %s (rank 1: %s)" % (
+            k.get("first_out_rank"), k.get("first_out_by"), rows.get(1, {}).get("first_oom_step"),
+            g.get("factor_per_step"), g.get("since_step"), g.get("last_step"), g.get("first_peak"),
+            g.get("last_peak"), [(x["rank"], x.get("end_signal"), x.get("stopped_after_first")) for x in others],
+            order, rows.get(1, {}).get("pid")))
     runs.append(run)
 
 if "nccl" in CASES:
@@ -225,11 +346,43 @@ if "nccl" in CASES:
         row("nccl.collectives", (c or {}).get("seen", 0) == sum(in_trace.values()),
             "one rank: NCCL kernels in the trace %s (NCCL calls %s), analyze's collectives %s" % (
                 in_trace, sorted(calls), c))
-    row("nccl", ok and nccl > 0 and s.get("allocated", {}).get("peak") == printed[0]["max_allocated"],
+    row("nccl", ok and nccl > 0 and s.get("allocated", {}).get("peak") == printed[0]["max_allocated"] and
+        s.get("reserved", {}).get("peak") == printed[0]["max_reserved"],
         "exit %d; outside PyTorch at the peak by what: %s; libraries among the largest: %s; NCCL %d B; "
-        "allocated peak %s (PyTorch %s)%s" % (
+        "allocated peak %s (PyTorch %s), reserved peak %s (PyTorch %s)%s" % (
             p.returncode, by, libs, nccl, s.get("allocated", {}).get("peak"), printed.get(0, {}).get("max_allocated"),
+            s.get("reserved", {}).get("peak"), printed.get(0, {}).get("max_reserved"),
             "" if ok else ": " + p.stderr[-400:]))
+
+if "one" in CASES:
+    # one process on a host of several GPUs: one GPU in its trace and analysis
+    path = os.path.join(OUT, "one.json.gz")
+    p = subprocess.run([GP, "--trace", "--force", "-o", path, os.path.join(HERE, "..", "..", "torch",
+                                                                           "train_models.py"),
+                        "--model", "gpt2", "--steps", "2", "--warmup", "1"],
+                       capture_output=True, text=True, timeout=400)
+    q = subprocess.run([GP, "analyze", "--json", path], capture_output=True, text=True)
+    doc = json.loads(q.stdout or "{}")
+    devs = [d["device"] for d in doc.get("devices", [])]
+    recs, gpu_pids = set(), set()
+    if os.path.exists(path):
+        with gzip.open(path, "rt") as f:
+            for line in f:
+                line = line.strip().rstrip(",")
+                if not line.startswith("{"):
+                    continue
+                e = json.loads(line)
+                if e.get("name") in ("gpuprof.device", "torch.attach"):
+                    recs.add(e["args"]["device"])
+                if isinstance(e.get("pid"), int) and e["pid"] >= 1000000000:
+                    gpu_pids.add(e["pid"] % 100)
+    s = (doc.get("devices") or [{}])[0].get("summary", {})
+    want = [m.split("=")[1] for m in p.stdout.split() if m.startswith("max_allocated=")]
+    row("one", p.returncode == 0 and devs == [0] and recs == {0} and gpu_pids == {0} and
+        [str(s.get("allocated", {}).get("peak"))] == want,
+        "exit %d on a host of %d GPUs: analyze's devices %s; device records and torch.attach %s; GPU tracks %s; "
+        "allocated peak %s (PyTorch %s)" % (p.returncode, ngpu, devs, sorted(recs), sorted(gpu_pids),
+                                           s.get("allocated", {}).get("peak"), want))
 
 if "merge" in CASES and runs:
     for run in runs:
@@ -252,4 +405,33 @@ if "merge" in CASES and runs:
             what = "%d events, %d processes named, ranks %s, first %s" % (len(ev), len(names), ranks,
                                                                           ev[0].get("name"))
         row("merge.%s" % os.path.basename(run), ok, what)
+    # --align collectives on real NCCL kernels: rank 1's trace moved to a
+    # host whose clock runs 3.217 ms ahead; the offset found must undo it
+    ddp = os.path.join(OUT, "ddp")
+    r0, r1 = sorted(glob.glob(os.path.join(ddp, "rank0.*.json.gz"))), sorted(glob.glob(os.path.join(ddp, "rank1.*.json.gz")))
+    if r0 and r1 and ngpu >= 2:
+        shift = 3217000
+        moved = os.path.join(OUT, "align.rank1.json.gz")
+        with gzip.open(r1[0], "rt") as f, gzip.open(moved, "wt") as g:
+            for n, line in enumerate(f):
+                if n < 3 and '"gpuprof.meta"' in line:
+                    e = json.loads(line.strip().rstrip(","))
+                    e["args"]["hostname"] += "-ahead"
+                    e["args"]["ts_base_ns"] += shift
+                    e["args"]["start_unix_ns"] += shift
+                    line = json.dumps(e, separators=(",", ":")) + ",\n"
+                g.write(line)
+        out = os.path.join(OUT, "align.merged.json.gz")
+        p = subprocess.run([GP, "merge", "--force", "--align", "collectives", r0[0], moved, "-o", out],
+                           capture_output=True, text=True, timeout=300)
+        found = [ln for ln in p.stderr.splitlines() if "aligned on host" in ln]
+        off = None
+        if found:
+            try:
+                off = float(found[0].split("kernels: ")[1].split(" us")[0])
+            except (IndexError, ValueError):
+                off = None
+        row("merge.align", p.returncode == 0 and off is not None and abs(abs(off) - shift / 1000.0) < 50.0,
+            "exit %d, moved by %+.3f us; merge said: %s" % (p.returncode, shift / 1000.0,
+                                                         found[0] if found else p.stderr.strip()[-300:]))
 sys.exit(1 if failed else 0)
