@@ -77,6 +77,13 @@ def fsdp2_param_group(modules=None):
     return None
 
 
+def storage_of(t):
+    """The address and bytes of the storage that holds tensor t: the
+    allocation PyTorch made for it (untyped_storage since torch 2.0)."""
+    st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return st.data_ptr(), st.nbytes()
+
+
 class _Names:
     """Qualified module paths, as named_modules() gives them from the root,
     kept as the range names ("fwd:<path>", "bwd:<path>") so that a module call
@@ -577,10 +584,9 @@ class _Hooks:
         # has no storage of its own: its shard on this rank holds the memory
         if hasattr(t, "to_local"):
             t = t.to_local()
-        st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-        ptr = st.data_ptr()
+        ptr, n = storage_of(t)
         if ptr:
-            self.mark("gpuprof:torch.tensor 0x%x %d %s" % (ptr, st.nbytes(), layer))
+            self.mark("gpuprof:torch.tensor 0x%x %d %s" % (ptr, n, layer))
 
     def _name_params(self, root, root_name):
         """A new root model's parameters (at its first forward)."""
@@ -629,8 +635,7 @@ class _Hooks:
                 if layer is None:
                     continue
                 for t in getattr(fp, "all_gather_outputs", ()) or ():
-                    st = t.untyped_storage()
-                    ptr, n = st.data_ptr(), st.nbytes()
+                    ptr, n = storage_of(t)
                     if ptr and n:
                         self.mark("gpuprof:torch.param 0x%x %d %s" % (ptr, n, layer))
         except Exception as e:

@@ -280,8 +280,8 @@ class FakeGroup:
 
 log.clear()
 hooks._name_gathered(FakeGroup())
-st = gathered.untyped_storage()
-eq([e[1] for e in log if e[0] == "mark"], ["gpuprof:torch.param 0x%x %d <Toy>.block" % (st.data_ptr(), st.nbytes())],
+ptr, nbytes = gpuprof_torch.storage_of(gathered)
+eq([e[1] for e in log if e[0] == "mark"], ["gpuprof:torch.param 0x%x %d <Toy>.block" % (ptr, nbytes)],
    "FSDP2's gathered parameter named a parameter of its module")
 
 # Where the hooks find FSDP2 (gpuprof_torch.FSDP2_MODULES): a torch release
