@@ -61,7 +61,6 @@ struct Device {
 	// hook was attached is announced at its first entry, so a process's
 	// trace names only the devices it used
 	bool owed = false;
-	bool stacks = false;        // the ATTACH's stacks flag
 };
 
 Device devices[kMaxDevices];
@@ -191,7 +190,7 @@ void announce(Device& d, int dev, uint64_t ts, uint64_t allocated, uint64_t rese
 	ev.ts = ts;
 	ev.tid = this_tid();
 	ev.device = dev;
-	ev.stack = d.stacks ? 1u : 0u;
+	ev.stack = stacks_on.load(std::memory_order_relaxed) ? 1u : 0u;
 	ev.allocated = allocated;
 	ev.reserved = reserved;
 	d.owed = false;
@@ -388,7 +387,6 @@ extern "C" __attribute__((visibility("default"))) int gpuprof_alloc_attach(
 			std::lock_guard<std::mutex> g(devices[dev].m);
 			devices[dev].attached = true;
 			devices[dev].owed = true;
-			devices[dev].stacks = stacks != 0;
 		}
 		a->attachAllocatorTraceTracker(tracker);
 		attached = true;
