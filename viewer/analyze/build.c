@@ -742,11 +742,12 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 		note(notes, "the program was killed: `gpuprof recover` kept what the trace held "
 		     "up to its last flush");
 	} else if (src->have_end && src->end_signal) {
-		const char *name = gp_an_signal_name(src->end_signal);
+		char sig[40];
+
 		snprintf(line, sizeof(line),
-			 "the program was ended by signal %d%s%s%s: the recorder finished the trace as "
+			 "the program was ended by %s: the recorder finished the trace as "
 			 "it ended, so it holds everything up to that moment",
-			 src->end_signal, name ? " (" : "", name ? name : "", name ? ")" : "");
+			 gp_an_signal_text(src->end_signal, sig, sizeof(sig)));
 		note(notes, line);
 	} else if (src->have_end && !src->end_clean) {
 		note(notes, "the program did not exit normally (gpuprof.end says clean: false)");

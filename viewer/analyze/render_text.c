@@ -889,13 +889,13 @@ static void ranks(struct out *o, const struct gp_an_result *r)
 	fprintf(o->f, "%s\n", C(o, OFF));
 	for (size_t i = 0; i < k->n; i++) {
 		const struct gp_an_rank *x = &k->v[i];
-		const char *sig = gp_an_signal_name(x->end_signal);
+		char sig[40];
 
 		if (!x->stopped_after_first)
 			continue;
-		fprintf(o->f, "  %s was ended by signal %d%s%s%s at %.3f s, %.3f s after %s ran out: "
-			"stopped with the job, not out of memory itself\n", rank_name(x), x->end_signal,
-			sig ? " (" : "", sig ? sig : "", sig ? ")" : "", x->end_t,
+		fprintf(o->f, "  %s was ended by %s at %.3f s, %.3f s after %s ran out: "
+			"stopped with the job, not out of memory itself\n", rank_name(x),
+			gp_an_signal_text(x->end_signal, sig, sizeof(sig)), x->end_t,
 			x->end_t - first->first_oom_t, rank_name(first));
 	}
 	if (k->first == k->typical)

@@ -113,7 +113,7 @@ double gp_an_round(double v, int decimals)
 
 /* The names of the signals the recorder finishes a trace for, by their
  * Linux numbers (the trace's, whatever machine reads it). */
-const char *gp_an_signal_name(int sig)
+static const char *signal_name(int sig)
 {
 	switch (sig) {
 	case 1: return "SIGHUP";
@@ -126,4 +126,12 @@ const char *gp_an_signal_name(int sig)
 	case 15: return "SIGTERM";
 	default: return NULL;
 	}
+}
+
+const char *gp_an_signal_text(int sig, char *buf, size_t cap)
+{
+	const char *name = signal_name(sig);
+
+	snprintf(buf, cap, "signal %d%s%s%s", sig, name ? " (" : "", name ? name : "", name ? ")" : "");
+	return buf;
 }

@@ -482,9 +482,10 @@ void *gp_an_alloc(struct gp_an_result *r, size_t size);
 /* A copy of s[0..len) in r's arena, NUL-terminated. */
 const char *gp_an_strndup(struct gp_an_result *r, const char *s, size_t len);
 
-/* The name of a signal the recorder finishes a trace for (its Linux number,
- * whatever machine reads the trace), or NULL. */
-const char *gp_an_signal_name(int sig);
+/* "signal 15 (SIGTERM)" into buf: a signal's number, and its name where
+ * it is one the recorder finishes a trace for (by its Linux number, whatever
+ * machine reads the trace). Returns buf. */
+const char *gp_an_signal_text(int sig, char *buf, size_t cap);
 
 /* ranks.c: r->ranks from r's devices and traces; -ENOMEM. */
 int gp_an_ranks_fill(struct gp_an_result *r);
