@@ -939,7 +939,7 @@ static void series_add(struct an_pd *pd, uint32_t step, int64_t ts)
 	pt->fw = pd->fw_live;
 	pt->total = pd->fw_live + pd->other_live;
 	pt->reserved_known = reserved_now(pd, &pt->reserved);
-	pt->peak = pd->step_max > pd->fw_live ? pd->step_max : pd->fw_live;
+	pt->peak = pd->step_max; /* never below fw_live: raised with it in on_alloc */
 	pd->step_max = pd->fw_live;
 }
 
