@@ -1055,10 +1055,10 @@
 		// that ran out first before the others
 		const toc = [];
 		const ranks = obj(run.ranks);
-		const lead = ranks && ranks.first_out_by === "oom" ? objs(ranks.by_rank).find((r) => r.rank === ranks.first_out_rank) : null;
-		const isLead = (dev) => !!lead && dev.pid === lead.pid && dev.device === lead.device;
+		const lead = ranks && ranks.first_out_by === "oom" &&
+			findDev(run, objs(ranks.by_rank).find((r) => r.rank === ranks.first_out_rank));
 		const devices = objs(run.devices).map((dev, i) => [dev, i]);
-		devices.sort((a, b) => isLead(b[0]) - isLead(a[0]) || a[1] - b[1]);
+		devices.sort((a, b) => (b[0] === lead) - (a[0] === lead) || a[1] - b[1]);
 		const plan = devices.map(([dev, i]) => {
 			const key = "dev" + i;
 			const parts = [["-time", "Memory over time", timeSection], ["-peak", "The peak", peakSection], ["-leak", "Growth between steps", leakSection]];
