@@ -32,13 +32,18 @@ TMP = None
 
 
 
-def run(*args, env=None):
+def gp_cmd(*args, env=None):
+    """gpuprof ARGS... in TMP: (exit status, stdout, stderr)."""
     e = dict(os.environ)
     e.pop("NO_COLOR", None)
     if env:
         e.update(env)
-    p = subprocess.run([GP, "analyze"] + list(args), cwd=TMP, capture_output=True, env=e, timeout=120)
+    p = subprocess.run([GP] + list(args), cwd=TMP, capture_output=True, env=e, timeout=120)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def run(*args, env=None):
+    return gp_cmd("analyze", *args, env=env)
 
 
 def analyze_json(*paths):
@@ -939,11 +944,6 @@ def pytorch_numbers(run):
         if len(w) > 6 and w[0] in ("rank", "RANK") and w[2] == "local":
             out[int(w[1])] = dict((k, int(v)) for k, v in (x.split("=", 1) for x in w[6:]) if v.isdigit())
     return out
-
-
-def gp_cmd(*args):
-    p = subprocess.run([GP] + list(args), cwd=TMP, capture_output=True, timeout=120)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 def rank_checks(name, run, doc):
