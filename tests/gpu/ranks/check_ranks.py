@@ -104,6 +104,16 @@ def peak_cats(d):
     return {c["category"]: c for c in (d.get("peak") or {}).get("by_category") or []}
 
 
+def trace_events(path, *needles):
+    """The events of a trace file, read from the file itself (a line each):
+    those whose line holds one of needles, or all without any."""
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            line = line.strip().rstrip(",")
+            if line.startswith("{") and (not needles or any(n in line for n in needles)):
+                yield json.loads(line)
+
+
 def trace_collectives(run, pid):
     """NCCL's kernels in the trace of process pid, read from the file itself:
     {op: count}, op as the kernel's name says it (ncclDevKernel_AllGather_RING_LL:
@@ -112,23 +122,18 @@ def trace_collectives(run, pid):
     they launch."""
     ops, calls = {}, set()
     for path in glob.glob(os.path.join(run, "*.%d.json.gz" % pid)):
-        with gzip.open(path, "rt") as f:
-            for line in f:
-                line = line.strip().rstrip(",")
-                if '"name":"nccl' not in line:
-                    continue
-                e = json.loads(line)
-                if e.get("cat") == "nvtx" and e.get("ph") == "B":
-                    calls.add(e["name"][4:])
-                if e.get("cat") != "kernel":
-                    continue
-                name = e["name"].split("(")[0]
-                for pre in ("ncclDevKernel_", "ncclKernel_", "nccl"):
-                    if name.startswith(pre):
-                        name = name[len(pre):]
-                        break
-                op = name.split("_")[0]
-                ops[op] = ops.get(op, 0) + 1
+        for e in trace_events(path, '"name":"nccl'):
+            if e.get("cat") == "nvtx" and e.get("ph") == "B":
+                calls.add(e["name"][4:])
+            if e.get("cat") != "kernel":
+                continue
+            name = e["name"].split("(")[0]
+            for pre in ("ncclDevKernel_", "ncclKernel_", "nccl"):
+                if name.startswith(pre):
+                    name = name[len(pre):]
+                    break
+            op = name.split("_")[0]
+            ops[op] = ops.get(op, 0) + 1
     return ops, calls
 
 
@@ -173,10 +178,7 @@ def own_gpus(case, doc, printed, nccl):
         want = [printed.get(r, {}).get("local", r) % max(ngpu, 1)]
         in_file = set()
         for path in glob.glob(os.path.join(OUT, case, "rank%d.%d.json.gz" % (r, pid))):
-            with gzip.open(path, "rt") as f:
-                for line in f:
-                    if '"gpuprof.device"' in line or '"torch.attach"' in line:
-                        in_file.add(json.loads(line.strip().rstrip(","))["args"]["device"])
+            in_file.update(e["args"]["device"] for e in trace_events(path, '"gpuprof.device"', '"torch.attach"'))
         row("%s.gpus.rank%d" % (case, r), by_pid.get(pid) == want and sorted(in_file) == want,
             "analyze's devices %s, the trace's device records and torch.attach %s; its GPU %s%s" % (
                 by_pid.get(pid), sorted(in_file), want, "" if nccl else " (shared)"))
@@ -257,8 +259,7 @@ for strategy in [c for c in ("ddp", "fsdp2") if c in CASES]:
     gathered = 0
     if strategy == "fsdp2":
         for path in glob.glob(os.path.join(run, "rank*.json.gz")):
-            with gzip.open(path, "rt") as f:
-                gathered += sum(1 for line in f if "gpuprof:torch.param " in line)
+            gathered += sum(1 for _ in trace_events(path, "gpuprof:torch.param "))
         row("fsdp2.gathered_marks", gathered > 0,
             "%d gpuprof:torch.param marks (FSDP2's gathered parameters named)" % gathered)
     for r in sorted(printed):
@@ -366,16 +367,11 @@ if "one" in CASES:
     devs = [d["device"] for d in doc.get("devices", [])]
     recs, gpu_pids = set(), set()
     if os.path.exists(path):
-        with gzip.open(path, "rt") as f:
-            for line in f:
-                line = line.strip().rstrip(",")
-                if not line.startswith("{"):
-                    continue
-                e = json.loads(line)
-                if e.get("name") in ("gpuprof.device", "torch.attach"):
-                    recs.add(e["args"]["device"])
-                if isinstance(e.get("pid"), int) and e["pid"] >= 1000000000:
-                    gpu_pids.add(e["pid"] % 100)
+        for e in trace_events(path):
+            if e.get("name") in ("gpuprof.device", "torch.attach"):
+                recs.add(e["args"]["device"])
+            if isinstance(e.get("pid"), int) and e["pid"] >= 1000000000:
+                gpu_pids.add(e["pid"] % 100)
     s = (doc.get("devices") or [{}])[0].get("summary", {})
     want = [m.split("=")[1] for m in p.stdout.split() if m.startswith("max_allocated=")]
     row("one", p.returncode == 0 and devs == [0] and recs == {0} and gpu_pids == {0} and
