@@ -510,8 +510,8 @@ static void growth(struct out *o, const struct gp_an_device *d)
 			continue;
 		if (shown == 3 && ser[n - 1].step - ser[i].step > 2) {
 			fprintf(o->f, ", ...");
-			while (i + 3 < n)
-				i++;
+			if (i + 3 < n)
+				i = n - 3; /* the last three */
 		}
 		fprintf(o->f, "%s%s (step %" PRId64 ")", shown ? ", " : "", sz(ser[i].peak), ser[i].step);
 		shown++;
