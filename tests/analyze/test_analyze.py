@@ -254,7 +254,8 @@ def test_native():
     eq(s["allocated"]["end"], exp["allocated_end"], "allocated at the end (marks)")
     eq(s["fragmentation"]["known"], True, "fragmentation known from the marks")
     eq(s["fragmentation"]["worst"]["gap"], exp["worst_gap"], "worst reserved - allocated")
-    eq(s["fragmentation"]["worst"]["step"], 3, "after step 2's mark")
+    eq((s["fragmentation"]["worst"]["step"], s["fragmentation"]["worst"]["step_when"]), (2, "after"),
+       "after step 2's mark, the last: the program's tail, not a step 3")
     eq(d["peak"]["what"], "reserved", "the peak is of reserved memory")
     eq(d["peak"]["bytes"], exp["reserved_peak"], "peak")
     other = [c for c in d["peak"]["by_category"] if c["category"] == "other"]
@@ -277,6 +278,60 @@ def test_native_nomarks():
     check("not known from CUDA alone" in (s["fragmentation"]["why"] or ""), "and it says why")
     rc, out, _ = run("native_nomarks.json.gz")
     check("(not known from CUDA alone)" in out, "text says allocated is not known")
+
+
+def test_steps():
+    """Steps are the program's (CATEGORIES.md, "Step"): what comes before
+    the first forward is before step 1; what follows the last step mark is
+    after it, unless a step began there (a backward, or a failed
+    allocation); text, JSON and the timeline's step facts agree."""
+    def program(path, tail):
+        sim = synth.Sim(mode="native", total=8 * GiB)
+        sim.torch_info()
+        params = sim.alloc(96 * MiB, "parameters")  # the model, built before any step
+        for step in (1, 2):
+            sim.push("fwd:<Net>")
+            act = sim.alloc(32 * MiB, "activations", fw=True)
+            sim.pop()
+            sim.push("phase:backward")
+            sim.free(act)
+            sim.pop()
+            sim.push("phase:optimizer.step")
+            sim.pop()
+            sim.mark("step:%d" % step)
+            sim.push("phase:zero_grad")  # after the optimizer's step and its mark
+            sim.pop()
+        if tail == "eval":
+            sim.push("fwd:<Net>")
+            sim.alloc(200 * MiB, "activations", fw=True)  # kept: the peak, in the tail
+            sim.pop()
+        else:
+            sim.push("fwd:<Net>")
+            sim.alloc(200 * MiB, "activations", fw=True)
+            sim.pop()
+            sim.push("phase:backward")  # a third step began, and never ended
+            sim.alloc(8 * MiB, "gradients")
+            sim.pop()
+        sim.write(os.path.join(TMP, path))
+        del params
+
+    for tail, want in (("eval", (2, "after", "after step 2")), ("step", (3, "in", "step 3"))):
+        path = "steps_%s.json.gz" % tail
+        program(path, tail)
+        doc, _ = analyze_json(path)
+        d = dev(doc)
+        pk = d["peak"]
+        eq((pk["step"], pk["step_when"]), want[:2], "%s: the peak's step" % tail)
+        eq(d["steps"]["count"], 2, "%s: two step marks" % tail)
+        eq(d["steps"]["unfinished"], tail == "step", "%s: a step after the last mark began" % tail)
+        check(isinstance(d["steps"]["begin_t"], float) and d["steps"]["begin_t"] > 0, "%s: step 1's start" % tail)
+        top = {a["bytes"]: (a["step"], a["step_when"]) for a in pk["top"]}
+        eq(top.get(96 * MiB), (1, "before"), "%s: the parameters, made before step 1" % tail)
+        rc, out, _ = run(path)
+        check(("Peak: 200 MiB allocated at " in out or "Peak: " in out) and want[2] + "," in out.split("Peak:")[1].splitlines()[0],
+              "%s: the text's peak says %r" % (tail, want[2]))
+        check("step 3" not in out if tail == "eval" else True, "eval: no step 3 anywhere in the text")
+        check("before 1" in out, "%s: the largest allocations say 'before 1'" % tail)
 
 
 def test_native_oom():

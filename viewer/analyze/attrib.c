@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "exporters/torch_marks.h"
+#include "result.h"
 #include "state.h"
 
 const char *const an_phase_names[PH_N] = {
@@ -129,11 +130,32 @@ uint32_t an_current_phase_inst(const struct an_proc *p)
 	return p->nphases ? p->phases[p->nphases - 1].inst : 0;
 }
 
-/* Step N+1 runs after the mark step:N; reports show it only for a process
- * that marked steps at all. */
+/* Step N+1 runs after the mark step:N; step 1 from the first module
+ * forward or training phase: before it, 0 (the program's setup: "before step 1"). Reports
+ * show steps only for a process that marked steps at all. */
 uint32_t an_current_step(const struct an_proc *p)
 {
+	if (!p->last_step && !p->seen_fwd && !p->seen_phase)
+		return 0;
 	return p->last_step >= UINT32_MAX ? UINT32_MAX : (uint32_t)p->last_step + 1;
+}
+
+/* The raw step after the last mark is a step only where one began there
+ * (a backward, or a failed allocation: the step a program ran out in);
+ * else it is the program's tail, after the last step. */
+void an_step_label(const struct an_proc *p, uint32_t raw, int64_t *step, uint8_t *when)
+{
+	*when = GP_AN_STEP_IN;
+	*step = raw;
+	if (!p->has_steps) {
+		*step = -1;
+	} else if (!raw) {
+		*step = 1;
+		*when = GP_AN_STEP_BEFORE;
+	} else if ((int64_t)raw > p->last_step && !p->step_began) {
+		*step = p->last_step;
+		*when = GP_AN_STEP_AFTER;
+	}
 }
 
 int an_thread_has_inst(const struct an_thread *t, uint32_t inst)
@@ -330,6 +352,10 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 		t->nfwd++;
 		p->fwd_open++;
 		p->fwd_count++;
+		if (!p->seen_fwd && !p->seen_phase) {
+			p->step1_known = 1;
+			p->step1_ts = ts;
+		}
 		if (!p->seen_fwd) {
 			p->seen_fwd = 1;
 			p->first_fwd_ts = ts;
@@ -340,6 +366,13 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 		f->kind = FR_PHASE;
 		f->phase = phase_of(f->name);
 		if (f->phase != PH_NONE) {
+			if (!p->seen_fwd && !p->seen_phase) {
+				p->step1_known = 1;
+				p->step1_ts = ts;
+			}
+			p->seen_phase = 1;
+			/* zero_grad may follow the optimizer's step, after its mark */
+			p->step_began |= f->phase == PH_BACKWARD;
 			if (p->nphases < sizeof(p->phases) / sizeof(p->phases[0])) {
 				p->phases[p->nphases].inst = f->inst;
 				p->phases[p->nphases].phase = f->phase;
@@ -588,6 +621,7 @@ static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 			return 0;
 		p->last_step = step;
 		p->has_steps = 1;
+		p->step_began = 0;
 		p->last_step_ts = ts;
 		return an_memory_step(a, p, ts);
 	}

@@ -535,7 +535,7 @@ static void alloc_fill(struct bld *b, const struct an_proc *p, const struct an_s
 	e->requested = opt((r->flags & R_TORCH) != 0, r->requested);
 	e->line = f ? frame_name(b, f) : NULL;
 	e->t = sec(b, r->ts);
-	e->step = s->steps ? (int64_t)r->step : -1;
+	an_step_label(p, r->step, &e->step, &e->step_when);
 	e->phase = s->torch ? an_phase_names[r->phase] : NULL;
 	e->layer = layer_str(b, r->layer);
 	e->category = s->torch ? an_cat_names[m->cat] : NULL;
@@ -891,7 +891,7 @@ static void moment_fill(struct bld *b, const struct an_proc *p, const struct an_
 	out->reserved = m->res;
 	out->allocated = m->alloc;
 	out->t = sec(b, m->ts);
-	out->step = p->has_steps ? (int64_t)m->step : -1;
+	an_step_label(p, m->step, &out->step, &out->step_when);
 	out->phase = phase_name(p, m->phase);
 }
 
@@ -1041,7 +1041,7 @@ static void peak_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_pea
 	o->what = an_native_segments(p) ? "reserved" : an_every_tensor(p) ? "allocated" : "device";
 	o->bytes = pd->fw_peak;
 	o->t = sec(b, pd->peak_ts);
-	o->step = p->has_steps ? (int64_t)pd->peak_step : -1;
+	an_step_label(p, pd->peak_step, &o->step, &o->step_when);
 	o->phase = phase_name(p, pd->peak_phase);
 	o->layer = layer_str(b, pd->peak_layer);
 	o->other = pd->peak_other;
@@ -1058,6 +1058,8 @@ static void steps_fill(struct bld *b, const struct an_pd *pd, struct gp_an_devic
 {
 	d->steps.count = pd->marks_seen;
 	d->steps.stride = pd->stride;
+	d->steps.begin_t = pd->proc->has_steps && pd->proc->step1_known ? sec(b, pd->proc->step1_ts) : NAN;
+	d->steps.unfinished = pd->proc->has_steps && pd->proc->step_began;
 	d->steps.series = arr(b, pd->nseries, sizeof(*d->steps.series));
 	for (size_t i = 0; d->steps.series && i < pd->nseries; i++) {
 		const struct an_step_pt *s = &pd->series[i];
@@ -1175,7 +1177,7 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 	struct an_set s = { 0 };
 
 	j->t = sec(b, o->ts);
-	j->step = p->has_steps ? (int64_t)o->step : -1;
+	an_step_label(p, o->step, &j->step, &j->step_when);
 	j->phase = phase_name(p, o->phase);
 	j->layer = layer_str(b, o->layer);
 	j->op = astr(b, o->op);

@@ -234,11 +234,16 @@ static int reserved_now(const struct an_pd *pd, uint64_t *res)
 	return pd->has_pool;
 }
 
+/* The device total (CATEGORIES.md): what the framework reserved (its
+ * segments or pools; where that is not known, or known short of what is
+ * live, what is live) and everything else the process allocated. */
 uint64_t an_pd_device_live(const struct an_pd *pd)
 {
-	if (an_native_blocks(pd->proc))
-		return pd->pool_sum + pd->other_live;
-	return pd->fw_live + pd->other_live;
+	uint64_t res = 0;
+
+	if (!reserved_now(pd, &res) || res < pd->fw_live)
+		res = pd->fw_live;
+	return res + pd->other_live;
 }
 
 static void total_note(struct an_pd *pd, int64_t ts)
@@ -391,6 +396,7 @@ static int pool_set(struct an_pd *pd, uint64_t pool, uint64_t size, int64_t ts)
 		pd->pool_peak = pd->pool_sum;
 		pd->pool_peak_ts = ts;
 	}
+	total_note(pd, ts); /* the device total counts what pools reserve */
 	return 0;
 }
 
@@ -444,8 +450,10 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 		r->flags |= R_FREED_IN_PHASE;
 
 	pd->kind_live[r->kind] -= r->bytes;
-	pd->live_count--;
-	pd->frees++;
+	if (r->flags & R_DEVICE) {
+		pd->live_count--;
+		pd->frees++;
+	}
 	if (r->flags & R_DEVICE) {
 		if (an_is_fw(p, r))
 			pd->fw_live -= r->bytes;
@@ -527,7 +535,8 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	if (old) {
 		/* its free was lost (a profiler window, dropped records) */
 		p->reused_live++;
-		pd->frees--; /* release() counts a free that was not seen */
+		/* release() counts its free, not seen but certain: the counts
+		 * add up (made = freed + live at the end) */
 		if (release(a, p, pd, old, ts, NULL))
 			return -ENOMEM;
 	}
@@ -591,9 +600,12 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		an_rec_unref(a, r);
 		return -ENOMEM;
 	}
-	pd->live_count++;
-	if (pd->live_count > pd->max_live_count)
-		pd->max_live_count = pd->live_count;
+	if (r->flags & R_DEVICE) {
+		/* device_static, pinned_host...: counted per kind, not here */
+		pd->live_count++;
+		if (pd->live_count > pd->max_live_count)
+			pd->max_live_count = pd->live_count;
+	}
 
 	if (__builtin_add_overflow(pd->kind_live[r->kind], r->bytes, &pd->kind_live[r->kind]))
 		return absurd(a);
@@ -711,6 +723,7 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	struct an_thread *t = an_thread_get(p, ev->tid);
 	struct an_oom *o, *prev = NULL;
 
+	p->step_began = 1; /* the program was in a step when it ran out */
 	if (pd->nooms && pd->ooms[pd->nooms - 1].open)
 		prev = &pd->ooms[pd->nooms - 1];
 	if (prev && prev->request == ev->b && prev->tid == ev->tid) {

@@ -240,6 +240,7 @@ static void first_oom(const struct gp_an_device *d, struct gp_an_rank *x)
 			continue;
 		x->first_oom_t = f->t;
 		x->first_oom_step = f->step;
+		x->first_oom_step_when = f->step_when;
 	}
 }
 

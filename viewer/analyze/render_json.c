@@ -29,6 +29,16 @@ static struct json_object *jint_or_null(struct gp_jb *b, int64_t v)
 	return v >= 0 ? gp_jb_int(b, v) : NULL;
 }
 
+/* "step" and "step_when" of a moment (result.h, enum gp_an_step_when):
+ * both null where the process marked no step. */
+static void put_step(struct gp_jb *b, struct json_object *o, const char *key, const char *when_key,
+		     int64_t step, int when)
+{
+	gp_jb_put(b, o, key, jint_or_null(b, step));
+	gp_jb_put(b, o, when_key, step >= 0 && when >= 0 && when < GP_AN_STEP_WHEN_N
+					  ? gp_jb_str(b, gp_an_step_when_names[when]) : NULL);
+}
+
 /* [{key: name, bytes, share, count}]; null when not present */
 static struct json_object *groups_json(struct gp_jb *b, const struct gp_an_groups *g, const char *key)
 {
@@ -107,7 +117,7 @@ static struct json_object *alloc_json(struct gp_jb *b, const struct gp_an_alloc 
 	gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)e->bytes));
 	gp_jb_put(b, o, "addr", gp_jb_str(b, addr));
 	gp_jb_put(b, o, "t", jsec(b, e->t));
-	gp_jb_put(b, o, "step", jint_or_null(b, e->step));
+	put_step(b, o, "step", "step_when", e->step, e->step_when);
 	gp_jb_put(b, o, "phase", gp_jb_str(b, e->phase));
 	gp_jb_put(b, o, "layer", gp_jb_str(b, e->layer));
 	gp_jb_put(b, o, "category", gp_jb_str(b, e->category));
@@ -262,7 +272,7 @@ static struct json_object *moment_json(struct gp_jb *b, const struct gp_an_momen
 	gp_jb_put(b, x, "reserved", gp_jb_int(b, (int64_t)m->reserved));
 	gp_jb_put(b, x, "allocated", gp_jb_int(b, (int64_t)m->allocated));
 	gp_jb_put(b, x, "t", jsec(b, m->t));
-	gp_jb_put(b, x, "step", jint_or_null(b, m->step));
+	put_step(b, x, "step", "step_when", m->step, m->step_when);
 	gp_jb_put(b, x, "phase", gp_jb_str(b, m->phase));
 	return x;
 }
@@ -367,7 +377,7 @@ static struct json_object *peak_json(struct gp_jb *b, const struct gp_an_device 
 	gp_jb_put(b, o, "what", gp_jb_str(b, p->what));
 	gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)p->bytes));
 	gp_jb_put(b, o, "t", jsec(b, p->t));
-	gp_jb_put(b, o, "step", jint_or_null(b, p->step));
+	put_step(b, o, "step", "step_when", p->step, p->step_when);
 	gp_jb_put(b, o, "phase", gp_jb_str(b, p->phase));
 	gp_jb_put(b, o, "layer", gp_jb_str(b, p->layer));
 	gp_jb_put(b, o, "other", gp_jb_int(b, (int64_t)p->other));
@@ -385,6 +395,8 @@ static struct json_object *steps_json(struct gp_jb *b, const struct gp_an_device
 
 	gp_jb_put(b, o, "count", gp_jb_int(b, (int64_t)d->steps.count));
 	gp_jb_put(b, o, "stride", gp_jb_int(b, d->steps.stride));
+	gp_jb_put(b, o, "begin_t", jsec(b, d->steps.begin_t));
+	gp_jb_put(b, o, "unfinished", gp_jb_bool(b, d->steps.unfinished));
 	for (size_t i = 0; i < d->steps.nseries; i++) {
 		const struct gp_an_step_point *s = &d->steps.series[i];
 		struct json_object *e = gp_jb_obj(b);
@@ -504,7 +516,7 @@ static struct json_object *oom_json(struct gp_jb *b, const struct gp_an_oom *o)
 	struct json_object *j = gp_jb_obj(b), *adv = gp_jb_arr(b);
 
 	gp_jb_put(b, j, "t", jsec(b, o->t));
-	gp_jb_put(b, j, "step", jint_or_null(b, o->step));
+	put_step(b, j, "step", "step_when", o->step, o->step_when);
 	gp_jb_put(b, j, "phase", gp_jb_str(b, o->phase));
 	gp_jb_put(b, j, "layer", gp_jb_str(b, o->layer));
 	gp_jb_put(b, j, "op", gp_jb_str(b, o->op));
@@ -657,7 +669,8 @@ static struct json_object *ranks_json(struct gp_jb *b, const struct gp_an_result
 		gp_jb_put(b, e, "headroom", jopt(b, x->headroom));
 		gp_jb_put(b, e, "oom_count", gp_jb_int(b, (int64_t)x->oom_count));
 		gp_jb_put(b, e, "first_oom_t", isnan(x->first_oom_t) ? NULL : jsec(b, x->first_oom_t));
-		gp_jb_put(b, e, "first_oom_step", jint_or_null(b, x->first_oom_step));
+		put_step(b, e, "first_oom_step", "first_oom_step_when", x->first_oom_step,
+			 x->first_oom_step_when);
 		gp_jb_put(b, e, "end_signal", x->end_signal ? gp_jb_int(b, x->end_signal) : NULL);
 		gp_jb_put(b, e, "end_t", isnan(x->end_t) ? NULL : jsec(b, x->end_t));
 		gp_jb_put(b, e, "stopped_after_first", gp_jb_bool(b, x->stopped_after_first));

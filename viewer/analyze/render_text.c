@@ -69,17 +69,19 @@ static const char *pct(double share)
 	return buf[k];
 }
 
-/* "12.346 s, step 3, backward" */
-static const char *when(double t, int64_t step, const char *phase)
+/* "12.346 s, step 3, backward"; "0.512 s, before step 1" */
+static const char *when(double t, int64_t step, int step_when, const char *phase)
 {
 	static char buf[4][160];
 	static int k;
+	char st[48];
 	size_t n;
 
 	k = (k + 1) % 4;
 	n = (size_t)snprintf(buf[k], sizeof(buf[k]), "%.3f s", t);
 	if (step >= 0 && n < sizeof(buf[k]))
-		n += (size_t)snprintf(buf[k] + n, sizeof(buf[k]) - n, ", step %" PRId64, step);
+		n += (size_t)snprintf(buf[k] + n, sizeof(buf[k]) - n, ", %s",
+				      gp_an_step_text(st, sizeof(st), step, step_when));
 	if (phase && strcmp(phase, "none") && n < sizeof(buf[k]))
 		snprintf(buf[k] + n, sizeof(buf[k]) - n, ", %s", phase);
 	return buf[k];
@@ -204,7 +206,7 @@ static void summary(struct out *o, const struct gp_an_device *d)
 
 		fprintf(o->f, "  fragmentation%s: worst %s reserved but not allocated at %s (%s reserved, "
 			"%s allocated); %s at the end\n", fr_sampled, sz(w->gap),
-			when(w->t, w->step, w->phase), sz(w->reserved), sz(w->allocated),
+			when(w->t, w->step, w->step_when, w->phase), sz(w->reserved), sz(w->allocated),
 			szo(s->frag.end));
 	} else {
 		fprintf(o->f, "  fragmentation: none (reserved never exceeded allocated)\n");
@@ -214,7 +216,7 @@ static void summary(struct out *o, const struct gp_an_device *d)
 
 		fprintf(o->f, "  at the reserved peak%s: %s of %s not allocated (%.0f%%), at %s\n",
 			fr_sampled, sz(pk->gap), sz(pk->reserved),
-			100.0 * (double)pk->gap / (double)pk->reserved, when(pk->t, pk->step, pk->phase));
+			100.0 * (double)pk->gap / (double)pk->reserved, when(pk->t, pk->step, pk->step_when, pk->phase));
 	}
 }
 
@@ -377,7 +379,7 @@ static void top_allocs(struct out *o, const struct gp_an_set *x, const char *ind
 		gp_table_row(&t, "bytes", "made at", "NVTX range", "API");
 	for (size_t i = 0; i < x->ntop; i++) {
 		const struct gp_an_alloc *e = &x->top[i];
-		char tm[32], st[24], catbuf[300];
+		char tm[32], st[40], catbuf[300];
 		const char *cat = e->category, *what = e->what, *l = e->layer;
 		const char *api = e->api ? e->api : "-";
 
@@ -387,7 +389,9 @@ static void top_allocs(struct out *o, const struct gp_an_set *x, const char *ind
 			continue;
 		}
 		if (e->step >= 0)
-			snprintf(st, sizeof(st), "%" PRId64, e->step);
+			/* "3", "before 1", "after 20" under the heading "step" */
+			snprintf(st, sizeof(st), "%s%" PRId64, e->step_when == GP_AN_STEP_BEFORE ? "before "
+				 : e->step_when == GP_AN_STEP_AFTER ? "after " : "", e->step);
 		else
 			snprintf(st, sizeof(st), "-");
 		snprintf(catbuf, sizeof(catbuf), "%s%s%s%s", cat ? cat : "", what ? " (" : "",
@@ -477,19 +481,22 @@ static void peak(struct out *o, const struct gp_an_device *d, int torch)
 		return;
 	}
 	fprintf(o->f, "\n  %sPeak: %s %s at %s%s", C(o, BOLD), sz(p->bytes), p->what,
-		when(p->t, p->step, p->phase), C(o, OFF));
+		when(p->t, p->step, p->step_when, p->phase), C(o, OFF));
 	if (p->layer)
 		fprintf(o->f, " (allocating in %s)", T(p->layer));
 	fputc('\n', o->f);
-	if (p->other)
-		fprintf(o->f, "  with %s outside PyTorch: %s of device memory in this process",
-			sz(p->other), sz(p->device_total));
-	else
-		fprintf(o->f, "  %s of device memory in this process", sz(p->device_total));
+	/* the tables below share out what was live (CATEGORIES.md, "live"):
+	 * the framework's and what else the process allocated */
+	fprintf(o->f, "  live then: %s in %" PRIu64 " allocations", sz(p->set.live_bytes),
+		p->set.live_allocations);
+	if (p->other && torch)
+		fprintf(o->f, " (%s of PyTorch's, %s outside PyTorch)",
+			sz(p->set.live_bytes > p->other ? p->set.live_bytes - p->other : 0), sz(p->other));
+	fprintf(o->f, "; device total %s", sz(p->device_total));
 	if (d->capacity.known)
 		fprintf(o->f, ", %s of the device's %s",
 			pct((double)p->device_total / (double)d->capacity.v), sz(d->capacity.v));
-	fprintf(o->f, "; live allocations: %" PRIu64 "\n", p->set.live_allocations);
+	fputc('\n', o->f);
 	collectives(o, &p->collectives, p->t, "  ", "the peak");
 	describe(o, &p->set, "    ", torch);
 }
@@ -631,7 +638,7 @@ static void oom_detail(struct out *o, const struct gp_an_oom *e, size_t no, int 
 
 		an_fmt_torch_bytes(req, sizeof(req), e->request);
 		fprintf(o->f, "  %s#%zu at %s%s%s%s%s: PyTorch raised OutOfMemoryError: Tried to "
-			"allocate %s%s\n", C(o, BOLD), no, when(e->t, e->step, e->phase),
+			"allocate %s%s\n", C(o, BOLD), no, when(e->t, e->step, e->step_when, e->phase),
 			layer ? ", in " : "", layer ? T(layer) : "", op ? ", op " : "", op ? T(op) : "",
 			req, C(o, OFF));
 		fprintf(o->f, "    PyTorch had %s allocated and %s reserved (%s of it not "
@@ -644,7 +651,7 @@ static void oom_detail(struct out *o, const struct gp_an_oom *e, size_t no, int 
 		fprintf(o->f, "%s free\n", sz(e->pytorch.free));
 	} else {
 		fprintf(o->f, "  %s#%zu at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD), no,
-			when(e->t, e->step, e->phase), layer ? ", in " : "", layer ? T(layer) : "",
+			when(e->t, e->step, e->step_when, e->phase), layer ? ", in " : "", layer ? T(layer) : "",
 			op ? ", op " : "", op ? T(op) : "", e->api ? T(e->api) : "allocation",
 			sz(e->request), C(o, OFF));
 	}
@@ -702,7 +709,7 @@ static void ooms_recovered(struct out *o, const struct gp_an_device *d, uint64_t
 		fprintf(o->f, ", %" PRIu64 " more retr%s", retries, retries == 1 ? "y" : "ies");
 	fprintf(o->f, "): each costs a flush of the cache and a retry");
 	if (latest)
-		fprintf(o->f, "; the latest at %s%s%s, %s of %s", when(latest->t, latest->step, latest->phase),
+		fprintf(o->f, "; the latest at %s%s%s, %s of %s", when(latest->t, latest->step, latest->step_when, latest->phase),
 			latest->layer ? ", in " : "", latest->layer ? T(latest->layer) : "",
 			latest->api ? T(latest->api) : "allocation", sz(latest->request));
 	fputc('\n', o->f);
@@ -837,7 +844,7 @@ static void ranks(struct out *o, const struct gp_an_result *r)
 	const struct gp_an_ranks *k = &r->ranks;
 	const struct gp_an_rank *first, *typ;
 	struct gp_table t;
-	char c[3][64], cell[300];
+	char c[3][64], cell[300], st[48];
 
 	if (!k->present)
 		return;
@@ -880,7 +887,8 @@ static void ranks(struct out *o, const struct gp_an_result *r)
 	if (k->first_by == GP_AN_FIRST_OOM) {
 		fprintf(o->f, ", it ran out of memory at %.3f s", first->first_oom_t);
 		if (first->first_oom_step >= 0)
-			fprintf(o->f, ", step %" PRId64, first->first_oom_step);
+			fprintf(o->f, ", %s", gp_an_step_text(st, sizeof(st), first->first_oom_step,
+							   first->first_oom_step_when));
 	} else if (k->first_by == GP_AN_FIRST_HEADROOM)
 		fprintf(o->f, ", the least room left: %s of %s", sz(first->headroom.v),
 			sz(first->capacity.v));

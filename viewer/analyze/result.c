@@ -7,12 +7,26 @@
 #include <string.h>
 
 const char *const gp_an_mode_names[GP_AN_MODE_N] = { "cuda", "tensor", "native" };
+const char *const gp_an_step_when_names[GP_AN_STEP_WHEN_N] = { "in", "before", "after" };
 const char *const gp_an_tl_names[GP_AN_TL_N] = { "allocated", "reserved", "other", "device" };
 const char *const gp_an_leak_verdicts[GP_AN_LEAK_N] = { "no steps", "too few steps", "none", "leak" };
 const char *const gp_an_advice_kinds[GP_AN_ADVICE_N] = {
 	"request_too_large", "large_request", "activations", "fragmentation", "held_from_earlier_steps",
 	"outside_pytorch", "outside_trace",
 };
+
+const char *gp_an_step_text(char *buf, size_t cap, int64_t step, int when)
+{
+	static const char *const word[GP_AN_STEP_WHEN_N] = { "step", "before step", "after step" };
+
+	if (!cap)
+		return buf;
+	if (step < 0 || when < 0 || when >= GP_AN_STEP_WHEN_N)
+		buf[0] = 0;
+	else
+		snprintf(buf, cap, "%s %lld", word[when], (long long)step);
+	return buf;
+}
 
 /* Blocks of at least ARENA_BLOCK bytes, each handed out front to back; a
  * larger request gets a block of its own. Nothing is freed before the end. */

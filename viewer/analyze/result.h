@@ -30,6 +30,19 @@
 enum gp_an_mode { GP_AN_MODE_CUDA, GP_AN_MODE_TENSOR, GP_AN_MODE_NATIVE, GP_AN_MODE_N };
 extern const char *const gp_an_mode_names[GP_AN_MODE_N]; /* cuda, tensor, native */
 
+/* Where a moment falls among the program's steps (CATEGORIES.md, "Step";
+ * a step is an optimizer step: the mark step:N ends step N). With its step
+ * number N: in step N; before step 1 (N is 1: the program's setup, before
+ * its first module forward); after step N (N is the last step: the
+ * program's tail, where no step began after the last mark). Text and page
+ * say it as gp_an_step_text() does; JSON gives step and step_when. */
+enum gp_an_step_when { GP_AN_STEP_IN, GP_AN_STEP_BEFORE, GP_AN_STEP_AFTER, GP_AN_STEP_WHEN_N };
+extern const char *const gp_an_step_when_names[GP_AN_STEP_WHEN_N]; /* in, before, after */
+
+/* "step 3", "before step 1", "after step 20" into buf; "" for step -1
+ * (no steps marked). Returns buf. */
+const char *gp_an_step_text(char *buf, size_t cap, int64_t step, int when);
+
 /* A size that may not be known. */
 struct gp_an_opt {
 	int known;
@@ -75,6 +88,7 @@ struct gp_an_alloc {
 	struct gp_an_opt requested; /* the bytes asked for, where the trace says */
 	double t;
 	int64_t step;          /* -1: null */
+	uint8_t step_when;      /* enum gp_an_step_when */
 	const char *phase, *layer, *category, *what, *api, *op, *kind;
 	const char *library;   /* the library that made the call, where the trace says it */
 	const char *line;      /* its source line, "file.py:42 in forward"; NULL: none */
@@ -128,6 +142,7 @@ struct gp_an_moment {
 	uint64_t gap, reserved, allocated;
 	double t;
 	int64_t step;          /* -1: null */
+	uint8_t step_when;      /* enum gp_an_step_when */
 	const char *phase;     /* NULL in cuda mode */
 };
 
@@ -190,6 +205,7 @@ struct gp_an_peak {
 	uint64_t bytes;
 	double t;
 	int64_t step;          /* -1: null */
+	uint8_t step_when;      /* enum gp_an_step_when */
 	const char *phase, *layer;
 	uint64_t other, device_total, device_static;
 	struct gp_an_opt reserved;
@@ -278,6 +294,7 @@ struct gp_an_advice {
 struct gp_an_oom {
 	double t;
 	int64_t step;          /* -1: null */
+	uint8_t step_when;      /* enum gp_an_step_when */
 	const char *phase, *layer, *op, *api;
 	int64_t tid;
 	uint64_t request;
@@ -337,6 +354,8 @@ struct gp_an_device {
 		uint32_t stride;
 		struct gp_an_step_point *series;
 		size_t nseries;
+		double begin_t;   /* step 1 began (first forward or phase); NaN: never */
+		int unfinished;   /* a step began after the last mark: count + 1 */
 	} steps;
 	struct gp_an_leak leak;
 	struct gp_an_growth growth;
@@ -417,6 +436,7 @@ struct gp_an_rank {
 	uint64_t oom_count;
 	double first_oom_t;        /* when it ran out (ranks.c, first_oom); NaN: never */
 	int64_t first_oom_step;    /* its step; -1: none, or no steps marked */
+	uint8_t first_oom_step_when; /* enum gp_an_step_when */
 	int end_signal;            /* the signal that ended it (gp_an_trace); 0: none */
 	double end_t;              /* its trace's last event; NaN: none */
 	/* ended by a signal after the rank that runs out first ran out (the

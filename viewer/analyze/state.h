@@ -261,6 +261,13 @@ struct an_proc {
 	int seen_fwd;
 	int64_t last_step;       /* N of the last step:N mark; 0 before */
 	int has_steps;
+	/* since the last step mark, a step began: a backward, or an allocation
+	 * failed (an_step_label: without it, what follows the last mark is
+	 * "after" it) */
+	int step_began;
+	int seen_phase;          /* a phase: range began (step 1 begins) */
+	int step1_known;
+	int64_t step1_ts;        /* absolute: step 1 began (first forward or phase) */
 	int64_t last_step_ts;
 	struct gp_u64map path_layer; /* fwd name (an_str *) -> full layer (an_str *) */
 	struct an_pd *pd[AN_MAX_DEVICES];
@@ -366,6 +373,10 @@ int an_attrib_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 uint8_t an_current_phase(const struct an_proc *p, const struct an_thread *t);
 uint8_t an_process_phase(const struct an_proc *p);
 uint32_t an_current_step(const struct an_proc *p);
+/* A raw step of an_current_step() as reports give it (result.h, enum
+ * gp_an_step_when): *step -1 where the process marked no step. Call it
+ * once the process's trace is read (after its last mark). */
+void an_step_label(const struct an_proc *p, uint32_t raw, int64_t *step, uint8_t *when);
 int an_thread_has_inst(const struct an_thread *t, uint32_t inst);
 int an_phase_open(const struct an_proc *p, uint32_t inst);
 uint32_t an_current_phase_inst(const struct an_proc *p);

@@ -80,6 +80,7 @@ struct cmp_unit {
 	uint64_t peak_bytes;
 	double peak_t;
 	int64_t peak_step;     /* -1: null */
+	uint8_t peak_step_when; /* enum gp_an_step_when */
 	const char *peak_phase, *peak_layer;
 	uint64_t live_bytes, live_allocations;
 	int has_cats;          /* null in cuda mode */

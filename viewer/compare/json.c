@@ -50,6 +50,8 @@ static struct json_object *unit_json(struct gp_jb *b, const struct cmp_unit *u, 
 	gp_jb_put(b, pk, "bytes", gp_jb_int(b, (int64_t)u->peak_bytes));
 	gp_jb_put(b, pk, "t", gp_jb_num(b, u->peak_t, 6));
 	gp_jb_put(b, pk, "step", u->peak_step >= 0 ? gp_jb_int(b, u->peak_step) : NULL);
+	gp_jb_put(b, pk, "step_when", u->peak_step >= 0 ? gp_jb_str(b, gp_an_step_when_names[u->peak_step_when])
+							 : NULL);
 	gp_jb_put(b, pk, "phase", gp_jb_str(b, u->peak_phase));
 	gp_jb_put(b, pk, "layer", gp_jb_str(b, u->peak_layer));
 	gp_jb_put(b, pk, "live_bytes", gp_jb_int(b, (int64_t)u->live_bytes));

@@ -70,8 +70,12 @@ static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_
 			   gp_table_cell(what_cell, sizeof(what_cell), o->fmt, u->peak_what, 0, 40);
 
 	an_fmt_bytes(v, sizeof(v), u->peak_bytes);
-	if (u->peak_step >= 0)
-		snprintf(step, sizeof(step), ", step %lld", (long long)u->peak_step);
+	if (u->peak_step >= 0) {
+		char st[32];
+
+		snprintf(step, sizeof(step), ", %s",
+			 gp_an_step_text(st, sizeof(st), u->peak_step, u->peak_step_when));
+	}
 	if (u->peak_layer)
 		gp_table_cell(layer, sizeof(layer), o->fmt, u->peak_layer, 1, LAYER_CHARS);
 	snprintf(buf, cap, "%s %s at %.3f s%s%s%s%s%s", v, what, u->peak_t, step, u->peak_phase ? ", " : "",

@@ -307,7 +307,8 @@ static int read_peak(struct vx *v, struct json_object *d, const char *path, stru
 	struct gp_an_peak *pk = &dev->peak;
 	struct json_object *peak, *layers;
 	char p[64], lp[96];
-	int known, rc;
+	const char *when = NULL;
+	int known, rc, when_idx = GP_AN_STEP_IN;
 
 	snprintf(p, sizeof(p), "%s.peak", path);
 	if ((rc = member(v, d, path, "peak", NULLABLE, json_type_object, &peak)) || !peak)
@@ -325,6 +326,12 @@ static int read_peak(struct vx *v, struct json_object *d, const char *path, stru
 		return rc;
 	if (!known)
 		pk->step = -1;
+	/* step_when: added within version 1; a summary without it says "in" */
+	if ((rc = get_str(v, peak, p, "step_when", OPTIONAL, &when)) ||
+	    (when && (rc = one_of(v, p, "step_when", when, gp_an_step_when_names, GP_AN_STEP_WHEN_N,
+				  &when_idx))))
+		return rc;
+	pk->step_when = (uint8_t)when_idx;
 	snprintf(lp, sizeof(lp), "%s.by_layer", p);
 	if ((rc = read_categories(v, peak, p, &pk->set)) ||
 	    (rc = member(v, peak, p, "by_layer", REQUIRED, json_type_array, &layers)) ||

@@ -319,6 +319,7 @@ static int unit_make(struct cmp_where *x, const struct gp_an_result *r, size_t i
 	u->peak_bytes = pk->bytes;
 	u->peak_t = pk->t;
 	u->peak_step = pk->step;
+	u->peak_step_when = pk->step_when;
 	u->peak_phase = pk->phase;
 	u->peak_layer = pk->layer;
 	u->live_bytes = pk->set.live_bytes;

@@ -89,8 +89,15 @@
 	const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 	/** bytes, or undefined (a fact left out) where not known */
 	const size = (v) => (isNum(v) ? bytes(v) : undefined);
-	/** "1.234 s, step 5, backward" of anything with t, step, phase. */
-	const when = (m) => [secs(m.t), isNum(m.step) ? "step " + m.step : null, m.phase].filter(Boolean).join(", ");
+	/** "step 5", "before step 1", "after step 20": a step and its step_when
+	 * (gpuprof.analyze/1; analyze's text says it the same way). */
+	const STEP_WORD = { in: "step ", before: "before step ", after: "after step " };
+	const stepText = (step, stepWhen) => (isNum(step) ? (STEP_WORD[stepWhen] || "step ") + step : null);
+	/** The steps a leak's verdict compared, each with the one before it (as
+	 * analyze's text counts them): grew + shrank + flat. */
+	const stepsCompared = (leak) => ([leak.grew, leak.shrank, leak.flat].every(isNum) ? leak.grew + leak.shrank + leak.flat : null);
+	/** "1.234 s, step 5, backward" of anything with t, step, step_when, phase. */
+	const when = (m) => [secs(m.t), stepText(m.step, m.step_when), m.phase].filter(Boolean).join(", ");
 
 	// y ticks on powers of two (256 MiB, 512 MiB, 768 MiB, 1 GiB): decimal
 	// steps would cross a unit at odd values (1000 MiB, 1.17 GiB)
@@ -229,7 +236,8 @@
 		const rows = objs(top);
 		const cols = [
 			col("bytes", "bytes", bytes, 1), col("requested", "requested", bytes, 1), col("made at", "t", secs, 1),
-			col("step", "step", null, 1), col("phase", "phase"), col("category", "category"), col("layer", "layer"), col("line", "line"),
+			// "3", "before 1", "after 20", as analyze's table
+			col("step", (r) => (isNum(r.step) && (r.step_when === "before" || r.step_when === "after") ? r.step_when + " " + r.step : r.step), null, 1), col("phase", "phase"), col("category", "category"), col("layer", "layer"), col("line", "line"),
 			col("what / API", (r) => r.what || (r.api && r.library ? r.api + " (" + r.library + ")" : r.api)),
 			col("freed at", "freed_t", (v) => (isNum(v) ? secs(v) : "never"), 1), col("address", "addr", (v) => h("code", null, orDash(v))),
 		].filter((c, i) => i === 0 || c.label === "freed at" || rows.some((r) => !unknown(c.value(r))));
@@ -293,7 +301,7 @@
 		const kids = (list) => objs(list).filter((n) => isNum(n.bytes));
 		const top = kids(tree);
 		if (!top.length) return parent.appendChild(muted("No layer breakdown."));
-		const rootData = { name: "everything live", bytes: sumOf(top, "bytes"), children: top };
+		const rootData = { name: "live at the peak", bytes: sumOf(top, "bytes"), children: top };
 		const childrenOf = (d) => { const c = kids(d.children); return c.length ? c : null; };
 		const root = d3.hierarchy(rootData, childrenOf)
 			.sum((d) => Math.max(0, d.bytes - sumOf(kids(d.children), "bytes")))
@@ -499,11 +507,18 @@
 
 
 	/** The step running at time x: a step:N mark ends step N (where every
-	 * mark is kept: stride 1; else only the marks around x are known). */
-	function stepAt(steps, stride, x) {
+	 * mark is kept: stride 1; else only the marks around x are known); step 1
+	 * begins at info.begin_t; after the last mark, the step that began there
+	 * (info.unfinished) or the program's tail. As analyze defines it. */
+	function stepAt(steps, stride, x, info) {
 		const next = steps.findIndex((s) => s.t > x);
-		if (next < 0) return steps.length ? "after step " + steps[steps.length - 1].step : null;
-		return stride === 1 ? "step " + steps[next].step : "before step " + steps[next].step;
+		if (next < 0) {
+			if (!steps.length) return null;
+			const last = steps[steps.length - 1].step;
+			return info.unfinished ? stepText(last + 1, "in") : stepText(last, "after");
+		}
+		if (steps[next].step === 1 && isNum(info.begin_t) && x < info.begin_t) return stepText(1, "before");
+		return stride === 1 ? stepText(steps[next].step, "in") : stepText(steps[next].step, "before");
 	}
 
 	function timelineChart(parent, dev, key) {
@@ -531,6 +546,7 @@
 		const names = arr(tl.phases), phase = arr(tl.phase);
 		const steps = stepPoints(dev, (s) => isNum(s.t)).sort((a, b) => a.t - b.t);
 		const stride = obj(dev.steps) && isNum(dev.steps.stride) ? dev.steps.stride : 1;
+		const stepInfo = obj(dev.steps) ? dev.steps : {};
 		const peak = obj(dev.peak);
 		const ooms = objs(dev.ooms).filter((o) => isNum(o.t));
 		const capacity = isNum(dev.capacity) ? dev.capacity : null;
@@ -575,7 +591,7 @@
 		const onCursor = (u) => {
 			const i = u.cursor.idx;
 			const name = i == null ? null : names[phase[i]];
-			info.textContent = i == null ? " " : safe([secs(xs[i]), stepAt(steps, stride, xs[i]), name !== "none" && name].filter(Boolean).join(" · "));
+			info.textContent = i == null ? " " : safe([secs(xs[i]), stepAt(steps, stride, xs[i], stepInfo), name !== "none" && name].filter(Boolean).join(" · "));
 		};
 		const u = plot(parent, {
 			id: key + "-timeline", kind: "timeline", data, series, bands, sync: key,
@@ -694,10 +710,14 @@
 		const p = obj(dev.peak);
 		if (!p) return sec.appendChild(para("No device memory was allocated."));
 		sec.appendChild(para("Peak: " + bytes(p.bytes) + " " + orDash(p.what) + " at " + when(p) + (p.layer ? " (allocating in " + p.layer + ")" : "")));
-		const beside = [p.other > 0 && bytes(p.other) + " outside PyTorch", isNum(p.reserved) && bytes(p.reserved) + " reserved",
-			isNum(p.device_total) && bytes(p.device_total) + " of device memory in this process" + (dev.capacity > 0 ? ", " + pct(p.device_total / dev.capacity) + " of the device" : ""),
-			isNum(p.live_allocations) && int(p.live_allocations) + " live allocations"].filter(Boolean);
-		if (beside.length) sec.appendChild(muted("At that moment: " + beside.join("; ") + "."));
+		// as analyze's text: what the charts below share out (live: the
+		// framework's and the rest), then the device total
+		const torch = dev.mode !== "cuda";
+		const live = isNum(p.live_bytes) ? "Live then: " + bytes(p.live_bytes) + (isNum(p.live_allocations) ? " in " + int(p.live_allocations) + " allocations" : "") +
+			(torch && p.other > 0 ? " (" + bytes(Math.max(0, p.live_bytes - p.other)) + " of PyTorch's, " + bytes(p.other) + " outside PyTorch)" : "") : null;
+		const beside = [live, isNum(p.reserved) && bytes(p.reserved) + " reserved",
+			isNum(p.device_total) && "device total " + bytes(p.device_total) + (dev.capacity > 0 ? ", " + pct(p.device_total / dev.capacity) + " of the device's " + bytes(dev.capacity) : "")].filter(Boolean);
+		if (beside.length) sec.appendChild(muted(beside.join("; ") + "."));
 		const coll = collectivesLine(p.collectives, p.t, "the peak");
 		if (coll) sec.appendChild(muted(coll));
 		const cuda = dev.mode === "cuda";
@@ -735,13 +755,13 @@
 			sec.appendChild(para({
 				"no steps": "No steps were marked: growth per step cannot be judged.",
 				"too few steps": (grow ? "Between steps: too few" : "Too few") + " steps past the warm-up (" + orDash(leak.warmup_steps) + " steps) to judge growth.",
-				none: "No leak: live memory at the step marks did not grow" + (isNum(leak.rate_per_step) ? " (" + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step) + ", grew at " + orDash(leak.grew) + " of " + orDash(leak.points) + " steps)" : "") + ".",
+				none: "No leak: live memory at the step marks did not grow" + (isNum(leak.rate_per_step) ? " (" + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step) + ", grew at " + orDash(leak.grew) + " of " + orDash(stepsCompared(leak)) + " steps)" : "") + ".",
 			}[leak.verdict] || "Growth not judged (" + orDash(leak.verdict) + ")."));
 			if (leak.why) sec.appendChild(muted(leak.why));
 			return;
 		}
 		sec.appendChild(verdict(false, "Leak: " + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step) +
-			" (grew at " + orDash(leak.grew) + " of " + orDash(leak.points) + " steps, fit R² " + (isNum(leak.r2) ? leak.r2.toFixed(3) : "–") + ")"));
+			" (grew at " + orDash(leak.grew) + " of " + orDash(stepsCompared(leak)) + " steps, fit R² " + (isNum(leak.r2) ? leak.r2.toFixed(3) : "–") + ")"));
 		const more = [isNum(leak.steps_until_full) && "at this rate the device is full in about " + int(leak.steps_until_full) + " more steps",
 			isNum(leak.rate_per_second) && bytes(leak.rate_per_second) + "/s"].filter(Boolean);
 		if (more.length) sec.appendChild(para(more.join(" · ")));
@@ -939,7 +959,7 @@
 		const first = rows.find((r) => r.rank === k.first_out_rank) || {};
 		const why = obj(k.why);
 		const peakOf = (r) => obj((findDev(run, r) || {}).peak) || {};
-		const how = k.first_out_by === "oom" ? "it ran out of memory first, at " + secs(first.first_oom_t) + (isNum(first.first_oom_step) ? ", step " + first.first_oom_step : "")
+		const how = k.first_out_by === "oom" ? "it ran out of memory first, at " + secs(first.first_oom_t) + (isNum(first.first_oom_step) ? ", " + stepText(first.first_oom_step, first.first_oom_step_when) : "")
 			: k.first_out_by === "headroom" ? "the least room left on its GPU: " + bytes(first.headroom) + " of " + bytes(first.capacity)
 				: "the largest peak";
 		sec.appendChild(verdict(false, "Runs out first: rank " + orDash(k.first_out_rank) + " (" + how + ")"));
