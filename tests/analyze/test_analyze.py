@@ -334,6 +334,24 @@ def test_steps():
         check("before 1" in out, "%s: the largest allocations say 'before 1'" % tail)
 
 
+def test_growth_no_leak():
+    """A batch that doubles each step (samples/traces/batch_doubling): live
+    memory at the step marks grows, but nothing a step made is left for
+    the next: growth, not a leak, in the verdict and in the failure's
+    advice alike."""
+    doc, _ = analyze_json(os.path.join(ROOT, "samples", "traces", "batch_doubling.h100.json.gz"))
+    d = dev(doc)
+    check(d["growth"] is not None, "each step's peak grew: growth")
+    eq(d["leak"]["verdict"], "none", "nothing left behind: no leak")
+    check("leaves nothing behind" in (d["leak"].get("why") or ""), "the verdict says why")
+    kinds = [a["kind"] for o in d["ooms"] for a in o["advice"]]
+    check("held_from_earlier_steps" not in kinds or all(
+        "see Leaks" not in a["text"] for o in d["ooms"] for a in o["advice"]),
+        "no failure's advice points to a leak there is not: %s" % kinds)
+    rc, out, _ = run(os.path.join(ROOT, "samples", "traces", "batch_doubling.h100.json.gz"))
+    check("Leak: +" not in out, "the text reports no leak")
+
+
 def test_native_oom():
     exp = make("native_oom")
     doc, _ = analyze_json("native_oom.json.gz")

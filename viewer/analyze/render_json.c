@@ -493,6 +493,8 @@ static struct json_object *leak_json(struct gp_jb *b, const struct gp_an_leak *l
 	gp_jb_put(b, o, "live_first", gp_jb_int(b, (int64_t)lk->live_first));
 	gp_jb_put(b, o, "live_last", gp_jb_int(b, (int64_t)lk->live_last));
 	gp_jb_put(b, o, "steps_until_full", gp_jb_num(b, lk->steps_until_full, 0));
+	if (lk->verdict == GP_AN_LEAK_NONE)
+		gp_jb_put(b, o, "why", gp_jb_str(b, lk->why));
 	if (lk->has_survivors) {
 		const struct gp_an_survivors *s = &lk->survivors;
 		struct json_object *sv = gp_jb_obj(b);

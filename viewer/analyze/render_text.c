@@ -563,7 +563,8 @@ static void leak(struct out *o, const struct gp_an_device *d, int torch)
 	}
 	if (lk->verdict == GP_AN_LEAK_NONE) {
 		fprintf(o->f, "  Leak: none: from step %" PRId64 " to %" PRId64 " live memory went from "
-			"%s to %s\n", lk->since_step, lk->last_step, sz(lk->live_first), sz(lk->live_last));
+			"%s to %s%s%s\n", lk->since_step, lk->last_step, sz(lk->live_first), sz(lk->live_last),
+			lk->why ? "; " : "", lk->why ? lk->why : "");
 		return;
 	}
 	fprintf(o->f, "  %sLeak: +%s per step since step %" PRId64 "%s (grew at %u of %" PRIu64

@@ -755,7 +755,7 @@
 			sec.appendChild(para({
 				"no steps": "No steps were marked: growth per step cannot be judged.",
 				"too few steps": (grow ? "Between steps: too few" : "Too few") + " steps past the warm-up (" + orDash(leak.warmup_steps) + " steps) to judge growth.",
-				none: "No leak: live memory at the step marks did not grow" + (isNum(leak.rate_per_step) ? " (" + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step) + ", grew at " + orDash(leak.grew) + " of " + orDash(stepsCompared(leak)) + " steps)" : "") + ".",
+				none: leak.why ? "No leak: " + leak.why + "." : "No leak: live memory at the step marks did not grow" + (isNum(leak.rate_per_step) ? " (" + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step) + ", grew at " + orDash(leak.grew) + " of " + orDash(stepsCompared(leak)) + " steps)" : "") + ".",
 			}[leak.verdict] || "Growth not judged (" + orDash(leak.verdict) + ")."));
 			if (leak.why) sec.appendChild(muted(leak.why));
 			return;
