@@ -413,6 +413,9 @@ class HookSim(Sim):
         self.holes = []          # [address, bytes] of freed blocks, reused first fit
         self.stack_ids = {}      # frames -> id
         self.torch_info_tracker = "on"
+        # (free bytes before it, block, segment) of each segment reserved
+        # while the free bytes could have held its block: fragmentation
+        self.split = []
         self.attach(*before)
 
     def rnd(self, nbytes):
@@ -500,6 +503,8 @@ class HookSim(Sim):
         hole = next((h for h in self.holes if h[1] >= block), None)
         if hole is None:
             seg = max(self.SEGMENT, (block + 2 * MiB - 1) // (2 * MiB) * 2 * MiB)
+            if self.reserved - self.fw >= block:
+                self.split.append((self.reserved - self.fw, block, seg))
             hole = [self.segment(seg, tid), seg]
             self.holes.append(hole)
         a = hole[0]
@@ -682,6 +687,65 @@ def train(sim, steps, leak=0, warmup_growth=0, grow_steps=3, oom_at=None, oom_re
         sim.pop()
         sim.mark("step:%d" % step)
     return {"x": x, "params": params}
+
+
+def inference(sim, steps=3, blocks=6, act=64 * MiB, out=16 * MiB, no_grad=False, backward=False):
+    """A model <MLP> of `blocks` blocks (fc, act) run on a batch per step.
+    With autograd on (no_grad False) each block's act output is saved
+    until the forward's output is dropped after the forward; under no_grad
+    each is freed once the next block has used it. backward: a backward
+    follows each forward and frees them (training). Returns the bytes of
+    activations live at the peak that were kept for a backward that never
+    came, less the newest of them: the peak is in the last block (its
+    fc's output and its act's beside the others), whose act output is the
+    newest and not counted."""
+    sim.torch_info()
+    for i in range(blocks):
+        sim.alloc(4 * MiB, "parameters")
+    sim.tick(1000)
+    for step in range(1, steps + 1):
+        sim.tick(5000)
+        x = sim.alloc(act, "inputs")
+        saved, prev = [], None
+        sim.push("fwd:<MLP>")
+        for i in range(blocks):
+            sim.push("fwd:blocks.%d" % i)
+            sim.push("fwd:blocks.%d.fc" % i)
+            h = sim.alloc(act, "activations")
+            sim.pop()
+            if no_grad and prev is not None:
+                sim.free(prev)
+            sim.push("fwd:blocks.%d.act" % i)
+            a = sim.alloc(act, "activations")
+            sim.pop()
+            sim.free(h)
+            sim.pop()
+            if no_grad:
+                prev = a
+            else:
+                saved.append(a)
+        sim.push("fwd:head")
+        o = sim.alloc(out, "activations")
+        sim.pop()
+        sim.pop()
+        if no_grad and prev is not None:
+            sim.free(prev)
+        if backward:
+            sim.push("phase:backward")
+            sim.bwd_start("head")
+            for a in reversed(saved):
+                sim.free(a, tid=AUTOGRAD)
+            sim.bwd_end(AUTOGRAD)
+            sim.pop()
+            saved = []
+        pred = sim.alloc(256 * 1024, "other")
+        sim.free(o)
+        for a in saved:
+            sim.free(a)
+        sim.free(x)
+        sim.free(pred)
+        sim.mark("step:%d" % step)
+    return 0 if no_grad or backward else (blocks - 1) * act
 
 
 def scenario(name, outdir):

@@ -781,9 +781,9 @@ def test_history():
         eq((th["complete"], th["marks"]), (True, len(texts)), "%s: torch_history" % name)
         eq(doc["traces"][0]["notes"], [], "%s: no notes" % name)
         rc, out, _ = run(name)
-        check("allocated (PyTorch history)" in out and "fragmentation: worst" in out,
+        check("allocated (PyTorch history)" in out and "cache (reserved, not allocated): " in out,
               "%s: the text says where allocated comes from" % name)
-        check("at the reserved peak: 90.0 MiB of 350 MiB not allocated (26%), at " in out,
+        check("cache (reserved, not allocated): 90.0 MiB of 350 MiB when reserved peaked (26%), at " in out,
               "%s: the text says the gap at the reserved peak" % name)
 
     # a ring that dropped its oldest entries: anchored at the end, still exact
@@ -826,8 +826,8 @@ def test_history():
     doc, _ = analyze_json("history_missing.json.gz")
     eq(dev(doc)["summary"]["allocated"]["source"], "torch marks", "missing history: samples")
     rc, out, _ = run("history_missing.json.gz")
-    check("fragmentation (sampled): worst 10.0 MiB" in out and
-          "at the reserved peak (sampled): 10.0 MiB of 20.0 MiB not allocated (50%)" in out,
+    check("cache (reserved, not allocated; sampled): 10.0 MiB of 20.0 MiB when reserved peaked (50%)" in out
+          and "at most 10.0 MiB at " in out,
           "missing history: the text says both gaps are sampled")
     check(any("--torch-history was asked" in n for n in doc["traces"][0]["notes"]),
           "missing history: a note says so")
@@ -862,6 +862,182 @@ def bad_history_marks():
                              ok % (1, "true", now_us + 10, now_us * 1000 + 2_000_000)])
     yield one("back_in_time", [good, ok % (1, "true", now_us - 100, now_us * 1000 + 2_000_000)])
     yield one("after_the_mark", [ok % (0, "true", now_us + 10_000_000, now_us * 1000)])
+
+
+def run_advice(d, kind):
+    """The device's advice of that kind (about the run, not a failure)."""
+    return [a for a in d.get("advice") or [] if a.get("kind") == kind]
+
+
+def test_advice_no_grad():
+    """Inference without torch.no_grad(): the activations autograd kept for a
+    backward that never came, advised with their bytes; none under no_grad
+    and none in training, where a backward follows each forward."""
+    for name, kw in (("inf_grad", {}), ("inf_nograd", {"no_grad": True}), ("inf_train", {"backward": True}),
+                     ("inf_grad_tensor", {"tensor": True})):
+        sim = synth.Sim(total=16 * GiB) if kw.pop("tensor", False) else synth.HookSim(total=16 * GiB)
+        kept = synth.inference(sim, **kw)
+        sim.write(os.path.join(TMP, name + ".json.gz"))
+        doc, _ = analyze_json(name + ".json.gz")
+        d = dev(doc)
+        adv = run_advice(d, "no_grad")
+        if not kept:
+            eq(adv, [], "%s: no no_grad advice" % name)
+            continue
+        if check(len(adv) == 1, "%s: one no_grad advice: %r" % (name, d.get("advice"))):
+            eq((adv[0]["bytes"], adv[0]["of"]), (kept, d["peak"]["bytes"]), "%s: its bytes, of the peak" % name)
+            check("torch.no_grad()" in adv[0]["text"] and "torch.inference_mode()" in adv[0]["text"],
+                  "%s: it names the fix: %s" % (name, adv[0]["text"]))
+        rc, out, _ = run(name + ".json.gz")
+        check("\n  advice: 320 MiB of the peak's 536 MiB are 5 activations " in out, "%s: the text says it" % name)
+
+
+def test_advice_growth():
+    """Each step's peak higher than the last while nothing stays between
+    steps (a batch that doubles): advice on growth that is not a leak, with
+    the step that would not fit; none for a leak, whose growth is what it
+    leaves (the H100 trace of outputs_list_leak gpu)."""
+    sim = synth.HookSim(total=8 * GiB)
+    sim.torch_info()
+    sim.alloc(16 * MiB, "parameters")
+    for step in range(1, 7):
+        b = 32 * MiB << (step - 1)
+        sim.tick(5000)
+        x = sim.alloc(b, "inputs")
+        sim.push("fwd:<Net>")
+        sim.push("fwd:fc")
+        a = sim.alloc(4 * b, "activations")
+        sim.pop()
+        sim.pop()
+        sim.push("phase:backward")
+        sim.bwd_start("fc")
+        sim.free(a, tid=synth.AUTOGRAD)
+        sim.bwd_end(synth.AUTOGRAD)
+        sim.pop()
+        sim.free(x)
+        sim.mark("step:%d" % step)
+    sim.write(os.path.join(TMP, "grow.json.gz"))
+    doc, _ = analyze_json("grow.json.gz")
+    d = dev(doc)
+    g = d["growth"]
+    check(g is not None and d["leak"]["verdict"] != "leak", "growth, no leak: %r %r" % (g, d["leak"]["verdict"]))
+    adv = run_advice(d, "growth")
+    if check(g and len(adv) == 1, "one growth advice: %r" % d.get("advice")):
+        eq((adv[0]["bytes"], adv[0]["of"]), (int(g["bytes_per_step"]), g["last_peak"]), "its bytes, of the last peak")
+        check("not a leak" in adv[0]["text"] and "would not fit the device (8.00 GiB)" in adv[0]["text"],
+              "what it says: %s" % adv[0]["text"])
+    doc, _ = analyze_json(os.path.join(ROOT, "samples", "traces", "outputs_list_leak.gpu.h100.json.gz"))
+    d = dev(doc)
+    check(d["growth"] is not None and d["leak"]["verdict"] == "leak", "the leak's peaks grow too")
+    eq(run_advice(d, "growth"), [], "a leak: no growth advice")
+
+
+def fragmenting(sim, rounds=12, base=256 * MiB, grow=8 * MiB, small=12 * MiB):
+    """fragmentation.py's story: each round a temporary larger than the one
+    before, a small result kept, the temporary freed: no freed block fits
+    the next one, so each round reserves a segment while the cache holds
+    more than its bytes."""
+    for i in range(rounds):
+        big = sim.alloc(base + i * grow, "temporaries")
+        sim.alloc(small, "activations")
+        sim.free(big)
+        sim.tick(100)
+
+
+def test_cache_fragmentation():
+    """Reserved less allocated is the cache; fragmentation is only the
+    segments PyTorch reserved while the cache held enough free bytes for
+    their block. expandable_segments is advised with what it would save at
+    most, not where it is on; summary.fragmentation stays, the same as
+    summary.cache (its former name)."""
+    sim = synth.HookSim(total=16 * GiB)
+    sim.torch_info()
+    fragmenting(sim)
+    sim.write(os.path.join(TMP, "frag_hook.json.gz"))
+    doc, _ = analyze_json("frag_hook.json.gz")
+    s = dev(doc)["summary"]
+    cache = s.get("cache") or {}
+    fr = cache.get("fragmentation") or {}
+    check(len(sim.split) == 11, "the story: a segment reserved with enough cached in 11 rounds")
+    eq((fr.get("known"), fr.get("segments"), fr.get("bytes")),
+       (True, len(sim.split), sum(x[2] for x in sim.split)), "segments reserved while the cache held enough")
+    w = max(sim.split)
+    eq(((fr.get("worst") or {}).get("cached"), (fr.get("worst") or {}).get("block")), (w[0], w[1]),
+       "the worst: the most cached, and the block")
+    eq(s["fragmentation"], {k: v for k, v in cache.items() if k != "fragmentation"},
+       "summary.fragmentation: the cache under its former name")
+    save = sim.reserved_peak - (sim.peak["bytes"] + 20 * MiB - 1) // (20 * MiB) * (20 * MiB)
+    adv = run_advice(dev(doc), "expandable_segments")
+    if check(len(adv) == 1, "expandable_segments advised: %r" % dev(doc).get("advice")):
+        eq((adv[0]["bytes"], adv[0]["of"]), (save, sim.reserved_peak), "what it would save at most, of the reserved peak")
+        check("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in adv[0]["text"], adv[0]["text"])
+    rc, out, _ = run("frag_hook.json.gz")
+    check("  cache (reserved, not allocated): " in out and "fragmentation: worst" not in out and
+          "  fragmentation: 11 segments (" in out, "the text: the cache, then fragmentation:\n" + out[:1500])
+    # already on: not advised
+    sim = synth.HookSim(total=16 * GiB)
+    sim.torch_info(alloc_conf="expandable_segments:True")
+    fragmenting(sim)
+    sim.write(os.path.join(TMP, "frag_on.json.gz"))
+    doc, _ = analyze_json("frag_on.json.gz")
+    fr = (dev(doc)["summary"].get("cache") or {}).get("fragmentation") or {}
+    eq(fr.get("expandable_segments"), True, "expandable segments on")
+    eq(run_advice(dev(doc), "expandable_segments"), [], "on already: not advised")
+    # a training run: its cache is not worth the setting
+    sim = synth.HookSim(total=16 * GiB)
+    synth.train(sim, 6, cublas=0)
+    sim.write(os.path.join(TMP, "frag_train.json.gz"))
+    doc, _ = analyze_json("frag_train.json.gz")
+    fr = (dev(doc)["summary"].get("cache") or {}).get("fragmentation") or {}
+    eq(fr.get("known"), True, "training: fragmentation known")
+    eq(run_advice(dev(doc), "expandable_segments"), [], "training: not advised")
+    # tensor mode: the cache, no fragmentation judged
+    make("train")
+    doc, _ = analyze_json("train.json.gz")
+    fr = (dev(doc)["summary"].get("cache") or {}).get("fragmentation") or {}
+    eq((fr.get("known"), fr.get("segments")), (False, None), "tensor mode: not known")
+
+
+ADVICE_H100 = os.path.join(ROOT, "tests", "data", "single-h100")
+
+
+def test_advice_h100():
+    """Real traces (H100, torch 2.11, native mode) of samples/pytorch's
+    inference_no_grad.py and fragmentation.py, each variant, against what
+    PyTorch measured in the same runs (NAME.expect)."""
+    exp = {}
+    for name in ("inference_grad", "inference_nograd", "frag_default", "frag_expandable"):
+        rest = open(os.path.join(ADVICE_H100, name + ".expect")).read()
+        exp[name] = dict(w.split("=", 1) for w in rest.split()[1:] if "=" in w)
+    d = {}
+    for name in exp:
+        doc, _ = analyze_json(os.path.join(ADVICE_H100, name + ".h100.json.gz"))
+        d[name] = dev(doc)
+    # inference: grad's peak less no_grad's is what no_grad saves; the advice
+    # says at most its bytes, within an activation (256 MiB) of that
+    gained = int(exp["inference_grad"]["max_allocated"]) - int(exp["inference_nograd"]["max_allocated"])
+    act = int(exp["inference_grad"]["activation_bytes"])
+    adv = run_advice(d["inference_grad"], "no_grad")
+    if check(len(adv) == 1, "grad: no_grad advised: %r" % d["inference_grad"].get("advice")):
+        check(gained <= adv[0]["bytes"] <= gained + act, "grad: %d bytes kept, no_grad saved %d" % (
+            adv[0]["bytes"], gained))
+    eq(run_advice(d["inference_nograd"], "no_grad"), [], "nograd: not advised")
+    # fragmentation: with expandable segments the reserved peak fell by less
+    # than the advice's most, and by most of it
+    fell = int(exp["frag_default"]["max_reserved"]) - int(exp["frag_expandable"]["max_reserved"])
+    adv = run_advice(d["frag_default"], "expandable_segments")
+    if check(len(adv) == 1, "default: expandable_segments advised: %r" % d["frag_default"].get("advice")):
+        check(fell <= adv[0]["bytes"] <= fell * 1.1, "default: up to %d saved, the setting saved %d" % (
+            adv[0]["bytes"], fell))
+        eq(adv[0]["of"], int(exp["frag_default"]["max_reserved"]), "of max_memory_reserved()")
+    fr = d["frag_default"]["summary"]["cache"]["fragmentation"]
+    check(fr["segments"] >= int(exp["frag_default"]["steps"]) - 2, "default: a segment each round: %r" % fr)
+    fx = d["frag_expandable"]["summary"]["cache"]["fragmentation"]
+    eq(fx["expandable_segments"], True, "expandable: seen on (pages mapped)")
+    eq(run_advice(d["frag_expandable"], "expandable_segments"), [], "expandable: not advised again")
+    for name in exp:
+        ca = d[name]["summary"]["cache"]
+        eq(ca["at_peak"]["reserved"], int(exp[name]["max_reserved"]), "%s: reserved peak" % name)
 
 
 def test_multi():

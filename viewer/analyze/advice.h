@@ -15,4 +15,17 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 	      const struct an_set *s, uint64_t capacity, const struct an_leak *lk,
 	      struct gp_an_advice **out, size_t *n);
 
+/* Activations alive at a moment that were kept for a backward that never
+ * came (R_KEPT_NO_BACKWARD), but for the newest of them. */
+struct an_kept {
+	uint64_t bytes, count;
+};
+void an_kept_of(const struct an_set *s, struct an_kept *k);
+
+/* The advice about device d's run as a whole, from its result and k, the
+ * activations kept at its peak, into r's arena: *out (NULL when none) and
+ * *n. 0 or -ENOMEM. */
+int an_advise_run(struct gp_an_result *r, const struct gp_an_device *d, const struct an_kept *k,
+		  struct gp_an_advice **out, size_t *n);
+
 #endif

@@ -365,6 +365,8 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 	} else if (starts(f->name, "phase:", 6)) {
 		f->kind = FR_PHASE;
 		f->phase = phase_of(f->name);
+		if (f->phase == PH_BACKWARD)
+			p->bwd_begin_seq = a->seq;
 		if (f->phase != PH_NONE) {
 			if (!p->seen_fwd && !p->seen_phase) {
 				p->step1_known = 1;
@@ -412,7 +414,8 @@ static int on_pop(struct an_analysis *a, struct an_proc *p, const struct an_ev *
 	f = &t->stack[--t->depth];
 	if (f->kind == FR_FWD) {
 		t->nfwd--;
-		p->fwd_open--;
+		if (!--p->fwd_open)
+			p->fwd_end_seq = a->seq;
 	}
 	if (f->kind == FR_PHASE) {
 		for (size_t i = p->nphases; i > 0; i--) {
@@ -464,6 +467,7 @@ static int on_start(struct an_analysis *a, struct an_proc *p, const struct an_ev
 		free(b);
 		return -ENOMEM;
 	}
+	p->bwd_begin_seq = a->seq;
 	/* one open per thread: a new one replaces it */
 	an_str_unref(&a->st, t->bwd_name);
 	t->bwd_name = an_str_ref(ev->name);

@@ -906,6 +906,37 @@ static void amount(struct bld *b, struct gp_an_amount *x, int known, uint64_t en
 	x->source = source;
 }
 
+/* The cache's fragmentation: only PyTorch's own blocks and segments show
+ * what its pools held free when it reserved more (memory.c, split_note). */
+static void split_fill(struct bld *b, const struct an_pd *pd, struct gp_an_split *o)
+{
+	const struct an_proc *p = pd->proc;
+	const struct an_split *sp = &pd->split;
+
+	/* said in PyTorch's settings, or seen: pages mapped (the program may
+	 * set it itself, after the hooks read the settings) */
+	o->expandable = p->expandable_segments || pd->seg_mapped;
+	if (!an_native_blocks(p)) {
+		o->why = "only PyTorch's own blocks and segments show it (native mode with "
+			 "gpuprof's allocator hook)";
+		return;
+	}
+	o->known = 1;
+	o->segments = sp->segments;
+	o->bytes = sp->bytes;
+	o->has_worst = sp->segments != 0;
+	if (!o->has_worst)
+		return;
+	o->worst.t = sec(b, sp->worst.ts);
+	an_step_label(p, sp->worst.step, &o->worst.step, &o->worst.step_when);
+	o->worst.phase = phase_name(p, sp->worst.phase);
+	o->worst.cached = sp->worst.cached;
+	o->worst.block = sp->worst.block;
+	o->worst.segment = sp->worst.segment;
+	o->worst.reserved = sp->worst.res;
+	o->worst.allocated = sp->worst.alloc;
+}
+
 static void summary_fill(struct bld *b, const struct an_pd *pd, struct gp_an_summary *s)
 {
 	const struct an_proc *p = pd->proc;
@@ -972,6 +1003,7 @@ static void summary_fill(struct bld *b, const struct an_pd *pd, struct gp_an_sum
 			moment_fill(b, p, &pd->frag_peak, &s->frag.at_peak);
 		s->frag.end = opt(1, res > al ? res - al : 0);
 	}
+	split_fill(b, pd, &s->split);
 }
 
 /* "AllGather" of "ncclDevKernel_AllGather_RING_LL": the name less NCCL's
@@ -1033,7 +1065,8 @@ static void coll_fill(struct bld *b, const struct an_pd *pd, const struct an_col
 		coll_one(b, &m->after, &o->after);
 }
 
-static void peak_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_peak *o)
+static void peak_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_peak *o,
+		      struct an_kept *kept)
 {
 	struct an_proc *p = pd->proc;
 	struct an_set s = { 0 };
@@ -1051,6 +1084,7 @@ static void peak_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_pea
 	coll_fill(b, pd, &pd->peak_coll, &o->collectives);
 	snap_set(b, pd, &pd->peak, &s);
 	describe(b, p, &s, top, &o->set);
+	an_kept_of(&s, kept);
 	an_set_free(b->a, &s);
 }
 
@@ -1271,6 +1305,7 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	struct an_proc *p = pd->proc;
 	const struct an_devinfo *di = &p->src->dev[pd->device];
 	struct an_leak lk;
+	struct an_kept kept = { 0 };
 	size_t n = pd->nooms, lead = SIZE_MAX;
 
 	d->pid = p->src->pid;
@@ -1283,11 +1318,13 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	summary_fill(b, pd, &d->summary);
 	d->has_peak = pd->fw_peak != 0;
 	if (d->has_peak)
-		peak_fill(b, pd, top, &d->peak);
+		peak_fill(b, pd, top, &d->peak, &kept);
 	steps_fill(b, pd, d);
 	timeline_fill(b, pd, &d->timeline);
 	leak_fill(b, pd, di->total_memory, &lk, &d->leak);
 	growth_fill(pd, &d->growth);
+	if (an_advise_run(b->r, d, &kept, &d->advice, &d->nadvice))
+		b->oom = 1;
 	d->ooms = arr(b, n, sizeof(*d->ooms));
 	/* First the failure that ended the program, or that it did not get
 	 * past last: the newest one not recovered from (PyTorch raised its

@@ -297,6 +297,61 @@ static void frag_update(struct an_pd *pd, int64_t ts)
 		frag_note(&pd->frag_worst, pd->proc, res, alloc, ts);
 }
 
+/* PyTorch's caching allocator keeps two pools, each of its own segments:
+ * blocks of 1 MiB or less come from the small pool's segments of 2 MiB,
+ * larger ones from the large pool's (20 MiB, or the block rounded up to
+ * 2 MiB past 10 MiB), and a pool's free bytes serve only its own blocks.
+ * Expandable segments map pages of 2 MiB (small) or 20 MiB (large): a
+ * mapping that is not whole 20 MiB pages is taken as the small pool's. */
+#define TORCH_SMALL_BLOCK (1ull << 20)
+#define TORCH_SMALL_SEGMENT (2ull << 20)
+#define TORCH_LARGE_PAGE (20ull << 20)
+
+static int torch_block_pool(uint64_t bytes)
+{
+	return bytes > TORCH_SMALL_BLOCK;
+}
+
+static int torch_segment_pool(uint64_t bytes, int mapped)
+{
+	if (mapped)
+		return bytes % TORCH_LARGE_PAGE == 0;
+	return bytes != TORCH_SMALL_SEGMENT;
+}
+
+static void tpool_add(uint64_t *v, int64_t delta)
+{
+	if (delta < 0 && (uint64_t)-delta > *v)
+		*v = 0; /* made before the hook attached: not counted */
+	else
+		*v += (uint64_t)delta;
+}
+
+/* A block of PyTorch's, just handed out. Where a segment was reserved for
+ * it while its pool held at least its bytes free, the pool's cache was in
+ * pieces too small for it: that segment is fragmentation's. */
+static void split_note(struct an_pd *pd, uint64_t block, int64_t ts)
+{
+	struct an_split *sp = &pd->split;
+	int pool = torch_block_pool(block);
+
+	if (pd->segment_awaits_block && pd->seg_new_pool == pool && pd->seg_new_cached >= block) {
+		sp->segments++;
+		sp->bytes += pd->seg_new_bytes;
+		if (pd->seg_new_cached > sp->worst.cached) {
+			sp->worst.cached = pd->seg_new_cached;
+			sp->worst.block = block;
+			sp->worst.segment = pd->seg_new_bytes;
+			sp->worst.res = pd->pool_sum;
+			sp->worst.alloc = pd->fw_live + block;
+			sp->worst.ts = ts;
+			sp->worst.step = an_current_step(pd->proc);
+			sp->worst.phase = an_process_phase(pd->proc);
+		}
+	}
+	tpool_add(&pd->tpool_allocated[pool], (int64_t)block);
+}
+
 /* The timeline's amounts now (timeline.h): what the summary calls
  * allocated and reserved in this mode (build.c, summary_fill). */
 static void timeline_note(struct an_pd *pd, int64_t ts)
@@ -440,6 +495,11 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 	int err = 0;
 
 	r->flags |= R_FREED;
+	/* made in a forward that has ended since, no backward begun since */
+	if (r->phase == PH_FORWARD && r->seq <= p->fwd_end_seq && p->bwd_begin_seq < r->seq)
+		r->flags |= R_KEPT_NO_BACKWARD;
+	if (r->flags & R_TORCH)
+		tpool_add(&pd->tpool_allocated[torch_block_pool(r->bytes)], -(int64_t)r->bytes);
 	r->free_ts = ts;
 	r->free_step = an_current_step(p);
 	r->free_phase = an_current_phase(p, free_thread);
@@ -525,6 +585,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 
 	if (ev->flags & EVF_TORCH) {
 		p->saw_blocks = 1;
+		split_note(pd, ev->b, ts);
 		pd->segment_awaits_block = 0; /* this is that block */
 	} else if (an_native_blocks(p) && p->seg_keys.count &&
 		 gp_u64map_get(&p->seg_keys, an_other_key(ev->a, ts)))
@@ -774,12 +835,22 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 {
 	int release = (ev->flags & EVF_RELEASE) != 0;
 	uint64_t size = release ? 0 : ev->b;
+	int pool = torch_segment_pool(ev->b, (ev->flags & EVF_MAPPED) != 0);
 	int err;
 
 	p->saw_blocks = 1;
+	if (!release) {
+		uint64_t res = pd->tpool_reserved[pool], al = pd->tpool_allocated[pool];
+
+		pd->seg_new_pool = pool;
+		pd->seg_new_bytes = ev->b;
+		pd->seg_new_cached = res > al ? res - al : 0;
+	}
+	tpool_add(&pd->tpool_reserved[pool], release ? -(int64_t)ev->b : (int64_t)ev->b);
 	if (ev->flags & EVF_MAPPED) {
 		uint64_t *cur = gp_u64map_get(&pd->pools, SEG_MAPPED_KEY), now = cur ? *cur : 0;
 
+		pd->seg_mapped = 1;
 		size = release ? (now > ev->b ? now - ev->b : 0) : now + ev->b;
 		err = pool_set(pd, SEG_MAPPED_KEY, size, ts);
 	} else {

@@ -289,9 +289,51 @@ static struct json_object *amount_json(struct gp_jb *b, const struct gp_an_amoun
 	return x;
 }
 
+/* The cache's fragmentation (summary.cache.fragmentation). */
+static struct json_object *split_json(struct gp_jb *b, const struct gp_an_split *sp)
+{
+	struct json_object *o = gp_jb_obj(b), *w = NULL;
+
+	gp_jb_put(b, o, "known", gp_jb_bool(b, sp->known));
+	gp_jb_put(b, o, "why", gp_jb_str(b, sp->why));
+	gp_jb_put(b, o, "expandable_segments", gp_jb_bool(b, sp->expandable));
+	gp_jb_put(b, o, "segments", sp->known ? gp_jb_int(b, (int64_t)sp->segments) : NULL);
+	gp_jb_put(b, o, "bytes", sp->known ? gp_jb_int(b, (int64_t)sp->bytes) : NULL);
+	if (sp->has_worst) {
+		w = gp_jb_obj(b);
+		gp_jb_put(b, w, "cached", gp_jb_int(b, (int64_t)sp->worst.cached));
+		gp_jb_put(b, w, "block", gp_jb_int(b, (int64_t)sp->worst.block));
+		gp_jb_put(b, w, "segment", gp_jb_int(b, (int64_t)sp->worst.segment));
+		gp_jb_put(b, w, "reserved", gp_jb_int(b, (int64_t)sp->worst.reserved));
+		gp_jb_put(b, w, "allocated", gp_jb_int(b, (int64_t)sp->worst.allocated));
+		gp_jb_put(b, w, "t", jsec(b, sp->worst.t));
+		put_step(b, w, "step", "step_when", sp->worst.step, sp->worst.step_when);
+		gp_jb_put(b, w, "phase", gp_jb_str(b, sp->worst.phase));
+	}
+	gp_jb_put(b, o, "worst", w);
+	return o;
+}
+
+/* Reserved less allocated: the cache; with_split: and its fragmentation
+ * (summary.cache; summary.fragmentation is the same, without it). */
+static struct json_object *cache_json(struct gp_jb *b, const struct gp_an_summary *s, int with_split)
+{
+	struct json_object *f = gp_jb_obj(b);
+
+	gp_jb_put(b, f, "known", gp_jb_bool(b, s->frag.known));
+	gp_jb_put(b, f, "source", gp_jb_str(b, s->frag.source));
+	gp_jb_put(b, f, "why", gp_jb_str(b, s->frag.why));
+	gp_jb_put(b, f, "worst", s->frag.has_worst ? moment_json(b, &s->frag.worst) : NULL);
+	gp_jb_put(b, f, "at_peak", s->frag.has_at_peak ? moment_json(b, &s->frag.at_peak) : NULL);
+	gp_jb_put(b, f, "end", jopt(b, s->frag.end));
+	if (with_split)
+		gp_jb_put(b, f, "fragmentation", split_json(b, &s->split));
+	return f;
+}
+
 static struct json_object *summary_json(struct gp_jb *b, const struct gp_an_summary *s)
 {
-	struct json_object *o = gp_jb_obj(b), *x, *kinds, *f;
+	struct json_object *o = gp_jb_obj(b), *x, *kinds;
 
 	gp_jb_put(b, o, "allocated", amount_json(b, &s->allocated));
 	gp_jb_put(b, o, "reserved", amount_json(b, &s->reserved));
@@ -322,14 +364,9 @@ static struct json_object *summary_json(struct gp_jb *b, const struct gp_an_summ
 		gp_jb_put(b, kinds, s->kinds[i].kind, x);
 	}
 	gp_jb_put(b, o, "kinds", kinds);
-	f = gp_jb_obj(b);
-	gp_jb_put(b, f, "known", gp_jb_bool(b, s->frag.known));
-	gp_jb_put(b, f, "source", gp_jb_str(b, s->frag.source));
-	gp_jb_put(b, f, "why", gp_jb_str(b, s->frag.why));
-	gp_jb_put(b, f, "worst", s->frag.has_worst ? moment_json(b, &s->frag.worst) : NULL);
-	gp_jb_put(b, f, "at_peak", s->frag.has_at_peak ? moment_json(b, &s->frag.at_peak) : NULL);
-	gp_jb_put(b, f, "end", jopt(b, s->frag.end));
-	gp_jb_put(b, o, "fragmentation", f);
+	/* the former name of the cache, kept within version 1 */
+	gp_jb_put(b, o, "fragmentation", cache_json(b, s, 0));
+	gp_jb_put(b, o, "cache", cache_json(b, s, 1));
 	return o;
 }
 
@@ -581,6 +618,20 @@ static struct json_object *device_json(struct gp_jb *b, const struct gp_an_devic
 	gp_jb_put(b, o, "steps", steps_json(b, d));
 	gp_jb_put(b, o, "leak", leak_json(b, &d->leak));
 	gp_jb_put(b, o, "growth", growth_json(b, &d->growth));
+	{
+		struct json_object *adv = gp_jb_arr(b);
+
+		for (size_t i = 0; i < d->nadvice; i++) {
+			struct json_object *e = gp_jb_obj(b);
+
+			gp_jb_put(b, e, "kind", gp_jb_str(b, gp_an_advice_kinds[d->advice[i].kind]));
+			gp_jb_put(b, e, "bytes", gp_jb_int(b, (int64_t)d->advice[i].bytes));
+			gp_jb_put(b, e, "of", gp_jb_int(b, (int64_t)d->advice[i].of));
+			gp_jb_put(b, e, "text", gp_jb_str(b, d->advice[i].text));
+			gp_jb_push(b, adv, e);
+		}
+		gp_jb_put(b, o, "advice", adv);
+	}
 	/* only where asked for (gpuprof report): other documents unchanged */
 	if (d->timeline.present)
 		gp_jb_put(b, o, "timeline", timeline_json(b, &d->timeline));

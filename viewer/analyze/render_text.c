@@ -154,6 +154,26 @@ static const char *peak_at(double t)
 	return buf[k];
 }
 
+/* The cache's fragmentation, where PyTorch's blocks and segments show it. */
+static void split(struct out *o, const struct gp_an_split *sp)
+{
+	const char *sep;
+
+	if (!sp->known)
+		return;
+	if (!sp->segments) {
+		fprintf(o->f, "  fragmentation: none (no segment was reserved while PyTorch's cache held "
+			"the bytes of the block it was made for)\n");
+		return;
+	}
+	sep = sp->expandable ? ", expandable segments on" : "";
+	fprintf(o->f, "  fragmentation%s: %" PRIu64 " segment%s (%s) reserved while PyTorch's cache held "
+		"enough free bytes for the block, in pieces too small; worst at %s: %s free in the cache "
+		"for a block of %s\n", sep, sp->segments, sp->segments == 1 ? "" : "s", sz(sp->bytes),
+		when(sp->worst.t, sp->worst.step, sp->worst.step_when, sp->worst.phase), sz(sp->worst.cached),
+		sz(sp->worst.block));
+}
+
 static void summary(struct out *o, const struct gp_an_device *d)
 {
 	const struct gp_an_summary *s = &d->summary;
@@ -163,7 +183,7 @@ static void summary(struct out *o, const struct gp_an_device *d)
 	int native = d->mode == GP_AN_MODE_NATIVE && !(al->source && !strcmp(al->source, "blocks"));
 	/* at PyTorch's sampled marks, the worst gap and the peak may lie between two */
 	const char *fr_sampled = s->frag.source && !strcmp(s->frag.source, "torch marks")
-					 ? " (sampled)" : "";
+					 ? "; sampled" : "";
 
 	gp_table_init(&t, 4, "lrrl");
 	gp_table_row(&t, "memory", "at end", "peak", "peak at");
@@ -198,26 +218,25 @@ static void summary(struct out *o, const struct gp_an_device *d)
 	for (size_t k = 0; k < s->nkinds; k++)
 		fprintf(o->f, "  %s: %" PRIu64 " allocations (not counted above)\n", s->kinds[k].kind,
 			s->kinds[k].allocations);
+	/* reserved less allocated: PyTorch's cache, most useful when reserved
+	 * peaked; fragmentation is the part of it that could not serve a block */
 	if (!s->frag.known) {
 		if (native)
-			fprintf(o->f, "  fragmentation: not known (%s)\n", s->frag.why ? s->frag.why : "");
+			fprintf(o->f, "  cache: not known (%s)\n", s->frag.why ? s->frag.why : "");
 	} else if (s->frag.has_worst) {
-		const struct gp_an_moment *w = &s->frag.worst;
+		const struct gp_an_moment *w = &s->frag.worst, *pk = &s->frag.at_peak;
 
-		fprintf(o->f, "  fragmentation%s: worst %s reserved but not allocated at %s (%s reserved, "
-			"%s allocated); %s at the end\n", fr_sampled, sz(w->gap),
-			when(w->t, w->step, w->step_when, w->phase), sz(w->reserved), sz(w->allocated),
-			szo(s->frag.end));
+		fprintf(o->f, "  cache (reserved, not allocated%s): ", fr_sampled);
+		if (s->frag.has_at_peak)
+			fprintf(o->f, "%s of %s when reserved peaked (%.0f%%), at %s; ", sz(pk->gap),
+				sz(pk->reserved), 100.0 * (double)pk->gap / (double)pk->reserved,
+				when(pk->t, pk->step, pk->step_when, pk->phase));
+		fprintf(o->f, "at most %s at %s (%s reserved, %s allocated); %s at the end\n", sz(w->gap),
+			when(w->t, w->step, w->step_when, w->phase), sz(w->reserved), sz(w->allocated), szo(s->frag.end));
 	} else {
-		fprintf(o->f, "  fragmentation: none (reserved never exceeded allocated)\n");
+		fprintf(o->f, "  cache: none (reserved never exceeded allocated)\n");
 	}
-	if (s->frag.has_worst && s->frag.has_at_peak) {
-		const struct gp_an_moment *pk = &s->frag.at_peak;
-
-		fprintf(o->f, "  at the reserved peak%s: %s of %s not allocated (%.0f%%), at %s\n",
-			fr_sampled, sz(pk->gap), sz(pk->reserved),
-			100.0 * (double)pk->gap / (double)pk->reserved, when(pk->t, pk->step, pk->step_when, pk->phase));
-	}
+	split(o, &s->split);
 }
 
 static void cats(struct out *o, const struct gp_an_set *x, const char *indent)
@@ -762,6 +781,16 @@ static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 		ooms_recovered(o, d, recovered);
 }
 
+/* Advice about the run as a whole (not about a failure). */
+static void run_advice(struct out *o, const struct gp_an_device *d)
+{
+	if (!d->nadvice)
+		return;
+	fputc('\n', o->f);
+	for (size_t k = 0; k < d->nadvice; k++)
+		fprintf(o->f, "  %sadvice:%s %s\n", C(o, YEL), C(o, OFF), T(d->advice[k].text));
+}
+
 static void device(struct out *o, const struct gp_an_device *d)
 {
 	int torch = d->mode != GP_AN_MODE_CUDA;
@@ -774,6 +803,7 @@ static void device(struct out *o, const struct gp_an_device *d)
 	summary(o, d);
 	peak(o, d, torch);
 	leak(o, d, torch);
+	run_advice(o, d);
 	ooms(o, d, torch);
 }
 

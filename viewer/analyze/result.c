@@ -12,7 +12,7 @@ const char *const gp_an_tl_names[GP_AN_TL_N] = { "allocated", "reserved", "other
 const char *const gp_an_leak_verdicts[GP_AN_LEAK_N] = { "no steps", "too few steps", "none", "leak" };
 const char *const gp_an_advice_kinds[GP_AN_ADVICE_N] = {
 	"request_too_large", "large_request", "activations", "fragmentation", "held_from_earlier_steps",
-	"outside_pytorch", "outside_trace",
+	"outside_pytorch", "outside_trace", "no_grad", "growth", "expandable_segments",
 };
 
 const char *gp_an_step_text(char *buf, size_t cap, int64_t step, int when)

@@ -158,6 +158,21 @@ struct gp_an_kind_use {
 	uint64_t end, peak, allocations;
 };
 
+struct gp_an_split {
+	int known;
+	const char *why;                  /* when not known */
+	int expandable;                   /* PyTorch's expandable_segments was on */
+	uint64_t segments, bytes;
+	int has_worst;                    /* the one with the most cached then */
+	struct {
+		double t;
+		int64_t step;             /* -1: null */
+		uint8_t step_when;  /* enum gp_an_step_when */
+		const char *phase;
+		uint64_t cached, block, segment, reserved, allocated;
+	} worst;
+};
+
 struct gp_an_summary {
 	struct gp_an_amount allocated, reserved;
 	uint64_t total_end, total_peak;   /* device_total */
@@ -174,6 +189,11 @@ struct gp_an_summary {
 		struct gp_an_moment worst, at_peak;
 		struct gp_an_opt end;
 	} frag;
+	/* the cache's fragmentation (native mode with the allocator hook):
+	 * segments PyTorch reserved while the pool they went to held, free, at
+	 * least the bytes of the block they were made for (CATEGORIES.md);
+	 * JSON: summary.cache.fragmentation */
+	struct gp_an_split split;
 };
 
 /* A collective call (NCCL's kernel) around a moment (collective.h). */
@@ -281,6 +301,14 @@ enum gp_an_advice_kind {
 	GP_AN_ADVICE_HELD_FROM_EARLIER_STEPS,
 	GP_AN_ADVICE_OUTSIDE_PYTORCH,
 	GP_AN_ADVICE_OUTSIDE_TRACE,
+	/* about the whole run (gp_an_device.advice, advice_run.c): activations
+	 * kept for a backward that never came (bytes: those live at the peak,
+	 * of = the peak); growth that is not a leak (bytes: the mean increase
+	 * per step, of = the last step's peak); expandable segments (bytes:
+	 * what they would save at most, of = the reserved peak) */
+	GP_AN_ADVICE_NO_GRAD,
+	GP_AN_ADVICE_GROWTH,
+	GP_AN_ADVICE_EXPANDABLE_SEGMENTS,
 	GP_AN_ADVICE_N
 };
 extern const char *const gp_an_advice_kinds[GP_AN_ADVICE_N]; /* the schema's names */
@@ -359,6 +387,9 @@ struct gp_an_device {
 	} steps;
 	struct gp_an_leak leak;
 	struct gp_an_growth growth;
+	/* advice about the run, not about a failure (advice_run.c) */
+	struct gp_an_advice *advice;
+	size_t nadvice;
 	struct gp_an_timeline timeline;
 	/* failed allocations: the one that ended the program (or the newest the
 	 * program did not get past) first, then the others not recovered

@@ -100,6 +100,9 @@ enum {
 	R_TORCH = 1 << 9,           /* a block of PyTorch's caching allocator (its hook) */
 	R_NAMED = 1 << 10,          /* its layer is the module of a parameter or state it holds */
 	R_PARAM = 1 << 11,          /* a parameter gathered whole (gpuprof:torch.param) */
+	/* made in a forward and freed after that forward had ended, with no
+	 * backward begun in between: kept for a backward that never came */
+	R_KEPT_NO_BACKWARD = 1 << 12,
 };
 
 /* The allocations alive at one moment (cut = the last seq processed then):
@@ -159,6 +162,20 @@ static inline uint64_t an_frag_gap(const struct an_frag_moment *m)
 	return m->res > m->alloc ? m->res - m->alloc : 0;
 }
 
+/* Segments PyTorch reserved while the pool they went to held, free, at
+ * least the bytes of the block they were made for: its cache was in pieces
+ * too small (fragmentation; CATEGORIES.md). worst: the one with the most
+ * cached then. */
+struct an_split {
+	uint64_t segments, bytes;
+	struct {
+		uint64_t cached, block, segment, res, alloc;
+		int64_t ts;
+		uint32_t step;
+		uint8_t phase;
+	} worst;
+};
+
 struct an_pd {
 	struct an_proc *proc;
 	uint32_t device;
@@ -198,6 +215,15 @@ struct an_pd {
 	/* a segment just came (PyTorch's hook): its block is next */
 	int segment_awaits_block;
 	int frag_peak_before_block; /* frag_peak was noted then */
+
+	/* native mode with the hook: PyTorch's two pools (an_torch_pool), what
+	 * each reserved and handed out; a new segment's pool and its free
+	 * bytes just before it, judged at the block it was made for */
+	uint64_t tpool_reserved[2], tpool_allocated[2];
+	int seg_new_pool;
+	uint64_t seg_new_bytes, seg_new_cached;
+	int seg_mapped;       /* pages of expandable segments were mapped */
+	struct an_split split;
 
 	/* the peak of fw_live */
 	struct an_snap peak;
@@ -258,6 +284,10 @@ struct an_proc {
 	uint32_t fwd_count;
 	uint32_t fwd_open;       /* fwd: frames open, on any thread */
 	int64_t first_fwd_ts;    /* absolute; 0 until the first forward */
+	/* the last allocation (an_analysis.seq) made before the newest end of
+	 * a forward (no fwd: range open), and before the newest beginning of a
+	 * backward (phase:backward, or a module's bwd: range) */
+	uint64_t fwd_end_seq, bwd_begin_seq;
 	int seen_fwd;
 	int64_t last_step;       /* N of the last step:N mark; 0 before */
 	int has_steps;
