@@ -332,7 +332,7 @@ def expected_charts(doc, two_runs=None):
             add("leak", 1 + bool(fit) + any(num(x.get("total")) and x["total"] != x["live"] for x in live))
         for o in d.get("ooms") or []:
             add("oom", None)
-        frag = (d.get("summary") or {}).get("fragmentation") or {}
+        frag = (d.get("summary") or {}).get("cache") or (d.get("summary") or {}).get("fragmentation") or {}
         if frag.get("known") is not False and (frag.get("worst") or frag.get("at_peak")) and \
                 tl and tl.get("reserved") and tl.get("allocated"):
             add("frag", 2)
