@@ -12,11 +12,13 @@ leak  outputs_list_leak gpu: a leak at the rate memory_allocated() grew, held
 oom   batch_too_large: the failed request, in fwd:blocks.<oom_block>.act,
       activations to blame; the peak = max_memory_allocated
 grad  inference_no_grad: each peak = max_memory_allocated; grad's is higher,
-      by activations
+      by activations; grad (and only grad) advised torch.no_grad(), with at
+      least what no_grad saved and within an activation of it
 amp   amp_vs_fp32: each peak = max_memory_allocated; amp's is lower
 frag  fragmentation (native mode): reserved = max_memory_reserved, far lower
       with expandable segments, the gap to allocated when the trace knows
-      it; scenarios.py frag: a failed cudaMalloc, PyTorch's cache released,
+      it; default (and only default) advised expandable_segments, with at
+      least what the setting saved and at most 10% more; scenarios.py frag: a failed cudaMalloc, PyTorch's cache released,
       the retry recovered, fragmentation advice
 
 Exit 0 pass, 1 fail, 77 skipped (no GPU usable by PyTorch). Prints one
@@ -159,6 +161,12 @@ def case_grad(c):
     pg, pn = check_peak(c, "grad", g, eg), check_peak(c, "nograd", n, en)
     c.check(pg > pn, "grad peak %d > no_grad peak %d" % (pg, pn))
     c.check(acts(g["peak"]) > acts(n["peak"]), "more activations at the peak with grad")
+    adv = [a for a in g.get("advice") or [] if a["kind"] == "no_grad"]
+    act = int(eg["activation_bytes"])
+    if c.check(len(adv) == 1, "grad: no_grad advised (%r)" % g.get("advice")):
+        c.check(pg - pn <= adv[0]["bytes"] <= pg - pn + act, "grad: advice %d bytes, no_grad saved %d" % (
+            adv[0]["bytes"], pg - pn))
+    c.check(not [a for a in n.get("advice") or [] if a["kind"] == "no_grad"], "nograd: not advised")
     c.notes.append("peak grad %.2f GiB (activations %.2f), no_grad %.2f GiB (activations %.2f)" % (
         pg / GiB, acts(g["peak"]) / GiB, pn / GiB, acts(n["peak"]) / GiB))
 
@@ -180,7 +188,14 @@ def case_frag(c):
         res, e["max_reserved"]))
     xres = x["summary"]["reserved"]["peak"] or 0
     c.check(xres < res / 2, "expandable segments: reserved %d, far below %d" % (xres, res))
-    fr = d["summary"]["fragmentation"]
+    adv = [a for a in d.get("advice") or [] if a["kind"] == "expandable_segments"]
+    fell = int(e["max_reserved"]) - int(ex["max_reserved"])
+    if c.check(len(adv) == 1, "default: expandable_segments advised (%r)" % d.get("advice")):
+        c.check(fell <= adv[0]["bytes"] <= fell * 1.1, "default: advice up to %d, the setting saved %d" % (
+            adv[0]["bytes"], fell))
+    c.check(not [a for a in x.get("advice") or [] if a["kind"] == "expandable_segments"],
+            "expandable: not advised again")
+    fr = d["summary"].get("cache") or d["summary"]["fragmentation"]
     if fr["known"] and fr["worst"] and fr["source"] == "segments":
         # the allocator hook: every block and segment, so the worst gap is
         # the story's own (it samples after each of its allocations and frees)
