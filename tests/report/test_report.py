@@ -658,6 +658,35 @@ def test_browser_ranks():
         check("AllGather +1" in dom and "(after AllReduce)" in dom, "ranks: the table's collective column")
 
 
+def test_browser_advice():
+    """The run's advice and the cache on the page (H100 traces of
+    fragmentation.py and inference_no_grad.py, tests/data/advice-h100): the
+    same sentences as analyze's text and JSON, under What may help; the
+    cache and its fragmentation under their own names."""
+    chromium()
+    adir = os.path.join(ROOT, "tests", "data", "advice-h100")
+    inputs = [os.path.join(adir, n + ".h100.json.gz") for n in ("frag_default", "inference_grad")]
+    page, text = make_page("advice", inputs)
+    if text is None:
+        return
+    m, selftest = load("advice", page, shot=False)
+    dom = " ".join(m.text)
+    want = []
+    for path in inputs:
+        rc, out, _ = gp("analyze", "--json", path)
+        eq(rc, 0, "analyze --json %s" % path)
+        adv = [a["text"] for d in json.loads(out)["devices"] for a in d.get("advice") or []]
+        rc, txt, _ = gp("analyze", path)
+        eq([ln[len("  advice: "):] for ln in txt.splitlines() if ln.startswith("  advice: ")], adv,
+           "%s: the text's advice is the JSON's" % path)
+        want += adv
+    eq(len(want), 2, "advice: expandable_segments for one, no_grad for the other (%r)" % want)
+    check("What may help" in dom and all(w in dom for w in want), "advice: the page shows the same advice")
+    check("Cache and fragmentation" in dom and "most cached" in dom and
+          "reserved while the cache held enough free bytes for the block" in dom,
+          "advice: the cache and its fragmentation, named so")
+
+
 def test_browser_summary():
     """A page from an analyze --json summary: no timeline, the rest."""
     chromium()
