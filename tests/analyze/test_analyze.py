@@ -890,6 +890,28 @@ def test_advice_no_grad():
                   "%s: it names the fix: %s" % (name, adv[0]["text"]))
         rc, out, _ = run(name + ".json.gz")
         check("\n  advice: 320 MiB of the peak's 536 MiB are 5 activations " in out, "%s: the text says it" % name)
+    # a decode loop under torch.inference_mode(): each forward adds keys and
+    # values to a cache kept across forwards, freed at the end: not advised
+    sim = synth.HookSim(total=16 * GiB)
+    sim.torch_info()
+    sim.alloc(16 * MiB, "parameters")
+    cache = []
+    for step in range(1, 9):
+        sim.tick(1000)
+        sim.push("fwd:<LM>")
+        for i in range(4):
+            sim.push("fwd:blocks.%d" % i)
+            cache.append(sim.alloc(32 * MiB, "activations"))
+            t = sim.alloc(8 * MiB, "activations")
+            sim.free(t)
+            sim.pop()
+        sim.pop()
+        sim.mark("step:%d" % step)
+    for a in cache:
+        sim.free(a)
+    sim.write(os.path.join(TMP, "inf_kv.json.gz"))
+    doc, _ = analyze_json("inf_kv.json.gz")
+    eq(run_advice(dev(doc), "no_grad"), [], "a cache kept across forwards: no no_grad advice")
 
 
 def test_advice_growth():

@@ -350,7 +350,8 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 	    f->name->len > GP_TORCH_RANGE_PREFIX_LEN) {
 		f->kind = FR_FWD;
 		t->nfwd++;
-		p->fwd_open++;
+		if (!p->fwd_open++)
+			p->fwd_begin_seq = a->seq;
 		p->fwd_count++;
 		if (!p->seen_fwd && !p->seen_phase) {
 			p->step1_known = 1;

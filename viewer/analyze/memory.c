@@ -495,8 +495,12 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 	int err = 0;
 
 	r->flags |= R_FREED;
-	/* made in a forward that has ended since, no backward begun since */
-	if (r->phase == PH_FORWARD && r->seq <= p->fwd_end_seq && p->bwd_begin_seq < r->seq)
+	/* made in the newest forward, which has ended, no backward begun
+	 * since: what autograd saved dies with the forward's output. Alive
+	 * into a later forward, it is something else: a cache of keys and
+	 * values kept across forwards even under torch.inference_mode() */
+	if (r->phase == PH_FORWARD && !p->fwd_open && p->fwd_begin_seq < r->seq &&
+	    p->bwd_begin_seq < r->seq)
 		r->flags |= R_KEPT_NO_BACKWARD;
 	if (r->flags & R_TORCH)
 		tpool_add(&pd->tpool_allocated[torch_block_pool(r->bytes)], -(int64_t)r->bytes);

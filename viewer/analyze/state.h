@@ -100,8 +100,9 @@ enum {
 	R_TORCH = 1 << 9,           /* a block of PyTorch's caching allocator (its hook) */
 	R_NAMED = 1 << 10,          /* its layer is the module of a parameter or state it holds */
 	R_PARAM = 1 << 11,          /* a parameter gathered whole (gpuprof:torch.param) */
-	/* made in a forward and freed after that forward had ended, with no
-	 * backward begun in between: kept for a backward that never came */
+	/* made in a forward and freed after that forward had ended, before
+	 * another began, with no backward begun in between: kept for a
+	 * backward that never came */
 	R_KEPT_NO_BACKWARD = 1 << 12,
 };
 
@@ -284,10 +285,11 @@ struct an_proc {
 	uint32_t fwd_count;
 	uint32_t fwd_open;       /* fwd: frames open, on any thread */
 	int64_t first_fwd_ts;    /* absolute; 0 until the first forward */
-	/* the last allocation (an_analysis.seq) made before the newest end of
-	 * a forward (no fwd: range open), and before the newest beginning of a
-	 * backward (phase:backward, or a module's bwd: range) */
-	uint64_t fwd_end_seq, bwd_begin_seq;
+	/* the last allocation (an_analysis.seq) made before the newest
+	 * beginning and end of a forward (the first fwd: range opened, the
+	 * last closed), and before the newest beginning of a backward
+	 * (phase:backward, or a module's bwd: range) */
+	uint64_t fwd_begin_seq, fwd_end_seq, bwd_begin_seq;
 	int seen_fwd;
 	int64_t last_step;       /* N of the last step:N mark; 0 before */
 	int has_steps;
