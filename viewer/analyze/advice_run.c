@@ -72,7 +72,7 @@ static void no_grad(struct run_adv *a, const struct gp_an_device *d, const struc
 {
 	char text[1024], x[32], y[32];
 
-	if (!d->has_peak || k->count < 2 || k->bytes * KEPT_SHARE < d->peak.bytes)
+	if (!d->has_peak || k->count < 2 || k->bytes < d->peak.bytes / KEPT_SHARE)
 		return;
 	an_fmt_bytes(x, sizeof(x), k->bytes);
 	an_fmt_bytes(y, sizeof(y), d->peak.bytes);
@@ -137,11 +137,13 @@ static void expandable(struct run_adv *a, const struct gp_an_device *d)
 
 	if (!sp->known || sp->expandable || !sp->segments || !al->peak.known || !rs->peak.known)
 		return;
-	need = (al->peak.v + EXPANDABLE_PAGE - 1) / EXPANDABLE_PAGE * EXPANDABLE_PAGE;
-	if (rs->peak.v <= need)
+	need = al->peak.v / EXPANDABLE_PAGE * EXPANDABLE_PAGE;
+	if (need < al->peak.v)
+		need += EXPANDABLE_PAGE; /* past 2^64 only in a hostile trace: then no advice */
+	if (rs->peak.v <= need || need < al->peak.v)
 		return;
 	save = rs->peak.v - need;
-	if (save * SAVE_SHARE < rs->peak.v || save < SAVE_MIN)
+	if (save < rs->peak.v / SAVE_SHARE || save < SAVE_MIN)
 		return;
 	an_fmt_bytes(w, sizeof(w), sp->bytes);
 	an_fmt_bytes(x, sizeof(x), rs->peak.v);
