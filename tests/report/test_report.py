@@ -660,11 +660,11 @@ def test_browser_ranks():
 
 def test_browser_advice():
     """The run's advice and the cache on the page (H100 traces of
-    fragmentation.py and inference_no_grad.py, tests/data/advice-h100): the
+    fragmentation.py and inference_no_grad.py, tests/data/single-h100): the
     same sentences as analyze's text and JSON, under What may help; the
     cache and its fragmentation under their own names."""
     chromium()
-    adir = os.path.join(ROOT, "tests", "data", "advice-h100")
+    adir = os.path.join(ROOT, "tests", "data", "single-h100")
     inputs = [os.path.join(adir, n + ".h100.json.gz") for n in ("frag_default", "inference_grad")]
     page, text = make_page("advice", inputs)
     if text is None:
