@@ -24,8 +24,9 @@ static const struct gp_command *const commands[] = {
 
 /* The overview's exit status; each command's help says its own. */
 static const char help_exit_status[] =
-	"  0 success, 1 failure, 2 bad usage or bad input. gpuprof --trace exits with\n"
-	"  PROGRAM's status instead; each command's help says what its status means.\n";
+	"  0 success, 1 failure, 2 bad usage or bad input (gpuprof with no command\n"
+	"  prints this overview and exits 2). gpuprof --trace exits with PROGRAM's\n"
+	"  status instead; each command's help says what its status means.\n";
 
 void gp_msg(const char *fmt, ...)
 {
@@ -121,6 +122,92 @@ static const struct gp_command *find_command(const char *word)
 	return NULL;
 }
 
+/* Edits (insert, delete, replace, swap two neighbours) from a to b: how far
+ * a mistyped word is from a command. Only short words are compared. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	enum { MAX = 32 };
+	size_t la = strlen(a), lb = strlen(b), d[MAX + 1][MAX + 1];
+
+	if (la > MAX || lb > MAX)
+		return (size_t)-1;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+/* The command (or "help", "version") that word most likely meant: one or
+ * two edits away, no more than a third of the name, or the start of exactly
+ * one name; NULL when none is, or when two are equally near. */
+static const char *nearest_command(const char *word)
+{
+	const char *names[N_COMMANDS + 2], *best = NULL, *prefixed = NULL;
+	size_t n = 0, best_d = (size_t)-1, len = strlen(word), nprefixed = 0;
+	int tie = 0;
+
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		names[n++] = commands[i]->name;
+	names[n++] = "help";
+	names[n++] = "version";
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(word, names[i]);
+
+		if (len >= 3 && strncmp(word, names[i], len) == 0) {
+			prefixed = names[i];
+			nprefixed++;
+		}
+		if (d > 2 || 3 * d > strlen(names[i]))
+			continue;
+		if (d < best_d) {
+			best = names[i];
+			best_d = d;
+			tie = 0;
+		} else if (d == best_d) {
+			tie = 1;
+		}
+	}
+	if (best && !tie)
+		return best;
+	return nprefixed == 1 ? prefixed : NULL;
+}
+
+/* An unknown first word: a command or a global option, with the nearest
+ * one where a typo is likely. */
+static int unknown_command(const char *word)
+{
+	int dashes = word[0] == '-' && word[1] == '-';
+	const char *near = dashes ? nearest_command(word + 2) : nearest_command(word);
+
+	if (word[0] == '-' && !dashes)
+		return gp_usage_error("unknown option '%s'", word);
+	if (dashes && near)
+		return gp_usage_error("unknown option '%s'; did you mean '--%s'?", word, near);
+	if (dashes)
+		return gp_usage_error("unknown option '%s'", word);
+	/* "version" is only ever an option */
+	if (near && strcmp(near, "version") == 0)
+		return gp_usage_error("unknown command '%s'; did you mean '--version'?", word);
+	if (near)
+		return gp_usage_error("unknown command '%s'; did you mean '%s'?", word, near);
+	return gp_usage_error("unknown command '%s'", word);
+}
+
 static int is_help(const char *word)
 {
 	return strcmp(word, "help") == 0 || strcmp(word, "--help") == 0 ||
@@ -144,8 +231,14 @@ static int help_main(int argc, char **argv)
 		return gp_usage_error("unexpected argument '%s' (help for one COMMAND at a time)",
 				      argv[2]);
 	cmd = find_command(argv[1]);
-	if (!cmd)
+	if (!cmd) {
+		const char *near = nearest_command(argv[1]);
+
+		if (near && find_command(near))
+			return gp_usage_error("no help for '%s': not a command; did you mean '%s'?",
+					      argv[1], near);
 		return gp_usage_error("no help for '%s': not a command", argv[1]);
+	}
 	gp_print_command_help(cmd);
 	return GP_EXIT_OK;
 }
@@ -155,8 +248,12 @@ int main(int argc, char **argv)
 	const struct gp_command *cmd;
 	const char *word;
 
-	if (argc < 2)
-		return gp_usage_error("missing command");
+	/* Nothing asked: the overview, as --help prints it, but a failure,
+	 * so that a script whose command word came out empty stops. */
+	if (argc < 2) {
+		print_overview();
+		return GP_EXIT_USAGE;
+	}
 	word = argv[1];
 	if (is_help(word))
 		return help_main(argc - 1, argv + 1);
@@ -165,11 +262,8 @@ int main(int argc, char **argv)
 		return GP_EXIT_OK;
 	}
 	cmd = find_command(word);
-	if (!cmd) {
-		if (word[0] == '-')
-			return gp_usage_error("unknown option '%s'", word);
-		return gp_usage_error("unknown command '%s'", word);
-	}
+	if (!cmd)
+		return unknown_command(word);
 	running = cmd;
 	return cmd->run(argc - 1, argv + 1);
 }

@@ -23,8 +23,22 @@ usage_error() {
 	[ "$(wc -l <err)" -eq 2 ] || { fail "$_what: stderr is not 2 lines"; show err >&2; }
 }
 
-usage_error "no arguments" "missing command"
 usage_error "unknown command" "unknown command 'frobnicate'" frobnicate
+# a typo names the nearest command (or option); nothing near, no guess
+usage_error "a misspelt command" "unknown command 'analyse'; did you mean 'analyze'?" analyse
+usage_error "two letters swapped" "unknown command 'reprot'; did you mean 'report'?" reprot
+usage_error "a letter missing" "unknown command 'chek'; did you mean 'check'?" chek
+usage_error "the start of a command" "unknown command 'anal'; did you mean 'analyze'?" anal
+usage_error "a misspelt --command" "unknown option '--analyse'; did you mean '--analyze'?" --analyse
+usage_error "a misspelt --version" "unknown option '--verison'; did you mean '--version'?" --verison
+usage_error "version as a word" "unknown command 'version'; did you mean '--version'?" version
+usage_error "a misspelt help" "unknown command 'hlep'; did you mean 'help'?" hlep
+usage_error "help for a misspelt command" \
+	"no help for 'analyse': not a command; did you mean 'analyze'?" help analyse
+usage_error "nothing near" "unknown command 'xy'" xy
+grep -qF "did you mean" err && fail "xy: a guess for a word near no command"
+usage_error "nothing near, longer" "unknown command 'frobnicate'" frobnicate
+grep -qF "did you mean" err && fail "frobnicate: a guess for a word near no command"
 usage_error "unknown global option" "unknown option '--bogus'" --bogus
 usage_error "unknown long option" "unknown option '--bogus'" --trace --bogus true
 usage_error "unknown short option" "unknown option '-z'" --trace -z true
@@ -123,6 +137,14 @@ check_help_file help.check "help check" "--max-peak SIZE|N%" "0 every GPU's peak
 	"gpuprof check run.json.gz --max-peak 12GiB"
 grep -qF -- "--max-increase" help.check && fail "help check: compare's options"
 grep -qF -- "--mode MODE" help.analyze && fail "help analyze: trace's options"
+
+# Bare gpuprof: the overview on stdout (as git does), and exit 2 like any
+# usage error, so that a script whose command word came out empty fails.
+gp
+check_rc 2 "no arguments"
+cmp -s out overview || { fail "no arguments: not the overview"; show out >&2; }
+grep -qF "(gpuprof with no command" out || fail "no arguments: the overview does not say what it does"
+[ ! -s err ] || { fail "no arguments: wrote to stderr"; show err >&2; }
 
 # after PROGRAM, --help is PROGRAM's
 gp --trace -o help.json.gz sh -c 'echo "$0"' --help
