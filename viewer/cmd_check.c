@@ -94,8 +94,10 @@ const struct gp_command gp_cmd_check = {
 	.options =
 		"  TRACE                  a trace, a summary (gpuprof analyze --json) or a\n"
 		"                         directory of them, as for compare: one run\n"
-		"  --max-peak SIZE|N%     the limit for each process's GPU: a size (12GiB), or\n"
-		"                         a share of the GPU's memory (90%); required\n"
+		"  --max-peak SIZE|N%     the limit for each process's GPU: a size (12GiB,\n"
+		"                         80GB), or a share of the GPU's memory (90%);\n"
+		"                         required\n"
+		GP_CMP_HELP_SIZE
 		"  --metric, --format, --device N\n"
 		"                         as for compare (gpuprof compare --help)\n"
 		"  --top N                layers shown for each GPU (default 5)\n"

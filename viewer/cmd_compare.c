@@ -121,8 +121,9 @@ const struct gp_command gp_cmd_compare = {
 		"                         the files of a side one by one (repeat it); the side\n"
 		"                         not given so may be the one operand\n"
 		"  --max-increase N%|SIZE fail when a GPU's peak grew by more than N% of BASE's\n"
-		"                         or by more than SIZE (256MiB, 1.5GiB); given both, only\n"
+		"                         or by more than SIZE (256MiB, 500MB); given both, only\n"
 		"                         when over both (default: 1% and 2MiB)\n"
+		GP_CMP_HELP_SIZE
 		"  --metric M             peak: what analyze calls the peak (allocated memory;\n"
 		"                         reserved in native mode; the default), peak-allocated,\n"
 		"                         or peak-reserved (noisy: tensor mode's pool and native\n"

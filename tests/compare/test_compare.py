@@ -163,9 +163,15 @@ def test_fail():
                         (["--max-increase", "19%", "--max-increase", "95MiB"], 1),
                         (["--max-increase", "96MiB"], 0), (["--max-increase", "%dB" % (96 * MiB - 1)], 1),
                         (["--max-increase", "0"], 1), (["--max-increase", "0%"], 1),
-                        (["--max-increase", "0.1GiB"], 0)):
+                        (["--max-increase", "0.1GiB"], 0),
+                        # 96 MiB = 100.66 MB
+                        (["--max-increase", "100MB"], 1), (["--max-increase", "101MB"], 0),
+                        (["--max-increase", "0.1G"], 1), (["--max-increase", "0.101G"], 0)):
         rc, _, err = compare(*([base, "big.json.gz"] + limit))
         eq(rc, want, "limit %s" % " ".join(limit))
+    rc, out, _ = compare(base, "big.json.gz", "--max-increase", "100MB")
+    check("  fails    an increase of more than 100 MB = 95.4 MiB (--max-increase)\n" in out,
+          "text: a decimal limit in both units")
     rc, doc, _ = compare_json(base, "big.json.gz", "--max-increase", "0", rc=1)
     eq(doc["limit"], {"percent": None, "bytes": 0}, "--max-increase 0: any increase fails")
     # a summary with a short list of allocations: what is not in it is not
@@ -514,10 +520,12 @@ def test_cli():
         check(err.startswith("gpuprof compare: ") and err.endswith("Try 'gpuprof compare --help'.\n"),
               why + ": message %r" % err)
     good = ["2%", "0.5%", "1000%", "0%", "256MiB", "1.5GiB", "0", "4096B", "1TiB", "100KiB", "7B",
-            "1.125GiB", "0.001KiB", "8192TiB"]
-    junk = ["", "2 %", " 2%", "2%%", "%", "-1%", "+1%", "1e3", "abc", "256mb", "256MB", "256M", "1.5",
-            "1.5B", ".5GiB", "1.GiB", "1.0001GiB", "0x10", "1,5GiB", "2% ", "1001%", "8193TiB",
-            "99999999999999999", "1 GiB", "GiB", "4096", "5", "0.0"]
+            "1.125GiB", "0.001KiB", "8192TiB", "256MB", "256M", "80GB", "12G", "1.5kB", "2KB", "3k",
+            "4K", "1TB", "9007T", "512Mi", "70Gi"]
+    junk = ["", "2 %", " 2%", "2%%", "%", "-1%", "+1%", "1e3", "abc", "256mb", "256Mb", "256mB", "12g",
+            "256MIB", "256mib", "1.5", "1.5B", "1.5b", ".5GiB", "1.GiB", "1.0001GiB", "1.0001GB", "0x10",
+            "1,5GiB", "2% ", "1001%", "8193TiB", "9008TB", "99999999999999999", "1 GiB", "1 GB", "GiB",
+            "GB", "4096", "5", "0.0", "80GBs", "80Gib", "80iB"]
     for v in good:
         rc, _, err = compare("base.json.gz", "base.json.gz", "--max-increase", v)
         eq(rc, 0, "--max-increase %r accepted (%s)" % (v, err.strip()))
@@ -529,8 +537,15 @@ def test_cli():
     for cmd, opt in (("compare", "--max-increase"), ("check", "--max-peak")):
         rc, out, err = gp(cmd, "base.json.gz", "base.json.gz", opt, "5")
         eq((rc, out), (2, ""), "%s %s 5: refused" % (cmd, opt))
-        eq(err.splitlines()[0], "gpuprof %s: %s 5: say 5%% or 5MiB (a bare number is ambiguous)" % (cmd, opt),
-           "%s %s 5: the message" % (cmd, opt))
+        eq(err.splitlines()[0], "gpuprof %s: %s 5: say 5%%, 5GB or 5GiB (a bare number is ambiguous)"
+           % (cmd, opt), "%s %s 5: the message" % (cmd, opt))
+    # decimal units are powers of 1000, binary ones of 1024, exactly
+    for v, want in (("80GB", 80 * 10**9), ("80G", 80 * 10**9), ("13000MB", 13 * 10**9), ("256M", 256 * 10**6),
+                    ("1.5kB", 1500), ("2KB", 2000), ("3k", 3000), ("4K", 4000), ("1.001TB", 1001 * 10**9),
+                    ("0.001kB", 1), ("9007T", 9007 * 10**12), ("70GiB", 70 * GiB), ("70Gi", 70 * GiB),
+                    ("512Mi", 512 * MiB), ("2Ki", 2048), ("4096B", 4096)):
+        rc, doc, _ = compare_json("base.json.gz", "base.json.gz", "--max-increase", v, rc=0)
+        eq(doc["limit"], {"percent": None, "bytes": want}, "--max-increase %s is %d bytes" % (v, want))
     rc, doc, _ = compare_json("base.json.gz", "base.json.gz", "--max-increase", "1.5GiB", rc=0)
     eq(doc["limit"], {"percent": None, "bytes": 1536 * MiB}, "1.5GiB")
     rc, doc, _ = compare_json("base.json.gz", "base.json.gz", "--max-increase", "0.001KiB", rc=0)
@@ -589,6 +604,24 @@ def test_check():
     rc, out, _ = gp("check", "base.json.gz", "--max-peak", "12GiB")
     eq(rc, 0, "within the limit")
     eq(out.splitlines()[0], "ok: peak allocated on cuda:0 was 504 MiB, limit 12 GiB (4.1% of it)", "ok line")
+    # a limit in a decimal unit: written back in it, and in binary, as read
+    for limit, said in (("80GB", "80 GB = 74.5 GiB"), ("12G", "12 GB = 11.2 GiB"),
+                        ("13000MB", "13000 MB = 12.1 GiB"), ("1.5GB", "1.5 GB = 1.40 GiB"),
+                        ("70GiB", "70 GiB"), ("512MiB", "512 MiB")):
+        rc, out, _ = gp("check", "base.json.gz", "--max-peak", limit)
+        eq(rc, 0, "--max-peak %s: within" % limit)
+        check(out.startswith("ok: peak allocated on cuda:0 was 504 MiB, limit %s (" % said),
+              "--max-peak %s: the limit written back: %r" % (limit, out.splitlines()[0]))
+    rc, out, _ = gp("check", "base.json.gz", "--max-peak", "500MB")
+    eq(rc, 1, "504 MiB is over 500 MB (477 MiB)")
+    eq(out.splitlines()[0], "FAIL: peak allocated on cuda:0 was 504 MiB, limit 500 MB = 477 MiB (27.2 MiB over)",
+       "--max-peak 500MB: the verdict line")
+    rc, out, _ = gp("check", "base.json.gz", "--max-peak", "500MB", "--format", "markdown")
+    check("| 500 MB = 477 MiB |" in out, "Markdown: the limit in both units: %r" % out)
+    rc, out, _ = gp("check", "base.json.gz", "--max-peak", "%dB" % (504 * MiB + 512))
+    eq(rc, 0, "a limit in bytes: exact")
+    rc, out, _ = gp("check", "base.json.gz", "--max-peak", "%dkB" % ((504 * MiB + 512) // 1000))
+    eq(rc, 1, "a limit in kB just under the peak")
     peak = 504 * MiB + 512
     rc, out, _ = gp("check", "base.json.gz", "--max-peak", "%dB" % peak)
     eq(rc, 0, "equal to the limit is within it")

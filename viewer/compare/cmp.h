@@ -202,6 +202,7 @@ struct cmp_check {
 	const struct cmp_unit *u;
 	const char *what;
 	uint64_t value, limit;
+	uint64_t limit_decimal; /* the limit given in a decimal unit: gp_cmp_amount's */
 	int over;
 };
 int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *side,

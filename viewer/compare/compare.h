@@ -37,29 +37,37 @@ struct gp_cmp_amount {
 	int is_percent;
 	double percent;
 	uint64_t bytes;
+	uint64_t decimal; /* the bytes of the decimal unit it was given in
+			   * (10^9 for "80GB" and "80G"), 0 for a binary one */
 };
 
 /* The largest size an input or a limit may say: 8 PiB, far beyond any GPU,
  * and still exact in a double. */
 #define GP_CMP_MAX_BYTES (UINT64_C(1) << 53)
 
-/* Strict: digits, at most 3 decimals, then "%" or a binary unit (B, KiB,
- * MiB, GiB, TiB); no sign, no blanks, no exponent. Percentages up to 1000%,
- * sizes up to GP_CMP_MAX_BYTES; a fraction of a byte ("1.5B") is refused.
+/* Strict: digits, at most 3 decimals, then "%" or a unit: B; decimal kB
+ * (or KB, k, K), MB (M), GB (G), TB (T), powers of 1000; binary KiB (Ki),
+ * MiB (Mi), GiB (Gi), TiB (Ti), powers of 1024. No sign, no blanks, no
+ * exponent, no other spelling ("256mb", "12g": megabits? Docker's binary g?).
+ * Percentages up to 1000%, sizes up to GP_CMP_MAX_BYTES; a fraction of a
+ * byte ("1.5B") is refused, a binary unit's rounded down to the byte.
  * A bare number could be either, so only "0" (0 bytes) is taken without a
  * unit. Returns 0, -EINVAL (not of that form), -EDOM (a bare number other
  * than 0), -ERANGE (too large). */
 int gp_cmp_parse_amount(const char *s, struct gp_cmp_amount *out);
 
-/* An exact size as people write it: "12 GiB", "1.5 GiB", "256 MiB", else
- * three significant digits. */
-void gp_cmp_fmt_limit(char *buf, size_t cap, uint64_t v);
+/* A limit as people write it: "12 GiB", "1.5 GiB", "256 MiB", else three
+ * significant digits. Given in a decimal unit (decimal: its bytes, as
+ * gp_cmp_amount's), in that unit and in binary: "80 GB = 74.5 GiB". cap:
+ * 64 holds any. */
+void gp_cmp_fmt_limit(char *buf, size_t cap, uint64_t v, uint64_t decimal);
 
 struct gp_cmp_limit {
 	int has_percent; /* compare: of BASE's peak; check: of the device's memory */
 	double percent;
 	int has_bytes;
 	uint64_t bytes;
+	uint64_t decimal; /* bytes given in a decimal unit: gp_cmp_amount's */
 };
 
 /* compare's tolerance when none is given: 1% and 2 MiB (both must be

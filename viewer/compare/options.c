@@ -89,14 +89,14 @@ int gp_cmp_limit_option(const char *prog, const char *opt, const char *arg, stru
 	if (rc == -ERANGE)
 		return gp_cmp_usage(prog, "%s '%s': too large (at most 1000%% or 8 PiB)", opt, arg);
 	if (rc == -EDOM && percent_ok)
-		return gp_cmp_usage(prog, "%s %s: say %s%% or %sMiB (a bare number is ambiguous)", opt,
-				    arg, arg, arg);
+		return gp_cmp_usage(prog, "%s %s: say %s%%, %sGB or %sGiB (a bare number is ambiguous)",
+				    opt, arg, arg, arg, arg);
 	if (rc == -EDOM)
-		return gp_cmp_usage(prog, "%s %s: say %sMiB or %sB (a bare number is ambiguous)", opt,
-				    arg, arg, arg);
+		return gp_cmp_usage(prog, "%s %s: say %sGB, %sGiB or %sB (a bare number is ambiguous)",
+				    opt, arg, arg, arg, arg);
 	if (rc || (a.is_percent && !percent_ok))
-		return gp_cmp_usage(prog, "%s takes %sa size (256MiB, 1.5GiB, 4096B, 0; binary units B, KiB, "
-				    "MiB, GiB, TiB), not '%s'", opt,
+		return gp_cmp_usage(prog, "%s takes %sa size (80GB, 1.5GiB, 4096B, 0; decimal kB, MB, GB, "
+				    "TB or K, M, G, T; binary KiB, MiB, GiB, TiB), not '%s'", opt,
 				    percent_ok ? "a percentage (2%, 0.5%) or " : "", arg);
 	if (a.is_percent) {
 		if (l->has_percent)
@@ -108,6 +108,7 @@ int gp_cmp_limit_option(const char *prog, const char *opt, const char *arg, stru
 			return gp_cmp_usage(prog, "%s: a size given twice", opt);
 		l->has_bytes = 1;
 		l->bytes = a.bytes;
+		l->decimal = a.decimal;
 	}
 	return 0;
 }

@@ -20,6 +20,14 @@ enum {
 	{ "device", required_argument, NULL, GP_CMP_OPT_DEVICE },             \
 	{ "top", required_argument, NULL, GP_CMP_OPT_TOP }
 
+/* The help's definition of SIZE, for compare's and check's options. */
+#define GP_CMP_HELP_SIZE                                                              \
+	"  SIZE                   decimal: 80GB or 80G, 500MB (kB, MB, GB, TB or K, M,\n"  \
+	"                         G, T: powers of 1000, a spec sheet's GB); binary:\n"     \
+	"                         70GiB, 512MiB (KiB, MiB, GiB, TiB: powers of 1024,\n"   \
+	"                         what gpuprof prints); 4096B. A decimal limit is\n"       \
+	"                         written back in binary too: \"80 GB = 74.5 GiB\"\n"
+
 /* "PROG: message" and the --help hint on stderr; returns GP_CMP_BAD. */
 int gp_cmp_usage(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What getopt_long() rejected (see gp_option_error() in viewer/cli.h). */

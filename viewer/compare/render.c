@@ -49,9 +49,9 @@ static void fmt_percent(char *buf, size_t cap, double p)
 /* The limit in words: "more than 1% and more than 2 MiB". */
 static void limit_words(char *buf, size_t cap, const struct gp_cmp_limit *l)
 {
-	char b[32];
+	char b[64];
 
-	gp_cmp_fmt_limit(b, sizeof(b), l->bytes);
+	gp_cmp_fmt_limit(b, sizeof(b), l->bytes, l->decimal);
 	if ((!l->has_percent || l->percent == 0) && (!l->has_bytes || l->bytes == 0))
 		snprintf(buf, cap, "any increase");
 	else if (l->has_percent && l->has_bytes)
@@ -497,11 +497,11 @@ int cmp_render_compare(const struct gp_cmp_settings *s, const struct cmp_side *b
 static void check_line(char *buf, size_t cap, const struct out *o, const struct cmp_check *c,
 		       const struct cmp_side *side)
 {
-	char where[96], v[32], l[32], d[32];
+	char where[96], v[32], l[64], d[32];
 
 	cmp_unit_where(where, sizeof(where), c->u, side);
 	an_fmt_bytes(v, sizeof(v), c->value);
-	gp_cmp_fmt_limit(l, sizeof(l), c->limit);
+	gp_cmp_fmt_limit(l, sizeof(l), c->limit, c->limit_decimal);
 	if (c->over) {
 		an_fmt_bytes(d, sizeof(d), c->value - c->limit);
 		snprintf(buf, cap, "%s%s on %s was %s, limit %s (%s over)",
@@ -603,11 +603,11 @@ int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *sid
 		gp_table_init(&t, 4, "lrrl");
 		gp_table_row(&t, "GPU", "peak", "limit", "verdict");
 		for (size_t i = 0; i < n; i++) {
-			char where[96], v[32], l[32], d[32], verdict[64];
+			char where[96], v[32], l[64], d[32], verdict[64];
 
 			cmp_unit_where(where, sizeof(where), c[i].u, side);
 			an_fmt_bytes(v, sizeof(v), c[i].value);
-			gp_cmp_fmt_limit(l, sizeof(l), c[i].limit);
+			gp_cmp_fmt_limit(l, sizeof(l), c[i].limit, c[i].limit_decimal);
 			if (c[i].over) {
 				an_fmt_bytes(d, sizeof(d), c[i].value - c[i].limit);
 				snprintf(verdict, sizeof(verdict), "❌ %s over", d);

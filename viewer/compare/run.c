@@ -113,6 +113,7 @@ int gp_cmp_check(const struct gp_cmp_settings *s)
 			c[i].limit = (uint64_t)((double)u->capacity * s->limit.percent / 100.0);
 		} else {
 			c[i].limit = s->limit.bytes;
+			c[i].limit_decimal = s->limit.decimal;
 		}
 		c[i].over = c[i].value > c[i].limit;
 		over |= c[i].over;
