@@ -74,4 +74,12 @@ static inline int gp_gpu_pid_device(int64_t pid, int64_t host_pid, int64_t *devi
 #include "trace_format.def"
 #include "trace_format_undef.h"
 
+/* The name of the first event of gpuprof merge's output (viewer/merge/): a
+ * Perfetto trace of many processes, not a trace of this format. Readers
+ * that meet it say so, and what to read instead, in these words. */
+#define GP_MERGE_EVENT "gpuprof.merge"
+#define GP_MERGE_NOT_A_TRACE                                                  \
+	"made by gpuprof merge (every process in one file, for Perfetto), not a " \
+	"trace: give the run directory or the traces that were merged instead"
+
 #endif

@@ -357,6 +357,30 @@ def test_run_dir():
     verify(ranks, read_merged(tmp("m.json.gz")), ranks, [0, 0, 0], min(r.ts_base for r in ranks))
 
 
+def test_merged_input():
+    """merge's output given where a trace is read: one line that says what
+    it is and what to give instead, exit 2."""
+    ranks = two_hosts()
+    os.mkdir(tmp("run"))
+    for r in ranks:
+        r.write(tmp("run/rank%d.%d.json.gz" % (r.rank, r.pid)))
+    run(["run", "-o", "m.json.gz"])
+    said = ("m.json.gz%s: made by gpuprof merge (every process in one file, for Perfetto), not a trace: "
+            "give the run directory or the traces that were merged instead")
+    for args, where in ((["analyze", "m.json.gz"], ":2"), (["analyze", "--json", "m.json.gz"], ":2"),
+                        (["report", "m.json.gz", "-o", "r.html"], ":2"),
+                        (["check", "m.json.gz", "--max-peak", "1GiB"], ":2"),
+                        (["compare", "m.json.gz", "run"], ":2"),
+                        (["merge", "m.json.gz", "-o", "m2.json.gz"], "")):
+        p = subprocess.run([GP] + args, capture_output=True, text=True, cwd=TMP)
+        eq(p.returncode, 2, "%s: exit status" % " ".join(args))
+        eq(p.stdout, "", "%s: nothing on stdout" % " ".join(args))
+        line = p.stderr.splitlines()[0] if p.stderr else ""
+        check(line.endswith(said % where) and len(p.stderr.splitlines()) == 1,
+              "%s: one line that says what to give: %r" % (" ".join(args), p.stderr))
+    check(not os.path.exists(tmp("r.html")) and not os.path.exists(tmp("m2.json.gz")), "nothing written")
+
+
 def refused(args, want, what):
     """exit 2, one line on stderr holding want, no output left behind."""
     before = set(os.listdir(TMP))

@@ -751,6 +751,8 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"args\" is not an object",
 			   ev_what(l));
 	if (!s->have_meta) {
+		if (AN_JV_IS(name, GP_MERGE_EVENT))
+			return say(s, err, errcap, GP_AN_BAD_INPUT, GP_MERGE_NOT_A_TRACE);
 		if (ph != 'i' || !AN_JV_IS(name, GP_EV_META))
 			return say(s, err, errcap, GP_AN_BAD_INPUT,
 				   "not a gpuprof trace (the first event is not gpuprof.meta)");

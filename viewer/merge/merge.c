@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exporters/trace_format.h"
 #include "internal.h"
 
 #define OUT_CHUNK (1u << 20)
@@ -231,7 +232,7 @@ static void put_header(struct run *r)
 {
 	struct gp_buf *b = &r->o.buf;
 
-	gp_buf_puts(b, "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"gpuprof.merge\",\"pid\":0,\"tid\":0,"
+	gp_buf_puts(b, "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" GP_MERGE_EVENT "\",\"pid\":0,\"tid\":0,"
 		       "\"ts\":0.000,\"args\":{\"version\":\"" GPUPROF_VERSION "\"");
 	put_i64(b, ",\"traces\":", (int64_t)r->n);
 	put_i64(b, ",\"ts_base_ns\":", r->base_ns);

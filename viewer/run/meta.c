@@ -96,6 +96,12 @@ int gp_run_read_meta(const char *path, struct gp_run_meta *m, char *err, size_t 
 	if (end > start && end[-1] == ',')
 		end[-1] = '\0';
 	o = json_tokener_parse(start);
+	if (o && json_object_object_get_ex(o, GP_T_NAME, &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    strcmp(json_object_get_string(v), GP_MERGE_EVENT) == 0) {
+		snprintf(err, cap, "%s: " GP_MERGE_NOT_A_TRACE, path);
+		goto done;
+	}
 	if (!o || !json_object_object_get_ex(o, GP_T_NAME, &v) ||
 	    !json_object_is_type(v, json_type_string) ||
 	    strcmp(json_object_get_string(v), GP_EV_META) != 0 ||
