@@ -133,8 +133,9 @@ const struct gp_command gp_cmd_compare = {
 		"  --device N             GPU N of each process only\n"
 		"  --top N                rows of each table of what changed (default 5)\n"
 		"  -h, --help             this help\n"
-		"  Processes are matched by device and command line; a GPU of BASE that NEW\n"
-		"  lacks fails, one only in NEW is shown (viewer/compare/README.md).\n",
+		"  Processes are matched by rank and device where both runs know the rank,\n"
+		"  else by device and command line, else by device alone; a GPU of BASE that\n"
+		"  NEW lacks fails, one only in NEW is shown (viewer/compare/README.md).\n",
 	.examples =
 		"  gpuprof compare baseline.json summary.json\n"
 		"      exit 1 when a GPU's peak grew by more than 1% and 2 MiB; what grew, by\n"

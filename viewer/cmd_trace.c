@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_figures.h"
 #include "cli.h"
 #include "trace/launch.h"
 
@@ -116,17 +117,19 @@ const struct gp_command gp_cmd_trace = {
 		"                         else python3)\n"
 		"  -h, --help             this help\n"
 		"      --                 end of gpuprof's options\n",
+	/* the figures: bench/RESULTS.md's, through bench_figures.h */
 	.modes_title = "MODES (a GPT-2 training step's cost against the same program unprofiled,\n"
-		       "H100, 2026-11-24: bench/RESULTS.md)",
+		       "median of the rounds on an H100: bench/RESULTS.md)",
 	.modes =
-		"  native     PyTorch's own allocator: every tensor, segment and   +1.7%\n"
+		"  native     PyTorch's own allocator: every tensor, segment and   " GP_COST_NATIVE "\n"
 		"             out-of-memory error, exact; module, phase, step,\n"
 		"             category; the line of what no module names\n"
-		"  --stacks   native, and every tensor's Python line                +2.6%\n"
-		"  tensor     every tensor, the allocator switched to               +4.5%\n"
+		"  --stacks   native, and every tensor's Python line                " GP_COST_STACKS "\n"
+		"  tensor     every tensor, the allocator switched to               " GP_COST_TENSOR "\n"
 		"             cudaMallocAsync (another allocator, other peaks)\n"
-		"  cuda       allocations, kernels, copies, NVTX; no Python hooks    +1.6%\n"
-		"  (torch.profiler with profile_memory: +8.1% in the same rounds)\n",
+		"  (torch.profiler with profile_memory: " GP_COST_TORCH_PROFILER " in the same rounds)\n"
+		"  cuda       allocations, kernels, copies, sets, NVTX; no Python   " GP_COST_CUDA "\n"
+		"             hooks (measured in earlier rounds)\n",
 	.examples =
 		"  gpuprof --trace train.py --epochs 1\n"
 		"      run python3 train.py --epochs 1 and record it\n"
