@@ -6,7 +6,8 @@ The costs of the modes are measured in bench/RESULTS.md; `gpuprof help
 trace` quotes them (built from RESULTS.md, viewer/bench_figures.cmake) and
 README.md's table of modes does too. This reads the three and fails on any
 figure that differs. It also holds the help's other claims to what the code
-and README.md say: how compare matches processes (viewer/compare/match.c).
+and README.md say: how compare matches processes (viewer/compare/match.c),
+and the defaults of the environment variables `help trace` lists.
 """
 import os
 import re
@@ -131,10 +132,35 @@ def check_compare_matching(gp):
         fail("README.md: how compare matches processes is not match.c's order")
 
 
+def default_of(text):
+    """What a description says is the default: "(default: X; ...)" -> X."""
+    m = re.search(r"\(default:? ([^;)]*)", " ".join(text.replace("`", "").split()))
+    return m.group(1) if m else None
+
+
+def check_environment(gp):
+    """Every variable of `help trace`'s ENVIRONMENT is in README.md's table
+    of them, with the same default (the README's may say more after it)."""
+    p = subprocess.run([gp, "help", "trace"], capture_output=True, text=True)
+    section = p.stdout.split("\nENVIRONMENT\n", 1)[-1].split("\n\n", 1)[0]
+    entries = re.findall(r"^  (GPUPROF_\w+)(.*(?:\n {10,}.*)*)", section, re.M)
+    if not entries:
+        fail("gpuprof help trace: no ENVIRONMENT")
+    table = {cells[0].strip("`"): cells[-1] for cells in rows(read("README.md")) if len(cells) == 2}
+    for name, text in entries:
+        if name not in table:
+            fail("README.md: %s, in gpuprof help trace, is not in the table of variables" % name)
+            continue
+        said, readme = default_of(text), default_of(table[name])
+        if said is not None and (readme is None or not readme.startswith(said)):
+            fail("%s: default %r in gpuprof help trace, %r in README.md" % (name, said, readme))
+
+
 def main():
     gp = sys.argv[1]
     check_figures(gp)
     check_compare_matching(gp)
+    check_environment(gp)
     if failures:
         print("%d check(s) failed" % len(failures), file=sys.stderr)
         return 1
