@@ -43,6 +43,12 @@ static void put(struct text *t, const void *p, size_t n)
 {
 	if (t->failed)
 		return;
+	/* len + n + 1, and the doubled capacity, must not wrap around: no
+	 * page is a quarter of the address space */
+	if (n > SIZE_MAX / 4 - t->len) {
+		t->failed = 1;
+		return;
+	}
 	if (t->len + n + 1 > t->cap) {
 		size_t cap = t->cap ? t->cap : 1 << 16;
 		char *s;
