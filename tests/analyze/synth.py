@@ -863,6 +863,20 @@ def scenario(name, outdir):
         exp["oom"] = {"request": o["request"], "block": o["block"], "step": o["step"], "phase": o["phase"],
                       "layer": o["layer"], "free": o["free"], "allocated": o["fw"], "reserved": o["reserved"],
                       "categories": cats_of(o["live"])}
+    elif name == "nomodel":
+        # a script with no nn.Module: plain tensors made, some freed, no
+        # forward, no step; none of them is a parameter
+        sim = HookSim(stacks=True, total=8 * GiB)
+        sim.torch_info()
+        big = sim.alloc(440 * MiB, "other")
+        chunks = [sim.alloc(12 * MiB, "other") for _ in range(24)]
+        for a in chunks[::2]:
+            sim.free(a)
+        sim.tick(1000)
+        sim.alloc(2 * MiB, "other")
+        sim.write(os.path.join(outdir, "nomodel.json.gz"))
+        exp["peak"] = expect_peak(sim)
+        del big
     elif name == "multi":
         # two processes on one GPU, clocks 0.5 s apart
         a = Sim(pid=5001, ts_base=1_700_000_000_000_000_000, total=8 * GiB)

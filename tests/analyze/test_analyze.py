@@ -185,6 +185,24 @@ def test_teardown():
     return report()
 
 
+def test_nomodel():
+    """A script with no nn.Module (plain tensors, no forward, no step): no
+    parameters; its tensors are PyTorch's, made outside modules and phases."""
+    exp = make("nomodel")
+    doc, _ = analyze_json("nomodel.json.gz")
+    p = dev(doc)["peak"]
+    eq(p["bytes"], exp["peak"]["bytes"], "nomodel: peak")
+    got = cats(p["by_category"])
+    check("parameters" not in got, "nomodel: no parameters without a model (%r)" % got)
+    eq(got, {"other": exp["peak"]["bytes"]}, "nomodel: every tensor is other")
+    other = next((c for c in p["by_category"] if c["category"] == "other"), {})
+    eq([b["name"] for b in other.get("by") or []], ["PyTorch, outside modules and phases"],
+       "nomodel: what the other memory is")
+    eq({t["category"] for t in p["top"]}, {"other"}, "nomodel: the largest allocations are no parameters")
+    rc, out, _ = run("nomodel.json.gz")
+    check(rc == 0 and not re.search(r"^ *parameters ", out, re.M), "nomodel text: no parameters row")
+
+
 def test_leak():
     exp = make("leak")
     doc, _ = analyze_json("leak.json.gz")
@@ -1257,8 +1275,9 @@ def test_multigpu():
     eq((k["min_rank"], k["max_rank"], k["first_out_rank"], k["spread"]), (0, 1, 1, 1077936128 - 541065216),
        "toy: the spread between the real rows, rank 1 first out")
     eq((k["why"] or {}).get("compared_with_rank"), 0, "toy: rank 1 against rank 0")
-    eq([(c["name"], c["delta"]) for c in k["why"]["by_category"]], [("parameters", 512 * MiB)],
-       "toy: what rank 1 holds more, named")
+    diffs = [(c["name"], c["delta"]) for c in k["why"]["by_category"]]
+    eq([d for _, d in diffs], [512 * MiB], "toy: what rank 1 holds more, named")
+    check(diffs and diffs[0][0] != "parameters", "toy: a script with no model has no parameters (%r)" % diffs)
     rc, out, _ = run(toy)
     check("Ranks: 2 traced of world size 2" in out, "toy text: two ranks of two")
     pids = {r: p for p, r in ((t["pid"], t["rank"]) for t in doc["traces"]) if r is not None}

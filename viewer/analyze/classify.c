@@ -48,7 +48,9 @@ int an_classify(const struct an_proc *p, const struct an_rec *r, char *label, si
 	/* gathered whole for its module (FSDP2's unsharded parameters) */
 	if (r->flags & R_PARAM)
 		return CAT_PARAMETERS;
-	if (r->flags & R_BEFORE_FWD) {
+	/* before the first forward of a model: a process that never ran one
+	 * has no model, and its tensors are no parameters */
+	if ((r->flags & R_BEFORE_FWD) && p->fwd_count) {
 		/* freed only after the last forward began: at the program's
 		 * exit, with the model (PyTorch frees its tensors at teardown) */
 		if (!freed || r->free_fwd_count >= p->fwd_count)
