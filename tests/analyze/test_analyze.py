@@ -176,6 +176,47 @@ def test_statics():
             eq(notes, [], "run: no note")
 
 
+def test_labels():
+    """What reads wrong for a PyTorch user: the phase "none" is shown as
+    "(no phase)" (the JSON keeps "none"); module globals and pinned host
+    memory are one line below the memory table, not rows of it (a CUDA
+    program keeps them as rows)."""
+    sim = synth.Sim()
+    for _ in range(3):
+        sim.alloc(100 * 1024, "other", kind=KIND.DEVICE_STATIC, async_=False, api="cuModuleLoadData")
+    sim.alloc(4, "other", kind=KIND.PINNED_HOST, async_=False, api="cudaHostAlloc")
+    synth.train(sim, 6)
+    sim.write(os.path.join(TMP, "labels.json.gz"))
+    doc, _ = analyze_json("labels.json.gz")
+    d = dev(doc)
+    eq({k: v["allocations"] for k, v in d["summary"]["kinds"].items()}, {"device_static": 3, "pinned_host": 1},
+       "the kinds kept in the JSON")
+    check("none" in [x["phase"] for x in d["peak"]["by_phase"]], "the JSON's phase is still none")
+    rc, out, _ = run("labels.json.gz")
+    eq(rc, 0, "text exit status")
+    table = out[out.index("  memory "):out.index("  allocations:")]
+    check("device_static" not in table and "pinned_host" not in table,
+          "no device_static nor pinned_host row in a PyTorch process's memory table:\n%s" % table)
+    want = ("  not counted above: 300 KiB of device_static (a module's device globals, 3 allocations), "
+            "4 B of pinned_host (page-locked host memory, 1 allocation)\n")
+    check(want in out, "one line below the table says what was not counted (%r)" %
+          [ln for ln in out.splitlines() if "counted" in ln])
+    check("(not counted above)" not in out, "no line per kind")
+    phases = out[out.index("by phase (when made)"):]
+    phases = phases[:phases.index("\n\n")]
+    check(re.search(r"^ *\(no phase\) ", phases, re.M) and not re.search(r"^ *none ", phases, re.M),
+          "by phase: (no phase), not none:\n%s" % phases)
+    top = out[out.index("largest allocations"):]
+    check(" (no phase) " in top and not re.search(r" none +parameters", top), "top: the phase column says (no phase)")
+    # a CUDA program: the kinds stay rows of its table
+    sim = synth.Sim(mode="cuda", cmdline="./app")
+    sim.alloc(100 * 1024, "other", kind=KIND.DEVICE_STATIC, async_=False, api="cuModuleLoadData")
+    sim.alloc(MiB, "other")
+    sim.write(os.path.join(TMP, "labels_cuda.json.gz"))
+    rc, out, _ = run("labels_cuda.json.gz")
+    check(re.search(r"^  device_static +100 KiB +100 KiB", out, re.M), "cuda: the row kept:\n%s" % out[:600])
+
+
 def test_teardown():
     exp = make("teardown")
     doc, _ = analyze_json("teardown.json.gz")

@@ -701,6 +701,74 @@ def test_browser_summary():
     check_selftest("summary", selftest, page_data(text), ["icicle", "stacked", "leak", "steps"])
 
 
+def labels_trace():
+    """A training loop with module globals and a pinned host buffer (made
+    before the model, in no phase); its path."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "analyze"))
+    import synth
+    from trace_format import KIND
+    sim = synth.Sim(total=16 * synth.GiB, cmdline="python3 train.py")
+    for _ in range(3):
+        sim.alloc(100 * 1024, "other", kind=KIND.DEVICE_STATIC, async_=False, api="cuModuleLoadData")
+    sim.alloc(4, "other", kind=KIND.PINNED_HOST, async_=False, api="cudaHostAlloc")
+    synth.train(sim, 6)
+    path = os.path.join(TMP, "labels.json.gz")
+    sim.write(path)
+    return path
+
+
+def js_table(js, name):
+    """The entries of `const NAME = { key: "value", ... };` in report.js."""
+    m = re.search(r"const " + name + r" = \{(.*?)\};", js, re.S)
+    if not check(m is not None, "report.js defines %s" % name):
+        return {}
+    return dict(re.findall(r'"?([\w.]+)"?: "([^"]*)"', m.group(1)))
+
+
+def test_labels():
+    """The page's labels are the text report's: PHASE_LABELS (report.js)
+    as analyze's text shows the phase "none", KIND_MEANINGS as
+    exporters/trace_format.def says what each kind is."""
+    import trace_format
+    js = open(os.path.join(ROOT, "viewer", "report", "assets", "report.js"), encoding="utf-8").read()
+    phases = js_table(js, "PHASE_LABELS")
+    eq(sorted(phases), ["none"], "PHASE_LABELS: a label for none")
+    rc, out, _ = gp("analyze", labels_trace())
+    eq(rc, 0, "analyze exit status")
+    rows = out[out.index("by phase (when made)"):].split("\n\n")[0].splitlines()[1:]
+    names = [re.split(r"  +", r.strip())[0] for r in rows]
+    check(phases.get("none") in names and "none" not in names,
+          "the text's by-phase rows %r show none as the page does (%r)" % (names, phases.get("none")))
+    with open(trace_format.DEF_PATH, encoding="utf-8") as f:
+        meanings = {m[1]: m[2] for m in trace_format._KIND.findall(f.read())}
+    meanings.pop("device")
+    eq(js_table(js, "KIND_MEANINGS"), meanings, "KIND_MEANINGS: trace_format.def's meanings")
+
+
+def test_browser_labels():
+    """In the browser: the phase "none" shown as "(no phase)" in the by-phase
+    legend and the largest allocations; module globals and pinned memory in
+    one line below the memory table, the text report's words."""
+    chromium()
+    path = labels_trace()
+    rc, out, _ = gp("analyze", path)
+    line = next((ln.strip() for ln in out.splitlines() if ln.startswith("  not counted above:")), None)
+    if not check(line is not None, "the text has its not-counted line"):
+        return
+    page, text = make_page("labels", [path])
+    if text is None:
+        return
+    m, _ = load("labels", page, shot=False)
+    dom = "\n".join(m.text)
+    keep("labels.text.txt", dom)
+    check(line[0].upper() + line[1:] in dom, "the page says what the text says: %r" % line)
+    texts = [t.strip() for t in m.text]
+    at = texts.index("By phase (when made)") if "By phase (when made)" in texts else len(texts)
+    legend = texts[at:at + 25]
+    check("(no phase)" in legend and "none" not in legend, "the by-phase legend says (no phase), not none: %r" % legend)
+    check(not re.search(r"step \d+, none", dom), "no moment ends in none")
+
+
 def test_browser_hostile():
     """Names that would act as HTML, or mislead: shown as text, and none
     of them ran (the title is not PWNED, no <img>, no script but the

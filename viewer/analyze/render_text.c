@@ -174,6 +174,26 @@ static void split(struct out *o, const struct gp_an_split *sp)
 		sz(sp->worst.block));
 }
 
+/* The kinds of memory apart from the device's (module globals, pinned host
+ * memory), in one line: "not counted above: 224 KiB of device_static (a
+ * module's device globals, 938 allocations), ..." */
+static void not_counted(struct out *o, const struct gp_an_summary *s)
+{
+	for (size_t k = 0; k < s->nkinds; k++) {
+		const struct gp_an_kind_use *e = &s->kinds[k];
+		const char *what = gp_an_kind_meaning(e->kind);
+
+		fprintf(o->f, "%s%s of %s (%s%s%" PRIu64 " allocation%s", k ? ", " : "  not counted above: ",
+			sz(e->peak), e->kind, what ? what : "", what ? ", " : "", e->allocations,
+			e->allocations == 1 ? "" : "s");
+		if (e->end != e->peak)
+			fprintf(o->f, "; %s at the end", sz(e->end));
+		fputc(')', o->f);
+	}
+	if (s->nkinds)
+		fputc('\n', o->f);
+}
+
 static void summary(struct out *o, const struct gp_an_device *d)
 {
 	const struct gp_an_summary *s = &d->summary;
@@ -184,6 +204,7 @@ static void summary(struct out *o, const struct gp_an_device *d)
 	/* at PyTorch's sampled marks, the worst gap and the peak may lie between two */
 	const char *fr_sampled = s->frag.source && !strcmp(s->frag.source, "torch marks")
 					 ? "; sampled" : "";
+	int torch = d->mode != GP_AN_MODE_CUDA;
 
 	gp_table_init(&t, 4, "lrrl");
 	gp_table_row(&t, "memory", "at end", "peak", "peak at");
@@ -207,7 +228,8 @@ static void summary(struct out *o, const struct gp_an_device *d)
 		gp_table_row(&t, "other (not PyTorch)", sz(s->other_end), sz(s->other_peak), "");
 		gp_table_row(&t, "device total", sz(s->total_end), sz(s->total_peak), peak_at(s->total_peak_t));
 	}
-	for (size_t k = 0; k < s->nkinds; k++)
+	/* a CUDA program's own kinds of memory; PyTorch's users get one line below */
+	for (size_t k = 0; !torch && k < s->nkinds; k++)
 		gp_table_row(&t, s->kinds[k].kind, sz(s->kinds[k].end), sz(s->kinds[k].peak), "");
 	t_print(o, &t, "  ", 1);
 	fprintf(o->f, "  allocations: %" PRIu64 "%s", s->allocations, s->has_other ? " by PyTorch" : "");
@@ -215,7 +237,9 @@ static void summary(struct out *o, const struct gp_an_device *d)
 		fprintf(o->f, ", %" PRIu64 " other", s->other_allocations);
 	fprintf(o->f, "; %" PRIu64 " freed; %" PRIu64 " live at the end (at most %" PRIu64 " at once)\n",
 		s->frees, s->live_allocations_end, s->max_live_allocations);
-	for (size_t k = 0; k < s->nkinds; k++)
+	if (torch)
+		not_counted(o, s);
+	for (size_t k = 0; !torch && k < s->nkinds; k++)
 		fprintf(o->f, "  %s: %" PRIu64 " allocations (not counted above)\n", s->kinds[k].kind,
 			s->kinds[k].allocations);
 	/* reserved less allocated: PyTorch's cache, most useful when reserved
@@ -325,8 +349,9 @@ static void layers(struct out *o, const struct gp_an_node *v, size_t n, const ch
 	t_print(o, &t, indent, 2);
 }
 
+/* phases: the names are phases, shown as gp_an_phase_label() says */
 static void groups(struct out *o, const struct gp_an_groups *g, const char *title,
-		   const char *indent)
+		   const char *indent, int phases)
 {
 	struct gp_table t;
 	char cnt[32];
@@ -344,7 +369,8 @@ static void groups(struct out *o, const struct gp_an_groups *g, const char *titl
 			break;
 		}
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, e->count);
-		gp_table_row(&t, e->name, sz(e->bytes), pct(e->share), cnt);
+		gp_table_row(&t, phases ? gp_an_phase_label(e->name) : e->name, sz(e->bytes), pct(e->share),
+			     cnt);
 	}
 	t_print(o, &t, indent, 2);
 }
@@ -415,8 +441,8 @@ static void top_allocs(struct out *o, const struct gp_an_set *x, const char *ind
 			snprintf(st, sizeof(st), "-");
 		snprintf(catbuf, sizeof(catbuf), "%s%s%s%s", cat ? cat : "", what ? " (" : "",
 			 what ? what : "", what ? ")" : "");
-		gp_table_row(&t, sz(e->bytes), tm, st, e->phase ? e->phase : "", catbuf, l ? l : "-",
-			     lined ? (e->line ? e->line : "-") : api);
+		gp_table_row(&t, sz(e->bytes), tm, st, e->phase ? gp_an_phase_label(e->phase) : "", catbuf,
+			     l ? l : "-", lined ? (e->line ? e->line : "-") : api);
 	}
 	t_print(o, &t, indent, 0);
 }
@@ -427,9 +453,9 @@ static void describe(struct out *o, const struct gp_an_set *x, const char *inden
 	cats(o, x, indent);
 	layers(o, x->layers, x->nlayers, indent, torch);
 	lines(o, &x->by_line, indent);
-	groups(o, &x->by_phase, "by phase (when made)", indent);
-	groups(o, &x->by_op, "by op", indent);
-	groups(o, &x->by_api, "by API", indent);
+	groups(o, &x->by_phase, "by phase (when made)", indent, 1);
+	groups(o, &x->by_op, "by op", indent, 0);
+	groups(o, &x->by_api, "by API", indent, 0);
 	top_allocs(o, x, indent, torch);
 }
 
@@ -606,8 +632,8 @@ static void leak(struct out *o, const struct gp_an_device *d, int torch)
 			sz((uint64_t)num(sv->per_step)), sv->allocations);
 		layers(o, sv->layers, sv->nlayers, "    ", torch);
 		lines(o, &sv->by_line, "    ");
-		groups(o, &sv->by_phase, "by phase (when made)", "    ");
-		groups(o, &sv->by_op, "by op", "    ");
+		groups(o, &sv->by_phase, "by phase (when made)", "    ", 1);
+		groups(o, &sv->by_op, "by op", "    ", 0);
 	}
 }
 

@@ -149,3 +149,24 @@ const char *gp_an_signal_text(int sig, char *buf, size_t cap)
 	snprintf(buf, cap, "signal %d%s%s%s", sig, name ? " (" : "", name ? name : "", name ? ")" : "");
 	return buf;
 }
+
+const char *gp_an_phase_label(const char *phase)
+{
+	return phase && !strcmp(phase, "none") ? "(no phase)" : phase;
+}
+
+const char *gp_an_kind_meaning(const char *kind)
+{
+	if (!kind)
+		return NULL;
+#define GP_FORMAT(version, meaning)
+#define GP_CAT(id, name, meaning)
+#define GP_KIND(id, name, meaning) if (!strcmp(kind, name)) return meaning;
+#define GP_EVENT(id, name, ph, scope, cat, meaning)
+#define GP_TOP(id, key, read, type, unit, meaning)
+#define GP_FIELD(id, key, read)
+#define GP_ARG(event, field, type, unit, when, meaning)
+#include "exporters/trace_format.def"
+#include "exporters/trace_format_undef.h"
+	return NULL;
+}

@@ -538,6 +538,16 @@ const char *gp_an_strndup(struct gp_an_result *r, const char *s, size_t len);
  * machine reads the trace). Returns buf. */
 const char *gp_an_signal_text(int sig, char *buf, size_t cap);
 
+/* A phase (the schema's name) as reports show it: "none", made outside
+ * forward, backward, the optimizer's step and zero_grad, is "(no phase)";
+ * any other is itself. The page says the same (viewer/report/assets/
+ * report.js, PHASE_LABELS). NULL stays NULL. */
+const char *gp_an_phase_label(const char *phase);
+
+/* What a memory kind is ("device_static": "a module's device globals"), as
+ * exporters/trace_format.def defines it; NULL for a name it does not know. */
+const char *gp_an_kind_meaning(const char *kind);
+
 /* ranks.c: r->ranks from r's devices and traces; -ENOMEM. */
 int gp_an_ranks_fill(struct gp_an_result *r);
 

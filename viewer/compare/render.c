@@ -68,6 +68,7 @@ static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_
 	char v[32], layer[CELL], step[32] = "", what_cell[64], phase[64];
 	const char *what = u->peak_what && strcmp(u->peak_what, "device") == 0 ? "of device memory" :
 			   gp_table_cell(what_cell, sizeof(what_cell), o->fmt, u->peak_what, 0, 40);
+	int has_phase = u->peak_phase && strcmp(u->peak_phase, "none") != 0;
 
 	an_fmt_bytes(v, sizeof(v), u->peak_bytes);
 	if (u->peak_step >= 0) {
@@ -78,8 +79,9 @@ static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_
 	}
 	if (u->peak_layer)
 		gp_table_cell(layer, sizeof(layer), o->fmt, u->peak_layer, 1, LAYER_CHARS);
-	snprintf(buf, cap, "%s %s at %.3f s%s%s%s%s%s", v, what, u->peak_t, step, u->peak_phase ? ", " : "",
-		 u->peak_phase ? gp_table_cell(phase, sizeof(phase), o->fmt, u->peak_phase, 0, 40) : "",
+	/* no phase ("none") is not said, as analyze's text does not */
+	snprintf(buf, cap, "%s %s at %.3f s%s%s%s%s%s", v, what, u->peak_t, step, has_phase ? ", " : "",
+		 has_phase ? gp_table_cell(phase, sizeof(phase), o->fmt, u->peak_phase, 0, 40) : "",
 		 u->peak_layer ? ", in " : "",
 		 u->peak_layer ? layer : "");
 }
@@ -317,7 +319,7 @@ static void alloc_name(char *buf, size_t cap, const struct out *o, const struct 
 		parts[np++] = a->api;
 	}
 	if (a->phase)
-		parts[np++] = a->phase;
+		parts[np++] = gp_an_phase_label(a->phase);
 	if (a->op)
 		parts[np++] = a->op;
 	for (size_t i = 0; i < np && n < sizeof(rest); i++)

@@ -89,6 +89,15 @@
 	const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 	/** bytes, or undefined (a fact left out) where not known */
 	const size = (v) => (isNum(v) ? bytes(v) : undefined);
+	/** A phase as the text report shows it (gp_an_phase_label, viewer/analyze/result.c): the schema's
+	 * "none" (made outside forward, backward, the optimizer's step and zero_grad) is "(no phase)". */
+	const PHASE_LABELS = { none: "(no phase)" };
+	const phaseLabel = (p) => (typeof p === "string" && Object.prototype.hasOwnProperty.call(PHASE_LABELS, p) ? PHASE_LABELS[p] : p);
+	/** What each memory kind apart from the device's is (exporters/trace_format.def's GP_KIND meanings). */
+	const KIND_MEANINGS = {
+		device_static: "a module's device globals", managed: "managed (unified) memory", managed_static: "a module's managed globals",
+		pinned_host: "page-locked host memory", pageable: "pageable host memory", array: "a CUDA array", unknown: "a kind CUPTI did not name",
+	};
 	/** "step 5", "before step 1", "after step 20": a step and its step_when
 	 * (gpuprof.analyze/1; analyze's text says it the same way). */
 	const STEP_WORD = { in: "step ", before: "before step ", after: "after step " };
@@ -96,8 +105,8 @@
 	/** The steps a leak's verdict compared, each with the one before it (as
 	 * analyze's text counts them): grew + shrank + flat. */
 	const stepsCompared = (leak) => ([leak.grew, leak.shrank, leak.flat].every(isNum) ? leak.grew + leak.shrank + leak.flat : null);
-	/** "1.234 s, step 5, backward" of anything with t, step, step_when, phase. */
-	const when = (m) => [secs(m.t), stepText(m.step, m.step_when), m.phase].filter(Boolean).join(", ");
+	/** "1.234 s, step 5, backward" of anything with t, step, step_when, phase; no phase ("none") is not said. */
+	const when = (m) => [secs(m.t), stepText(m.step, m.step_when), m.phase !== "none" && m.phase].filter(Boolean).join(", ");
 
 	// y ticks on powers of two (256 MiB, 512 MiB, 768 MiB, 1 GiB): decimal
 	// steps would cross a unit at odd values (1000 MiB, 1.17 GiB)
@@ -237,7 +246,7 @@
 		const cols = [
 			col("bytes", "bytes", bytes, 1), col("requested", "requested", bytes, 1), col("made at", "t", secs, 1),
 			// "3", "before 1", "after 20", as analyze's table
-			col("step", (r) => (isNum(r.step) && (r.step_when === "before" || r.step_when === "after") ? r.step_when + " " + r.step : r.step), null, 1), col("phase", "phase"), col("category", "category"), col("layer", "layer"), col("line", "line"),
+			col("step", (r) => (isNum(r.step) && (r.step_when === "before" || r.step_when === "after") ? r.step_when + " " + r.step : r.step), null, 1), col("phase", (r) => phaseLabel(r.phase)), col("category", "category"), col("layer", "layer"), col("line", "line"),
 			col("what / API", (r) => r.what || (r.api && r.library ? r.api + " (" + r.library + ")" : r.api)),
 			col("freed at", "freed_t", (v) => (isNum(v) ? secs(v) : "never"), 1), col("address", "addr", (v) => h("code", null, orDash(v))),
 		].filter((c, i) => i === 0 || c.label === "freed at" || rows.some((r) => !unknown(c.value(r))));
@@ -652,7 +661,10 @@
 			(dev.name ? ": " + dev.name : "") + (isNum(dev.capacity) ? ", " + bytes(dev.capacity) : "");
 	}
 
-	/** The memory_summary() numbers, at the top of a device. */
+	/** The memory_summary() numbers, at the top of a device; the kinds of
+	 * memory apart from the device's (module globals, pinned host memory)
+	 * are rows for a CUDA program, one line below for PyTorch's users, as
+	 * in the text report. */
 	function summaryTable(dev) {
 		const s = obj(dev.summary) || {};
 		const rows = [];
@@ -661,7 +673,15 @@
 		amount("reserved", s.reserved);
 		if (obj(s.other)) rows.push({ name: "other (not PyTorch)", end: s.other.end, peak: s.other.peak });
 		amount("device total", s.device_total);
-		return table([col("memory", "name"), col("at end", "end", bytes, 1), col("peak", "peak", bytes, 1), col("peak at", "t", secs, 1)], rows, false);
+		const kinds = Object.entries(obj(s.kinds) || {}).filter(([, k]) => obj(k));
+		if (dev.mode === "cuda") kinds.forEach(([name, k]) => rows.push({ name, end: k.end, peak: k.peak }));
+		const box = h("div", { class: "summary" }, table([col("memory", "name"), col("at end", "end", bytes, 1), col("peak", "peak", bytes, 1), col("peak at", "t", secs, 1)], rows, false));
+		if (dev.mode !== "cuda" && kinds.length)
+			box.appendChild(muted("Not counted above: " + kinds.map(([name, k]) => {
+				const what = Object.prototype.hasOwnProperty.call(KIND_MEANINGS, name) ? KIND_MEANINGS[name] + ", " : "";
+				return bytes(k.peak) + " of " + name + " (" + what + plural(k.allocations, "allocation") + (k.end !== k.peak ? "; " + bytes(k.end) + " at the end" : "") + ")";
+			}).join(", ")));
+		return box;
 	}
 
 	function timeSection(sec, dev, key) {
@@ -732,7 +752,7 @@
 		if (objs(p.by_phase).length)
 			guard(sec, key + "-phase", () => {
 				sec.appendChild(heading("By phase (when made)"));
-				stackedBar(sec, key + "-phase", objs(p.by_phase).map((x) => ({ name: orDash(x.phase), bytes: x.bytes, count: x.count, color: phaseColor(x.phase, 0.75) || "#cbd5e1" })));
+				stackedBar(sec, key + "-phase", objs(p.by_phase).map((x) => ({ name: orDash(phaseLabel(x.phase)), bytes: x.bytes, count: x.count, color: phaseColor(x.phase, 0.75) || "#cbd5e1" })));
 			});
 		if (objs(p.by_line).length) add(sec, [heading("By source line"), lineTable(p.by_line)]);
 		if (objs(p.top).length) add(sec, [heading("Largest allocations at the peak (click a header to sort)"), topTable(p.top)]);
@@ -1047,7 +1067,7 @@
 			if (objs(pair.categories).length) add(box, [heading("What grew, by category"), table(changeCols("category"), objs(pair.categories), true)]);
 			if (objs(pair.layers).length) add(box, [heading("By layer (each layer's own bytes)"), table(changeCols("layer"), objs(pair.layers), true)]);
 			if (objs(pair.allocations).length)
-				add(box, [heading("Allocations matched across the runs"), table([col("layer", "layer"), col("category", "category"), col("phase", "phase"),
+				add(box, [heading("Allocations matched across the runs"), table([col("layer", "layer"), col("category", "category"), col("phase", (r) => phaseLabel(r.phase)),
 					col("what / API", (r) => r.what || r.api), col("count", "count", int, 1), each("base"), each("new"),
 					col("change", "change", (v, r) => (r.exact === false ? "≥ " : "") + signed(v), 1)], objs(pair.allocations), true)]);
 			if (arr(pair.notes).length) box.appendChild(bulleted(arr(pair.notes)));
