@@ -748,6 +748,34 @@ def inference(sim, steps=3, blocks=6, act=64 * MiB, out=16 * MiB, no_grad=False,
     return 0 if no_grad or backward else (blocks - 1) * act
 
 
+def gpt_blocks(sim, steps=3, leak0=MiB, odd=None):
+    """A GPT-2-like model's forward, 12 blocks in a ModuleList
+    (<GPT2>.transformer.h.N.attn/mlp), activations freed after each step's
+    forward; block 0 keeps leak0 bytes a step (a leak), block 5's mlp 4 KiB
+    more (alike within the tolerance), block `odd`'s attn 200 KiB more (not
+    alike)."""
+    sim.torch_info()
+    for step in range(1, steps + 1):
+        sim.tick(20000)
+        sim.push("fwd:<GPT2>")
+        sim.push("fwd:transformer.wte")
+        acts = [sim.alloc(8 * MiB, "activations")]
+        sim.pop()
+        for i in range(12):
+            sim.push("fwd:transformer.h.%d.attn" % i)
+            acts.append(sim.alloc(6 * MiB + (200 * 1024 if i == odd else 0), "activations"))
+            if i == 0 and leak0:
+                sim.alloc(leak0, "activations")
+            sim.pop()
+            sim.push("fwd:transformer.h.%d.mlp" % i)
+            acts.append(sim.alloc(4 * MiB + (4 * 1024 if i == 5 else 0), "activations"))
+            sim.pop()
+        sim.pop()
+        for a in acts:
+            sim.free(a)
+        sim.mark("step:%d" % step)
+
+
 def scenario(name, outdir):
     exp = {"scenario": name}
     if name == "train":
@@ -877,6 +905,11 @@ def scenario(name, outdir):
         sim.write(os.path.join(outdir, "nomodel.json.gz"))
         exp["peak"] = expect_peak(sim)
         del big
+    elif name == "blocks":
+        sim = Sim(total=16 * GiB)
+        gpt_blocks(sim, odd=7)
+        sim.write(os.path.join(outdir, "blocks.json.gz"))
+        exp["peak"] = expect_peak(sim)
     elif name == "multi":
         # two processes on one GPU, clocks 0.5 s apart
         a = Sim(pid=5001, ts_base=1_700_000_000_000_000_000, total=8 * GiB)

@@ -244,6 +244,62 @@ def test_nomodel():
     check(rc == 0 and not re.search(r"^ *parameters ", out, re.M), "nomodel text: no parameters row")
 
 
+def test_blocks():
+    """A GPT-2-like model's 12 blocks: siblings of equal bytes by number (2
+    before 11); alike blocks one row ("1-6,8-11 (10 alike, each 10.0 MiB)",
+    its totals the sum of its members, the first one's children shown once),
+    the ones that differ (block 0 leaks, block 7 holds 3% more) apart; the
+    JSON keeps every block."""
+    make("blocks")
+    doc, _ = analyze_json("blocks.json.gz")
+    h = find_node(dev(doc)["peak"]["by_layer"], ["<GPT2>", "transformer", "h"])
+    if not check(h is not None, "blocks: the tree has <GPT2>.transformer.h"):
+        return
+    kids = h["children"]
+    eq([k["name"] for k in kids], ["1", "2", "3", "4", "5", "6", "8", "9", "10", "11", "0", "7"],
+       "blocks: the alike run by number, then the others largest first")
+    eq(sum(k["bytes"] for k in kids), h["bytes"], "blocks: every block kept, adding up to h")
+    check(all(sorted(c["name"] for c in k.get("children", [])) == ["attn", "mlp"] for k in kids),
+          "blocks: every block keeps its children")
+    run_ = kids[0].get("alike") or {}
+    members = kids[:run_.get("siblings", 0)]
+    eq({x: run_.get(x) for x in ("siblings", "label", "bytes", "count", "min_bytes", "max_bytes")},
+       {"siblings": 10, "label": "1-6,8-11 (10 alike, each 10.0 MiB)", "bytes": sum(k["bytes"] for k in members),
+        "count": sum(k["count"] for k in members), "min_bytes": 10 * MiB, "max_bytes": 10 * MiB + 4096},
+       "blocks: the run and its totals")
+    eq(run_.get("share"), round(run_.get("bytes", 0) / dev(doc)["peak"]["live_bytes"], 4), "blocks: the run's share")
+    eq([k["name"] for k in kids[1:] if "alike" in k], [], "blocks: only the run's first says it")
+    rc, out, _ = run("blocks.json.gz")
+    rows = out[out.index("by layer (module path)"):].split("\n\n")[0]
+    check(re.search(r"^ {8}1-6,8-11 \(10 alike, each 10\.0 MiB\) +100 MiB +76\.2% +20$", rows, re.M),
+          "blocks text: the run's row with its totals:\n%s" % rows)
+    eq(len(re.findall(r"^ {10}each: (attn|mlp) ", rows, re.M)), 2, "blocks text: the first one's children once")
+    check(re.search(r"^ {8}0 +13\.0 MiB", rows, re.M) and re.search(r"^ {8}7 +10\.2 MiB", rows, re.M),
+          "blocks text: the blocks that differ on their own")
+    eq(len(rows.splitlines()), 13, "blocks text: a heading and 12 rows, not 38")
+    # all alike: one row down the chain, "h.0-11"
+    sim = synth.Sim(total=16 * GiB)
+    synth.gpt_blocks(sim, leak0=0)
+    sim.write(os.path.join(TMP, "blocks_alike.json.gz"))
+    rc, out, _ = run("blocks_alike.json.gz")
+    check(re.search(r"^ {6}h\.0-11 \(12 alike, each 10\.0 MiB\) +120 MiB +93\.8% +24$", out, re.M),
+          "blocks text: twelve alike blocks, one row:\n%s" % out[out.index("by layer"):][:600])
+    # equal bytes, not alike: by name, numbers as numbers
+    sim = synth.Sim(total=16 * GiB)
+    sim.torch_info()
+    sim.push("fwd:<Net>")
+    for path in ("layer11", "layer2", "stack.11.a", "stack.2.b"):
+        sim.push("fwd:" + path)
+        sim.alloc(MiB, "activations")
+        sim.pop()
+    sim.pop()
+    sim.write(os.path.join(TMP, "names.json.gz"))
+    doc, _ = analyze_json("names.json.gz")
+    net = find_node(dev(doc)["peak"]["by_layer"], ["<Net>"])
+    eq([k["name"] for k in net["children"]], ["stack", "layer2", "layer11"], "names: 2 before 11")
+    eq([k["name"] for k in net["children"][0]["children"]], ["2", "11"], "names: numbered siblings by number")
+
+
 def test_leak():
     exp = make("leak")
     doc, _ = analyze_json("leak.json.gz")

@@ -769,6 +769,36 @@ def test_browser_labels():
     check(not re.search(r"step \d+, none", dom), "no moment ends in none")
 
 
+def test_browser_blocks():
+    """A failure in a GPT-2-like model's forward, its 12 blocks alike: the
+    failure's layer table shows them as one row with the text's label, the
+    first one's children once."""
+    chromium()
+    sys.path.insert(0, os.path.join(ROOT, "tests", "analyze"))
+    import synth
+    sim = synth.Sim(total=2 * synth.GiB, cmdline="python3 gpt2.py")
+    synth.gpt_blocks(sim, steps=2, leak0=0)
+    sim.push("fwd:<GPT2>")
+    for i in range(12):
+        for part, size in (("attn", 6), ("mlp", 4)):
+            sim.push("fwd:transformer.h.%d.%s" % (i, part))
+            sim.alloc(size * synth.MiB, "activations")
+            sim.pop()
+    sim.push("fwd:lm_head")
+    sim.oom(4 * synth.GiB)
+    path = os.path.join(TMP, "blocks.json.gz")
+    sim.write(path, cut="flush")
+    page, text = make_page("blocks", [path], expect_notes=1)
+    if text is None:
+        return
+    m, _ = load("blocks", page, shot=False)
+    texts = [t.strip() for t in m.text]
+    keep("blocks.text.txt", "\n".join(texts))
+    check("0-11 (12 alike, each 10.0 MiB)" in texts, "blocks: the twelve blocks, one row")
+    eq(texts.count("each: attn"), 1, "blocks: the first one's children once")
+    check("11" not in texts, "blocks: no row of a block of the run")
+
+
 def test_browser_hostile():
     """Names that would act as HTML, or mislead: shown as text, and none
     of them ran (the title is not PWNED, no <img>, no script but the

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "advice.h"
+#include "layers.h"
 #include "leak.h"
 #include "set.h"
 #include "units.h"
@@ -205,10 +206,11 @@ static int node_cmp(const void *x, const void *y)
 
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return an_layer_name_cmp(a->name, b->name);
 }
 
-/* nd's children, largest first, into the arena */
+/* nd's children, largest first, into the arena; then in the order people
+ * read them, with runs of alike siblings (layers.h) */
 static void tree_fill(struct bld *b, struct node *nd, uint64_t whole, struct gp_an_node **out,
 		      size_t *nout)
 {
@@ -229,6 +231,8 @@ static void tree_fill(struct bld *b, struct node *nd, uint64_t whole, struct gp_
 		v[i].count = nd->kids[i]->count;
 		tree_fill(b, nd->kids[i], whole, &v[i].children, &v[i].nchildren);
 	}
+	if (an_layers_order(b->r, v, nd->n, whole))
+		b->oom = 1;
 	*out = v;
 	*nout = nd->n;
 }

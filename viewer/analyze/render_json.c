@@ -67,6 +67,18 @@ static struct json_object *node_json(struct gp_jb *b, const struct gp_an_node *n
 	gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)nd->bytes));
 	gp_jb_put(b, o, "share", gp_jb_num(b, nd->share, 4));
 	gp_jb_put(b, o, "count", gp_jb_int(b, (int64_t)nd->count));
+	if (nd->alike.n) {
+		struct json_object *run = gp_jb_obj(b);
+
+		gp_jb_put(b, run, "siblings", gp_jb_int(b, (int64_t)nd->alike.n));
+		gp_jb_put(b, run, "label", gp_jb_str(b, nd->alike.label));
+		gp_jb_put(b, run, "bytes", gp_jb_int(b, (int64_t)nd->alike.bytes));
+		gp_jb_put(b, run, "share", gp_jb_num(b, nd->alike.share, 4));
+		gp_jb_put(b, run, "count", gp_jb_int(b, (int64_t)nd->alike.count));
+		gp_jb_put(b, run, "min_bytes", gp_jb_int(b, (int64_t)nd->alike.min));
+		gp_jb_put(b, run, "max_bytes", gp_jb_int(b, (int64_t)nd->alike.max));
+		gp_jb_put(b, o, "alike", run);
+	}
 	if (nd->nchildren) {
 		struct json_object *kids = gp_jb_arr(b);
 

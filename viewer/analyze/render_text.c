@@ -294,35 +294,61 @@ static void cats(struct out *o, const struct gp_an_set *x, const char *indent)
 	t_print(o, &t, indent, 2);
 }
 
+/* A node's row and those below it. prefix: "each: " before the name of
+ * the children of a run's first, shown for all of the run. */
 static void layer_rows(const struct out *o, struct gp_table *t, const struct gp_an_node *node,
-		       int depth, const char *sep)
+		       int depth, const char *sep, const char *prefix)
 {
 	char name[2048];
 	size_t n;
 	char cnt[32];
+	uint64_t bytes, count;
+	double share;
 
-	n = (size_t)snprintf(name, sizeof(name), "%*s%s", depth * 2, "", node->name);
+	/* a run of alike siblings: its label, "0-11 (12 alike, each 102 MiB)" */
+	n = (size_t)snprintf(name, sizeof(name), "%*s%s%s", depth * 2, "", prefix,
+			     node->alike.n ? node->alike.label : node->name);
 	/* a chain of single children holding everything: one row */
-	while (node->nchildren == 1 && node->children[0].bytes == node->bytes && n < sizeof(name)) {
+	while (!node->alike.n && node->nchildren == 1 && node->children[0].bytes == node->bytes &&
+	       n < sizeof(name)) {
 		node = &node->children[0];
 		n += (size_t)snprintf(name + n, sizeof(name) - n, "%s%s", sep, node->name);
 	}
-	snprintf(cnt, sizeof(cnt), "%" PRIu64, node->count);
-	gp_table_row(t, name, sz(node->bytes), pct(node->share), cnt);
+	bytes = node->bytes;
+	count = node->count;
+	share = node->share;
+	if (node->alike.n) {
+		bytes = node->alike.bytes;
+		count = node->alike.count;
+		share = node->alike.share;
+	} else if (node->nchildren && node->children[0].alike.n == node->nchildren &&
+		   node->children[0].alike.bytes == node->bytes && n < sizeof(name)) {
+		/* ... or a run holding everything: "h.0-11 (12 alike, ...)" */
+		node = &node->children[0];
+		n += (size_t)snprintf(name + n, sizeof(name) - n, "%s%s", sep, node->alike.label);
+	}
+	snprintf(cnt, sizeof(cnt), "%" PRIu64, count);
+	gp_table_row(t, name, sz(bytes), pct(share), cnt);
 	if (depth + 1 >= MAX_DEPTH_SHOWN)
 		return;
-	for (size_t i = 0; i < node->nchildren; i++) {
-		if (i >= (size_t)o->top || node->children[i].share < 0.005) {
+	/* a run's children are its first's, each of the run having the like */
+	prefix = node->alike.n ? "each: " : "";
+	for (size_t i = 0, rows = 0; i < node->nchildren; rows++) {
+		const struct gp_an_node *c = &node->children[i];
+		double c_share = c->alike.n ? c->alike.share : c->share;
+
+		if (rows >= (size_t)o->top || c_share < 0.005) {
 			uint64_t rest = 0;
 
 			for (size_t k = i; k < node->nchildren; k++)
 				rest += node->children[k].bytes;
-			snprintf(name, sizeof(name), "%*s(%zu more)", (depth + 1) * 2, "",
+			snprintf(name, sizeof(name), "%*s%s(%zu more)", (depth + 1) * 2, "", prefix,
 				 node->nchildren - i);
 			gp_table_row(t, name, sz(rest), "", "");
 			break;
 		}
-		layer_rows(o, t, &node->children[i], depth + 1, sep);
+		layer_rows(o, t, c, depth + 1, sep, prefix);
+		i += c->alike.n ? c->alike.n : 1;
 	}
 }
 
@@ -336,15 +362,16 @@ static void layers(struct out *o, const struct gp_an_node *v, size_t n, const ch
 	gp_table_init(&t, 4, "lrrr");
 	gp_table_row(&t, torch ? "by layer (module path)" : "by NVTX range", "bytes", "share",
 		     "allocations");
-	for (size_t i = 0; i < n; i++) {
-		if (i >= (size_t)o->top) {
+	for (size_t i = 0, rows = 0; i < n; rows++) {
+		if (rows >= (size_t)o->top) {
 			char more[64];
 
 			snprintf(more, sizeof(more), "(%zu more)", n - i);
 			gp_table_row(&t, more, "", "", "");
 			break;
 		}
-		layer_rows(o, &t, &v[i], 0, torch ? "." : " > ");
+		layer_rows(o, &t, &v[i], 0, torch ? "." : " > ", "");
+		i += v[i].alike.n ? v[i].alike.n : 1;
 	}
 	t_print(o, &t, indent, 2);
 }

@@ -72,7 +72,8 @@ struct gp_an_category {
 	struct gp_an_groups by; /* `other` only: by what it is */
 };
 
-/* A node of the layer tree; children largest first. */
+/* A node of the layer tree; children largest first, ties by name (2
+ * before 11), a run of alike siblings by its total (layers.h). */
 struct gp_an_node {
 	const char *name;
 	uint64_t bytes;
@@ -80,6 +81,15 @@ struct gp_an_node {
 	uint64_t count;
 	struct gp_an_node *children;
 	size_t nchildren;
+	/* on the first of a run of alike siblings, which it and the next n - 1
+	 * are: their totals, the least and most of one, and the row's label,
+	 * "0-11 (12 alike, each 102 MiB)"; n 0 elsewhere */
+	struct {
+		size_t n;
+		uint64_t bytes, count, min, max;
+		double share;
+		const char *label;
+	} alike;
 };
 
 /* One allocation of a set's top. */

@@ -217,14 +217,23 @@
 		return dl;
 	}
 
-	/** A layer tree (by_layer) as an indented table. */
+	/** A layer tree (by_layer) as an indented table; a run of alike
+	 * siblings (the first's `alike`, SCHEMA.md) is one row, its label and
+	 * totals, and its first member's children once, as "each: ...". */
 	function layerTable(nodes) {
 		const rows = [];
-		const walk = (list, depth) => objs(list).forEach((node) => {
-			rows.push({ ...node, depth }); // a spread defines "__proto__" as data
-			walk(node.children, depth + 1);
-		});
-		walk(nodes, 0);
+		const walk = (list, depth, prefix) => {
+			const v = objs(list);
+			for (let i = 0; i < v.length; ) {
+				const node = v[i], run = obj(node.alike);
+				const n = run && isNum(run.siblings) && run.siblings > 1 ? Math.min(run.siblings, v.length - i) : 1;
+				if (n > 1) rows.push({ name: prefix + orDash(run.label), bytes: run.bytes, share: run.share, count: run.count, depth });
+				else rows.push({ ...node, name: prefix + orDash(node.name), depth }); // a spread defines "__proto__" as data
+				walk(node.children, depth + 1, n > 1 ? "each: " : "");
+				i += n;
+			}
+		};
+		walk(nodes, 0, "");
 		const name = col("layer", "name", (v, r) => h("span", { style: { paddingLeft: r.depth * 1.2 + "em" } }, orDash(v)));
 		return table([name].concat(SHARE_COLS), rows, false);
 	}
