@@ -298,6 +298,23 @@ def test_blocks():
     net = find_node(dev(doc)["peak"]["by_layer"], ["<Net>"])
     eq([k["name"] for k in net["children"]], ["stack", "layer2", "layer11"], "names: 2 before 11")
     eq([k["name"] for k in net["children"][0]["children"]], ["2", "11"], "names: numbered siblings by number")
+    # 200 numbered siblings of two shapes: two runs, their labels cut short
+    sim = synth.Sim(total=16 * GiB)
+    sim.torch_info()
+    sim.push("fwd:<Net>")
+    for i in range(200):
+        sim.push("fwd:h.%d.%s" % (i, "odd" if i % 2 else "even"))
+        sim.alloc(4096, "activations")
+        sim.pop()
+    sim.pop()
+    sim.write(os.path.join(TMP, "siblings.json.gz"))
+    doc, _ = analyze_json("siblings.json.gz")
+    h = find_node(dev(doc)["peak"]["by_layer"], ["<Net>", "h"])
+    runs = [k["alike"] for k in h["children"] if "alike" in k]
+    eq([r["siblings"] for r in runs], [100, 100], "siblings: one run per shape")
+    eq([r["label"] for r in runs],
+       ["0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,... (100 alike, each 4.00 KiB)",
+        "1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31,... (100 alike, each 4.00 KiB)"], "siblings: labels cut short")
 
 
 def test_leak():

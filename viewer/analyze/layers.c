@@ -14,6 +14,8 @@
 /* children matched by name at most this many places off their own */
 #define ALIKE_SEARCH 64
 #define ALIKE_DEPTH 48
+/* a label's list of numbers: this many characters, then ",..." */
+#define LABEL_NUMBERS 40
 
 int an_layer_name_cmp(const char *a, const char *b)
 {
@@ -116,7 +118,7 @@ static const char *run_label(struct gp_an_result *r, struct gp_an_node *const *m
 	char buf[200], lo[32], hi[32];
 	size_t len = 0;
 
-	for (size_t i = 0; i < n && len < sizeof(buf) - 40;) {
+	for (size_t i = 0; i < n;) {
 		size_t j = i;
 
 		while (j + 1 < n && number(m[j + 1]->name) == number(m[j]->name) + 1)
@@ -124,7 +126,7 @@ static const char *run_label(struct gp_an_result *r, struct gp_an_node *const *m
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s%s%s", i ? "," : "", m[i]->name,
 					j > i ? "-" : "", j > i ? m[j]->name : "");
 		i = j + 1;
-		if (i < n && len >= sizeof(buf) - 40) {
+		if (i < n && len >= LABEL_NUMBERS) {
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, ",...");
 			break;
 		}
