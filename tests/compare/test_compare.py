@@ -190,6 +190,22 @@ def test_fail():
     check(re.search(r"<= 64\.0 MiB +72\.0 MiB +>= \+8\.00 MiB", out), "text: the bound")
 
 
+def test_phase_label():
+    """Memory made in no phase: the moment leaves the phase out, an
+    allocation's description says "(no phase)", as analyze's text does."""
+    for name, size in (("plain_base.json.gz", 100 * MiB), ("plain_new.json.gz", 300 * MiB)):
+        sim = synth.Sim()
+        sim.torch_info()
+        sim.alloc(size, "other")
+        write(sim, name)
+    rc, out, _ = compare("plain_base.json.gz", "plain_new.json.gz")
+    eq(rc, 1, "a regression")
+    check(re.search(r"^  BASE  100 MiB allocated at 0\.001 s; ", out, re.M), "the moment without none:\n%s" % out)
+    check(re.search(r"^    \(no module\), other: .*, \(no phase\) +100 MiB +300 MiB", out, re.M),
+          "the allocation's phase, (no phase):\n%s" % out)
+    check(not re.search(r"\bnone\b", out), "no phase called none")
+
+
 def test_improvement():
     run_train("big.json.gz", act=(192 * MiB, 48 * MiB))
     run_train("base.json.gz")
