@@ -771,8 +771,9 @@ def test_browser_labels():
 
 def test_browser_blocks():
     """A failure in a GPT-2-like model's forward, its 12 blocks alike: the
-    failure's layer table shows them as one row with the text's label, the
-    first one's children once."""
+    peak's and the failure's layer tables show them as one row with the
+    text's label, the first one's children once; the icicle draws them in
+    the analysis' order (by number), not re-sorted by size."""
     chromium()
     sys.path.insert(0, os.path.join(ROOT, "tests", "analyze"))
     import synth
@@ -795,8 +796,11 @@ def test_browser_blocks():
     texts = [t.strip() for t in m.text]
     keep("blocks.text.txt", "\n".join(texts))
     check("0-11 (12 alike, each 10.0 MiB)" in texts, "blocks: the twelve blocks, one row")
-    eq(texts.count("each: attn"), 1, "blocks: the first one's children once")
+    eq(texts.count("each: attn"), 2, "blocks: the first one's children once (the peak's table, the failure's)")
     check("11" not in texts, "blocks: no row of a block of the run")
+    # the icicle keeps the analysis' order: block 5, 4 KiB larger, in its place
+    drawn = [int(x.group(1)) for x in (re.match(r"^(\d+) · ", t) for t in texts) if x]
+    check(drawn and drawn == sorted(drawn), "blocks: the icicle's blocks by number: %r" % drawn)
 
 
 def test_browser_hostile():

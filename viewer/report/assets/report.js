@@ -321,9 +321,10 @@
 		if (!top.length) return parent.appendChild(muted("No layer breakdown."));
 		const rootData = { name: "live at the peak", bytes: sumOf(top, "bytes"), children: top };
 		const childrenOf = (d) => { const c = kids(d.children); return c.length ? c : null; };
+		// in the analysis' order (SCHEMA.md, by_layer): largest first, a run
+		// of alike siblings together by number
 		const root = d3.hierarchy(rootData, childrenOf)
-			.sum((d) => Math.max(0, d.bytes - sumOf(kids(d.children), "bytes")))
-			.sort((a, b) => b.value - a.value);
+			.sum((d) => Math.max(0, d.bytes - sumOf(kids(d.children), "bytes")));
 		d3.partition()(root);
 		// a hue per top-level node, lighter with depth; "(no module)" gray
 		root.children.forEach((c, i) => c.each((n) => (n.hue = (i * 47 + 215) % 360)));
@@ -753,6 +754,8 @@
 		guard(sec, key + "-icicle", () => {
 			add(sec, [heading(cuda ? "By NVTX range" : "By layer (module path)"), muted("Click a layer to zoom in; the top row or the path above goes back.")]);
 			icicle(sec, key + "-icicle", p.by_layer, cuda ? " > " : ".");
+			// the same rows as the text's table, alike blocks as one
+			sec.appendChild(h("details", null, h("summary", null, "As a table"), layerTable(p.by_layer)));
 		});
 		guard(sec, key + "-cat", () => {
 			const title = sec.appendChild(heading("By category"));
