@@ -17,11 +17,11 @@
 /* a label's list of numbers: this many characters, then ",..." */
 #define LABEL_NUMBERS 40
 
-int an_layer_name_cmp(const char *a, const char *b)
+static int numeric_cmp(const char *a, const char *b)
 {
 	while (*a && *b) {
 		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
-			const char *ea = a, *eb = b;
+			const char *ea, *eb;
 
 			while (*a == '0' && a[1] >= '0' && a[1] <= '9')
 				a++;
@@ -44,6 +44,14 @@ int an_layer_name_cmp(const char *a, const char *b)
 		b++;
 	}
 	return *a ? 1 : *b ? -1 : 0;
+}
+
+int an_layer_name_cmp(const char *a, const char *b)
+{
+	int c = numeric_cmp(a, b);
+
+	/* "7" and "07": the same number, still an order */
+	return c ? c : strcmp(a, b);
 }
 
 /* a decimal number of at most 9 digits: its value; else -1 */
@@ -96,10 +104,8 @@ struct row {
 
 static int by_number(const void *x, const void *y)
 {
-	long a = number((*(struct gp_an_node *const *)x)->name);
-	long b = number((*(struct gp_an_node *const *)y)->name);
-
-	return (a > b) - (a < b);
+	return an_layer_name_cmp((*(struct gp_an_node *const *)x)->name,
+				 (*(struct gp_an_node *const *)y)->name);
 }
 
 static int row_cmp(const void *x, const void *y)
