@@ -3,6 +3,7 @@
  * trace, subscribe to CUPTI, start the writer thread and return; at process
  * exit the trace is finished. Any failure says one "gpuprof:" line on stderr
  * and leaves the program running without us. */
+#include "exit_patch.h"
 #include "recorder.h"
 #include "signals.h"
 #include "trace_names.h"
@@ -203,6 +204,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 	gp_callbacks_handler(userdata, (int)domain, cbid, cbdata);
 }
 
+/* How long an exit waits for the trace to be finished
+ * (GPUPROF_EXIT_WAIT_MS): exit() in its atexit handler, _exit() in
+ * on_exit_call. A program's exit is never held longer: the trace is then
+ * cut short at its last flush, which gpuprof recover repairs. */
+static int exit_finish_ms = 10000;
+
 static void on_exit_handler(void)
 {
 	if (getpid() != gp_rec.pid)
@@ -210,7 +217,33 @@ static void on_exit_handler(void)
 	int expected = GP_REC_RUNNING;
 	if (!atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_REC_STOPPING))
 		return;
-	gp_writer_stop(1, 10000);
+	gp_writer_stop(1, exit_finish_ms);
+}
+
+/* exit_patch.h's hook: the program ends with _exit() or _Exit() (Python's
+ * os._exit()), which run no atexit handler. The writer finishes the trace
+ * as at exit(), and this thread waits for it, bounded; nothing here takes
+ * a lock, so that any thread may call it, holding whatever it holds, or a
+ * signal handler. A vfork()ed child shares our memory: it must touch
+ * nothing, so the pid comes first. */
+static void on_exit_call(int status)
+{
+	(void)status; /* the real _exit gets it next */
+	if (getpid() != gp_rec.pid)
+		return; /* a child: the trace is its parent's */
+	/* a signal from outside being finished ends the process first */
+	gp_sig_hold_exit();
+	int expected = GP_REC_RUNNING;
+	int err;
+	if (atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_REC_STOPPING))
+		err = gp_writer_finish_for_exit(exit_finish_ms);
+	else if (expected == GP_REC_STOPPING)
+		err = gp_writer_wait_finished(exit_finish_ms); /* exit() on another thread */
+	else
+		return;
+	if (err == -ETIMEDOUT)
+		gp_rec_say("the trace writer did not finish in %d ms; the trace is cut short "
+			   "(run gpuprof recover on it)", exit_finish_ms);
 }
 
 /* How long a signal handler waits for the trace: long enough to flush
@@ -392,8 +425,11 @@ static int start(void)
 		atomic_store(&gp_rec.state, GP_REC_FAILED);
 		goto fail_activity;
 	}
+	exit_finish_ms = (int)gp_env_size("GPUPROF_EXIT_WAIT_MS", (size_t)exit_finish_ms, 0, 600000);
 	atexit(on_exit_handler);
 	pthread_atfork(NULL, NULL, on_fork_child);
+	/* where it fails, _exit() leaves the trace cut short at its last flush */
+	gp_exit_start(on_exit_call);
 	/* glibc loads the unwinder at the first backtrace(): here, not in a
 	 * CUPTI callback (api_callbacks.c's caller_object) */
 	void *frame[2];

@@ -274,6 +274,14 @@ void gp_writer_stop(int clean, int timeout_ms);
  * waits for it at most timeout_ms. 0, -ETIMEDOUT, or -EDEADLK on the
  * writer's own thread (or with no writer). Async-signal-safe. */
 int gp_writer_finish_for_signal(int sig, int timeout_ms);
+/* As the program ends without exit() (_exit, _Exit: exit_patch.h), on its
+ * thread: the writer finishes the trace as gp_writer_stop does (a clean
+ * end); waits for it at most timeout_ms. As above. */
+int gp_writer_finish_for_exit(int timeout_ms);
+/* Waits at most timeout_ms for a trace that another thread is having
+ * finished (gp_writer_stop, the calls above): 0 or -ETIMEDOUT.
+ * Async-signal-safe. */
+int gp_writer_wait_finished(int timeout_ms);
 /* For a signal the program handles, in its handler or on the finisher
  * thread: the writer makes one whole
  * flush now (CUPTI's completed buffers, host events, the file); waits for

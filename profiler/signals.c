@@ -328,6 +328,11 @@ static void on_exit_while_dying(void)
 		wait_while_dying(EXIT_WAIT_MS);
 }
 
+void gp_sig_hold_exit(void)
+{
+	on_exit_while_dying();
+}
+
 static void start_finisher(void)
 {
 	if (sem_init(&finisher_wake, 0, 0) != 0)

@@ -42,6 +42,12 @@ int gp_sig_start(gp_sig_hook_fn hook);
  * -errno. */
 int gp_sig_refresh(void);
 
+/* For an exit that runs no atexit handler (_exit: exit_patch.h): while a
+ * signal from outside is ending the process (its hook running on
+ * gpuprof's thread), waits for it to, as exit() does; else returns at
+ * once. Async-signal-safe. */
+void gp_sig_hold_exit(void);
+
 /* Whether sig is one of the signals above. */
 int gp_sig_watched(int sig);
 

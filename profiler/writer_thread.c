@@ -5,6 +5,7 @@
  * Every GPUPROF_CUPTI_FLUSH_MS CUPTI is asked for its completed buffers, so
  * a memory record older than the flush before last has arrived; counters are
  * advanced up to there (the watermark). */
+#include "exit_patch.h"
 #include "gz_sink.h"
 #include "signals.h"
 #include "json_buf.h"
@@ -230,6 +231,7 @@ static void *writer_main(void *arg)
 			break; /* disk full or gone: said below */
 		atomic_store(&flushes_made, asked);
 		gp_sig_refresh();
+		gp_exit_refresh();
 	}
 	if (gp_tw_error(w->tw) == 0) {
 		/* At exit a forced flush: what is still running will not finish. */
@@ -343,15 +345,32 @@ static int wait_for(_Atomic unsigned *flag, unsigned want, int ms)
 	return (int)(atomic_load(flag) - want) >= 0 ? 0 : -ETIMEDOUT;
 }
 
-int gp_writer_finish_for_signal(int sig, int timeout_ms)
+/* The writer finishes the trace (clean, or dying of sig) and this thread
+ * waits for it; see gp_writer_finish_for_signal. */
+static int finish_and_wait(int clean, int sig, int timeout_ms)
 {
 	if (!thread_started || on_writer_thread())
 		return -EDEADLK;
-	clean_exit = 0;
+	clean_exit = clean;
 	atomic_store(&end_signal, sig);
 	atomic_store(&stop_requested, 1);
 	/* gp_bufs_wake takes a mutex the interrupted thread may hold: the
 	 * writer sees the request within its 50 ms wait instead. */
+	return wait_for(&finished, 1, timeout_ms);
+}
+
+int gp_writer_finish_for_signal(int sig, int timeout_ms)
+{
+	return finish_and_wait(0, sig, timeout_ms);
+}
+
+int gp_writer_finish_for_exit(int timeout_ms)
+{
+	return finish_and_wait(1, 0, timeout_ms);
+}
+
+int gp_writer_wait_finished(int timeout_ms)
+{
 	return wait_for(&finished, 1, timeout_ms);
 }
 

@@ -1,0 +1,102 @@
+/* A job of six steps (job_steps.c) that ends as its argument says, for
+ * test_exits.py:
+ *
+ *   exit    returns from main (exit: the recorder's atexit handler)
+ *   _exit   _exit(3) on the main thread
+ *   _Exit   _Exit(4)
+ *   thread  _exit(5) on a second thread after the steps, the main thread
+ *           asleep
+ *   vfork   a vfork()ed child calls _exit(7) after step 2 (as posix_spawn's
+ *           fallbacks and shells do); then _exit(3)
+ *   held    the main thread holds CUPTI's lock (stub_cupti.c) and calls
+ *           _exit(6): the trace cannot be finished, the exit must come anyway
+ *   sigterm a child sends SIGTERM; while the recorder finishes the trace for
+ *           it, the main thread calls _exit(3): the signal ends the process,
+ *           as it would have without gpuprof
+ *   run     steps every 10 ms until killed
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int job_start(const char *recorder);
+void job_step(int n);
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+static _Atomic int stepped;
+
+static void *exit_thread(void *arg)
+{
+	(void)arg;
+	while (!stepped)
+		sleep_ms(1);
+	_exit(5);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3 || job_start(argv[1]) != 0)
+		return 2;
+	const char *how = argv[2];
+	if (strcmp(how, "run") == 0) {
+		for (int n = 1;; n++) {
+			job_step(n);
+			sleep_ms(10);
+		}
+	}
+	pthread_t t;
+	if (strcmp(how, "thread") == 0 && pthread_create(&t, NULL, exit_thread, NULL) != 0)
+		return 2;
+	for (int n = 1; n <= 6; n++) {
+		job_step(n);
+		if (n == 2 && strcmp(how, "vfork") == 0) {
+			pid_t child = vfork();
+			if (child == 0)
+				_exit(7);
+			int st = 0;
+			waitpid(child, &st, 0);
+			printf("child %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			fflush(stdout);
+		}
+		sleep_ms(20);
+	}
+	if (strcmp(how, "thread") == 0) {
+		stepped = 1;
+		for (;;)
+			sleep_ms(10); /* the other thread ends the process */
+	}
+	if (strcmp(how, "_exit") == 0 || strcmp(how, "vfork") == 0)
+		_exit(3);
+	if (strcmp(how, "_Exit") == 0)
+		_Exit(4);
+	if (strcmp(how, "held") == 0) {
+		void (*hold)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "gp_stub_cupti_hold");
+		if (!hold)
+			return 2;
+		hold(1);
+		_exit(6);
+	}
+	if (strcmp(how, "sigterm") == 0) {
+		pid_t child = fork();
+		if (child == 0) {
+			kill(getppid(), SIGTERM);
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+		sleep_ms(50); /* the signal arrived: the trace is being finished */
+		_exit(3);
+	}
+	return 0;
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""The whole recorder (libgpuprof_inject.so) without a GPU, over the stand-in
+CUPTI (stub_cupti.c), in jobs of six steps (exit_job.c, job.py) that end
+without exit(): the trace is finished all the same, holds every step and
+PyTorch's peak as the job printed it, and the process ends with the status
+it asked for; a job that cannot have its trace finished still ends, in
+bounded time; a signal being finished still ends the process.
+
+usage: test_exits.py STUB_DIR RECORDER EXIT_JOB JOB_LIBRARY GPUPROF [PYTHON]
+(PYTHON empty: the os._exit case is left out, as in a sanitizer build)"""
+import glob
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import zlib
+
+STUB_DIR = RECORDER = EXIT_JOB = JOB_LIB = GP = PYTHON = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def env_for(trace, extra=None):
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = STUB_DIR + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env["GPUPROF_OUTPUT"] = trace
+    env["GPUPROF_MODE"] = "native"
+    for k in ("GPUPROF_ROOT_PID", "GPUPROF_RUN_DIR", "GPUPROF_FLUSH_MS", "GPUPROF_EXIT_WAIT_MS",
+              "GP_STUB_FLUSH_MS", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"):
+        env.pop(k, None)
+    env.update(extra or {})
+    return env
+
+
+def steps_printed(out):
+    """[(step, max_allocated, unix time)] as the job printed them."""
+    res = []
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) == 4 and w[0] == "step":
+            res.append((int(w[1]), int(w[2].split("=")[1]), float(w[3].split("=")[1])))
+    return res
+
+
+def analyze(trace):
+    p = subprocess.run([GP, "analyze", "--json", trace], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError("analyze %s: exit %d: %s" % (trace, p.returncode, p.stderr.strip()))
+    return json.loads(p.stdout)
+
+
+def events_on_disk(path):
+    """The events a trace's file holds now, cut short or not: what its gzip
+    stream decodes to so far, whole lines only."""
+    with open(path, "rb") as f:
+        data = f.read()
+    text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data).decode("utf-8", "replace")
+    evs = []
+    for line in text.split("\n")[:-1]:
+        line = line.strip().rstrip(",")
+        if line.startswith("{"):
+            try:
+                evs.append(json.loads(line))
+            except ValueError:
+                pass
+    return evs
+
+
+def newest_unix(evs):
+    """Unix time (s) of the newest event: ts (µs) from the meta's ts_base_ns,
+    which is CLOCK_REALTIME (TRACE_FORMAT.md); None before any event."""
+    base = next((e["args"]["ts_base_ns"] for e in evs if e.get("name") == "gpuprof.meta"), None)
+    ts = [float(e["ts"]) for e in evs
+          if e.get("ph") != "M" and e.get("name") not in ("gpuprof.meta", "gpuprof.end")]
+    if base is None or not ts:
+        return None
+    return (base + max(ts) * 1000) / 1e9
+
+
+class Exits(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gp_exits_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run_job(self, argv, extra=None, timeout=30):
+        """Runs a job; returns (status as the shell says it, stdout, stderr,
+        its trace, seconds from its last printed line to its end)."""
+        trace = os.path.join(self.tmp, "job.json.gz")
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env_for(trace, extra), cwd=self.tmp)
+        out, err = p.communicate(timeout=timeout)
+        ended = time.time()
+        rc = p.returncode
+        found = glob.glob(os.path.join(self.tmp, "job.*.json.gz"))
+        self.assertEqual(len(found), 1, "one trace: %s; stderr: %s" % (found, err))
+        printed = steps_printed(out)
+        took = ended - printed[-1][2] if printed else None
+        return (128 - rc if rc < 0 else rc), out, err, found[0], took
+
+    def check_whole(self, trace, out, err):
+        """The trace is finished, with every step the job printed and its
+        peak."""
+        printed = steps_printed(out)
+        self.assertEqual([s[0] for s in printed], [1, 2, 3, 4, 5, 6], out)
+        doc = analyze(trace)
+        self.assertTrue(doc["devices"], "no device in the trace; stderr: %s" % err)
+        t, d = doc["traces"][0], doc["devices"][0]
+        self.assertTrue(t["complete"], "trace finished; stderr: %s" % err)
+        self.assertIsNone(t["end_signal"])
+        self.assertEqual(d["steps"]["count"], 6)
+        self.assertEqual(d["summary"]["allocated"]["peak"], printed[-1][1])
+        end = [e for e in events_on_disk(trace) if e.get("name") == "gpuprof.end"]
+        self.assertEqual(len(end), 1)
+        self.assertTrue(end[0]["args"]["clean"])
+
+    def test_exit(self):
+        # exit(): the atexit handler, as before
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "exit"])
+        self.assertEqual(st, 0, err)
+        self.check_whole(trace, out, err)
+
+    def test__exit(self):
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "_exit"])
+        self.assertEqual(st, 3, err)
+        self.check_whole(trace, out, err)
+
+    def test__Exit(self):
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "_Exit"])
+        self.assertEqual(st, 4, err)
+        self.check_whole(trace, out, err)
+
+    def test_thread(self):
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "thread"])
+        self.assertEqual(st, 5, err)
+        self.check_whole(trace, out, err)
+
+    def test_vfork(self):
+        # the vfork()ed child shares the job's memory: its _exit must touch
+        # nothing of the recorder's, and ends with its own status
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "vfork"])
+        self.assertEqual(st, 3, err)
+        self.assertIn("child 7\n", out)
+        self.check_whole(trace, out, err)
+
+    def test_python_os_exit(self):
+        if not PYTHON:
+            self.skipTest("a sanitizer build's recorder does not load into Python")
+        st, out, err, trace, _ = self.run_job([PYTHON, os.path.join(HERE, "job.py"), JOB_LIB, RECORDER])
+        self.assertEqual(st, 3, err)
+        self.check_whole(trace, out, err)
+
+    def test_held(self):
+        # the writer cannot finish (CUPTI's lock is held by the exiting
+        # thread): the exit comes after GPUPROF_EXIT_WAIT_MS, said on stderr
+        st, out, err, trace, took = self.run_job([EXIT_JOB, RECORDER, "held"],
+                                                 {"GPUPROF_EXIT_WAIT_MS": "300"})
+        self.assertEqual(st, 6, err)
+        self.assertIn("gpuprof: the trace writer did not finish in 300 ms", err)
+        self.assertLess(took, 0.3 + 1.5)
+
+    def test_sigterm_then__exit(self):
+        # a SIGTERM from outside is being finished (slowly: every CUPTI
+        # flush takes 300 ms) when the job calls _exit(3): the signal ends
+        # it, as it would have without gpuprof, and the trace says so
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "sigterm"], {"GP_STUB_FLUSH_MS": "300"})
+        self.assertEqual(st, 128 + signal.SIGTERM, err)
+        doc = analyze(trace)
+        self.assertTrue(doc["traces"][0]["complete"])
+        self.assertEqual(doc["traces"][0]["end_signal"], signal.SIGTERM)
+        self.assertEqual(doc["devices"][0]["steps"]["count"], 6)
+
+
+if __name__ == "__main__":
+    STUB_DIR, RECORDER, EXIT_JOB, JOB_LIB, GP = [os.path.abspath(a) for a in sys.argv[1:6]]
+    PYTHON = sys.argv[6] if len(sys.argv) > 6 and sys.argv[6] else None
+    del sys.argv[1:]
+    unittest.main(verbosity=2)
