@@ -26,7 +26,14 @@ static pthread_t thread;
 static int thread_started;
 static _Atomic int stop_requested;
 static _Atomic unsigned finished;
-static int flush_ms = 500;
+/* The file's flush period (GPUPROF_FLUSH_MS): a program killed with
+ * SIGKILL, where nothing of the recorder runs, leaves what was flushed.
+ * Host events (steps, ranges, allocations by the callbacks and PyTorch's
+ * allocator, failures) are decoded by the tick after them, so a killed
+ * program loses about one tick of them, well under 0.5 s, from the first
+ * tick on; GPU work's records come with CUPTI's flush (cupti_flush_ms) and
+ * are in the file at its tick. */
+static int flush_ms = 250;
 static int clean_exit;
 /* The signal the program is dying of (signals.h), 0 at a normal exit:
  * set before stop_requested. */
@@ -122,6 +129,16 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Milliseconds from now to when, at most most: the writer wakes at its
+ * tick, not up to its wait later. */
+static int ms_until(uint64_t when, int most)
+{
+	uint64_t now = mono_ms();
+	if (now >= when)
+		return 0;
+	return when - now < (uint64_t)most ? (int)(when - now) : most;
+}
+
 static void write_end(struct gp_writer_ctx *w)
 {
 	struct gp_memc_stats ms;
@@ -200,7 +217,7 @@ static void *writer_main(void *arg)
 	uint64_t next_cupti = mono_ms() + (uint64_t)cupti_flush_ms;
 
 	while (!atomic_load(&stop_requested)) {
-		gp_bufs_wait(50);
+		gp_bufs_wait(ms_until(next_tick, 50));
 		drain(w);
 		uint64_t t = mono_ms();
 		unsigned asked = atomic_load(&flushes_asked);
@@ -222,14 +239,18 @@ static void *writer_main(void *arg)
 			previous = now;
 		}
 		note_drops(w, seen_drops, gp_now());
-		struct gp_alloc_capture cap;
-		if (gp_alloc_patch_tick(&cap))
-			write_alloc_capture(w, &cap, gp_now());
 		/* The file is flushed every tick whatever CUPTI delivered, so a
 		 * killed program leaves everything decoded up to here. */
 		if (gp_tw_flush(w->tw) != 0)
 			break; /* disk full or gone: said below */
 		atomic_store(&flushes_made, asked);
+		/* After the flush: while a program loads objects (Python's
+		 * imports), each of these scans them all, and what was decoded
+		 * must not wait for that. A capture event written here is in the
+		 * file at the next tick. */
+		struct gp_alloc_capture cap;
+		if (gp_alloc_patch_tick(&cap))
+			write_alloc_capture(w, &cap, gp_now());
 		gp_sig_refresh();
 		gp_exit_refresh();
 	}

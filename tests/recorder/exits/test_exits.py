@@ -4,7 +4,9 @@ CUPTI (stub_cupti.c), in jobs of six steps (exit_job.c, job.py) that end
 without exit(): the trace is finished all the same, holds every step and
 PyTorch's peak as the job printed it, and the process ends with the status
 it asked for; a job that cannot have its trace finished still ends, in
-bounded time; a signal being finished still ends the process.
+bounded time; a signal being finished still ends the process. And what a
+job killed with SIGKILL leaves: the trace on disk is never far behind it,
+from its first second on.
 
 usage: test_exits.py STUB_DIR RECORDER EXIT_JOB JOB_LIBRARY GPUPROF [PYTHON]
 (PYTHON empty: the os._exit case is left out, as in a sanitizer build)"""
@@ -175,6 +177,56 @@ class Exits(unittest.TestCase):
         self.assertTrue(doc["traces"][0]["complete"])
         self.assertEqual(doc["traces"][0]["end_signal"], signal.SIGTERM)
         self.assertEqual(doc["devices"][0]["steps"]["count"], 6)
+
+    def test_sigkill_early(self):
+        """A job stepping every 10 ms, its trace read from disk every 10 ms
+        for its first 1.2 s of steps, then killed with SIGKILL: the file is
+        never more than 0.42 s behind the job (a 250 ms flush, the job's
+        10 ms between steps, the read's own delay; a 500 ms flush leaves it
+        0.5-0.55 s behind before each), and the killed job's trace holds
+        every step it printed more than 0.5 s before the kill."""
+        trace = os.path.join(self.tmp, "job.json.gz")
+        outp = os.path.join(self.tmp, "out")
+        with open(outp, "w") as out_f:
+            p = subprocess.Popen([EXIT_JOB, RECORDER, "run"], stdout=out_f, stderr=subprocess.DEVNULL,
+                                 env=env_for(trace), cwd=self.tmp)
+        try:
+            first = None
+            deadline = time.time() + 20
+            while first is None and time.time() < deadline:
+                with open(outp) as f:
+                    s = steps_printed(f.read())
+                first = s[0][2] if s else None
+                time.sleep(0.002)
+            self.assertIsNotNone(first, "the job never stepped")
+            path = glob.glob(os.path.join(self.tmp, "job.*.json.gz"))[0]
+            worst, worst_at = 0.0, None
+            while time.time() < first + 1.2:
+                now = time.time()
+                newest = newest_unix(events_on_disk(path))
+                behind = now - (newest if newest is not None else first)
+                if behind > worst:
+                    worst, worst_at = behind, now - first
+                time.sleep(0.01)
+            killed = time.time()
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        print("the file at most %.3f s behind the job (%.3f s into its steps)" % (worst, worst_at),
+              file=sys.stderr)
+        self.assertLess(worst, 0.42, "the file was %.3f s behind the job %.3f s into its steps" % (
+            worst, worst_at))
+        evs = events_on_disk(path)
+        self.assertGreater(newest_unix(evs), killed - 0.5)
+        marks = {e["name"] for e in evs if e.get("ph") == "i" and e.get("cat") == "nvtx"}
+        with open(outp) as f:
+            printed = steps_printed(f.read())
+        due = [n for n, _, t in printed if t < killed - 0.5]
+        self.assertTrue(due)
+        self.assertEqual([n for n in due if "step:%d" % n not in marks], [])
 
 
 if __name__ == "__main__":
