@@ -16,7 +16,7 @@ mkdir -p "$out"
 # sections: tests (CPU + GPU ctest), torch_nvtx, clash, torch (real models), native
 # (native mode's allocator hook on real models and stories, against PyTorch's
 # own numbers), history, features (workers, AMP, checkpointing, compile,
-# torchrun, -m), failures (signals, SIGKILL, CuPy, JAX, a released cache,
+# torchrun, -m), failures (signals, SIGKILL, _exit, CuPy, JAX, a released cache,
 # out of memory: tests/gpu/failures/run.py), ranks (torchrun jobs of a rank per
 # GPU, 2 to 4, in run directories: a toy, GPT-2 with DDP and FSDP2, ranks of
 # uneven batches, a rank whose batch grows until it runs out, one NCCL rank,
@@ -105,9 +105,11 @@ fi
 
 if want failures; then
 	# When the job fails: each signal against the same loop unprofiled,
-	# SIGKILL at ten moments, CuPy's pool, JAX's arena, a loop that releases
-	# PyTorch's cache, out of memory in both modes (tests/gpu/failures/run.py)
-	python3 tests/gpu/failures/run.py "$gp" "$out/failures" >"$out/failures.log" 2>&1
+	# SIGKILL at ten moments and in the first second, os._exit and _exit,
+	# CuPy's pool, JAX's arena, a loop that releases PyTorch's cache, out of
+	# memory in both modes (tests/gpu/failures/run.py; FAILURES: its cases)
+	python3 tests/gpu/failures/run.py "$gp" "$out/failures" ${FAILURES:+--only "$FAILURES"} \
+		>"$out/failures.log" 2>&1
 	rc=$?
 	grep -h "^RESULT failures" "$out/failures.log" >>"$table"
 	verdict_rc $rc failures
