@@ -427,6 +427,8 @@ static int start(void)
 	}
 	exit_finish_ms = (int)gp_env_size("GPUPROF_EXIT_WAIT_MS", (size_t)exit_finish_ms, 0, 600000);
 	atexit(on_exit_handler);
+	/* quick_exit() runs these instead of atexit's */
+	at_quick_exit(on_exit_handler);
 	pthread_atfork(NULL, NULL, on_fork_child);
 	/* where it fails, _exit() leaves the trace cut short at its last flush */
 	gp_exit_start(on_exit_call);

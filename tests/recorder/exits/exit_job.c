@@ -4,6 +4,7 @@
  *   exit    returns from main (exit: the recorder's atexit handler)
  *   _exit   _exit(3) on the main thread
  *   _Exit   _Exit(4)
+ *   quick_exit  quick_exit(8), which runs at_quick_exit's handlers, not atexit's
  *   thread  _exit(5) on a second thread after the steps, the main thread
  *           asleep
  *   vfork   a vfork()ed child calls _exit(7) after step 2 (as posix_spawn's
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
 		_exit(3);
 	if (strcmp(how, "_Exit") == 0)
 		_Exit(4);
+	if (strcmp(how, "quick_exit") == 0)
+		quick_exit(8);
 	if (strcmp(how, "held") == 0) {
 		void (*hold)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "gp_stub_cupti_hold");
 		if (!hold)

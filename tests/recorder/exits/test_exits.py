@@ -138,6 +138,11 @@ class Exits(unittest.TestCase):
         self.assertEqual(st, 4, err)
         self.check_whole(trace, out, err)
 
+    def test_quick_exit(self):
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "quick_exit"])
+        self.assertEqual(st, 8, err)
+        self.check_whole(trace, out, err)
+
     def test_thread(self):
         st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "thread"])
         self.assertEqual(st, 5, err)
