@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,10 +16,11 @@ static _Atomic int started;
  * and a vfork()ed one (the parent's memory, shared) end at once, touching
  * nothing. */
 static pid_t owner;
-/* Set by the first caller: a second one (another thread at the same
- * moment, or the hook's own thread) waits for the first to end the
- * process, as the hook is bounded. */
-static _Atomic int hooking;
+/* The thread of the first caller: a second caller on another thread
+ * waits for the first to end the process, as the hook is bounded; the
+ * same thread again (a signal handler that calls _exit, run while the
+ * hook waits) ends it at once. */
+static _Atomic pid_t hooking;
 
 static void sleep_ms(long ms)
 {
@@ -29,9 +31,10 @@ static void sleep_ms(long ms)
 static _Noreturn void finish_and_exit(int status)
 {
 	if (hook && getpid() == owner) {
-		if (!atomic_exchange(&hooking, 1)) {
+		pid_t me = (pid_t)syscall(SYS_gettid), first = 0;
+		if (atomic_compare_exchange_strong(&hooking, &first, me)) {
 			hook(status);
-		} else {
+		} else if (first != me) {
 			/* Longer than any hook: only a first caller that never
 			 * came back (a cancelled thread) lets this one go on. */
 			for (int waited = 0; waited < 10 * 60 * 1000; waited += 2)

@@ -7,6 +7,10 @@
  *   quick_exit  quick_exit(8), which runs at_quick_exit's handlers, not atexit's
  *   thread  _exit(5) on a second thread after the steps, the main thread
  *           asleep
+ *   two     two threads call _exit(3) and _exit(5) at the same moment
+ *   handler _exit(3), and while the trace is being finished (slowly: run
+ *           with GP_STUB_FLUSH_MS) a signal handler on the same thread
+ *           calls _exit(9)
  *   vfork   a vfork()ed child calls _exit(7) after step 2 (as posix_spawn's
  *           fallbacks and shells do); then _exit(3)
  *   held    the main thread holds CUPTI's lock (stub_cupti.c) and calls
@@ -37,6 +41,7 @@ static void sleep_ms(long ms)
 }
 
 static _Atomic int stepped;
+static pthread_barrier_t together;
 
 static void *exit_thread(void *arg)
 {
@@ -44,6 +49,27 @@ static void *exit_thread(void *arg)
 	while (!stepped)
 		sleep_ms(1);
 	_exit(5);
+}
+
+static void *exit_with_main(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&together);
+	_exit(5);
+}
+
+static void exit_9(int sig)
+{
+	(void)sig;
+	_exit(9);
+}
+
+/* Signals the main thread once it is inside _exit's wait. */
+static void *signal_main(void *arg)
+{
+	sleep_ms(200);
+	pthread_kill(*(pthread_t *)arg, SIGUSR1);
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -80,6 +106,21 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(how, "_exit") == 0 || strcmp(how, "vfork") == 0)
 		_exit(3);
+	if (strcmp(how, "two") == 0) {
+		pthread_barrier_init(&together, NULL, 2);
+		if (pthread_create(&t, NULL, exit_with_main, NULL) != 0)
+			return 2;
+		pthread_barrier_wait(&together);
+		_exit(3);
+	}
+	if (strcmp(how, "handler") == 0) {
+		static pthread_t main_thread;
+		main_thread = pthread_self();
+		signal(SIGUSR1, exit_9);
+		if (pthread_create(&t, NULL, signal_main, &main_thread) != 0)
+			return 2;
+		_exit(3);
+	}
 	if (strcmp(how, "_Exit") == 0)
 		_Exit(4);
 	if (strcmp(how, "quick_exit") == 0)

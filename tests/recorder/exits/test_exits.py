@@ -97,7 +97,12 @@ class Exits(unittest.TestCase):
         trace = os.path.join(self.tmp, "job.json.gz")
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env_for(trace, extra), cwd=self.tmp)
-        out, err = p.communicate(timeout=timeout)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
         ended = time.time()
         rc = p.returncode
         found = glob.glob(os.path.join(self.tmp, "job.*.json.gz"))
@@ -147,6 +152,20 @@ class Exits(unittest.TestCase):
         st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "thread"])
         self.assertEqual(st, 5, err)
         self.check_whole(trace, out, err)
+
+    def test_two_at_once(self):
+        # the second waits for the first, which finishes the trace
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "two"])
+        self.assertIn(st, (3, 5), err)
+        self.check_whole(trace, out, err)
+
+    def test_handler_during_exit(self):
+        # a signal handler calling _exit on the thread whose _exit is
+        # finishing the trace (each CUPTI flush takes 2 s here) ends the
+        # process at once, with its status
+        st, out, err, trace, took = self.run_job([EXIT_JOB, RECORDER, "handler"], {"GP_STUB_FLUSH_MS": "2000"})
+        self.assertEqual(st, 9, err)
+        self.assertLess(took, 1.5)
 
     def test_vfork(self):
         # the vfork()ed child shares the job's memory: its _exit must touch
