@@ -22,7 +22,9 @@
 
 #include "gz_sink.h"
 #include "json_buf.h"
+#include "in_file.h"
 #include "json_check.h"
+#include "out_file.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 
@@ -42,7 +44,8 @@ struct rec {
 	enum rstate st;
 	const char *out_path;  /* borrowed from the caller */
 	mode_t mode;
-	int out_created;       /* out_path is ours to unlink on failure */
+	int force;             /* out_path may be replaced */
+	struct gp_out_file *out; /* the caller's: its temporary file, once created */
 	int out_err;           /* an error came from the output */
 	struct gp_gz_sink *gz; /* owned once created */
 	struct gp_buf carry;   /* a line spanning inflate chunks */
@@ -122,22 +125,21 @@ static int out_write(struct rec *r, const void *p, size_t n)
 	return rc;
 }
 
+/* The output's temporary file (out_file.h), renamed over out_path by the
+ * caller once the repair is whole. */
 static int create_output(struct rec *r)
 {
-	/* O_EXCL: never overwrite; O_NOFOLLOW: with O_EXCL a symlink already
-	 * fails, this states it. */
-	int fd = open(r->out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		      r->mode);
+	char err[256];
+	int rc = gp_out_open(r->out, r->out_path, r->force, r->mode, err, sizeof(err));
 
-	if (fd < 0) {
+	if (rc) {
 		r->out_err = 1;
-		return -errno;
+		return rc;
 	}
-	r->out_created = 1;
-	fd = gp_gz_open_fd(&r->gz, fd, OUT_GZ_LEVEL); /* fd handed over */
-	if (fd)
+	rc = gp_gz_open_fd(&r->gz, gp_out_take_fd(r->out), OUT_GZ_LEVEL); /* fd handed over */
+	if (rc)
 		r->out_err = 1;
-	return fd;
+	return rc;
 }
 
 /* Copies a "{...}," line. obj_len is the object without the comma. */
@@ -518,10 +520,12 @@ static int trailer_check_failed(const z_stream *zs)
 			   strcmp(zs->msg, "incorrect length check") == 0);
 }
 
-static int recover(const char *in_path, const char *out_path, mode_t mode,
-		   struct gp_recover_result *res)
+/* The repair of in_path into o's temporary file for out_path, closed but
+ * not yet renamed (the caller's gp_out_commit or gp_out_abandon). */
+static int recover(const char *in_path, struct gp_out_file *o, const char *out_path, int force,
+		   mode_t mode, struct gp_recover_result *res)
 {
-	struct rec r = { .out_path = out_path, .mode = mode };
+	struct rec r = { .out_path = out_path, .mode = mode, .force = force, .out = o };
 	unsigned char *inbuf = NULL, *obuf = NULL;
 	z_stream zs = { 0 };
 	int in_eof = 0, stream_end = 0;
@@ -532,9 +536,9 @@ static int recover(const char *in_path, const char *out_path, mode_t mode,
 	strcpy(r.ts, "0");
 	gp_buf_init(&r.carry, 0);   /* capped by feed() */
 	gp_buf_init(&r.pending, 0); /* a line that passed feed()'s cap */
-	fd = open(in_path, O_RDONLY | O_CLOEXEC);
+	fd = gp_in_open(in_path); /* a regular file only */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	inbuf = malloc(IN_CHUNK);
 	obuf = malloc(OUT_CHUNK);
 	if (!inbuf || !obuf) {
@@ -614,30 +618,31 @@ out_free:
 	}
 	if (rc) {
 		gp_gz_abandon(r.gz);
-		if (r.out_created)
-			unlink(out_path);
+		gp_out_abandon(o);
 		memset(res, 0, sizeof(*res));
 		res->output_failed = r.out_err;
 	}
 	return rc;
 }
 
-int gp_trace_recover(const char *in_path, const char *out_path,
+int gp_trace_recover(const char *in_path, const char *out_path, int force,
 		     struct gp_recover_result *res)
 {
 	struct gp_recover_result local;
+	struct gp_out_file o = { .fd = -1 };
+	char err[256];
+	int rc;
 
-	return recover(in_path, out_path, 0644, res ? res : &local);
-}
-
-static void fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		fsync(fd); /* best effort: the rename is durable once this returns */
-		close(fd);
+	if (!res)
+		res = &local;
+	o.path = out_path;
+	rc = recover(in_path, &o, out_path, force, 0666, res);
+	if (!rc && (rc = gp_out_commit(&o, err, sizeof(err)))) {
+		memset(res, 0, sizeof(*res));
+		res->output_failed = 1;
 	}
+	gp_out_abandon(&o);
+	return rc;
 }
 
 /* The damaged original, kept beside the repair as path.orig (or .orig.N): a
@@ -671,13 +676,10 @@ static int keep_original(const char *path, char *name, size_t cap)
 int gp_trace_recover_in_place(const char *path, struct gp_recover_result *res)
 {
 	struct gp_recover_result local;
-	const char *slash = strrchr(path, '/');
-	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-	size_t tmp_size = strlen(path) + 64;
-	struct timespec now;
+	struct gp_out_file o = { .fd = -1 };
+	char err[256];
 	struct stat st;
-	char *tmp, *dir;
-	int rc = -EEXIST;
+	int rc;
 
 	if (!res)
 		res = &local;
@@ -687,51 +689,26 @@ int gp_trace_recover_in_place(const char *path, struct gp_recover_result *res)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	tmp = malloc(tmp_size);
-	dir = malloc(dlen + 2);
-	if (!tmp || !dir) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* Same directory, so rename() is atomic; hidden so nobody picks it up
-	 * as a trace meanwhile. The name only needs to be unlikely: O_EXCL
-	 * settles collisions. */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	for (unsigned i = 0; i < 100 && rc == -EEXIST; i++) {
-		snprintf(tmp, tmp_size, "%.*s.%s.recover-%ld-%lx", (int)dlen, path,
-			 path + dlen, (long)getpid(),
-			 (unsigned long)now.tv_nsec * 2654435761u + i);
-		rc = recover(path, tmp, st.st_mode & 0666, res);
-	}
+	o.path = path;
+	rc = recover(path, &o, path, 1, st.st_mode & 0666, res);
 	if (rc)
 		goto out;
-	if (res->already_complete && !res->gzip_truncated) {
-		unlink(tmp); /* nothing to repair: leave the original alone */
-		goto out;
-	}
+	if (res->already_complete && !res->gzip_truncated)
+		goto out; /* nothing to repair: leave the original alone */
 	if (gp_recover_damaged(res)) {
 		rc = keep_original(path, res->original, sizeof(res->original));
 		if (rc) {
-			unlink(tmp);
 			memset(res, 0, sizeof(*res));
 			res->output_failed = 1;
 			goto out;
 		}
 	}
-	if (rename(tmp, path) < 0) {
-		rc = -errno;
-		unlink(tmp);
+	rc = gp_out_commit(&o, err, sizeof(err));
+	if (rc) {
 		memset(res, 0, sizeof(*res));
 		res->output_failed = 1;
-		goto out;
 	}
-	if (dlen)
-		snprintf(dir, dlen + 2, "%.*s", (int)dlen, path);
-	else
-		strcpy(dir, ".");
-	fsync_dir(dir);
 out:
-	free(tmp);
-	free(dir);
+	gp_out_abandon(&o);
 	return rc;
 }

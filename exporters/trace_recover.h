@@ -41,11 +41,12 @@ static inline int gp_recover_damaged(const struct gp_recover_result *r)
 	return r->lines_skipped || r->gzip_gaps || r->gzip_lost_tail;
 }
 
-/* in_path and out_path may not be the same file. out_path is created with
- * O_EXCL|O_NOFOLLOW (never overwrites). Returns 0 or -errno:
- * -EINVAL not a gpuprof trace, -EEXIST output exists, others from I/O
+/* in_path and out_path may not be the same file. out_path is written whole
+ * or not at all (exporters/out_file.h: a temporary file beside it, renamed
+ * over it), and replaced only with force. Returns 0 or -errno: -EINVAL not
+ * a gpuprof trace, -EEXIST output exists (without force), others from I/O
  * (res->output_failed says which side). */
-int gp_trace_recover(const char *in_path, const char *out_path,
+int gp_trace_recover(const char *in_path, const char *out_path, int force,
 		     struct gp_recover_result *res);
 /* Same, in place: writes to a temporary file beside path and renames it over
  * path; where the repair left out more than an incomplete last line

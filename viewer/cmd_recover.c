@@ -8,15 +8,18 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "exporters/out_file.h"
 #include "exporters/trace_recover.h"
 
 struct recover_settings {
 	const char *trace;
 	const char *output; /* NULL: repair in place */
+	int force;          /* output may be replaced */
 };
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -74,7 +77,7 @@ static int recover_main(int argc, char **argv)
 	int c, prev, err, status = GP_EXIT_USAGE;
 
 	/* '-': TRACE may come before or after -o, whatever POSIXLY_CORRECT says */
-	while ((prev = optind, c = getopt_long(argc, argv, "-:o:h", long_options, NULL)) != -1) {
+	while ((prev = optind, c = getopt_long(argc, argv, "-:o:fh", long_options, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			if (s.trace)
@@ -84,6 +87,9 @@ static int recover_main(int argc, char **argv)
 			break;
 		case 'o':
 			s.output = optarg;
+			break;
+		case 'f':
+			s.force = 1;
 			break;
 		case 'h':
 			gp_print_command_help(&gp_cmd_recover);
@@ -106,7 +112,13 @@ static int recover_main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (s.output) {
-		err = gp_trace_recover(s.trace, s.output, &res);
+		char why[1024];
+
+		if (gp_out_is_input(s.output, &s.trace, 1, why, sizeof(why))) {
+			gp_msg("%s (without -o, TRACE is repaired in place)", why);
+			goto cleanup;
+		}
+		err = gp_trace_recover(s.trace, s.output, s.force, &res);
 	} else {
 		/* The repair is renamed over the path: through a symbolic link
 		 * that would replace the link, not the trace it names. */
@@ -119,7 +131,7 @@ static int recover_main(int argc, char **argv)
 	} else if (err == -EINVAL) {
 		gp_msg("%s: not a gpuprof trace", s.trace);
 	} else if (err == -EEXIST && s.output && res.output_failed) {
-		gp_msg("%s already exists; choose another -o", s.output);
+		gp_msg("%s already exists (--force replaces it)", s.output);
 	} else if (res.output_failed) {
 		gp_msg("cannot write %s: %s", s.output ? s.output : "the repaired trace beside it",
 		       strerror(-err));
@@ -136,10 +148,11 @@ cleanup:
 const struct gp_command gp_cmd_recover = {
 	.name = "recover",
 	.summary = "repair a trace cut short (killed process, crashed machine)",
-	.usage = "  gpuprof recover TRACE [-o OUT]\n",
+	.usage = "  gpuprof recover TRACE [-o OUT] [--force]\n",
 	.options =
 		"  -o, --output OUT       write the repaired trace to OUT (default: repair\n"
 		"                         TRACE in place)\n"
+		"  -f, --force            replace OUT if it exists\n"
 		"  -h, --help             this help\n",
 	.examples =
 		"  gpuprof recover run.json.gz\n"
@@ -149,6 +162,7 @@ const struct gp_command gp_cmd_recover = {
 		"      and the damaged original kept as run.json.gz.orig\n",
 	.exit_status =
 		"  0 repaired (or already complete), 1 an I/O or system failure, 2 bad usage,\n"
-		"  a TRACE that is missing or no gpuprof trace, or an OUT that exists\n",
+		"  a TRACE that is missing or no gpuprof trace, an OUT that exists without\n"
+		"  --force, or an OUT that is TRACE\n",
 	.run = recover_main,
 };

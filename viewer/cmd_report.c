@@ -12,6 +12,7 @@
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
 	{ "base", required_argument, NULL, 'b' },
 	{ "top", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -34,7 +35,7 @@ static int report_main(int argc, char **argv)
 		goto cleanup;
 	}
 	/* '-': operands and options in any order, whatever POSIXLY_CORRECT says */
-	while ((prev = optind, c = getopt_long(argc, argv, "-:o:b:n:h", long_options, NULL)) != -1) {
+	while ((prev = optind, c = getopt_long(argc, argv, "-:o:fb:n:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 1:
 		case 'b':
@@ -53,6 +54,9 @@ static int report_main(int argc, char **argv)
 				goto cleanup;
 			}
 			s.out = optarg;
+			break;
+		case 'f':
+			s.force = 1;
 			break;
 		case 'n':
 			if (gp_parse_number(optarg, 1, 1000, &top)) {
@@ -110,11 +114,13 @@ cleanup:
 const struct gp_command gp_cmd_report = {
 	.name = "report",
 	.summary = "one offline HTML page: memory over time, the peak by layer, leaks, failures",
-	.usage = "  gpuprof report TRACE|RUN... [-o report.html] [--base BASE...] [--top N]\n"
-		 "  gpuprof report SUMMARY.json [-o report.html]\n",
+	.usage = "  gpuprof report TRACE|RUN... [-o report.html] [--force] [--base BASE...]\n"
+		 "                 [--top N]\n"
+		 "  gpuprof report SUMMARY.json [-o report.html] [--force]\n",
 	.options =
 		"  -o, --output FILE      the page (default report.html); written whole or not\n"
-		"                         at all\n"
+		"                         at all; never one of the inputs\n"
+		"  -f, --force            replace FILE if it exists\n"
 		"  --base FILE            an earlier run (its traces, repeated, or its summary):\n"
 		"                         both runs over steps, and what grew, as gpuprof\n"
 		"                         compare decides it\n"
@@ -130,7 +136,8 @@ const struct gp_command gp_cmd_report = {
 		"  gpuprof analyze --json run.json.gz > run.json; gpuprof report run.json\n"
 		"      from a summary: everything but memory over time, which needs the trace\n",
 	.exit_status =
-		"  0 the page was written, 1 an I/O or system failure, 2 bad usage or bad\n"
-		"  input (nothing is written then)\n",
+		"  0 the page was written, 1 an I/O or system failure, 2 bad usage, bad\n"
+		"  input, or an output that exists without --force or is an input (nothing\n"
+		"  is written then)\n",
 	.run = report_main,
 };

@@ -93,7 +93,7 @@ def make_page(name, inputs, base=(), expect_notes=0):
     args = ["report"] + list(inputs)
     for b in base:
         args += ["--base", b]
-    rc, stdout, err = gp(*(args + ["-o", out]))
+    rc, stdout, err = gp(*(args + ["-o", out, "--force"]))
     lines = err.splitlines()
     ok = check(rc == 0 and os.path.exists(out), "%s: gpuprof report exit %d, stderr %r" % (name, rc, err[-500:]))
     eq(stdout, "", "%s: nothing on stdout" % name)
@@ -970,7 +970,7 @@ def test_bad():
         # an existing page is not touched
         open(old, "w").write("an older page\n")
         os.utime(old, (1_000_000_000, 1_000_000_000))
-        rc, _, _ = gp("report", path, "-o", old)
+        rc, _, _ = gp("report", path, "-o", old, "--force")
         eq(rc, 2, "%s, over an existing page: exit status" % what)
         eq((open(old).read(), int(os.stat(old).st_mtime)), ("an older page\n", 1_000_000_000),
            "%s: the existing page untouched" % what)

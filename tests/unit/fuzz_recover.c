@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	clean_dir();
 	if (!write_file(in, data, size) || !write_file(place, data, size))
 		return 0;
-	if (gp_trace_recover(in, out, &res) == 0)
+	if (gp_trace_recover(in, out, 0, &res) == 0)
 		check_output(out);
 	if (gp_trace_recover_in_place(place, &res) == 0 && !res.already_complete)
 		check_output(place);

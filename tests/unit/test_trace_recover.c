@@ -173,7 +173,7 @@ static void check_cut(const struct trace *tr, size_t cut)
 	unlink(out_path);
 	truncated = tu_gunzip(tr->gz.p, cut, &prefix, NULL) != Z_STREAM_END;
 	lines = tu_count_lines(prefix.p, prefix.n);
-	rc = gp_trace_recover(in_path, out_path, &res);
+	rc = gp_trace_recover(in_path, out_path, 0, &res);
 
 	if (lines < 2) {
 		/* the header and meta line are not whole: not provably a trace */
@@ -274,7 +274,7 @@ static void test_corruption(void)
 		tu_write_file(in_path, tr.gz.p, tr.gz.n);
 		tr.gz.p[pos] = saved;
 		unlink(out_path);
-		rc = gp_trace_recover(in_path, out_path, &res);
+		rc = gp_trace_recover(in_path, out_path, 0, &res);
 		CHECK(rc == 0 || rc == -EINVAL);
 		if (rc == 0) {
 			struct tu_bytes out = read_output(out_path);
@@ -325,7 +325,7 @@ static void expect_invalid(const void *p, size_t n, int gz, const char *what)
 	else
 		tu_write_file(in_path, p, n);
 	unlink(out_path);
-	rc = gp_trace_recover(in_path, out_path, &res);
+	rc = gp_trace_recover(in_path, out_path, 0, &res);
 	if (rc != -EINVAL || tu_exists(out_path))
 		CHECK_FAILED_("%s:%d: %s: rc %d, want -EINVAL and no output\n",
 			      __FILE__, __LINE__, what, rc);
@@ -370,7 +370,7 @@ static void test_not_traces(void)
 	CHECK(compress2(zbuf, &zn, (const Bytef *)zlib_trace, sizeof(zlib_trace) - 1, 6) == Z_OK);
 	expect_invalid(zbuf, zn, 0, "zlib wrapper");
 
-	CHECK_EQ_INT(gp_trace_recover("/nonexistent/trace.json.gz", out_path, NULL), -ENOENT);
+	CHECK_EQ_INT(gp_trace_recover("/nonexistent/trace.json.gz", out_path, 0, NULL), -ENOENT);
 	CHECK(!tu_exists(out_path));
 }
 
@@ -383,7 +383,7 @@ static struct tu_bytes recover_text(const char *text, size_t n, struct gp_recove
 
 	write_gz(in_path, text, n);
 	unlink(out_path);
-	rc = gp_trace_recover(in_path, out_path, res);
+	rc = gp_trace_recover(in_path, out_path, 0, res);
 	CHECK_EQ_INT(rc, want_rc);
 	if (rc == 0)
 		out = read_output(out_path);
@@ -515,7 +515,7 @@ static void test_crafted(void)
 		CHECK(fd >= 0 && write(fd, two.p, two.n) == (ssize_t)two.n);
 		close(fd);
 		unlink(out_path);
-		CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+		CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), 0);
 		CHECK(res.already_complete && !res.gzip_truncated);
 		out = read_output(out_path);
 		CHECK(out.n == sizeof(full) - 1 && memcmp(out.p, full, out.n) == 0);
@@ -534,7 +534,7 @@ static void test_complete_and_paths(void)
 	make_trace(&tr, 500, 50, 0);
 	tu_write_file(in_path, tr.gz.p, tr.gz.n);
 	unlink(out_path);
-	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), 0);
 	CHECK_EQ_INT(res.already_complete, 1);
 	CHECK_EQ_INT(res.gzip_truncated, 0);
 	CHECK_EQ_U64(res.events_kept, 500);
@@ -548,7 +548,7 @@ static void test_complete_and_paths(void)
 	tu_write_file(in_path, tr.gz.p, tr.gz.n);
 	tr.gz.p[tr.gz.n - 6] ^= 0x40;
 	unlink(out_path);
-	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), 0);
 	CHECK_EQ_INT(res.already_complete, 1);
 	CHECK_EQ_INT(res.gzip_truncated, 1);
 	out = read_output(out_path);
@@ -559,7 +559,7 @@ static void test_complete_and_paths(void)
 
 	/* existing output: refused, untouched */
 	tu_write_file(out_path, "precious", 8);
-	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), -EEXIST);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), -EEXIST);
 	before = tu_read_file(out_path, NULL);
 	CHECK(before.n == 8 && memcmp(before.p, "precious", 8) == 0);
 	tu_bytes_free(&before);
@@ -568,10 +568,10 @@ static void test_complete_and_paths(void)
 	tu_path(link_path, dir, "link.json.gz");
 	tu_path(target, dir, "link-target");
 	CHECK(symlink(target, link_path) == 0);
-	CHECK(gp_trace_recover(in_path, link_path, &res) < 0);
+	CHECK(gp_trace_recover(in_path, link_path, 0, &res) < 0);
 	CHECK(!tu_exists(target));
 	tu_write_file(target, "precious", 8);
-	CHECK(gp_trace_recover(in_path, link_path, &res) < 0);
+	CHECK(gp_trace_recover(in_path, link_path, 0, &res) < 0);
 	before = tu_read_file(target, NULL);
 	CHECK(before.n == 8 && memcmp(before.p, "precious", 8) == 0);
 	tu_bytes_free(&before);
@@ -606,7 +606,7 @@ static void test_write_failure(void)
 	small = old;
 	small.rlim_cur = 4096;
 	CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
-	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), -EFBIG);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), -EFBIG);
 	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
 	CHECK(!tu_exists(out_path));
 	CHECK_EQ_U64(res.events_kept, 0);
@@ -752,7 +752,7 @@ static void test_gzip_gap(void)
 	tr.gz.p[pos] = 0xff;
 	tu_write_file(in_path, tr.gz.p, tr.gz.n);
 	unlink(out_path);
-	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), 0);
 	CHECK(res.gzip_gaps >= 1 && res.gzip_bytes_skipped >= 1);
 	CHECK(!res.gzip_lost_tail && gp_recover_damaged(&res) && !res.already_complete);
 	CHECK(res.damage_after >= tr.fp[k].events);
@@ -781,7 +781,7 @@ static void test_gzip_gap(void)
 	memset(tr.gz.p + pos, 0xff, 48);
 	tu_write_file(in_path, tr.gz.p, tr.gz.n);
 	unlink(out_path);
-	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), 0);
 	CHECK(gp_recover_damaged(&res) && !res.gzip_lost_tail);
 	CHECK(res.events_kept >= tr.fp[k].events + (tr.events - tr.fp[k + 1].events));
 	out = read_output(out_path);
@@ -822,7 +822,7 @@ static void test_gzip_gap(void)
 			text.p[at_k] = 0xff; /* an invalid block after flush point k */
 			tu_write_file(in_path, text.p, text.n);
 			unlink(out_path);
-			CHECK_EQ_INT(gp_trace_recover(in_path, out_path, &res), 0);
+			CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), 0);
 			CHECK(res.gzip_lost_tail && res.gzip_gaps == 0 && gp_recover_damaged(&res));
 			CHECK(res.events_kept <= tr.fp[k].events + 1);
 			tu_bytes_free(&text);
@@ -865,9 +865,9 @@ static void test_keep_original(void)
 
 	/* missing output directory: the output's fault, not the input's */
 	write_gz(in_path, bad_line, sizeof(bad_line) - 1);
-	CHECK_EQ_INT(gp_trace_recover(in_path, "/nonexistent-dir/x.json.gz", &res), -ENOENT);
+	CHECK_EQ_INT(gp_trace_recover(in_path, "/nonexistent-dir/x.json.gz", 0, &res), -ENOENT);
 	CHECK(res.output_failed);
-	CHECK_EQ_INT(gp_trace_recover("/nonexistent-dir/in.json.gz", out_path, &res), -ENOENT);
+	CHECK_EQ_INT(gp_trace_recover("/nonexistent-dir/in.json.gz", out_path, 0, &res), -ENOENT);
 	CHECK(!res.output_failed);
 }
 

@@ -1,6 +1,8 @@
 /* Trace bytes to lines, see input.h. */
 #include "input.h"
 
+#include "exporters/in_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -23,9 +25,14 @@ int an_input_open_file(struct an_input *in, const char *path)
 	struct stat st;
 
 	memset(in, 0, sizeof(*in));
-	in->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (in->fd < 0)
-		return -errno;
+	/* a regular file only: a FIFO or a device would block or never end */
+	in->fd = gp_in_open(path);
+	if (in->fd < 0) {
+		int err = in->fd;
+
+		in->fd = -1;
+		return err;
+	}
 	if (fstat(in->fd, &st) != 0) {
 		int err = -errno;
 
@@ -33,12 +40,7 @@ int an_input_open_file(struct an_input *in, const char *path)
 		in->fd = -1;
 		return err;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		close(in->fd);
-		in->fd = -1;
-		return -EISDIR;
-	}
-	in->size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	in->size = (uint64_t)st.st_size;
 	return init_common(in);
 }
 

@@ -36,7 +36,8 @@ struct an_input {
 	int io_errno;               /* a read failed */
 };
 
-/* 0, or -errno from open/fstat (the file cannot be read). */
+/* 0, or -errno from open/fstat (the file cannot be read); -EINVAL when it
+ * is not a regular file (exporters/in_file.h). */
 int an_input_open_file(struct an_input *in, const char *path);
 int an_input_open_mem(struct an_input *in, const void *p, size_t n);
 void an_input_close(struct an_input *in);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collective.h"
+#include "exporters/in_file.h"
 
 const char *const an_kind_names[K_N] = {
 	[K_DEVICE] = GP_KIND_DEVICE,
@@ -933,10 +934,11 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 		return GP_AN_FAIL;
 	}
 	if (r) {
-		snprintf(err, errcap, "%s: %s", s->path, strerror(-r));
+		snprintf(err, errcap, "%s: %s", s->path, gp_in_strerror(r));
 		/* a name that is no readable file is a bad argument, as for recover */
 		return r == -ENOENT || r == -EACCES || r == -EISDIR || r == -ENOTDIR ||
-		       r == -ELOOP || r == -ENAMETOOLONG ? GP_AN_BAD_INPUT : GP_AN_FAIL;
+		       r == -ELOOP || r == -ENAMETOOLONG || r == -EINVAL ? GP_AN_BAD_INPUT
+									 : GP_AN_FAIL;
 	}
 	while (!s->have_meta) {
 		r = read_line(s, err, errcap);

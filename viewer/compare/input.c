@@ -16,13 +16,16 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "analyze.h"
 #include "viewer/render/term.h"
+#include "exporters/in_file.h"
 #include "exporters/trace_format.h"
 #include "exporters/trace_names.h"
 #include "cmp.h"
@@ -198,14 +201,17 @@ static int add_dir(struct files *fs, const char *dir, struct cmp_notes *notes, c
 static int sniff(struct file *f, char *err, size_t cap)
 {
 	unsigned char buf[4096];
-	FILE *fp = fopen(f->path, "rb");
+	int fd = gp_in_open(f->path); /* a regular file only: a FIFO would block */
+	FILE *fp = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	size_t n, i = 0;
 
 	if (!fp) {
-		int e = errno;
+		int e = fd < 0 ? fd : -errno;
 
-		snprintf(err, cap, "%s: %s", f->path, strerror(e));
-		return -e;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, cap, "%s: %s", f->path, gp_in_strerror(e));
+		return e;
 	}
 	n = fread(buf, 1, sizeof(buf), fp);
 	if (ferror(fp)) {
@@ -217,11 +223,14 @@ static int sniff(struct file *f, char *err, size_t cap)
 	if (n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
 		/* a summary kept gzipped (a CI artifact); anything else that is
 		 * gzip goes to analyze, which says best what is wrong with it */
-		gzFile gz = gzopen(f->path, "rb");
+		int gfd = gp_in_open(f->path);
+		gzFile gz = gfd >= 0 ? gzdopen(gfd, "rb") : NULL;
 		int got = gz ? gzread(gz, buf, sizeof(buf)) : -1;
 
 		if (gz)
 			gzclose(gz);
+		else if (gfd >= 0)
+			close(gfd);
 		for (i = 0; got > 0 && i < (size_t)got && strchr(" \t\r\n", buf[i]); i++)
 			;
 		f->kind = got > 0 && i < (size_t)got && buf[i] == '{' ? SUMMARY : TRACE;
@@ -326,15 +335,18 @@ static void hint_children(const char *path, char *err, size_t cap)
 /* The whole file, gunzipped if it is gzip (zlib reads a plain file as it is). */
 static int read_all(const char *path, char **out, size_t *len, char *err, size_t cap)
 {
-	gzFile gz = gzopen(path, "rb");
+	int fd = gp_in_open(path); /* a regular file only: a FIFO would block */
+	gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : NULL;
 	char *buf = NULL;
 	size_t n = 0, c = 0;
 	int rc = 0;
 
 	*out = NULL;
 	if (!gz) {
-		rc = errno ? -errno : -ENOMEM;
-		snprintf(err, cap, "%s: %s", path, strerror(-rc));
+		rc = fd < 0 ? fd : -ENOMEM;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, cap, "%s: %s", path, gp_in_strerror(rc));
 		return rc;
 	}
 	for (;;) {

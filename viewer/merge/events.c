@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/in_file.h"
 #include "exporters/json_check.h"
 #include "exporters/json_scan.h"
 #include "exporters/trace_format.h"
@@ -62,7 +63,7 @@ static int reader_open(struct reader *r, const char *path, char *err, size_t cap
 	r->cap = cap;
 	rc = an_input_open_file(&r->in, path);
 	if (rc)
-		snprintf(err, cap, "%s: %s", path, strerror(-rc));
+		snprintf(err, cap, "%s: %s", path, gp_in_strerror(rc));
 	return rc;
 }
 

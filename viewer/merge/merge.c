@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exporters/out_file.h"
 #include "exporters/trace_format.h"
 #include "internal.h"
 
@@ -38,7 +39,7 @@ struct run {
 	size_t nhosts;
 	const char *method;
 	int64_t base_ns;      /* the merged trace's ts 0 */
-	char *tmp;            /* the temporary output, while it exists */
+	struct gp_out_file out; /* the output, while it is written */
 	struct mg_out o;
 };
 
@@ -304,34 +305,24 @@ int mg_out_drain(struct mg_out *o, int all)
 	return rc;
 }
 
-/* The temporary output beside the output, with the mode a new file gets. */
-static int open_tmp(struct run *r)
+/* The output's temporary file (out_file.h), gzip when its name ends .gz. */
+static int open_tmp(struct run *r, char *err, size_t cap)
 {
-	const char *out = r->s->output, *slash = strrchr(out, '/');
-	int dirlen = slash ? (int)(slash - out + 1) : 0;
-	mode_t um = umask(0);
-	int fd, rc;
+	const char *out = r->s->output;
+	int rc = gp_out_open(&r->out, out, r->s->force, 0666, err, cap);
 
-	umask(um);
-	if (asprintf(&r->tmp, "%.*s.%s.XXXXXX", dirlen, out, out + dirlen) < 0) {
-		r->tmp = NULL;
-		return -ENOMEM;
-	}
-	fd = mkostemp(r->tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		free(r->tmp);
-		r->tmp = NULL;
+	if (rc)
 		return rc;
-	}
-	r->o.fd = fd;
-	if (fchmod(fd, 0666 & ~um))
-		return -errno;
+	r->o.fd = gp_out_take_fd(&r->out); /* closed by write_out, or at cleanup */
 	if (strlen(out) > 3 && strcmp(out + strlen(out) - 3, ".gz") == 0) {
+		int fd = r->o.fd;
+
 		r->o.fd = -1; /* the sink's now */
-		return gp_gz_open_fd(&r->o.gz, fd, OUT_GZ_LEVEL);
+		rc = gp_gz_open_fd(&r->o.gz, fd, OUT_GZ_LEVEL);
+		if (rc)
+			snprintf(err, cap, "cannot write %s: %s", out, strerror(-rc));
 	}
-	return 0;
+	return rc;
 }
 
 /* Every event, then the output closed; 0 or -errno, err set for input. */
@@ -360,7 +351,7 @@ static int write_out(struct run *r, uint64_t *events, char *err, size_t cap)
 int gp_merge_run(const struct gp_merge_settings *s, struct gp_merge_result *res, char *err,
 		 size_t cap)
 {
-	struct run r = { .s = s, .n = s->ntraces, .o = { .fd = -1 } };
+	struct run r = { .s = s, .n = s->ntraces, .o = { .fd = -1 }, .out = { .fd = -1 } };
 	struct stat st;
 	int rc;
 
@@ -368,35 +359,30 @@ int gp_merge_run(const struct gp_merge_settings *s, struct gp_merge_result *res,
 	res->rank_min = res->rank_max = -1;
 	err[0] = '\0';
 	gp_buf_init(&r.o.buf, 0);
-	if (!s->force && lstat(s->output, &st) == 0) {
-		snprintf(err, cap, "%s already exists (--force replaces it)", s->output);
-		return -EEXIST;
-	}
 	if (!r.n) {
 		snprintf(err, cap, "no trace to merge");
 		return -EINVAL;
 	}
+	if (gp_out_is_input(s->output, s->traces, s->ntraces, err, cap))
+		return -EINVAL;
+	/* refused before any work when it exists without --force */
+	rc = open_tmp(&r, err, cap);
+	if (rc)
+		goto cleanup;
 	r.t = calloc(r.n, sizeof(*r.t));
 	rc = r.t ? read_metas(&r, err, cap) : -ENOMEM;
 	if (!rc)
 		rc = align(&r, err, cap);
 	if (rc)
 		goto cleanup;
-	rc = open_tmp(&r);
-	if (rc) {
-		snprintf(err, cap, "cannot write beside %s: %s", s->output, strerror(-rc));
-		goto cleanup;
-	}
 	rc = write_out(&r, &res->events, err, cap);
-	if (!rc && rename(r.tmp, s->output))
-		rc = -errno;
+	if (!rc)
+		rc = gp_out_commit(&r.out, err, cap);
 	if (rc) {
 		if (!err[0])
 			snprintf(err, cap, "cannot write %s: %s", s->output, strerror(-rc));
 		goto cleanup;
 	}
-	free(r.tmp);
-	r.tmp = NULL;
 	res->traces = r.n;
 	res->bytes = stat(s->output, &st) == 0 ? (uint64_t)st.st_size : 0;
 	for (size_t k = 0; k < r.n; k++) {
@@ -418,10 +404,7 @@ cleanup:
 		gp_gz_abandon(r.o.gz);
 	if (r.o.fd >= 0)
 		close(r.o.fd);
-	if (r.tmp) {
-		unlink(r.tmp);
-		free(r.tmp);
-	}
+	gp_out_abandon(&r.out);
 	gp_buf_free(&r.o.buf);
 	for (size_t k = 0; r.t && k < r.n; k++) {
 		free(r.t[k].prefix);

@@ -21,6 +21,7 @@
 
 #include "analyze.h"
 #include "compare/compare.h"
+#include "exporters/out_file.h"
 #include "result.h"
 
 static void print_note(void *ctx, const char *line)
@@ -134,48 +135,56 @@ static struct json_object *paths_json(const char *const *v, size_t n)
 	return a;
 }
 
-/* The page to a file beside out, renamed to out when whole: an old page
- * stays until the new one is complete. */
-static int write_page(const char *out, const char *data, char *err, size_t cap)
+/* The page into the output's temporary file, renamed over the output when
+ * whole (out_file.h): an old page stays until the new one is complete. */
+static int write_page(struct gp_out_file *o, const char *data, char *err, size_t cap)
 {
-	size_t n = strlen(out) + 32;
-	char *tmp = malloc(n);
-	FILE *f;
+	int fd = gp_out_take_fd(o);
+	FILE *f = fdopen(fd, "w");
 	int rc;
 
-	if (!tmp) {
-		snprintf(err, cap, "out of memory");
-		return GP_AN_FAIL;
-	}
-	snprintf(tmp, n, "%s.%ld.tmp", out, (long)getpid());
-	if (!(f = fopen(tmp, "w"))) {
-		snprintf(err, cap, "%s: %s", out, strerror(errno));
-		free(tmp);
+	if (!f) {
+		close(fd);
+		snprintf(err, cap, "%s: %s", o->path, strerror(errno));
 		return GP_AN_FAIL;
 	}
 	rc = gp_report_page(f, data, strlen(data));
 	if (fclose(f) != 0 && !rc)
 		rc = -EIO;
-	if (!rc && rename(tmp, out) != 0)
-		rc = -errno;
 	if (rc) {
-		snprintf(err, cap, "%s: %s", out,
+		snprintf(err, cap, "%s: %s", o->path,
 			 rc == -EINVAL ? "an embedded asset could end its element (a build problem)"
 				       : strerror(-rc));
-		unlink(tmp);
-		free(tmp);
 		return GP_AN_FAIL;
 	}
-	free(tmp);
-	return GP_AN_OK;
+	return gp_out_commit(o, err, cap) ? GP_AN_FAIL : GP_AN_OK;
+}
+
+/* The page may not replace what it is made from, nor an existing file
+ * unless --force: refused before any work. */
+static int open_output(const struct gp_report_settings *s, struct gp_out_file *o, char *err,
+		       size_t cap)
+{
+	int rc;
+
+	if (gp_out_is_input(s->out, s->run, s->nrun, err, cap) ||
+	    gp_out_is_input(s->out, s->base, s->nbase, err, cap))
+		return GP_AN_BAD_INPUT;
+	rc = gp_out_open(o, s->out, s->force, 0666, err, cap);
+	if (rc == -EEXIST || rc == -EISDIR)
+		return GP_AN_BAD_INPUT;
+	return rc ? GP_AN_FAIL : GP_AN_OK;
 }
 
 int gp_report_write(const struct gp_report_settings *s, char *err, size_t errcap)
 {
 	struct json_object *data = NULL, *run = NULL, *base = NULL, *cmp = NULL;
+	struct gp_out_file out = { .fd = -1 };
 	int rc;
 
 	err[0] = '\0';
+	if ((rc = open_output(s, &out, err, errcap)))
+		return rc;
 	if ((rc = load_side(s, s->run, s->nrun, &run, err, errcap)))
 		goto cleanup;
 	if (s->nbase && ((rc = load_side(s, s->base, s->nbase, &base, err, errcap)) ||
@@ -202,8 +211,9 @@ int gp_report_write(const struct gp_report_settings *s, char *err, size_t errcap
 		snprintf(err, errcap, "out of memory");
 		goto cleanup;
 	}
-	rc = write_page(s->out, text, err, errcap);
+	rc = write_page(&out, text, err, errcap);
 cleanup:
+	gp_out_abandon(&out);
 	json_object_put(data);
 	json_object_put(run);
 	json_object_put(base);

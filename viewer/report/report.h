@@ -23,6 +23,7 @@ struct gp_report_settings {
 	const char *const *base;
 	size_t nbase;
 	const char *out;   /* the page's path: written whole, or not at all */
+	int force;         /* out may be replaced when it exists */
 	int top;           /* allocations and rows kept per grouping */
 	int progress;      /* analyze's progress line while reading traces */
 };

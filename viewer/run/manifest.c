@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exporters/out_file.h"
 #include "exporters/trace_names.h"
 #include "manifest.h"
 #include "run.h"
@@ -70,9 +71,10 @@ int gp_run_write_manifest(const char *dir, const struct gp_run_launch_info *l,
 {
 	struct json_object *doc = json_object_new_object(), *cmd = json_object_new_array(),
 			   *traces = json_object_new_array();
-	char name[GP_RUN_HOST_MAX + 64], *path = NULL, *tmp = NULL;
+	char name[GP_RUN_HOST_MAX + 64], *path = NULL;
+	struct gp_out_file out = { .fd = -1 };
 	const char *text;
-	int rc = -ENOMEM, fd = -1;
+	int rc = -ENOMEM;
 	size_t len;
 
 	if (!doc || !cmd || !traces)
@@ -100,9 +102,8 @@ int gp_run_write_manifest(const char *dir, const struct gp_run_launch_info *l,
 	    add(doc, MF_TRACES, json_object_get(traces)))
 		goto cleanup;
 	rc = gp_run_manifest_name(name, sizeof(name), l->host, l->pid);
-	if (rc || asprintf(&path, "%s/%s", dir, name) < 0 ||
-	    asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0) {
-		path = tmp = NULL;
+	if (rc || asprintf(&path, "%s/%s", dir, name) < 0) {
+		path = NULL;
 		rc = rc ? rc : -ENOMEM;
 		snprintf(err, cap, "%s: cannot name the manifest: %s", dir, strerror(-rc));
 		goto cleanup;
@@ -112,24 +113,19 @@ int gp_run_write_manifest(const char *dir, const struct gp_run_launch_info *l,
 	if (!text)
 		goto cleanup;
 	len = strlen(text);
+	/* this launcher's own manifest (its host and pid): replaced if there */
+	rc = gp_out_open(&out, path, 1, 0644, err, cap);
+	if (rc)
+		goto cleanup;
 	errno = 0;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		int ok = write(fd, text, len) == (ssize_t)len && write(fd, "\n", 1) == 1 &&
-			 fsync(fd) == 0;
-		int saved = errno;
-
-		ok = close(fd) == 0 && ok;
-		errno = errno ? errno : saved;
-		if (ok && rename(tmp, path) == 0)
-			fd = -2;
-	}
-	if (fd != -2) {
+	if (write(out.fd, text, len) != (ssize_t)len || write(out.fd, "\n", 1) != 1) {
 		rc = errno ? -errno : -EIO;
 		snprintf(err, cap, "cannot write %s: %s", path, strerror(-rc));
-		unlink(tmp);
 		goto cleanup;
 	}
+	rc = gp_out_commit(&out, err, cap);
+	if (rc)
+		goto cleanup;
 	rc = 0;
 cleanup:
 	if (rc == -ENOMEM && !err[0])
@@ -137,8 +133,8 @@ cleanup:
 	json_object_put(cmd);
 	json_object_put(traces);
 	json_object_put(doc);
+	gp_out_abandon(&out);
 	free(path);
-	free(tmp);
 	return rc;
 }
 

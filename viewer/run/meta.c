@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include "exporters/in_file.h"
 #include "exporters/trace_format.h"
 #include "run.h"
 
@@ -57,7 +59,7 @@ int gp_run_read_meta(const char *path, struct gp_run_meta *m, char *err, size_t 
 	struct json_object *o = NULL, *args, *v;
 	gzFile gz;
 	char *buf, *start, *end;
-	int n, rc = -EINVAL;
+	int n, fd, rc = -EINVAL;
 
 	memset(m, 0, sizeof(*m));
 	m->pid = m->ppid = m->root_pid = m->rank = m->world_size = -1;
@@ -66,12 +68,15 @@ int gp_run_read_meta(const char *path, struct gp_run_meta *m, char *err, size_t 
 	buf = malloc(META_MAX + 1);
 	if (!buf)
 		return -ENOMEM;
-	errno = 0;
-	gz = gzopen(path, "rb");
+	/* a regular file only: a FIFO would block the reader */
+	fd = gp_in_open(path);
+	gz = fd >= 0 ? gzdopen(fd, "rb") : NULL; /* fd handed over */
 	if (!gz) {
 		free(buf);
-		rc = errno ? -errno : -ENOMEM;
-		snprintf(err, cap, "%s: %s", path, strerror(-rc));
+		rc = fd < 0 ? fd : -ENOMEM;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, cap, "%s: %s", path, gp_in_strerror(rc));
 		return rc;
 	}
 	n = gzread(gz, buf, META_MAX);

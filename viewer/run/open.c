@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exporters/in_file.h"
 #include "exporters/trace_names.h"
 #include "manifest.h"
 #include "run.h"
@@ -131,14 +132,17 @@ static int read_manifest(const char *dir, const char *name, struct mf *m, char *
 	size_t len = 0;
 	struct stat st;
 	FILE *f = NULL;
-	int rc;
+	int fd, rc;
 
 	if (!path)
 		return -ENOMEM;
-	f = fopen(path, "rb");
-	if (!f || fstat(fileno(f), &st) != 0) {
-		rc = -errno;
-		snprintf(err, cap, "%s: %s", path, strerror(-rc));
+	/* a regular file only: a FIFO would block the reader */
+	fd = gp_in_open(path);
+	if (fd < 0 || !(f = fdopen(fd, "rb")) || fstat(fileno(f), &st) != 0) {
+		rc = fd < 0 ? fd : -errno;
+		if (fd >= 0 && !f)
+			close(fd);
+		snprintf(err, cap, "%s: %s", path, gp_in_strerror(rc));
 		goto cleanup;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > GP_RUN_MANIFEST_MAX) {
@@ -216,6 +220,13 @@ static int add_trace(struct gp_run *run, const char *file, int listed, int compl
 	path = join(run->dir, file);
 	if (!path)
 		return -ENOMEM;
+	/* a FIFO, socket or device here is refused, not passed over: reading
+	 * it would block or never end, and it is no trace a process wrote */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(err, cap, "%s: %s", path, gp_in_strerror(-EINVAL));
+		free(path);
+		return -EINVAL;
+	}
 	grown = realloc(run->traces, (run->ntraces + 1) * sizeof(*grown));
 	if (!grown) {
 		free(path);
