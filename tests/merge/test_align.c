@@ -73,6 +73,14 @@ int main(void)
 	CHECK_EQ_INT(gp_merge_fit_collectives(ref, 0, oth, 0, names, &fit), -EINVAL);
 	CHECK_EQ_U64(fit.matched, 0);
 
+	/* traces with no NCCL kernel at all: no arrays (NULL), a plain answer
+	 * (under UBSan, qsort(NULL, 0) would stop here) */
+	CHECK_EQ_INT(gp_merge_fit_collectives(NULL, 0, NULL, 0, names, &fit), -EINVAL);
+	CHECK_STR(fit.why, "neither host's trace has one");
+	fill(ref, oth, N, 5000, 6);
+	CHECK_EQ_INT(gp_merge_fit_collectives(ref, N, NULL, 0, names, &fit), -EINVAL);
+	CHECK_STR(fit.why, "this host's trace has none");
+
 	/* an even count: the mean of the middle two */
 	for (int i = 0; i < 4; i++) {
 		ref[i] = (struct gp_merge_kernel){ 0, 1000 * i, 1000 * i + 500 };

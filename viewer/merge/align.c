@@ -58,8 +58,11 @@ int gp_merge_fit_collectives(struct gp_merge_kernel *ref, size_t nref,
 	fit->offset_ns = fit->residual_ns = 0;
 	fit->matched = 0;
 	fit->why[0] = '\0';
-	qsort(ref, nref, sizeof(*ref), cmp_kernel);
-	qsort(other, nother, sizeof(*other), cmp_kernel);
+	/* a trace with no NCCL kernel gives no array at all: nothing to sort */
+	if (nref)
+		qsort(ref, nref, sizeof(*ref), cmp_kernel);
+	if (nother)
+		qsort(other, nother, sizeof(*other), cmp_kernel);
 	d = malloc((nref < nother ? nref : nother) * sizeof(*d) + sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -86,6 +89,13 @@ int gp_merge_fit_collectives(struct gp_merge_kernel *ref, size_t nref,
 			d[m++] = ref[i + k].end_ns - other[j + k].end_ns;
 		i += a;
 		j += b;
+	}
+	if (!nref || !nother) {
+		snprintf(fit->why, sizeof(fit->why), "%s", !nref && !nother ? "neither host's trace has one"
+							   : !nref ? "the reference host's trace has none"
+								   : "this host's trace has none");
+		free(d);
+		return -EINVAL;
 	}
 	if (m < MIN_MATCHED) {
 		snprintf(fit->why, sizeof(fit->why), "%zu NCCL kernel%s matched, %d needed", m,
