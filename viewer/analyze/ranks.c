@@ -12,6 +12,8 @@
 #include "result.h"
 
 #define RANK_DIFF_MAX 10 /* rows of each "what differs" list */
+/* Missing ranks listed (the lowest); missing_count has them all. */
+#define GP_AN_MISSING_LISTED 1024
 
 const char *const gp_an_first_out_names[GP_AN_FIRST_N] = { "oom", "headroom", "peak" };
 
@@ -291,18 +293,22 @@ int gp_an_ranks_fill(struct gp_an_result *r)
 	}
 	qsort(k->v, k->n, sizeof(*k->v), by_rank);
 	k->world_size = world;
-	if (world > 0 && world <= (1 << 24)) {
-		size_t missing = 0;
+	if (world > 0) {
+		/* world_size is the traces' claim: counted from the ranks there
+		 * are, and only the first few missing listed, so that a claim
+		 * of millions costs no more than the traces themselves */
+		size_t distinct = 0, listed;
 
-		for (int64_t w = 0, j = 0; w < world; w++) {
-			while ((size_t)j < k->n && k->v[j].rank < w)
-				j++;
-			missing += (size_t)j >= k->n || k->v[j].rank != w;
-		}
-		k->missing = missing ? gp_an_alloc(r, missing * sizeof(*k->missing)) : NULL;
-		if (missing && !k->missing)
+		for (size_t j = 0; j < k->n; j++)
+			distinct += k->v[j].rank < world && (j == 0 || k->v[j].rank != k->v[j - 1].rank);
+		k->missing_count = (uint64_t)world - distinct;
+		listed = k->missing_count < GP_AN_MISSING_LISTED ? (size_t)k->missing_count
+								: GP_AN_MISSING_LISTED;
+		k->missing = listed ? gp_an_alloc(r, listed * sizeof(*k->missing)) : NULL;
+		if (listed && !k->missing)
 			return -ENOMEM;
-		for (int64_t w = 0, j = 0; w < world; w++) {
+		/* each step lists a rank or passes one that is there */
+		for (int64_t w = 0, j = 0; k->nmissing < listed; w++) {
 			while ((size_t)j < k->n && k->v[j].rank < w)
 				j++;
 			if ((size_t)j >= k->n || k->v[j].rank != w)

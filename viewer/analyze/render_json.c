@@ -745,6 +745,7 @@ static struct json_object *ranks_json(struct gp_jb *b, const struct gp_an_result
 	for (size_t i = 0; i < k->nmissing; i++)
 		gp_jb_push(b, missing, gp_jb_int(b, k->missing[i]));
 	gp_jb_put(b, o, "missing", missing);
+	gp_jb_put(b, o, "missing_count", gp_jb_int(b, (int64_t)k->missing_count));
 	gp_jb_put(b, o, "min_rank", gp_jb_int(b, k->v[k->min].rank));
 	gp_jb_put(b, o, "max_rank", gp_jb_int(b, k->v[k->max].rank));
 	gp_jb_put(b, o, "median_rank", gp_jb_int(b, k->v[k->median].rank));

@@ -502,8 +502,9 @@ struct gp_an_ranks {
 	const char *what;          /* what the peaks are: allocated, reserved, device */
 	struct gp_an_rank *v;      /* by rank, then pid and device */
 	size_t n;
-	int64_t *missing;          /* ranks of world_size that left no trace */
-	size_t nmissing;
+	int64_t *missing;          /* ranks of world_size that left no trace: the */
+	size_t nmissing;           /* lowest GP_AN_MISSING_LISTED of them */
+	uint64_t missing_count;    /* all of them */
 	size_t min, max, median;   /* indices into v, by peak (median: the lower one) */
 	uint64_t spread;           /* max's peak - min's */
 	double spread_share;       /* of max's peak */

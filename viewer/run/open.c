@@ -270,34 +270,41 @@ static int by_rank(const void *a, const void *b)
 				 &((const struct gp_run_trace *)b)->meta);
 }
 
-/* The ranks of world_size that left no trace, in a note. */
+/* The ranks of world_size that left no trace, in a note. The traces are
+ * in rank order (by_rank): the cost is the traces', never world_size's,
+ * which is only what they claim. */
 static int note_missing_ranks(struct gp_run *run)
 {
 	char list[256] = "";
-	size_t len = 0, missing = 0, shown = 0;
+	size_t len = 0, shown = 0, distinct = 0;
+	uint64_t missing;
 	int64_t w = run->world_size;
 
-	if (w <= 0 || w > (1 << 24))
+	if (w <= 0)
 		return 0;
-	for (int64_t r = 0; r < w; r++) {
-		int seen = 0;
+	for (size_t i = 0; i < run->ntraces; i++) {
+		int64_t r = run->traces[i].meta.rank;
 
-		for (size_t i = 0; i < run->ntraces && !seen; i++)
-			seen = run->traces[i].meta.rank == r;
-		if (seen)
-			continue;
-		missing++;
-		if (shown < 8 && len < sizeof(list) - 32) {
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld",
-						shown ? ", " : "", (long long)r);
-			shown++;
-		}
+		distinct += r >= 0 && r < w && (i == 0 || r != run->traces[i - 1].meta.rank);
 	}
+	missing = (uint64_t)w - distinct;
 	if (!missing)
 		return 0;
-	return note(run, "%zu of the %lld ranks left no trace here (rank%s %s%s): they made no CUDA "
-		    "call, or ran where no launcher wrote into this directory", missing,
-		    (long long)w, missing > 1 ? "s" : "", list, missing > shown ? ", ..." : "");
+	/* the first few: each step names one or passes a rank that is there */
+	for (int64_t r = 0, i = 0; r < w && shown < 8; r++) {
+		while ((size_t)i < run->ntraces && run->traces[i].meta.rank >= 0 &&
+		       run->traces[i].meta.rank < r)
+			i++;
+		if ((size_t)i < run->ntraces && run->traces[i].meta.rank == r)
+			continue;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld", shown ? ", " : "",
+					(long long)r);
+		shown++;
+	}
+	return note(run, "%llu of the %lld ranks left no trace here (rank%s %s%s): they made no "
+		    "CUDA call, or ran where no launcher wrote into this directory",
+		    (unsigned long long)missing, (long long)w, missing > 1 ? "s" : "", list,
+		    missing > shown ? ", ..." : "");
 }
 
 static int from_manifests(struct gp_run *run, char **names, size_t n, char *err, size_t cap)
