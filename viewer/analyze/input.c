@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,11 +21,137 @@ static int init_common(struct an_input *in)
 	return in->buf ? 0 : -ENOMEM;
 }
 
+/* The file inputs holding a descriptor, most recently used first. One
+ * thread reads inputs (analyze, merge): no lock. */
+static struct {
+	struct an_input *newest, *oldest;
+	size_t n;
+} open_files;
+
+size_t an_input_max_open(void)
+{
+	static size_t max;
+	struct rlimit rl;
+	const char *env;
+
+	if (max)
+		return max;
+	max = 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 4 < max)
+		max = rl.rlim_cur / 4 < 16 ? 16 : (size_t)(rl.rlim_cur / 4);
+	env = getenv("GPUPROF_MAX_OPEN_INPUTS");
+	if (env && atoi(env) > 0 && (size_t)atoi(env) < max)
+		max = (size_t)atoi(env);
+	return max;
+}
+
+static void unlink_open(struct an_input *in)
+{
+	if (in->newer)
+		in->newer->older = in->older;
+	else
+		open_files.newest = in->older;
+	if (in->older)
+		in->older->newer = in->newer;
+	else
+		open_files.oldest = in->newer;
+	in->newer = in->older = NULL;
+	open_files.n--;
+}
+
+static void link_newest(struct an_input *in)
+{
+	in->older = open_files.newest;
+	in->newer = NULL;
+	if (open_files.newest)
+		open_files.newest->newer = in;
+	else
+		open_files.oldest = in;
+	open_files.newest = in;
+	open_files.n++;
+}
+
+/* Closes in's descriptor, keeping its place; what it has read but not yet
+ * used stays, and buffers it does not need meanwhile are given back. */
+static void suspend(struct an_input *in)
+{
+	in->pos = lseek(in->fd, 0, SEEK_CUR);
+	close(in->fd);
+	in->fd = -1;
+	unlink_open(in);
+	if (in->gz && in->zs.avail_in == 0) {
+		free(in->zbuf);
+		in->zbuf = NULL;
+	}
+	if (in->start > 0) {
+		memmove(in->buf, in->buf + in->start, in->end - in->start);
+		in->end -= in->start;
+		in->start = 0;
+	}
+	if (in->cap > DCHUNK / 16 && in->end <= DCHUNK / 16) {
+		char *b = realloc(in->buf, DCHUNK / 16);
+
+		if (b) {
+			in->buf = b;
+			in->cap = DCHUNK / 16;
+		}
+	}
+}
+
+/* Room for another descriptor: the least recently used one closed. */
+static void make_room(void)
+{
+	while (open_files.n >= an_input_max_open() && open_files.oldest)
+		suspend(open_files.oldest);
+}
+
+/* in's descriptor again (the same file), at its place. 0 or -errno. */
+static int resume(struct an_input *in)
+{
+	struct stat st;
+	int fd;
+
+	make_room();
+	fd = gp_in_open(in->path);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0 || st.st_dev != in->dev || st.st_ino != in->ino ||
+	    lseek(fd, in->pos, SEEK_SET) != in->pos) {
+		close(fd);
+		return -ESTALE; /* replaced while it was being read */
+	}
+	in->fd = fd;
+	link_newest(in);
+	return 0;
+}
+
+/* Buffers that suspend() gave back, before reading on. */
+static int restore_buffers(struct an_input *in)
+{
+	if (in->cap < DCHUNK) {
+		char *b = realloc(in->buf, DCHUNK);
+
+		if (!b)
+			return -ENOMEM;
+		in->buf = b;
+		in->cap = DCHUNK;
+	}
+	if (!in->zbuf && in->detected) {
+		in->zbuf_cap = ZCHUNK;
+		in->zbuf = malloc(in->zbuf_cap);
+		if (!in->zbuf)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int an_input_open_file(struct an_input *in, const char *path)
 {
 	struct stat st;
 
 	memset(in, 0, sizeof(*in));
+	make_room();
 	/* a regular file only: a FIFO or a device would block or never end */
 	in->fd = gp_in_open(path);
 	if (in->fd < 0) {
@@ -33,14 +160,17 @@ int an_input_open_file(struct an_input *in, const char *path)
 		in->fd = -1;
 		return err;
 	}
-	if (fstat(in->fd, &st) != 0) {
-		int err = -errno;
+	if (fstat(in->fd, &st) != 0 || !(in->path = strdup(path))) {
+		int err = in->path ? -errno : -ENOMEM;
 
 		close(in->fd);
 		in->fd = -1;
 		return err;
 	}
+	in->dev = st.st_dev;
+	in->ino = st.st_ino;
 	in->size = (uint64_t)st.st_size;
+	link_newest(in);
 	return init_common(in);
 }
 
@@ -56,16 +186,20 @@ int an_input_open_mem(struct an_input *in, const void *p, size_t n)
 
 void an_input_close(struct an_input *in)
 {
-	if (in->fd >= 0)
+	if (in->fd >= 0) {
 		close(in->fd);
+		unlink_open(in);
+	}
 	in->fd = -1;
 	if (in->z_ready)
 		inflateEnd(&in->zs);
 	in->z_ready = 0;
 	free(in->zbuf);
 	free(in->buf);
+	free(in->path);
 	in->zbuf = NULL;
 	in->buf = NULL;
+	in->path = NULL;
 }
 
 /* Up to n raw bytes into p; 0 at the end. */
@@ -73,7 +207,7 @@ static ssize_t raw_read(struct an_input *in, unsigned char *p, size_t n)
 {
 	ssize_t r;
 
-	if (in->fd < 0) {
+	if (!in->path) {
 		size_t left = in->mem_len - in->mem_pos;
 
 		if (n > left)
@@ -82,6 +216,17 @@ static ssize_t raw_read(struct an_input *in, unsigned char *p, size_t n)
 		in->mem_pos += n;
 		in->bytes_in += n;
 		return (ssize_t)n;
+	}
+	if (in->fd < 0) {
+		int err = resume(in);
+
+		if (err) {
+			in->io_errno = -err;
+			return -1;
+		}
+	} else if (open_files.newest != in) {
+		unlink_open(in);
+		link_newest(in);
 	}
 	do
 		r = read(in->fd, p, n);
@@ -139,6 +284,7 @@ static int detect(struct an_input *in)
 	in->zbuf = malloc(in->zbuf_cap);
 	if (!in->zbuf)
 		return -ENOMEM;
+	in->detected = 1;
 	r = raw_read(in, in->zbuf, in->zbuf_cap);
 	if (r < 0)
 		return -EIO;
@@ -293,13 +439,12 @@ static ssize_t fill(struct an_input *in, size_t room)
 int an_input_line(struct an_input *in, const char **line, size_t *len)
 {
 	size_t scan_from;
+	int err;
 
-	if (!in->zbuf) {
-		int err = detect(in);
-
-		if (err)
-			return err;
-	}
+	if (!in->detected && (err = detect(in)))
+		return err;
+	if ((err = restore_buffers(in)))
+		return err;
 	scan_from = in->start;
 	for (;;) {
 		char *nl = NULL;

@@ -8,13 +8,24 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <zlib.h>
 
 /* The format's own limit on an event line (GP_TW_MAX_LINE). */
 #define AN_MAX_LINE (64u << 20)
 
 struct an_input {
-	int fd;                     /* -1 for memory */
+	/* A file's descriptor is held only while it is among the last used:
+	 * however many traces are read together, at most an_input_max_open()
+	 * are open; the others are closed, their place kept, and reopened
+	 * (the same file, checked by device and inode) when read again. */
+	int fd;                     /* -1 for memory, or while closed */
+	char *path;                 /* a file's; NULL for memory */
+	dev_t dev;
+	ino_t ino;
+	off_t pos;                  /* where reading goes on, while closed */
+	struct an_input *newer, *older; /* the open ones, most recently used first */
+	int detected;               /* gzip or not: known */
 	const unsigned char *mem;   /* memory input */
 	size_t mem_len, mem_pos;
 	int gz;                     /* 1: gzip, detected */
@@ -35,6 +46,10 @@ struct an_input {
 	int last_unterminated;      /* the last line returned had no newline */
 	int io_errno;               /* a read failed */
 };
+
+/* The most files open at once: a quarter of RLIMIT_NOFILE's soft limit,
+ * within 16..256; GPUPROF_MAX_OPEN_INPUTS lowers it (tests). */
+size_t an_input_max_open(void);
 
 /* 0, or -errno from open/fstat (the file cannot be read); -EINVAL when it
  * is not a regular file (exporters/in_file.h). */
