@@ -8,9 +8,14 @@ compare` on a run directory of many tiny synthetic traces (synth.py).
       16,777,216: analyzed in about the time of the same traces claiming
       only their own ranks (a cost that grew with world_size took 80 times
       as long), the missing ranks counted, only the first ones listed
+  test_run_scale.py GPUPROF live_cap  more live allocations than analyze
+      keeps records of (the cap lowered to 100 by GPUPROF_TEST_MAX_LIVE_RECORDS,
+      which only tests set): the rest summarised, said in the text and the
+      JSON, every total and peak the same as without the cap
 """
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -108,6 +113,46 @@ def test_claims():
                   "only the first missing ranks listed (%d)" % len(ranks["missing"]))
             check("16776216 of the 16777216 ranks left no trace here (ranks 1000, 1001" in err1,
                   "the run's note counts them (%r)" % err1[:300])
+
+
+def test_live_cap():
+    for name, sim in (("tensor", synth.Sim(mode="tensor")), ("hook", synth.HookSim(total=16 << 30))):
+        path = os.path.join(TMP, name + ".json.gz")
+        kept = []
+        for i in range(300):
+            kept.append(sim.alloc((i % 7 + 1) * MiB, "activations"))
+            sim.tick(10)
+        for a in kept[:100]:
+            sim.free(a)
+            sim.tick(10)
+        for i in range(50):
+            sim.alloc(3 * MiB, "activations")
+            sim.tick(10)
+        sim.write(path)
+        peak = synth.expect_peak(sim)["bytes"]
+        env = dict(os.environ, GPUPROF_TEST_MAX_LIVE_RECORDS="100")
+        runs = {}
+        for capped in (False, True):
+            for fmt in ("--json", None):
+                p = subprocess.run([GP, "analyze"] + ([fmt] if fmt else []) + [path], cwd=TMP,
+                                   capture_output=True, text=True, timeout=120,
+                                   env=env if capped else None)
+                check(p.returncode == 0, "%s: analyze exit %d: %s" % (name, p.returncode, p.stderr[-300:]))
+                runs[capped, fmt] = p.stdout
+        say = re.compile(r"over 100 live allocations: [0-9]+ allocations made past that summarised")
+        check(say.search(runs[True, None]), "%s: the text says it summarised" % name)
+        check(not say.search(runs[False, None]), "%s: nothing summarised under the cap" % name)
+        try:
+            full, capped = json.loads(runs[False, "--json"]), json.loads(runs[True, "--json"])
+        except ValueError:
+            check(False, "%s: JSON" % name)
+            continue
+        check(any(say.search(n) for t in capped["traces"] for n in t["notes"]),
+              "%s: the JSON says it (%r)" % (name, [t["notes"] for t in capped["traces"]]))
+        d0, d1 = full["devices"][0], capped["devices"][0]
+        check(d1["peak"]["bytes"] == d0["peak"]["bytes"] == peak,
+              "%s: the peak exact (%r, %r, expected %d)" % (name, d1["peak"]["bytes"], d0["peak"]["bytes"], peak))
+        check(d1["summary"] == d0["summary"], "%s: every total the same with and without the cap" % name)
 
 
 def main():

@@ -110,6 +110,7 @@ static void free_procs(struct run *r)
 	r->a.gpus = NULL;
 	r->a.ngpus = r->a.gpus_cap = 0;
 	r->a.seq = 0;
+	r->a.live_records = 0;
 }
 
 static int fail(struct run *r, int status, const char *what)

@@ -788,6 +788,14 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 			 "so no layer (unattributed)", p->unattributed);
 		note(notes, line);
 	}
+	if (p->summarised) {
+		snprintf(line, sizeof(line),
+			 "over %" PRIu64 " live allocations: %" PRIu64 " allocations made past that "
+			 "summarised (memory bounded): in every total and peak, not in the peak's "
+			 "breakdown by layer, category and line, nor among the largest",
+			 an_max_live_records(), p->summarised);
+		note(notes, line);
+	}
 	if (p->unmatched_frees) {
 		snprintf(line, sizeof(line),
 			 "%" PRIu64 " frees of memory allocated before the trace or in a gap of it",
@@ -972,7 +980,7 @@ static void summary_fill(struct bld *b, const struct an_pd *pd, struct gp_an_sum
 	}
 	s->allocations = pd->fw_allocs;
 	s->frees = pd->frees;
-	s->live_allocations_end = pd->live_count;
+	s->live_allocations_end = pd->live_count; /* kept or summarised */
 	s->max_live_allocations = pd->max_live_count;
 	for (int k = K_DEVICE_STATIC; k < K_N; k++)
 		nk += pd->kind_allocs[k] != 0;

@@ -472,6 +472,16 @@ static int fw_pool_set(struct an_proc *p, struct an_pd *pd, uint64_t pool, uint6
 	return pool_set(pd, pool, size, ts);
 }
 
+uint64_t an_max_live_records(void)
+{
+	/* GPUPROF_TEST_MAX_LIVE_RECORDS: a lower cap, for the tests only
+	 * (tests/analyze/test_run_scale.py), so that a small trace passes it */
+	const char *env = getenv("GPUPROF_TEST_MAX_LIVE_RECORDS");
+	long v = env ? atol(env) : 0;
+
+	return v > 0 && (uint64_t)v < AN_MAX_LIVE_RECORDS ? (uint64_t)v : AN_MAX_LIVE_RECORDS;
+}
+
 int an_is_fw(const struct an_proc *p, const struct an_rec *r)
 {
 	if (!(r->flags & R_DEVICE))
@@ -514,7 +524,9 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 		r->flags |= R_FREED_IN_PHASE;
 
 	pd->kind_live[r->kind] -= r->bytes;
+	a->live_records--;
 	if (r->flags & R_DEVICE) {
+		/* device_static, pinned_host...: counted per kind, not here */
 		pd->live_count--;
 		pd->frees++;
 	}
@@ -661,16 +673,30 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		r->flags |= R_OTHER;
 	else if (an_native_blocks(p) && (r->flags & R_DEVICE) && !(r->flags & R_TORCH))
 		r->flags |= R_OTHER;
-	if (gp_u64map_put(&pd->live, r->addr, r)) {
+	/* native mode's cudaMalloc calls keep their records whatever the cap:
+	 * a segment PyTorch reserves is found by its call's (on_segment),
+	 * and they are few (each a segment, or another library's) */
+	if (a->live_records >= an_max_live_records() &&
+	    !(p->mode == MODE_NATIVE && (r->flags & R_DEVICE) && !(r->flags & R_TORCH))) {
+		/* no room for its record: its bytes only (see summed_live) */
+		int fw = an_is_fw(p, r);
+
+		r->flags |= R_SUMMARISED;
+		pd->summed_live[r->kind][fw] += r->bytes;
+		pd->summed_count++;
+		p->summarised++;
+	} else if (gp_u64map_put(&pd->live, r->addr, r)) {
 		an_rec_unref(a, r);
 		return -ENOMEM;
+	} else {
+		a->live_records++;
 	}
-	if (r->flags & R_DEVICE) {
-		/* device_static, pinned_host...: counted per kind, not here */
+	/* device allocations live, kept or summarised; device_static,
+	 * pinned_host...: counted per kind, not here */
+	if (r->flags & R_DEVICE)
 		pd->live_count++;
-		if (pd->live_count > pd->max_live_count)
-			pd->max_live_count = pd->live_count;
-	}
+	if (pd->live_count > pd->max_live_count)
+		pd->max_live_count = pd->live_count;
 
 	if (__builtin_add_overflow(pd->kind_live[r->kind], r->bytes, &pd->kind_live[r->kind]))
 		return absurd(a);
@@ -721,7 +747,56 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	}
 	memory_changed(pd, ts);
 	gpu_update(a, pd, ts);
+	if (r->flags & R_SUMMARISED)
+		an_rec_unref(a, r); /* counted: nothing keeps it */
 	return 0;
+}
+
+/* A free of a summarised allocation (no record: summed_live has its
+ * bytes): the free's own size and kind take it out of the totals. 1 when
+ * it was one, 0 when nothing summarised can be it. */
+static int summed_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
+		       const struct an_ev *ev, int64_t ts)
+{
+	struct an_rec like = { .kind = ev->kind };
+	uint64_t *sum;
+	int fw;
+
+	if (!pd->summed_count || !ev->b || ev->kind >= K_N)
+		return 0;
+	if (ev->kind == K_DEVICE || ev->kind == K_ARRAY)
+		like.flags |= R_DEVICE;
+	if (ev->flags & EVF_ASYNC)
+		like.flags |= R_ASYNC;
+	if (ev->flags & EVF_TORCH)
+		like.flags |= R_TORCH;
+	/* native mode without the hook tells the framework's from the
+	 * allocation's time, which is gone: whichever sum holds it */
+	fw = an_is_fw(p, &like);
+	if (an_native_segments(p) && (like.flags & R_DEVICE))
+		fw = pd->summed_live[ev->kind][1] >= ev->b;
+	sum = &pd->summed_live[ev->kind][fw];
+	if (*sum < ev->b)
+		return 0;
+	*sum -= ev->b;
+	pd->summed_count--;
+	pd->kind_live[ev->kind] -= ev->b;
+	if (like.flags & R_DEVICE) {
+		pd->live_count--;
+		pd->frees++;
+	}
+	if (like.flags & R_DEVICE) {
+		if (fw)
+			pd->fw_live -= ev->b;
+		else
+			pd->other_live -= ev->b;
+		if (fw && !an_native_blocks(p) && pd->nooms && pd->ooms[pd->nooms - 1].open)
+			pd->ooms[pd->nooms - 1].released += ev->b;
+	}
+	memory_changed(pd, ts);
+	total_note(pd, ts);
+	gpu_update(a, pd, ts);
+	return 1;
 }
 
 static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
@@ -739,7 +814,8 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	if (ev->flags & EVF_POOL_SIZE && fw_pool_set(p, pd, ev->d, ev->e, ts, 1))
 		return -ENOMEM;
 	if (!r) {
-		p->unmatched_frees++;
+		if (!summed_free(a, p, pd, ev, ts))
+			p->unmatched_frees++;
 		return 0;
 	}
 	return release(a, p, pd, r, ts, t);

@@ -104,6 +104,7 @@ enum {
 	 * another began, with no backward begun in between: kept for a
 	 * backward that never came */
 	R_KEPT_NO_BACKWARD = 1 << 12,
+	R_SUMMARISED = 1 << 13,     /* counted, not kept: past AN_MAX_LIVE_RECORDS */
 };
 
 /* The allocations alive at one moment (cut = the last seq processed then):
@@ -182,6 +183,12 @@ struct an_pd {
 	uint32_t device;
 	struct gp_u64map live; /* addr -> struct an_rec */
 	uint64_t live_count, max_live_count;
+	/* allocations made while the analysis held AN_MAX_LIVE_RECORDS records
+	 * (an_max_live_records): no record, only their bytes, by kind and by
+	 * whether they are the framework's, until their frees (which say
+	 * their size) take them out again */
+	uint64_t summed_live[K_N][2];
+	uint64_t summed_count;         /* live now */
 
 	uint64_t kind_live[K_N], kind_peak[K_N], kind_allocs[K_N];
 	int64_t kind_peak_ts[K_N];
@@ -341,6 +348,7 @@ struct an_proc {
 	uint64_t unattributed;   /* allocations whose API call is missing */
 	uint64_t unmatched_frees;
 	uint64_t reused_live;    /* allocation at an address still live */
+	uint64_t summarised;     /* allocations counted without a record (memory.c) */
 	uint64_t events;
 };
 
@@ -368,6 +376,7 @@ struct an_analysis {
 	size_t ngpus, gpus_cap;
 	uint64_t seq;
 	int64_t origin;      /* absolute ns that reports count from */
+	uint64_t live_records; /* allocation records alive, every process and device */
 	int pass;            /* 1, or 2 when native mode needs a second pass */
 	const struct gp_an_settings *settings;
 	char *err;
@@ -437,6 +446,12 @@ struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_
 uint64_t an_other_key(uint64_t addr, int64_t ts);
 /* Whether r is the framework's memory (the main number, see memory.c). */
 int an_is_fw(const struct an_proc *p, const struct an_rec *r);
+/* The most allocation records an analysis holds at once (AN_MAX_LIVE_RECORDS,
+ * about 240 bytes each): past it, new allocations are summarised, their
+ * bytes counted exactly in every total and peak, without the detail the
+ * peak's breakdown needs; a note says how many. */
+#define AN_MAX_LIVE_RECORDS (2u << 20)
+uint64_t an_max_live_records(void);
 /* The device memory this process held on pd's device: native mode with the
  * hook counts PyTorch's segments, not its blocks, since they hold them. */
 uint64_t an_pd_device_live(const struct an_pd *pd);
