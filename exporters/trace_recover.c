@@ -30,6 +30,10 @@
 
 #define IN_CHUNK (64u * 1024u)
 #define OUT_CHUNK (256u * 1024u)
+/* A flush chunk's decoded bytes are held until the chunk has decoded whole;
+ * one longer than this (the recorder flushes at least once a second) is
+ * passed on as it goes, so that memory stays bounded. */
+#define CHUNK_HOLD_MAX (64u << 20)
 #define OUT_GZ_LEVEL 6
 
 enum rstate {
@@ -61,6 +65,10 @@ struct rec {
 	int damage_seen;
 	uint64_t gzip_gaps, gzip_bytes_skipped;
 	int gzip_lost_tail;
+	struct gp_buf chunk;   /* decoded bytes of the flush chunk being inflated */
+	int strict;            /* the stream is not whole and checked: a chunk with a
+				* bad line is dropped whole (chunk_commit) */
+	uint64_t chunks_dropped, chunk_bytes_dropped;
 };
 
 /* Copies the raw value of top-level `key` into dst if it is a JSON number
@@ -436,6 +444,8 @@ static int finish(struct rec *r, struct gp_recover_result *res)
 	res->gzip_gaps = r->gzip_gaps;
 	res->gzip_bytes_skipped = r->gzip_bytes_skipped;
 	res->gzip_lost_tail = r->gzip_lost_tail;
+	res->chunks_dropped = r->chunks_dropped;
+	res->chunk_bytes_dropped = r->chunk_bytes_dropped;
 	res->bytes_dropped = tail;
 	/* the program's own end, only "]" or nothing after it */
 	own_end = (r->st == R_CLOSED || r->st == R_AFTER_FINAL) &&
@@ -466,6 +476,119 @@ static ssize_t read_some(int fd, void *buf, size_t n)
 		if (got >= 0 || errno != EINTR)
 			return got < 0 ? -errno : got;
 	}
+}
+
+/* A line a trace holds: an event ("{...}," or the last one's "{...}"),
+ * or the array's closing "]". */
+static int line_ok(const char *s, size_t n)
+{
+	int comma;
+
+	return (n == 1 && s[0] == ']') || event_obj(s, n, &comma) != 0;
+}
+
+/* Whether every line the chunk completes is one a trace holds: damage that
+ * still decodes shows as a bad line, and then no line of its chunk can be
+ * trusted. The line begun before the chunk is checked whole. */
+static int chunk_lines_ok(struct rec *r)
+{
+	const char *p = r->chunk.data, *end = p + r->chunk.len, *nl;
+	int ok = 1;
+
+	if (r->st < R_EVENTS || r->skipping || !(nl = memchr(p, '\n', r->chunk.len)))
+		return 1;
+	if (r->carry.len) {
+		struct gp_buf first;
+
+		gp_buf_init(&first, 0);
+		gp_buf_append(&first, r->carry.data, r->carry.len);
+		gp_buf_append(&first, p, (size_t)(nl - p));
+		ok = !first.failed && line_ok(first.data, first.len);
+		gp_buf_free(&first);
+	} else {
+		ok = line_ok(p, (size_t)(nl - p));
+	}
+	for (p = nl + 1; ok && p < end && (nl = memchr(p, '\n', (size_t)(end - p))); p = nl + 1)
+		ok = line_ok(p, (size_t)(nl - p));
+	return ok;
+}
+
+static void chunk_drop(struct rec *r);
+
+/* The chunk decoded whole (or its stream ended): its lines go on, unless
+ * one of them shows it was damaged. */
+static int chunk_commit(struct rec *r)
+{
+	int rc = 0;
+
+	if (!r->chunk.len)
+		return 0;
+	if (r->strict && !chunk_lines_ok(r)) {
+		chunk_drop(r);
+		/* the line begun before it ends in it: damaged too */
+		if (r->carry.len)
+			rc = damaged_line(r, r->carry.len);
+		gp_buf_reset(&r->carry);
+		r->resynced = 1; /* damage found: it accounts for a failed check */
+		return rc;
+	}
+	rc = feed(r, r->chunk.data, r->chunk.len);
+	gp_buf_reset(&r->chunk);
+	return rc;
+}
+
+/* The chunk failed to decode: what had decoded of it is passed over, its
+ * lines counted as damaged (a line begun before it is resync's). */
+static void chunk_drop(struct rec *r)
+{
+	uint64_t lines = 0;
+
+	if (!r->chunk.len && r->st < R_EVENTS)
+		return;
+	for (size_t i = 0; i < r->chunk.len; i++)
+		lines += r->chunk.data[i] == '\n';
+	r->chunks_dropped++;
+	r->chunk_bytes_dropped += r->chunk.len;
+	if (lines) {
+		note_damage(r);
+		r->skipped_lines += lines;
+		r->skipped_bytes += r->chunk.len;
+	}
+	gp_buf_reset(&r->chunk);
+}
+
+/* Decoded bytes: held with their chunk until it has decoded whole. */
+static int chunk_add(struct rec *r, const char *data, size_t n)
+{
+	/* the header and meta are checked at once, line by line: not a
+	 * trace, no output */
+	while (r->st < R_EVENTS && n) {
+		const char *nl = memchr(data, '\n', n);
+		size_t k = nl ? (size_t)(nl - data) + 1 : n;
+		int rc = feed(r, data, k);
+
+		if (rc)
+			return rc;
+		data += k;
+		n -= k;
+	}
+	if (r->chunk.len + n > CHUNK_HOLD_MAX) {
+		int rc = chunk_commit(r);
+
+		return rc ? rc : feed(r, data, n);
+	}
+	gp_buf_append(&r->chunk, data, n);
+	return r->chunk.failed;
+}
+
+/* Where the next full flush's marker (an empty stored block: 00 00 ff ff)
+ * may end in p[0..n): just past it, or p + n when there is none. */
+static Bytef *marker_end(Bytef *p, size_t n)
+{
+	for (size_t i = 0; i + 4 <= n; i++)
+		if (p[i] == 0 && p[i + 1] == 0 && p[i + 2] == 0xff && p[i + 3] == 0xff)
+			return p + i + 4;
+	return p + n;
 }
 
 /* Compressed data that did not decode: on to the next full flush point
@@ -512,6 +635,33 @@ static int resync(struct rec *r, z_stream *zs, int fd, unsigned char *inbuf, int
 	}
 }
 
+/* Whether fd's gzip stream decodes whole and passes its check (CRC-32 and
+ * length): then every line in it is as the writer wrote it, and a bad one
+ * is the writer's or a hand's, passed over alone. fd is read to its end. */
+static int stream_intact(int fd, unsigned char *inbuf, unsigned char *obuf)
+{
+	z_stream zs = { 0 };
+	int zr = Z_OK;
+
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+		return 0;
+	while (zr == Z_OK || zr == Z_BUF_ERROR) {
+		if (zs.avail_in == 0) {
+			ssize_t n = read_some(fd, inbuf, IN_CHUNK);
+
+			if (n <= 0)
+				break;
+			zs.next_in = inbuf;
+			zs.avail_in = (uInt)n;
+		}
+		zs.next_out = obuf;
+		zs.avail_out = OUT_CHUNK;
+		zr = inflate(&zs, Z_NO_FLUSH);
+	}
+	inflateEnd(&zs);
+	return zr == Z_STREAM_END;
+}
+
 /* The gzip trailer's checks failed: everything before them decoded (past a
  * resync they cover data that was not). The stream has ended, not cleanly. */
 static int trailer_check_failed(const z_stream *zs)
@@ -528,6 +678,7 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 	struct rec r = { .out_path = out_path, .mode = mode, .force = force, .out = o };
 	unsigned char *inbuf = NULL, *obuf = NULL;
 	z_stream zs = { 0 };
+	Bytef *in_end = NULL, *stop = NULL; /* the input read; where inflate stops */
 	int in_eof = 0, stream_end = 0;
 	int fd, rc, zr;
 
@@ -536,6 +687,7 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 	strcpy(r.ts, "0");
 	gp_buf_init(&r.carry, 0);   /* capped by feed() */
 	gp_buf_init(&r.pending, 0); /* a line that passed feed()'s cap */
+	gp_buf_init(&r.chunk, 0);   /* capped by chunk_add() */
 	fd = gp_in_open(in_path); /* a regular file only */
 	if (fd < 0)
 		return fd;
@@ -543,6 +695,12 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 	obuf = malloc(OUT_CHUNK);
 	if (!inbuf || !obuf) {
 		rc = -ENOMEM;
+		goto out_free;
+	}
+	/* whole and checked, or each chunk must show itself sound */
+	r.strict = !stream_intact(fd, inbuf, obuf);
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		rc = -errno;
 		goto out_free;
 	}
 	/* 16 + MAX_WBITS: gzip only; a zlib or raw stream is not a trace. */
@@ -553,8 +711,9 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 	}
 	for (;;) {
 		size_t got;
+		int at_marker;
 
-		if (zs.avail_in == 0 && !in_eof) {
+		if (zs.avail_in == 0 && in_end == zs.next_in && !in_eof) {
 			ssize_t n = read_some(fd, inbuf, IN_CHUNK);
 
 			if (n < 0) {
@@ -564,13 +723,30 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 			in_eof = n == 0;
 			zs.next_in = inbuf;
 			zs.avail_in = (uInt)n;
+			in_end = inbuf + n;
+			stop = NULL;
 		}
+		/* inflate stops just past a possible flush marker: there, at a
+		 * block's end, the chunk before it has decoded whole (a marker
+		 * cut by a read is missed: two chunks count as one) */
+		if (!stop)
+			stop = marker_end(zs.next_in, (size_t)(in_end - zs.next_in));
+		zs.avail_in = (uInt)(stop - zs.next_in);
 		zs.next_out = obuf;
 		zs.avail_out = OUT_CHUNK;
 		zr = inflate(&zs, Z_NO_FLUSH);
 		got = OUT_CHUNK - zs.avail_out;
+		at_marker = zs.next_in == stop && stop != in_end;
+		if (zs.next_in == stop)
+			stop = NULL;
+		zs.avail_in = (uInt)(in_end - zs.next_in);
 		if (got) {
-			rc = feed(&r, (const char *)obuf, got);
+			rc = chunk_add(&r, (const char *)obuf, got);
+			if (rc)
+				goto out_inflate;
+		}
+		if (zr == Z_OK && at_marker && (zs.data_type & 128)) {
+			rc = chunk_commit(&r);
 			if (rc)
 				goto out_inflate;
 		}
@@ -580,16 +756,31 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 		}
 		if (zr == Z_OK)
 			continue;
-		if (zr == Z_BUF_ERROR && !in_eof && zs.avail_in == 0)
+		if (zr == Z_BUF_ERROR && zs.next_in != in_end)
+			continue; /* stopped at a marker that was none: on */
+		if (zr == Z_BUF_ERROR && !in_eof)
 			continue; /* needs more input */
 		if (zr == Z_MEM_ERROR) {
 			rc = -ENOMEM;
 			goto out_inflate;
 		}
-		if (zr == Z_DATA_ERROR && r.st >= R_EVENTS && !trailer_check_failed(&zs)) {
+		if (zr == Z_DATA_ERROR && r.st >= R_EVENTS && trailer_check_failed(&zs)) {
+			/* everything decoded, and it is not what was written:
+			 * where, nothing tells, unless damage was passed over
+			 * already (that gap alone fails the check) */
+			if (!r.resynced) {
+				rc = -EBADMSG;
+				goto out_inflate;
+			}
+			break;
+		}
+		if (zr == Z_DATA_ERROR && r.st >= R_EVENTS) {
+			chunk_drop(&r); /* whatever of it decoded may be altered */
 			rc = r.full_flush ? resync(&r, &zs, fd, inbuf, &in_eof) : 0;
 			if (rc < 0)
 				goto out_inflate;
+			in_end = zs.next_in + zs.avail_in;
+			stop = NULL;
 			if (rc == 1)
 				continue;
 			r.gzip_lost_tail = 1; /* what followed could not be decoded */
@@ -599,6 +790,10 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 		 * member is ignored, as a trace is one member. */
 		break;
 	}
+	/* the last chunk: the stream ended, or was cut, after it decoded */
+	rc = chunk_commit(&r);
+	if (rc)
+		goto out_inflate;
 	res->gzip_truncated = !stream_end;
 	rc = finish(&r, res);
 
@@ -610,6 +805,7 @@ out_free:
 	close(fd);
 	gp_buf_free(&r.carry);
 	gp_buf_free(&r.pending);
+	gp_buf_free(&r.chunk);
 	if (!rc && r.gz) {
 		rc = gp_gz_close(r.gz); /* trailer, fsync, close */
 		r.gz = NULL;

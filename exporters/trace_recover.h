@@ -24,6 +24,10 @@ struct gp_recover_result {
 	uint64_t damage_after;    /* events kept before the first damage */
 	uint64_t gzip_gaps;       /* stretches of compressed data passed over */
 	uint64_t gzip_bytes_skipped; /* their compressed bytes */
+	uint64_t chunks_dropped;  /* flush chunks that did not decode whole: what had
+				   * decoded of them is passed over too (in
+				   * lines_skipped, bytes_skipped) */
+	uint64_t chunk_bytes_dropped; /* those decoded bytes */
 	int already_complete;     /* the input ended cleanly, undamaged; output is a copy */
 	int gzip_truncated;       /* the gzip stream ended before its trailer */
 	int gzip_lost_tail;       /* compressed data that did not decode ended the
@@ -41,7 +45,14 @@ static inline int gp_recover_damaged(const struct gp_recover_result *r)
 	return r->lines_skipped || r->gzip_gaps || r->gzip_lost_tail;
 }
 
-/* in_path and out_path may not be the same file. out_path is written whole
+/* Only whole flush chunks are kept (the stretch between two of the
+ * writer's full flushes, which decompresses on its own): a chunk whose
+ * compressed data fails to decode anywhere is dropped whole, what had
+ * decoded of it included, as damage may alter what still decodes. A
+ * complete stream whose gzip check fails with no damage found to account
+ * for it is refused (-EBADMSG): which events were altered cannot be told.
+ *
+ * in_path and out_path may not be the same file. out_path is written whole
  * or not at all (exporters/out_file.h: a temporary file beside it, renamed
  * over it), and replaced only with force. Returns 0 or -errno: -EINVAL not
  * a gpuprof trace, -EEXIST output exists (without force), others from I/O

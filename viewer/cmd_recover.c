@@ -47,6 +47,11 @@ static void report(const struct recover_settings *s, const struct gp_recover_res
 		       "event %" PRIu64 "; the events after %s kept",
 		       res->lines_skipped, res->lines_skipped == 1 ? "" : "s", res->bytes_skipped,
 		       res->damage_after, res->lines_skipped == 1 ? "it" : "them");
+	if (res->chunks_dropped)
+		gp_msg("  passed over: %" PRIu64 " flush chunk%s whose data was damaged (%" PRIu64
+		       " bytes decoded from %s, none kept: damage alters what still decodes)",
+		       res->chunks_dropped, res->chunks_dropped == 1 ? "" : "s",
+		       res->chunk_bytes_dropped, res->chunks_dropped == 1 ? "it" : "them");
 	if (res->gzip_gaps)
 		gp_msg("  passed over: %" PRIu64 " stretch%s of compressed data that did not decode "
 		       "(%" PRIu64 " bytes), up to the next flush",
@@ -130,6 +135,9 @@ static int recover_main(int argc, char **argv)
 		status = GP_EXIT_OK;
 	} else if (err == -EINVAL) {
 		gp_msg("%s: not a gpuprof trace", s.trace);
+	} else if (err == -EBADMSG) {
+		gp_msg("%s: its data fails the gzip check and no damaged part could be found: any "
+		       "event may be altered, none is kept (nothing written)", s.trace);
 	} else if (err == -EEXIST && s.output && res.output_failed) {
 		gp_msg("%s already exists (--force replaces it)", s.output);
 	} else if (res.output_failed) {
@@ -162,6 +170,7 @@ const struct gp_command gp_cmd_recover = {
 		"      and the damaged original kept as run.json.gz.orig\n",
 	.exit_status =
 		"  0 repaired (or already complete), 1 an I/O or system failure, 2 bad usage,\n"
+		"  a trace whose data fails its check where no damage can be found,\n"
 		"  a TRACE that is missing or no gpuprof trace, an OUT that exists without\n"
 		"  --force, or an OUT that is TRACE\n",
 	.run = recover_main,

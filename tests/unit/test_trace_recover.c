@@ -256,7 +256,12 @@ static void test_truncation(void)
 	tu_bytes_free(&tr.text);
 }
 
-/* Bit damage inside the deflate data: whatever survives is valid JSON. */
+static int lines_in_order(const struct tu_bytes *got, const struct tu_bytes *want);
+
+/* Bit damage inside the deflate data: whatever survives is valid JSON, and
+ * every event kept is one of the original's, unaltered (damage that still
+ * decodes takes its whole flush chunk with it; damage nothing locates
+ * leaves nothing to trust: -EBADMSG, no output). */
 static void test_corruption(void)
 {
 	struct trace tr;
@@ -275,7 +280,7 @@ static void test_corruption(void)
 		tr.gz.p[pos] = saved;
 		unlink(out_path);
 		rc = gp_trace_recover(in_path, out_path, 0, &res);
-		CHECK(rc == 0 || rc == -EINVAL);
+		CHECK(rc == 0 || rc == -EINVAL || rc == -EBADMSG);
 		if (rc == 0) {
 			struct tu_bytes out = read_output(out_path);
 			struct json_object *arr = tu_parse((const char *)out.p, out.n);
@@ -287,6 +292,9 @@ static void test_corruption(void)
 			for (size_t j = 0; j < n; j++)
 				CHECK(json_object_is_type(tu_idx(arr, j),
 							  json_type_object));
+			if (!lines_in_order(&out, &tr.text))
+				fprintf(stderr, "flip at %zu: an altered event was kept\n", pos);
+			CHECK(lines_in_order(&out, &tr.text));
 			json_object_put(arr);
 			tu_bytes_free(&out);
 			recovered++;
@@ -294,7 +302,7 @@ static void test_corruption(void)
 			CHECK(!tu_exists(out_path));
 		}
 	}
-	CHECK(recovered > 160);
+	CHECK(recovered > 100);
 	tu_bytes_free(&tr.gz);
 	tu_bytes_free(&tr.text);
 }
@@ -543,17 +551,14 @@ static void test_complete_and_paths(void)
 	CHECK(out.n == tr.text.n && memcmp(out.p, tr.text.p, out.n) == 0);
 	tu_bytes_free(&out);
 
-	/* a bad CRC in the trailer: content intact, so complete, but flagged */
+	/* a bad CRC in the trailer, no damage found to account for it: the
+	 * data or the check was altered, and which events nothing tells */
 	tr.gz.p[tr.gz.n - 6] ^= 0x40;
 	tu_write_file(in_path, tr.gz.p, tr.gz.n);
 	tr.gz.p[tr.gz.n - 6] ^= 0x40;
 	unlink(out_path);
-	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), 0);
-	CHECK_EQ_INT(res.already_complete, 1);
-	CHECK_EQ_INT(res.gzip_truncated, 1);
-	out = read_output(out_path);
-	CHECK(out.n == tr.text.n && memcmp(out.p, tr.text.p, out.n) == 0);
-	tu_bytes_free(&out);
+	CHECK_EQ_INT(gp_trace_recover(in_path, out_path, 0, &res), -EBADMSG);
+	CHECK(!tu_exists(out_path));
 	unlink(out_path);
 	tu_write_file(in_path, tr.gz.p, tr.gz.n);
 
