@@ -343,6 +343,14 @@ def test_collectives():
     run(write_run(ranks) + ["--align", "collectives", "-o", "m.json.gz", "-f"])
     hb = json.loads(read_merged(tmp("m.json.gz"))[0])["args"]["hosts"][1]
     eq(hb["why"], "2 NCCL kernels matched, 3 needed", "too few")
+    # no NCCL kernel on either host: a plain answer (under UBSan, sorting
+    # the empty lists was undefined: qsort(NULL, 0))
+    ranks = two_hosts(skew, collectives=0, gathers=0)
+    p = run(write_run(ranks) + ["--align", "collectives", "-o", "m.json.gz", "-f"])
+    hb = json.loads(read_merged(tmp("m.json.gz"))[0])["args"]["hosts"][1]
+    eq((hb["aligned"], hb["why"]), ("wall clock", "neither host's trace has one"), "none at all")
+    check("gpuprof: host node-b: left on its wall clock (no NCCL kernels to align on: neither host's "
+          "trace has one)" in p.stderr, "none at all said: " + p.stderr)
 
 
 def test_run_dir():
