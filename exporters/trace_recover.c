@@ -1,10 +1,14 @@
 /* Repair of cut-short and damaged traces (see trace_recover.h).
  *
- * One streaming pass: inflate in chunks, cut the output into lines, keep each
- * line that is a whole, valid event and copy it to a new gzip member at once;
- * a line that is not one is passed over, counted, and copying goes on with
- * the next. Memory stays bounded: at most one partial line (capped at
- * GP_TW_MAX_LINE) and the last "final-looking" line are held.
+ * A first pass only inflates, to learn whether the gzip stream is whole and
+ * passes its check. Then one streaming pass: inflate in chunks, cut the
+ * output into lines, keep each line that is a whole, valid event and copy
+ * it to a new gzip member; a line that is not one is passed over, counted,
+ * and copying goes on with the next. Where the first pass could not vouch
+ * for the stream, decoded bytes are held a flush chunk at a time (at most
+ * CHUNK_HOLD_MAX) and a chunk is kept only whole and sound. Memory stays
+ * bounded: that chunk, at most one partial line (capped at GP_TW_MAX_LINE)
+ * and the last "final-looking" line are held.
  *
  * Nothing is created until the stream has shown it is a gpuprof trace ("["
  * then a gpuprof.meta event), so rejected input leaves no output behind. */
@@ -56,7 +60,8 @@ struct rec {
 	struct gp_buf pending; /* final-looking line, until we see what follows */
 	int skipping;          /* passing over a damaged line up to its newline */
 	int full_flush;        /* the meta says gz_flush "full" (GP_GZ_FLUSH_KIND) */
-	int resynced;          /* inflate went on past damaged compressed data */
+	int resynced;          /* inflate went on past damaged compressed data, or a
+				* damaged chunk was dropped: damage was found */
 	char pid[24];          /* from the meta event, validated integer text */
 	char ts[40];           /* of the last kept line, validated number text */
 	uint64_t kept;         /* event lines copied */
