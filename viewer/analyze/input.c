@@ -89,12 +89,13 @@ static void suspend(struct an_input *in)
 		in->end -= in->start;
 		in->start = 0;
 	}
-	if (in->cap > DCHUNK / 16 && in->end <= DCHUNK / 16) {
-		char *b = realloc(in->buf, DCHUNK / 16);
+	/* what is unread, in a page or so (realloc copies only that much) */
+	if (in->cap > in->end + 4096) {
+		char *b = realloc(in->buf, in->end + 4096);
 
 		if (b) {
 			in->buf = b;
-			in->cap = DCHUNK / 16;
+			in->cap = in->end + 4096;
 		}
 	}
 }
