@@ -659,10 +659,11 @@ def test_hook_oom():
     eq(oo[1]["released_after"], 512 * MiB, "the cached segment PyTorch released to retry")
     check("fragmentation" in [a["kind"] for a in oo[1]["advice"]], "its advice: %r" % oo[1]["advice"])
     rc, out, _ = run("hook_two.json.gz")
-    check("2 failed allocations; PyTorch raised OutOfMemoryError for 1; 1 recovered from" in out and
-          out.index("Tried to allocate 3.00 GiB") < out.index("got past: 1 failed allocation the allocator "
-                                                             "recovered from") and
-          "cuMemAlloc_v2 of 1.00 GiB failed" not in out and "cuMemAlloc_v2 of 1.00 GiB" in out,
+    check("2 failed allocations: 1 fatal (the program did not get past it), 1 retried by the allocator, "
+          "which got the memory" in out and
+          out.index("Tried to allocate 3.00 GiB") < out.index("got past inside a library: 1 failed allocation "
+                                                             "(1 retried by the allocator") and
+          "cuMemAlloc_v2 of 1.00 GiB failed" not in out,
           "text: the raised one first, in full; the one PyTorch got past summarised after it")
     # nine failures the allocator got past, then the one raised: the list keeps
     # the raised one (and its live set), the oldest recovered one is left out,
@@ -690,11 +691,107 @@ def test_hook_oom():
        "the two oldest recovered ones left out, counted")
     eq([x["request"] for x in d["ooms"][1:]], [GiB + i * MiB for i in range(2, 9)], "the rest in time order")
     rc, out, _ = run("hook_ten.json.gz")
-    check("10 failed allocations; PyTorch raised OutOfMemoryError for 1; 9 recovered from" in out and
-          "got past: 9 failed allocations the allocator recovered from by releasing cached memory and "
-          "retrying (576 MiB released in all)" in out and out.count("#") == 1,
+    check("10 failed allocations: 1 fatal (the program did not get past it), 9 retried by the allocator, "
+          "which got the memory" in out and
+          "got past inside a library: 9 failed allocations (9 retried by the allocator after releasing "
+          "576 MiB of cached memory)" in out and out.count("#") == 1,
           "text: one detailed, nine summarised: %s" % out[out.find("Out of memory"):][:600])
     del held
+
+
+def conv_doubling(trials, fatal=True, steps=True):
+    """A hooked trace modelled on a convolutional batch search (conv_doubling
+    on an H100): in each step's forward cuDNN asks for algorithm workspaces
+    inside conv2; those that do not fit fail and PyTorch raises
+    OutOfMemoryError, which the convolution catches, going on with a smaller
+    workspace (trials per step). Step 2's forward has a cudaMalloc the
+    allocator gets past by releasing its cache. Step 3's backward asks for
+    16 GiB, PyTorch raises, and the program stops (fatal), or catches it and
+    completes a step 4 (fatal=False)."""
+    sim = synth.HookSim(total=80 * GiB)
+    sim.torch_info()
+    params = sim.alloc(64 * MiB, "parameters")
+    for step in (1, 2, 3):
+        sim.push("fwd:<ConvNet>")
+        sim.push("fwd:conv2")
+        out = sim.alloc(4 * GiB, "activations")
+        for i in range(trials):
+            sim.oom(40 * GiB + i * GiB)      # an algorithm's workspace: raised, caught inside
+            sim.free(sim.alloc(64 * MiB, "temporaries"))  # the next algorithm's
+        if step == 2:
+            sim.holes = []
+            cached = sim.alloc(256 * MiB, "temporaries")
+            sim.free(cached)
+            synth.Sim.oom(sim, 6 * GiB, api="cuMemAlloc_v2")
+            sim.holes = [h for h in sim.holes if h[0] != cached]
+            sim.release_segment(cached)       # released to retry, which succeeds
+            sim.free(sim.alloc(6 * GiB, "temporaries"))
+        sim.pop()
+        sim.pop()
+        sim.push("phase:backward")
+        sim.bwd_start("<ConvNet>.conv2")
+        if step == 3:
+            sim.oom(16 * GiB, tid=synth.AUTOGRAD)  # reaches the program
+            sim.bwd_end()
+            sim.pop()
+            sim.free(out)
+            break
+        g = sim.alloc(8 * GiB, "temporaries", tid=synth.AUTOGRAD)
+        sim.free(g, tid=synth.AUTOGRAD)
+        sim.bwd_end()
+        sim.pop()
+        sim.free(out)
+        if steps:
+            sim.mark("step:%d" % step)
+    if not fatal:
+        sim.push("fwd:<ConvNet>")
+        sim.free(sim.alloc(GiB, "activations"))
+        sim.pop()
+        sim.mark("step:3")
+        sim.mark("step:4")
+    sim.free(params)
+    return sim
+
+
+def test_oom_outcomes():
+    """Each failed allocation says whether the program got past it: the one
+    that stopped it is fatal; failures caught inside a library (cuDNN's
+    workspace trials) and the allocator's successful retries are one line,
+    counted; the counts add up in the text and the JSON."""
+    sim = conv_doubling(trials=6)
+    sim.write(os.path.join(TMP, "conv_trials.json.gz"), cut="flush")
+    doc, _ = analyze_json("conv_trials.json.gz")
+    d = dev(doc)
+    n = d["oom_outcomes"]
+    eq(n, {"fatal": 1, "later_steps": 0, "caught": 18, "retried": 1}, "by outcome: 6 trials in each of 3 steps, "
+       "one retry, the fatal one")
+    eq(sum(n.values()), d["oom_count"], "they add up to oom_count")
+    eq((d["ooms"][0]["fatal"], d["ooms"][0]["outcome"], d["ooms"][0]["request"], d["ooms"][0]["phase"]),
+       (True, "fatal", 16 * GiB, "backward"), "the fatal one leads")
+    eq([o["fatal"] for o in d["ooms"][1:]], [False] * 7, "the others listed are not fatal")
+    check(all(o["outcome"] in ("caught", "retried") and o["past_after"] > 0 for o in d["ooms"][1:]),
+          "each got past, and when: %r" % [(o["outcome"], o["past_after"]) for o in d["ooms"][1:]])
+    gp_ = d["ooms_got_past"]
+    eq((gp_["count"], gp_["bytes"]), (19, sum(sim.rnd(40 * GiB + i * GiB) for i in range(6)) * 3 + 6 * GiB),
+       "got past inside a library: how many, the bytes they asked for")
+    check(gp_["seconds"] > 0, "and their cost in time: %r" % gp_)
+    rc, out, _ = run("conv_trials.json.gz")
+    text = out[out.find("Out of memory"):]
+    check("Out of memory: 20 failed allocations: 1 fatal (the program did not get past it), 18 caught inside a "
+          "library, which went on, 1 retried by the allocator, which got the memory" in text,
+          "text: one set of counts: %s" % text[:400])
+    eq(text.count("  #"), 1, "one card: the fatal one")
+    check("got past inside a library: 19 failed allocations (18 caught there, the work went on; 1 retried by "
+          "the allocator" in text, "text: the others in one line: %s" % text[-600:])
+    # the program caught the raised error and completed later steps: not fatal
+    conv_doubling(trials=1, fatal=False).write(os.path.join(TMP, "conv_past.json.gz"), cut="flush")
+    d = dev(analyze_json("conv_past.json.gz")[0])
+    eq(d["oom_outcomes"], {"fatal": 0, "later_steps": 1, "caught": 3, "retried": 1}, "got past by the program")
+    eq((d["ooms"][0]["outcome"], d["ooms"][0]["fatal"]), ("later_steps", False), "it leads, not fatal")
+    # no step marks: what the program caught is not known to be got past
+    conv_doubling(trials=1, steps=False).write(os.path.join(TMP, "conv_nosteps.json.gz"), cut="flush")
+    d = dev(analyze_json("conv_nosteps.json.gz")[0])
+    eq(d["oom_outcomes"], {"fatal": 1, "later_steps": 0, "caught": 3, "retried": 1}, "without steps")
 
 
 def test_hook_expandable():

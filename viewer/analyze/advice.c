@@ -73,7 +73,9 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 	char text[2048], x[32], y[32], z[32];
 	uint64_t device = o->has_meminfo ? o->total : capacity;
 	uint64_t held = o->total_live + o->static_live;
+	struct an_oom_moment at;
 
+	an_oom_moment(o, &at);
 	*out = NULL;
 	*nout = 0;
 	if (device && o->request > device) {
@@ -96,7 +98,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 		advise(&a, GP_AN_ADVICE_LARGE_REQUEST, o->request, device, text);
 	}
 	if (s->torch && o->fw_live && s->cat_bytes[CAT_ACTIVATIONS] * 10 >= o->fw_live * 4) {
-		char layers[600], fit[300] = "";
+		char layers[600], fit[512] = "";
 		uint64_t act = s->cat_bytes[CAT_ACTIVATIONS];
 
 		an_fmt_bytes(x, sizeof(x), act);
@@ -114,19 +116,25 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 						  ? o->torch_reserved - o->torch_allocated : 0;
 			double f = (double)(act + unused + o->torch_free) / (double)(act + o->request);
 
-			if (f < 1.0)
+			if (f < 1.0) {
+				char c[32], fr[32];
+
+				an_fmt_bytes(y, sizeof(y), act + o->request);
+				an_fmt_bytes(z, sizeof(z), act + unused + o->torch_free);
+				an_fmt_bytes(c, sizeof(c), unused);
+				an_fmt_bytes(fr, sizeof(fr), o->torch_free);
 				snprintf(fit, sizeof(fit),
-					 "; they grow with the batch: at most %.2f times this batch gets "
-					 "this far (%s of activations and this request against %s "
-					 "of activations, cached and free memory)", f,
-					 (an_fmt_bytes(y, sizeof(y), act + o->request), y),
-					 (an_fmt_bytes(z, sizeof(z), act + unused + o->torch_free), z));
+					 ". They grow with the batch, so at most %.2f times this batch "
+					 "gets this far: the activations and this request need %s, and "
+					 "only %s could hold them (the activations' own %s, %s cached by "
+					 "PyTorch but not allocated, %s free)", f, y, z, x, c, fr);
+			}
 		}
 		snprintf(text, sizeof(text),
-			 "activations hold %.0f%% (%s) of PyTorch's memory%s: a smaller batch, "
+			 "activations hold %.0f%% (%s) of PyTorch's memory: a smaller batch, "
 			 "activation checkpointing (torch.utils.checkpoint) of the largest layers%s%s, "
-			 "or mixed precision (torch.autocast with bfloat16/float16) would shrink them",
-			 100.0 * share(act, o->fw_live), x, fit, layers[0] ? ": " : "", layers);
+			 "or mixed precision (torch.autocast with bfloat16/float16) would shrink them%s",
+			 100.0 * share(act, o->fw_live), x, layers[0] ? ": " : "", layers, fit);
 		advise(&a, GP_AN_ADVICE_ACTIVATIONS, act, o->fw_live, text);
 	}
 	if (o->torch && o->torch_reserved > o->torch_allocated &&
@@ -224,8 +232,8 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 			 "and buffers; it is not PyTorch's to free", x, by);
 		advise(&a, GP_AN_ADVICE_OUTSIDE_PYTORCH, o->other_live, 0, text);
 	}
-	if (o->has_meminfo && o->total > o->free && o->total - o->free > held) {
-		uint64_t elsewhere = o->total - o->free - held;
+	if (at.has_outside) {
+		uint64_t elsewhere = at.outside;
 
 		if (elsewhere >= o->request || elsewhere * 10 >= o->total) {
 			an_fmt_bytes(x, sizeof(x), elsewhere);

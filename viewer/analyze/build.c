@@ -1227,12 +1227,51 @@ static void growth_fill(const struct an_pd *pd, struct gp_an_growth *o)
 	o->next_peak = opt(g.next_peak < 1.8e19, (uint64_t)g.next_peak);
 }
 
+static enum gp_an_oom_outcome oom_outcome(const struct an_proc *p, const struct an_oom *o)
+{
+	if (o->recovered)
+		return GP_AN_OOM_RETRIED;
+	if (o->went_on)
+		return GP_AN_OOM_CAUGHT;
+	return an_oom_fatal(p, o) ? GP_AN_OOM_FATAL : GP_AN_OOM_LATER_STEPS;
+}
+
+/* Every failure of pd by outcome, the listed ones and those left out, and
+ * the line of those got past inside a library. */
+static void oom_outcomes_fill(struct an_pd *pd, struct gp_an_device *d)
+{
+	uint64_t past_ns = pd->oom_out.past_ns, out_fatal = an_oom_out_fatal(pd);
+
+	d->has_oom_outcomes = 1;
+	d->oom_outcomes[GP_AN_OOM_FATAL] = out_fatal;
+	d->oom_outcomes[GP_AN_OOM_LATER_STEPS] = pd->oom_out.stopped - out_fatal;
+	d->oom_outcomes[GP_AN_OOM_CAUGHT] = pd->oom_out.went_on;
+	d->oom_outcomes[GP_AN_OOM_RETRIED] = pd->oom_out.recovered;
+	d->ooms_got_past.bytes = pd->oom_out.past_bytes;
+	for (size_t i = 0; i < pd->nooms; i++) {
+		const struct an_oom *o = &pd->ooms[i];
+		enum gp_an_oom_outcome k = oom_outcome(pd->proc, o);
+
+		d->oom_outcomes[k]++;
+		if (k == GP_AN_OOM_CAUGHT || k == GP_AN_OOM_RETRIED) {
+			d->ooms_got_past.bytes += o->request;
+			past_ns += o->past_ts > o->ts ? (uint64_t)(o->past_ts - o->ts) : 0;
+		}
+	}
+	d->ooms_got_past.count = d->oom_outcomes[GP_AN_OOM_CAUGHT] + d->oom_outcomes[GP_AN_OOM_RETRIED];
+	d->ooms_got_past.seconds = gp_an_round((double)past_ns / 1e9, 6);
+}
+
 static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int detailed,
 		     uint64_t capacity, const struct an_leak *lk, int top, struct gp_an_oom *j)
 {
 	struct an_proc *p = pd->proc;
 	struct an_set s = { 0 };
+	struct an_oom_moment m;
 
+	j->outcome = oom_outcome(p, o);
+	j->fatal = j->outcome == GP_AN_OOM_FATAL;
+	j->past_after = o->past_ts > o->ts ? gp_an_round((double)(o->past_ts - o->ts) / 1e9, 6) : NAN;
 	j->t = sec(b, o->ts);
 	an_step_label(p, o->step, &j->step, &j->step_when);
 	j->phase = phase_name(p, o->phase);
@@ -1241,16 +1280,16 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 	j->api = astr(b, o->api);
 	j->tid = o->tid;
 	j->request = o->request;
-	j->free = opt(o->has_meminfo, o->free);
+	an_oom_moment(o, &m);
+	j->free = opt(m.has_free, m.free);
 	j->total = opt(o->has_meminfo, o->total);
 	j->result = o->result;
 	j->allocated = o->fw_live;
 	j->other = o->other_live;
-	j->device_total = o->total_live;
+	j->device_total = m.device;
 	j->device_static = o->static_live;
-	j->reserved = opt(o->reserved_known, o->reserved);
-	j->outside_trace = opt(o->has_meminfo && o->total > o->free + o->total_live + o->static_live,
-			       o->total - o->free - o->total_live - o->static_live);
+	j->reserved = opt(m.has_reserved, m.reserved);
+	j->outside_trace = opt(m.has_outside, m.outside);
 	j->retries = o->retries;
 	j->released_after = o->released;
 	j->recovered = o->recovered != 0;
@@ -1260,7 +1299,6 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 		j->pytorch.allocated = o->torch_allocated;
 		j->pytorch.reserved = o->torch_reserved;
 		j->pytorch.free = o->torch_free;
-		j->free = opt(1, o->torch_free);
 	}
 	coll_fill(b, pd, &o->coll, &j->collectives);
 	j->detailed = detailed;
@@ -1338,20 +1376,22 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	if (an_advise_run(b->r, d, &kept, &d->advice, &d->nadvice))
 		b->oom = 1;
 	d->ooms = arr(b, n, sizeof(*d->ooms));
-	/* First the failure that ended the program, or that it did not get
-	 * past last: the newest one not recovered from (PyTorch raised its
-	 * OutOfMemoryError, or no retry succeeded). Then the other ones not
-	 * recovered from, then those the program got past; each in time order. */
-	for (size_t j = pd->nooms; j > 0 && lead == SIZE_MAX; j--)
-		if (!pd->ooms[j - 1].recovered)
-			lead = j - 1;
+	/* First the failure that ended the program: the newest fatal one, else
+	 * the newest the program got past by completing later steps. Then the
+	 * others by outcome (fatal, later steps, caught, retried), each in
+	 * time order. */
+	for (int k = GP_AN_OOM_FATAL; k <= GP_AN_OOM_LATER_STEPS && lead == SIZE_MAX; k++)
+		for (size_t j = pd->nooms; j > 0 && lead == SIZE_MAX; j--)
+			if (oom_outcome(p, &pd->ooms[j - 1]) == (enum gp_an_oom_outcome)k)
+				lead = j - 1;
 	if (d->ooms && lead != SIZE_MAX)
 		oom_fill(b, pd, &pd->ooms[lead], 1, di->total_memory, &lk, top, &d->ooms[0]);
-	for (size_t i = lead != SIZE_MAX, k = 0; d->ooms && k < 2; k++)
+	for (size_t i = lead != SIZE_MAX, k = 0; d->ooms && k < GP_AN_OOM_N; k++)
 		for (size_t j = 0; j < pd->nooms; j++)
-			if (j != lead && (pd->ooms[j].recovered != 0) == (k == 1))
+			if (j != lead && oom_outcome(p, &pd->ooms[j]) == (enum gp_an_oom_outcome)k)
 				oom_fill(b, pd, &pd->ooms[j], 1, di->total_memory, &lk, top, &d->ooms[i++]);
 	d->nooms = d->ooms ? n : 0;
+	oom_outcomes_fill(pd, d);
 	d->oom_count = pd->oom_count;
 	d->ooms_left_out.count = pd->oom_out.count;
 	d->ooms_left_out.recovered = pd->oom_out.recovered;

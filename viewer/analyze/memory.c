@@ -579,15 +579,73 @@ static struct an_thread *call_thread(struct an_proc *p, const struct an_ev *ev, 
 
 /* What follows a failed allocation: the same request failing again (a
  * retry), memory released, an allocation that succeeds. */
-static void oom_follow(struct an_oom *o, const struct an_rec *r)
+static void oom_follow(struct an_oom *o, const struct an_rec *r, int64_t ts)
 {
 	if (!o->open)
 		return;
 	if (o->tid && r->tid && o->tid != r->tid)
 		return; /* another thread's allocation says nothing about this one */
-	if (r->bytes >= o->request)
+	if (r->bytes >= o->request) {
 		o->recovered = 1;
+		o->watch = 0;
+		o->past_ts = ts;
+	}
 	o->open = 0;
+}
+
+/* The failing thread did something again (allocated, or failed again) at
+ * ts, its ranges as t says: it went on with what it was doing when the
+ * range that was innermost at the failure is still open; else it had
+ * stopped that (the error reached the code around it). Either way the
+ * failure's watch ends. */
+static void oom_watch(struct an_pd *pd, const struct an_thread *t, int64_t tid, int64_t ts)
+{
+	for (size_t i = 0; i < pd->nooms; i++) {
+		struct an_oom *o = &pd->ooms[i];
+
+		if (!o->watch || !tid || o->tid != tid)
+			continue;
+		o->watch = 0;
+		if (o->range_inst && an_thread_has_inst(t, o->range_inst)) {
+			o->went_on = 1;
+			o->past_ts = ts;
+		}
+	}
+}
+
+void an_oom_moment(const struct an_oom *o, struct an_oom_moment *m)
+{
+	uint64_t held;
+
+	memset(m, 0, sizeof(*m));
+	m->has_free = o->has_meminfo || o->torch;
+	m->free = o->torch ? o->torch_free : o->free;
+	m->total = o->total;
+	m->has_reserved = o->reserved_known || o->torch;
+	m->reserved = o->torch ? o->torch_reserved : o->reserved;
+	m->device = o->total_live;
+	/* PyTorch's segments are in the device total (native mode): the cache
+	 * it released before giving up is no longer held */
+	if (o->torch && o->reserved_known && o->total_live >= o->reserved)
+		m->device = o->total_live - o->reserved + o->torch_reserved;
+	held = m->device + o->static_live;
+	m->has_outside = o->has_meminfo && m->has_free && m->total > m->free + held;
+	m->outside = m->has_outside ? m->total - m->free - held : 0;
+}
+
+int an_oom_fatal(const struct an_proc *p, const struct an_oom *o)
+{
+	if (o->recovered || o->went_on)
+		return 0;
+	/* a later step mark: the program caught it and completed a step */
+	return !p->has_steps || o->step == an_current_step(p);
+}
+
+uint64_t an_oom_out_fatal(const struct an_pd *pd)
+{
+	if (!pd->proc->has_steps)
+		return pd->oom_out.stopped;
+	return pd->oom_out.stopped_step == an_current_step(pd->proc) ? pd->oom_out.stopped_at_step : 0;
 }
 
 static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
@@ -742,8 +800,10 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		}
 		if (fw) {
 			if (pd->nooms)
-				oom_follow(&pd->ooms[pd->nooms - 1], r);
+				oom_follow(&pd->ooms[pd->nooms - 1], r, ts);
 		}
+		if (pd->nooms)
+			oom_watch(pd, t, tid, ts);
 	}
 	memory_changed(pd, ts);
 	gpu_update(a, pd, ts);
@@ -821,16 +881,18 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	return release(a, p, pd, r, ts, t);
 }
 
-/* Makes room for a new incident: the oldest one the program got past (its
- * retry succeeded) leaves the list, else the oldest; it stays counted. What
- * ended the program is the newest, and stays. */
+/* Makes room for a new incident: the oldest one the program got past
+ * inside a library (its retry succeeded, or the thread went on) leaves the
+ * list, else the oldest; it stays counted, by outcome. One whose thread
+ * has not shown yet whether it went on counts as stopped. What ended the
+ * program is the newest, and stays. */
 static void oom_leave_out(struct an_analysis *a, struct an_pd *pd)
 {
 	size_t k = 0;
 	struct an_oom *o;
 
 	for (size_t i = 0; i < pd->nooms; i++) {
-		if (pd->ooms[i].recovered) {
+		if (pd->ooms[i].recovered || pd->ooms[i].went_on) {
 			k = i;
 			break;
 		}
@@ -841,6 +903,18 @@ static void oom_leave_out(struct an_analysis *a, struct an_pd *pd)
 	pd->oom_out.raised += o->torch != 0;
 	pd->oom_out.released += o->released;
 	pd->oom_out.retries += o->retries;
+	if (o->recovered || o->went_on) {
+		pd->oom_out.went_on += !o->recovered;
+		pd->oom_out.past_bytes += o->request;
+		pd->oom_out.past_ns += o->past_ts > o->ts ? (uint64_t)(o->past_ts - o->ts) : 0;
+	} else {
+		pd->oom_out.stopped++;
+		if (o->step > pd->oom_out.stopped_step || pd->oom_out.stopped == 1) {
+			pd->oom_out.stopped_step = o->step;
+			pd->oom_out.stopped_at_step = 0;
+		}
+		pd->oom_out.stopped_at_step += o->step == pd->oom_out.stopped_step;
+	}
 	oom_free(a, o);
 	memmove(o, o + 1, (pd->nooms - k - 1) * sizeof(*o));
 	pd->nooms--;
@@ -878,6 +952,9 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	}
 	if (prev)
 		prev->open = 0;
+	/* failing again inside the range of an earlier failure: the thread
+	 * went on after that one */
+	oom_watch(pd, t, ev->tid, ts);
 	pd->oom_count++;
 	if (pd->nooms == AN_MAX_OOMS)
 		oom_leave_out(a, pd);
@@ -903,6 +980,8 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	o->static_live = pd->kind_live[K_DEVICE_STATIC];
 	o->reserved_known = reserved_now(pd, &o->reserved);
 	o->open = 1;
+	o->watch = 1;
+	o->range_inst = t ? t->range_inst : 0;
 	snap_take(a, &o->snap);
 	an_coll_take(a, pd, &o->coll, ts);
 	if (ev->flags & EVF_TORCH)
@@ -944,6 +1023,15 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 		 * released to retry it */
 		if (release && pd->nooms && pd->ooms[pd->nooms - 1].open)
 			pd->ooms[pd->nooms - 1].released += ev->b;
+		/* a segment of the size that failed: PyTorch's retry got it */
+		if (!release && pd->nooms && pd->ooms[pd->nooms - 1].open &&
+		    ev->b >= pd->ooms[pd->nooms - 1].request) {
+			struct an_oom *o = &pd->ooms[pd->nooms - 1];
+
+			o->recovered = 1;
+			o->watch = 0;
+			o->past_ts = ts;
+		}
 		err = pool_set(pd, ev->a, size, ts);
 	}
 	if (err)

@@ -586,6 +586,9 @@ static struct json_object *oom_json(struct gp_jb *b, const struct gp_an_oom *o)
 	gp_jb_put(b, j, "retries", gp_jb_int(b, o->retries));
 	gp_jb_put(b, j, "released_after", gp_jb_int(b, (int64_t)o->released_after));
 	gp_jb_put(b, j, "recovered", gp_jb_bool(b, o->recovered));
+	gp_jb_put(b, j, "fatal", gp_jb_bool(b, o->fatal));
+	gp_jb_put(b, j, "outcome", gp_jb_str(b, gp_an_oom_outcomes[o->outcome]));
+	gp_jb_put(b, j, "past_after", isnan(o->past_after) ? NULL : jsec(b, o->past_after));
 	gp_jb_put(b, j, "raised", gp_jb_bool(b, o->raised));
 	if (o->raised) {
 		struct json_object *x = gp_jb_obj(b);
@@ -660,6 +663,17 @@ static struct json_object *device_json(struct gp_jb *b, const struct gp_an_devic
 		gp_jb_put(b, lo, "released", gp_jb_int(b, (int64_t)d->ooms_left_out.released));
 		gp_jb_put(b, lo, "retries", gp_jb_int(b, (int64_t)d->ooms_left_out.retries));
 		gp_jb_put(b, o, "ooms_left_out", lo);
+	}
+	{
+		struct json_object *oc = gp_jb_obj(b), *gp = gp_jb_obj(b);
+
+		for (int k = 0; k < GP_AN_OOM_N; k++)
+			gp_jb_put(b, oc, gp_an_oom_outcomes[k], gp_jb_int(b, (int64_t)d->oom_outcomes[k]));
+		gp_jb_put(b, o, "oom_outcomes", oc);
+		gp_jb_put(b, gp, "count", gp_jb_int(b, (int64_t)d->ooms_got_past.count));
+		gp_jb_put(b, gp, "bytes", gp_jb_int(b, (int64_t)d->ooms_got_past.bytes));
+		gp_jb_put(b, gp, "seconds", jsec(b, d->ooms_got_past.seconds));
+		gp_jb_put(b, o, "ooms_got_past", gp);
 	}
 	return o;
 }

@@ -698,6 +698,11 @@ static void holders(struct out *o, const struct gp_an_set *s)
 	fprintf(o->f, "%s\n", parts ? "" : " -");
 }
 
+static const char *outcome_tag(const struct gp_an_oom *e)
+{
+	return e->fatal ? "fatal" : "got past by the program";
+}
+
 /* A failure the program did not get past: what was asked, what the device
  * and PyTorch had, the largest holders and the advice first; then what was
  * live, in full. */
@@ -710,8 +715,8 @@ static void oom_detail(struct out *o, const struct gp_an_oom *e, size_t no, int 
 		char req[48];
 
 		an_fmt_torch_bytes(req, sizeof(req), e->request);
-		fprintf(o->f, "  %s#%zu at %s%s%s%s%s: PyTorch raised OutOfMemoryError: Tried to "
-			"allocate %s%s\n", C(o, BOLD), no, when(e->t, e->step, e->step_when, e->phase),
+		fprintf(o->f, "  %s#%zu, %s, at %s%s%s%s%s: PyTorch raised OutOfMemoryError: Tried to "
+			"allocate %s%s\n", C(o, BOLD), no, outcome_tag(e), when(e->t, e->step, e->step_when, e->phase),
 			layer ? ", in " : "", layer ? T(layer) : "", op ? ", op " : "", op ? T(op) : "",
 			req, C(o, OFF));
 		fprintf(o->f, "    PyTorch had %s allocated and %s reserved (%s of it not "
@@ -723,8 +728,8 @@ static void oom_detail(struct out *o, const struct gp_an_oom *e, size_t no, int 
 			e->total.known ? sz(e->total.v) : "");
 		fprintf(o->f, "%s free\n", sz(e->pytorch.free));
 	} else {
-		fprintf(o->f, "  %s#%zu at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD), no,
-			when(e->t, e->step, e->step_when, e->phase), layer ? ", in " : "", layer ? T(layer) : "",
+		fprintf(o->f, "  %s#%zu, %s, at %s%s%s%s%s: %s of %s failed%s\n", C(o, BOLD), no,
+			outcome_tag(e), when(e->t, e->step, e->step_when, e->phase), layer ? ", in " : "", layer ? T(layer) : "",
 			op ? ", op " : "", op ? T(op) : "", e->api ? T(e->api) : "allocation",
 			sz(e->request), C(o, OFF));
 	}
@@ -760,32 +765,39 @@ static void oom_detail(struct out *o, const struct gp_an_oom *e, size_t no, int 
 	}
 }
 
-/* The failures the program got past (a retry after releasing cached memory
- * succeeded): counted, with what they cost, and their advice once. */
-static void ooms_recovered(struct out *o, const struct gp_an_device *d, uint64_t count)
+/* The failures got past inside a library (caught there, or retried by
+ * the allocator): one line, with what they asked for and cost, and their
+ * advice once. */
+static void ooms_got_past(struct out *o, const struct gp_an_device *d)
 {
-	const struct gp_an_oom *latest = NULL;
-	uint64_t released = d->ooms_left_out.released, retries = d->ooms_left_out.retries;
+	const uint64_t *n = d->oom_outcomes;
+	uint64_t released = d->ooms_left_out.released;
 	unsigned kinds = 0;
 
-	for (size_t i = 0; i < d->nooms; i++) {
-		if (!d->ooms[i].recovered)
-			continue;
-		latest = &d->ooms[i];
-		released += d->ooms[i].released_after;
-		retries += d->ooms[i].retries;
+	for (size_t i = 0; i < d->nooms; i++)
+		if (d->ooms[i].outcome == GP_AN_OOM_RETRIED)
+			released += d->ooms[i].released_after;
+	fprintf(o->f, "\n  %sgot past inside a library:%s %" PRIu64 " failed allocation%s (",
+		C(o, BOLD), C(o, OFF), d->ooms_got_past.count, d->ooms_got_past.count == 1 ? "" : "s");
+	if (n[GP_AN_OOM_CAUGHT])
+		fprintf(o->f, "%" PRIu64 " caught there, the work went on%s", n[GP_AN_OOM_CAUGHT],
+			n[GP_AN_OOM_RETRIED] ? "; " : "");
+	if (n[GP_AN_OOM_RETRIED])
+		fprintf(o->f, "%" PRIu64 " retried by the allocator after releasing %s of cached memory",
+			n[GP_AN_OOM_RETRIED], sz(released));
+	{
+		double s = d->ooms_got_past.seconds;
+
+		/* the time from each failure until the work went on */
+		if (s >= 1)
+			fprintf(o->f, "), %s asked for, %.2f s spent getting past them\n", sz(d->ooms_got_past.bytes), s);
+		else if (s >= 1e-3)
+			fprintf(o->f, "), %s asked for, %.1f ms spent getting past them\n", sz(d->ooms_got_past.bytes),
+				s * 1e3);
+		else
+			fprintf(o->f, "), %s asked for, %.0f µs spent getting past them\n", sz(d->ooms_got_past.bytes),
+				s * 1e6);
 	}
-	fprintf(o->f, "\n  %sgot past:%s %" PRIu64 " failed allocation%s the allocator recovered from "
-		"by releasing cached memory and retrying (%s released in all",
-		C(o, BOLD), C(o, OFF), count, count == 1 ? "" : "s", sz(released));
-	if (retries)
-		fprintf(o->f, ", %" PRIu64 " more retr%s", retries, retries == 1 ? "y" : "ies");
-	fprintf(o->f, "): each costs a flush of the cache and a retry");
-	if (latest)
-		fprintf(o->f, "; the latest at %s%s%s, %s of %s", when(latest->t, latest->step, latest->step_when, latest->phase),
-			latest->layer ? ", in " : "", latest->layer ? T(latest->layer) : "",
-			latest->api ? T(latest->api) : "allocation", sz(latest->request));
-	fputc('\n', o->f);
 	/* each kind of advice once, from the latest that has it */
 	for (size_t i = d->nooms; i > 0; i--) {
 		const struct gp_an_oom *e = &d->ooms[i - 1];
@@ -803,35 +815,29 @@ static void ooms_recovered(struct out *o, const struct gp_an_device *d, uint64_t
 
 static void ooms(struct out *o, const struct gp_an_device *d, int torch)
 {
-	uint64_t count = d->oom_count, raised = d->ooms_left_out.raised,
-		 recovered = d->ooms_left_out.recovered, left_out = d->ooms_left_out.count;
+	const uint64_t *n = d->oom_outcomes;
+	uint64_t count = d->oom_count, carded = n[GP_AN_OOM_FATAL] + n[GP_AN_OOM_LATER_STEPS];
 	size_t no = 0;
 
 	if (!count)
 		return;
-	for (size_t i = 0; i < d->nooms; i++) {
-		raised += d->ooms[i].raised != 0;
-		recovered += d->ooms[i].recovered != 0;
-	}
-	fprintf(o->f, "\n  %sOut of memory: %" PRIu64 " failed allocation%s", C(o, RED), count,
+	/* one set of counts, the one the JSON and the page give */
+	fprintf(o->f, "\n  %sOut of memory: %" PRIu64 " failed allocation%s:", C(o, RED), count,
 		count > 1 ? "s" : "");
-	if (raised)
-		fprintf(o->f, "; PyTorch raised OutOfMemoryError for %" PRIu64, raised);
-	if (recovered)
-		fprintf(o->f, "; %" PRIu64 " recovered from", recovered);
+	for (int k = 0, first = 1; k < GP_AN_OOM_N; k++) {
+		if (!n[k])
+			continue;
+		fprintf(o->f, "%s %" PRIu64 " %s", first ? "" : ",", n[k], gp_an_oom_outcome_words[k]);
+		first = 0;
+	}
 	fprintf(o->f, "%s\n", C(o, OFF));
-	if (count > 1 && count > recovered && d->nooms && !d->ooms[0].recovered)
-		fprintf(o->f, "  first the one the program did not get past%s:\n",
-			count - recovered > 1 ? " last" : "");
 	for (size_t i = 0; i < d->nooms; i++)
-		if (!d->ooms[i].recovered)
+		if (d->ooms[i].outcome == GP_AN_OOM_FATAL || d->ooms[i].outcome == GP_AN_OOM_LATER_STEPS)
 			oom_detail(o, &d->ooms[i], ++no, torch);
-	if (left_out > d->ooms_left_out.recovered)
-		fprintf(o->f, "\n  %" PRIu64 " earlier failure%s not recovered from left out\n",
-			left_out - d->ooms_left_out.recovered,
-			left_out - d->ooms_left_out.recovered == 1 ? "" : "s");
-	if (recovered)
-		ooms_recovered(o, d, recovered);
+	if (carded > no)
+		fprintf(o->f, "\n  %" PRIu64 " more of them not shown\n", carded - no);
+	if (d->ooms_got_past.count)
+		ooms_got_past(o, d);
 }
 
 /* Advice about the run as a whole (not about a failure). */

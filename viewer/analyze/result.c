@@ -14,6 +14,13 @@ const char *const gp_an_advice_kinds[GP_AN_ADVICE_N] = {
 	"request_too_large", "large_request", "activations", "fragmentation", "held_from_earlier_steps",
 	"outside_pytorch", "outside_trace", "no_grad", "growth", "expandable_segments",
 };
+const char *const gp_an_oom_outcomes[GP_AN_OOM_N] = { "fatal", "later_steps", "caught", "retried" };
+const char *const gp_an_oom_outcome_words[GP_AN_OOM_N] = {
+	"fatal (the program did not get past it)",
+	"got past by the program (it completed later steps)",
+	"caught inside a library, which went on",
+	"retried by the allocator, which got the memory",
+};
 
 const char *gp_an_step_text(char *buf, size_t cap, int64_t step, int when)
 {

@@ -329,7 +329,23 @@ struct gp_an_advice {
 	const char *text;
 };
 
+/* What became of a failed allocation (CATEGORIES.md, "Failed
+ * allocations"): the program did not get past it (fatal); it caught the
+ * error and completed steps after it; a library caught it and went on
+ * with what it was doing (cuDNN's workspace trials); the allocator freed
+ * its cache and its retry got the memory (recovered). */
+enum gp_an_oom_outcome {
+	GP_AN_OOM_FATAL, GP_AN_OOM_LATER_STEPS, GP_AN_OOM_CAUGHT, GP_AN_OOM_RETRIED, GP_AN_OOM_N
+};
+extern const char *const gp_an_oom_outcomes[GP_AN_OOM_N]; /* the schema's names */
+/* what the reports say of each: "fatal", "got past by the program"... */
+extern const char *const gp_an_oom_outcome_words[GP_AN_OOM_N];
+
 struct gp_an_oom {
+	enum gp_an_oom_outcome outcome;
+	int fatal;             /* outcome == GP_AN_OOM_FATAL */
+	double past_after;     /* seconds until the program got past it (caught,
+				* retried); NaN: not known, or not got past */
 	double t;
 	int64_t step;          /* -1: null */
 	uint8_t step_when;      /* enum gp_an_step_when */
@@ -411,6 +427,16 @@ struct gp_an_device {
 	struct {
 		uint64_t count, recovered, raised, released, retries;
 	} ooms_left_out;
+	/* every failed allocation by outcome, listed or not: they add up to
+	 * oom_count */
+	uint64_t oom_outcomes[GP_AN_OOM_N];
+	int has_oom_outcomes;  /* 0: a summary written before they were */
+	/* those got past inside a library (caught, retried): how many, the
+	 * bytes they asked for, the seconds until each was got past */
+	struct {
+		uint64_t count, bytes;
+		double seconds;
+	} ooms_got_past;
 };
 
 struct gp_an_trace {

@@ -142,6 +142,15 @@ struct an_oom {
 	uint64_t released;    /* bytes freed between the failure and the next allocation */
 	int recovered;        /* an allocation of the request followed */
 	int open;             /* still watching what follows */
+	/* Did the failing thread go on with what it was doing? range_inst:
+	 * the innermost range open on it at the failure (0: none); watch:
+	 * not decided yet; went_on: it allocated again, or failed again,
+	 * inside that range (a library caught the error: cuDNN's workspace
+	 * trials); past_ts: when it went on, or the allocation that
+	 * recovered it came (0: neither) */
+	uint32_t range_inst;
+	int watch, went_on;
+	int64_t past_ts;
 	struct an_snap snap;
 	struct an_coll_moment coll; /* collectives outstanding then */
 	/* PyTorch's own word on it (torch.oom): it raised OutOfMemoryError */
@@ -265,6 +274,12 @@ struct an_pd {
 	uint64_t oom_count;   /* incidents, listed or not */
 	struct {
 		uint64_t count, recovered, raised, released, retries;
+		/* by outcome (memory.c, an_oom_fatal): went on inside a library;
+		 * the requests and time of those and the recovered ones; stopped
+		 * (neither), and of those the ones at the latest step seen */
+		uint64_t went_on, past_bytes, past_ns;
+		uint64_t stopped, stopped_at_step;
+		uint32_t stopped_step;
 	} oom_out;
 
 	int gpu_idx;          /* into an_analysis.gpus, -1 if none */
@@ -418,6 +433,23 @@ uint32_t an_current_step(const struct an_proc *p);
  * gp_an_step_when): *step -1 where the process marked no step. Call it
  * once the process's trace is read (after its last mark). */
 void an_step_label(const struct an_proc *p, uint32_t raw, int64_t *step, uint8_t *when);
+/* memory.c: whether failure o of a process is fatal: neither recovered
+ * nor got past inside a library, and no step completed after it (or the
+ * process marks no steps). CATEGORIES.md, "Failed allocations". */
+int an_oom_fatal(const struct an_proc *p, const struct an_oom *o);
+/* The device at a failure, one set of numbers for every report: where
+ * PyTorch raised OutOfMemoryError, as it was when PyTorch gave up (after
+ * releasing its cache: its reserved and free memory then), else at the
+ * failed call. outside: total - free - what this process held (its
+ * device memory and device_static), the CUDA context and other
+ * processes; known only with free and total. */
+struct an_oom_moment {
+	int has_free, has_reserved, has_outside;
+	uint64_t free, total, reserved, device, outside;
+};
+void an_oom_moment(const struct an_oom *o, struct an_oom_moment *m);
+/* memory.c: of the incidents left out of pd's list, how many are fatal */
+uint64_t an_oom_out_fatal(const struct an_pd *pd);
 int an_thread_has_inst(const struct an_thread *t, uint32_t inst);
 int an_phase_open(const struct an_proc *p, uint32_t inst);
 uint32_t an_current_phase_inst(const struct an_proc *p);
