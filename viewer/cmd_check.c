@@ -90,7 +90,7 @@ const struct gp_command gp_cmd_check = {
 	.name = "check",
 	.summary = "was a run's peak GPU memory within a limit? (a CI gate)",
 	.usage = "  gpuprof check TRACE... --max-peak SIZE|N% [--metric M] [--device N] [--format F]\n"
-		 "                [--top N]\n",
+		 "                [--top N] [--allow-oom]\n",
 	.options =
 		"  TRACE                  a trace, a summary (gpuprof analyze --json) or a\n"
 		"                         directory of them, as for compare: one run\n"
@@ -101,6 +101,8 @@ const struct gp_command gp_cmd_check = {
 		"  --metric, --format, --device N\n"
 		"                         as for compare (gpuprof compare --help)\n"
 		"  --top N                layers shown for each GPU (default 5)\n"
+		"  --allow-oom            pass a run whose program did not get past an out-of-\n"
+		"                         memory error (else it fails, whatever its peak)\n"
 		"  -h, --help             this help\n",
 	.examples =
 		"  gpuprof check run.json.gz --max-peak 12GiB\n"
@@ -109,7 +111,8 @@ const struct gp_command gp_cmd_check = {
 		"  gpuprof check summary.json --max-peak 90% --metric peak-reserved --device 0\n"
 		"      PyTorch's reserved memory on GPU 0 within 90% of that GPU\n",
 	.exit_status =
-		"  0 every GPU's peak within the limit, 1 a peak over it, 2 bad usage or bad\n"
+		"  0 every GPU's peak within the limit, 1 a peak over it, or a program that did\n"
+		"  not get past an out-of-memory error (without --allow-oom), 2 bad usage or bad\n"
 		"  input, or no verdict (the metric is not known for a run)\n",
 	.run = check_main,
 };

@@ -111,7 +111,7 @@ const struct gp_command gp_cmd_compare = {
 	.name = "compare",
 	.summary = "did a change make a run's peak GPU memory grow? (a CI gate)",
 	.usage = "  gpuprof compare BASE NEW [--max-increase N%|SIZE]... [--metric M] [--format F]\n"
-		 "                  [--device N] [--top N]\n"
+		 "                  [--device N] [--top N] [--allow-oom]\n"
 		 "  gpuprof compare --base FILE [--base FILE]... --new FILE [--new FILE]... [...]\n",
 	.options =
 		"  BASE, NEW              one run each: a summary (gpuprof analyze --json), a\n"
@@ -132,6 +132,8 @@ const struct gp_command gp_cmd_compare = {
 		"                         markdown (a PR comment, $GITHUB_STEP_SUMMARY)\n"
 		"  --device N             GPU N of each process only\n"
 		"  --top N                rows of each table of what changed (default 5)\n"
+		"  --allow-oom            pass a NEW whose program did not get past an out-of-\n"
+		"                         memory error (else it fails, whatever its peak)\n"
 		"  -h, --help             this help\n"
 		"  Processes are matched by rank and device where both runs know the rank,\n"
 		"  else by device and command line, else by device alone; a GPU of BASE that\n"
@@ -147,7 +149,8 @@ const struct gp_command gp_cmd_compare = {
 		"  gpuprof compare --base r0.json --base r1.json --new n0.json --new n1.json\n"
 		"      summaries made one per process\n",
 	.exit_status =
-		"  0 within the limit, 1 a regression, 2 bad usage or bad input, or no verdict\n"
+		"  0 within the limit, 1 a regression, or NEW's program did not get past an\n"
+		"  out-of-memory error (without --allow-oom), 2 bad usage or bad input, or no verdict\n"
 		"  (runs that cannot be compared: different kinds of peak, a metric not known)\n",
 	.run = compare_main,
 };

@@ -51,6 +51,15 @@ def compare_json(*args, rc=None):
         return code, None, err
 
 
+def check_cmd(*args):
+    return gp("check", *args)
+
+
+def gp_json(cmd, *args):
+    code, out, err = gp(cmd, "--format", "json", *args)
+    return code, json.loads(out) if out.startswith("{") else None, err
+
+
 def one_line(err, prefix, what):
     lines = err.splitlines()
     return check(len(lines) == 1 and lines[0].startswith(prefix),
@@ -367,10 +376,11 @@ def test_metric():
     check(any("traced in native mode, NEW in tensor mode" in n for n in pair(doc)["notes"]),
           "an explicit metric across modes: said")
     synth.scenario("cuda", TMP)
-    rc, doc, _ = compare_json("cuda.json.gz", "cuda.json.gz", rc=0)
+    # the program died of its failed allocation: allowed here
+    rc, doc, _ = compare_json("cuda.json.gz", "cuda.json.gz", "--allow-oom", rc=0)
     eq(pair(doc)["what"], "peak device memory", "cuda mode")
     eq(pair(doc)["categories"], None, "no categories in cuda mode")
-    rc, out, err = compare("cuda.json.gz", "cuda.json.gz", "--metric", "peak-reserved")
+    rc, out, err = compare("cuda.json.gz", "cuda.json.gz", "--metric", "peak-reserved", "--allow-oom")
     eq(rc, 2, "cuda mode without pools: reserved not known")
 
 
@@ -709,6 +719,83 @@ def golden_runs():
         runs["check.%s" % ext] = ("check", ["run.json.gz", "--max-peak", "512MiB", "--format", fmt])
     runs["odd.md"] = ("compare", ["odd.json.gz", "odd2.json.gz", "--format", "markdown"])
     return runs
+
+
+def test_oom():
+    """A run whose program did not get past an out-of-memory error fails check
+    and compare (exit 1, a line of its own), whatever its peak, from a trace,
+    a summary or a run directory; --allow-oom lets it pass and says so.
+    Failures it got past do not fail it."""
+    run_train("base.json.gz")
+    run_train("died.json.gz", oom_at=3, oom_request=3 * GiB)
+    for args in (["died.json.gz"], [summarize("died.json.gz")]):
+        rc, out, err = check_cmd(*args, "--max-peak", "10GiB")
+        eq((rc, err), (1, ""), "check %s: fails, though within the limit" % args[0])
+        check("ok: peak allocated on cuda:0 was" in out and
+              "\nFAIL: process 4242 (cuda:0) ran out of memory at step 3: 3.00 GiB requested in forward (<Net>.fc2)"
+              in out, "check %s: its own line: %r" % (args[0], out[:500]))
+        rc, out, err = check_cmd(*args, "--max-peak", "10GiB", "--allow-oom")
+        eq(rc, 0, "check %s --allow-oom: passes" % args[0])
+        check("allowed by --allow-oom: process 4242 (cuda:0) ran out of memory at step 3" in out,
+              "check --allow-oom: said: %r" % out[:500])
+        rc, doc, _ = gp_json("check", *args, "--max-peak", "10GiB")
+        eq(doc["verdict"], "over", "check JSON: the verdict")
+        o = doc["devices"][0]["out_of_memory"]
+        eq((o["fatal"], o["allowed"], o["step"], o["request"], o["guessed"]), (1, False, 3, 3 * GiB, False),
+           "check JSON: what it ran out of memory at")
+        check(o["line"].startswith("FAIL: process 4242 (cuda:0) ran out of memory"), "check JSON: the line")
+        rc, out, _ = check_cmd(*args, "--max-peak", "10GiB", "--format", "markdown")
+        check(rc == 1 and "❌ process 4242 (cuda:0) ran out of memory at step 3" in out,
+              "check Markdown: its line: %r" % out[:400])
+    rc, out, err = compare("base.json.gz", "died.json.gz")
+    eq(rc, 1, "compare: NEW died of an OOM: fails, though its peak is lower (%s)" % err.strip())
+    check("NEW ran out of memory on 1 GPU" in out.splitlines()[0] and
+          "\nFAIL: process 4242 (cuda:0) ran out of memory at step 3" in out, "compare: said: %r" % out[:500])
+    rc, doc, _ = compare_json("base.json.gz", "died.json.gz", rc=1)
+    eq(pair(doc)["new"]["out_of_memory"]["fatal"], 1, "compare JSON: NEW's")
+    eq(pair(doc)["base"]["out_of_memory"], None, "compare JSON: BASE ran out of nothing")
+    rc, out, _ = compare("base.json.gz", "died.json.gz", "--allow-oom")
+    check(rc == 0 and "allowed by --allow-oom: process 4242 (cuda:0)" in out, "compare --allow-oom: %r" % out[:500])
+    # a run directory whose rank 1 died of an OOM (PyTorch raised it at step 8)
+    ranks = os.path.join(HERE, "..", "data", "ranks2-grow-h200")
+    rc, out, _ = check_cmd(ranks, "--max-peak", "150GiB")
+    check(rc == 1 and "FAIL: rank 1 (process 3881, cuda:1) ran out of memory at step 8: 49.1 GiB requested in "
+          "forward (<DistributedDataParallel>.module), PyTorch raised OutOfMemoryError" in out,
+          "check RUN: rank 1 died: %r" % out[:300])
+    rc, out, _ = check_cmd(ranks, "--max-peak", "150GiB", "--allow-oom")
+    eq(rc, 0, "check RUN --allow-oom")
+    # failures got past (the allocator's retry, cuDNN's caught trials) pass
+    sim = synth.HookSim(total=8 * GiB)
+    sim.torch_info()
+    sim.push("fwd:<Net>")
+    sim.oom(6 * GiB)                 # raised inside the module, caught: it goes on
+    sim.free(sim.alloc(64 * MiB, "temporaries"))
+    sim.pop()
+    sim.mark("step:1")
+    write(sim, "got_past.json.gz")
+    rc, out, _ = check_cmd("got_past.json.gz", "--max-peak", "1GiB")
+    check(rc == 0 and "ran out of memory" not in out, "check: a failure got past passes: %r" % out[:300])
+    # a summary written before analyze said what was fatal: each failure not
+    # recovered from counts, and the line says so
+    old = json.load(open(path(summarize("died.json.gz", "old.json"))))
+    for d in old["devices"]:
+        del d["oom_outcomes"], d["ooms_got_past"]
+        for o in d["ooms"]:
+            del o["fatal"], o["outcome"], o["past_after"]
+    with open(path("old.json"), "w") as f:
+        json.dump(old, f)
+    rc, out, _ = check_cmd("old.json", "--max-peak", "10GiB")
+    check(rc == 1 and "(an older summary: every failure not recovered from counts)" in out,
+          "an older summary: %r" % out[:400])
+    # counts that do not add up: bad input
+    bad = json.load(open(path(summarize("died.json.gz", "bad.json"))))
+    bad["devices"][0]["oom_outcomes"]["fatal"] = 0
+    with open(path("bad.json"), "w") as f:
+        json.dump(bad, f)
+    rc, out, err = check_cmd("bad.json", "--max-peak", "10GiB")
+    eq(rc, 2, "oom_outcomes that do not add up: exit 2")
+    one_line(err, "gpuprof check: bad.json: devices[0]: 'oom_outcomes' add up to 0, but 'oom_count' is 1",
+             "said where")
 
 
 def test_golden():

@@ -74,6 +74,13 @@ struct cmp_unit {
 	int alloc_known, reserved_known;
 	uint64_t alloc_peak, reserved_peak;
 	uint64_t oom_count;
+	/* failed allocations the program did not get past (fatal), and the
+	 * one to name: the result's first listed fatal one (NULL: none
+	 * listed). guessed: a summary written before analyze said which were
+	 * fatal, where every one not recovered counts. */
+	uint64_t oom_fatal;
+	const struct gp_an_oom *oom_lead;
+	int oom_fatal_guessed;
 	/* the peak analyze reports, and what was alive then */
 	int has_peak;
 	const char *peak_what; /* allocated, reserved, device */
@@ -116,7 +123,9 @@ int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int d
  * new result holding what compare uses: options' device and process;
  * traces' path, pid, cmdline, hostname, start_unix_ns, mode, cut_short,
  * recovered, rank; devices' trace, pid, device, name, capacity, mode,
- * oom_count, summary.allocated and .reserved (known, peak) and the peak:
+ * oom_count, oom_outcomes, ooms_left_out (count, recovered), of ooms
+ * step, request, phase, layer, recovered, raised, fatal;
+ * summary.allocated and .reserved (known, peak) and the peak:
  * what, bytes, t, step, phase, layer, and of its set live_bytes,
  * live_allocations, categories (category, bytes, by: name, bytes), the
  * layer tree (name, bytes, children) and top (bytes, layer, category,
@@ -204,11 +213,17 @@ struct cmp_check {
 	uint64_t value, limit;
 	uint64_t limit_decimal; /* the limit given in a decimal unit: gp_cmp_amount's */
 	int over;
+	int oom;      /* its program did not get past an out-of-memory error */
 };
 int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *side,
 		     const struct cmp_check *c, size_t n, int over);
 int cmp_json_check(const struct gp_cmp_settings *s, const struct cmp_side *side,
 		   const struct cmp_check *c, size_t n, int over);
+
+/* oom.c: the line that says u's program did not get past an
+ * out-of-memory error ("FAIL: rank 1 (process 42) ran out of memory at
+ * step 8: ..."), or that it was allowed; md: Markdown (no "FAIL: ") */
+void cmp_oom_line(char *buf, size_t cap, const struct cmp_unit *u, int md, int allowed);
 
 /* "cuda:0", or "cuda:0 of process 4242" when several processes of the
  * side used that device index */

@@ -94,6 +94,9 @@ struct gp_cmp_settings {
 	int device;   /* this device index only; -1: all */
 	int top;      /* rows per table in text and Markdown */
 	int progress; /* analyze's progress line while reading traces */
+	/* a program that did not get past an out-of-memory error passes
+	 * (--allow-oom); else it fails, whatever its peak */
+	int allow_oom;
 	FILE *out;
 };
 

@@ -28,7 +28,32 @@ static struct json_object *inputs_json(struct gp_jb *b, const struct cmp_side *s
 	return o;
 }
 
-static struct json_object *unit_json(struct gp_jb *b, const struct cmp_unit *u, uint64_t value)
+/* null, or the program did not get past an out-of-memory error: how many
+ * such failures, whether --allow-oom let it pass, the first one and the
+ * line the text report says */
+static struct json_object *oom_json(struct gp_jb *b, const struct cmp_unit *u, int allow_oom)
+{
+	struct json_object *o;
+	char line[1024];
+
+	if (!u->oom_fatal)
+		return NULL;
+	o = gp_jb_obj(b);
+	gp_jb_put(b, o, "fatal", gp_jb_int(b, (int64_t)u->oom_fatal));
+	gp_jb_put(b, o, "allowed", gp_jb_chk(b, json_object_new_boolean(allow_oom)));
+	gp_jb_put(b, o, "guessed", gp_jb_chk(b, json_object_new_boolean(u->oom_fatal_guessed)));
+	gp_jb_put(b, o, "step", u->oom_lead && u->oom_lead->step >= 0 ? gp_jb_int(b, u->oom_lead->step) : NULL);
+	gp_jb_put(b, o, "request", u->oom_lead ? gp_jb_int(b, (int64_t)u->oom_lead->request) : NULL);
+	gp_jb_put(b, o, "phase", gp_jb_str(b, u->oom_lead ? u->oom_lead->phase : NULL));
+	gp_jb_put(b, o, "layer", gp_jb_str(b, u->oom_lead ? u->oom_lead->layer : NULL));
+	gp_jb_put(b, o, "raised", gp_jb_chk(b, json_object_new_boolean(u->oom_lead && u->oom_lead->raised)));
+	cmp_oom_line(line, sizeof(line), u, 0, allow_oom);
+	gp_jb_put(b, o, "line", gp_jb_str(b, line));
+	return o;
+}
+
+static struct json_object *unit_json(struct gp_jb *b, const struct cmp_unit *u, uint64_t value,
+				     int allow_oom)
 {
 	struct json_object *o = gp_jb_obj(b), *pk;
 
@@ -41,6 +66,7 @@ static struct json_object *unit_json(struct gp_jb *b, const struct cmp_unit *u, 
 	gp_jb_put(b, o, "hostname", gp_jb_str(b, u->hostname));
 	gp_jb_put(b, o, "mode", gp_jb_str(b, u->mode));
 	gp_jb_put(b, o, "value", gp_jb_int(b, (int64_t)value));
+	gp_jb_put(b, o, "out_of_memory", oom_json(b, u, allow_oom));
 	if (!u->has_peak) {
 		gp_jb_put(b, o, "peak", NULL);
 		return o;
@@ -159,8 +185,8 @@ int cmp_json_compare(const struct gp_cmp_settings *s, const struct cmp_side *bas
 		gp_jb_put(&b, o, "verdict", gp_jb_str(&b, verdict_id(p[i].verdict)));
 		gp_jb_put(&b, o, "matched_by", gp_jb_str(&b, p[i].matched_by));
 		gp_jb_put(&b, o, "what", gp_jb_str(&b, p[i].what));
-		gp_jb_put(&b, o, "base", p[i].b ? unit_json(&b, p[i].b, p[i].vb) : NULL);
-		gp_jb_put(&b, o, "new", p[i].n ? unit_json(&b, p[i].n, p[i].vn) : NULL);
+		gp_jb_put(&b, o, "base", p[i].b ? unit_json(&b, p[i].b, p[i].vb, s->allow_oom) : NULL);
+		gp_jb_put(&b, o, "new", p[i].n ? unit_json(&b, p[i].n, p[i].vn, s->allow_oom) : NULL);
 		gp_jb_put(&b, o, "change", both ? gp_jb_int(&b, p[i].delta) : NULL);
 		gp_jb_put(&b, o, "change_percent", both && p[i].has_percent ? gp_jb_num(&b, p[i].percent, 4) : NULL);
 		gp_jb_put(&b, o, "allowed", both ? gp_jb_int(&b, (int64_t)p[i].allowed) : NULL);
@@ -215,7 +241,7 @@ int cmp_json_check(const struct gp_cmp_settings *s, const struct cmp_side *side,
 	gp_jb_put(&b, doc, "limit", limit_json(&b, &s->limit, "percent_of_capacity"));
 	gp_jb_put(&b, doc, "inputs", inputs_json(&b, side));
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *o = unit_json(&b, c[i].u, c[i].value);
+		struct json_object *o = unit_json(&b, c[i].u, c[i].value, s->allow_oom);
 
 		gp_jb_put(&b, o, "what", gp_jb_str(&b, c[i].what));
 		gp_jb_put(&b, o, "limit", gp_jb_int(&b, (int64_t)c[i].limit));

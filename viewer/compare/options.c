@@ -70,6 +70,9 @@ int gp_cmp_common_option(const char *prog, struct gp_cmp_settings *s, int c, con
 					    arg);
 		s->device = (int)v;
 		return 0;
+	case GP_CMP_OPT_ALLOW_OOM:
+		s->allow_oom = 1;
+		return 0;
 	case GP_CMP_OPT_TOP:
 		if (gp_parse_number(arg, 1, 1000, &v))
 			return gp_cmp_usage(prog, "--top takes a number from 1 to 1000, not '%s'", arg);

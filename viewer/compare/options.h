@@ -12,13 +12,15 @@ enum {
 	GP_CMP_OPT_FORMAT,
 	GP_CMP_OPT_DEVICE,
 	GP_CMP_OPT_TOP,
+	GP_CMP_OPT_ALLOW_OOM,
 };
 
 #define GP_CMP_COMMON_LONG_OPTIONS                                            \
 	{ "metric", required_argument, NULL, GP_CMP_OPT_METRIC },             \
 	{ "format", required_argument, NULL, GP_CMP_OPT_FORMAT },             \
 	{ "device", required_argument, NULL, GP_CMP_OPT_DEVICE },             \
-	{ "top", required_argument, NULL, GP_CMP_OPT_TOP }
+	{ "top", required_argument, NULL, GP_CMP_OPT_TOP },                   \
+	{ "allow-oom", no_argument, NULL, GP_CMP_OPT_ALLOW_OOM }
 
 /* The help's definition of SIZE, for compare's and check's options. */
 #define GP_CMP_HELP_SIZE                                                              \

@@ -174,12 +174,14 @@ static void pair_where(char *buf, size_t cap, const struct out *o, const struct 
 		snprintf(buf, cap, "cuda:%d pid %lld", u->device, (long long)u->pid);
 }
 
-static void headline(const struct out *o, const struct cmp_pair *p, size_t n, int over, const char *what)
+static void headline(const struct out *o, const struct cmp_pair *p, size_t n, int over, const char *what,
+		     int allow_oom)
 {
-	size_t reg = 0, miss = 0, grew = 0, shrank = 0, both = 0;
+	size_t reg = 0, miss = 0, grew = 0, shrank = 0, both = 0, oom = 0;
 	char msg[256];
 
 	for (size_t i = 0; i < n; i++) {
+		oom += p[i].n && p[i].n->oom_fatal;
 		reg += p[i].verdict == CMP_REGRESSION;
 		miss += p[i].verdict == CMP_MISSING;
 		grew += p[i].verdict == CMP_GREW;
@@ -202,6 +204,9 @@ static void headline(const struct out *o, const struct cmp_pair *p, size_t n, in
 		snprintf(msg, sizeof(msg), "%s shrank: consider making NEW the baseline", what);
 	else
 		snprintf(msg, sizeof(msg), "%s unchanged", what);
+	if (oom && !allow_oom)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; NEW ran out of memory on %zu GPU%s",
+			 oom, oom == 1 ? "" : "s");
 	if (o->fmt == GP_TABLE_MD)
 		fprintf(o->f, "<!-- gpuprof-compare -->\n### %s GPU memory: %s\n\n", over ? "❌" : "✅", msg);
 	else
@@ -462,7 +467,21 @@ int cmp_render_compare(const struct gp_cmp_settings *s, const struct cmp_side *b
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(p[i].what, what) != 0)
 			what = "peak memory";
-	headline(&o, p, n, over, what);
+	headline(&o, p, n, over, what, s->allow_oom);
+	for (size_t i = 0; i < n; i++) {
+		char line[1024];
+
+		if (!p[i].n || !p[i].n->oom_fatal)
+			continue;
+		cmp_oom_line(line, sizeof(line), p[i].n, o.fmt == GP_TABLE_MD, s->allow_oom);
+		fprintf(o.f, o.fmt == GP_TABLE_MD ? "%s%s\n\n" : "%s%s\n", o.fmt == GP_TABLE_MD ? (s->allow_oom ? "⚠️ " : "❌ ") : "", line);
+	}
+	if (o.fmt == GP_TABLE_TEXT)
+		for (size_t i = 0; i < n; i++)
+			if (p[i].n && p[i].n->oom_fatal) {
+				blank(&o);
+				break;
+			}
 	limit_words(lim, sizeof(lim), &s->limit);
 	inputs_list(&o, base, ib, sizeof(ib));
 	inputs_list(&o, new_, in, sizeof(in));
@@ -589,10 +608,12 @@ int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *sid
 {
 	struct out o = { s->out, s->format == GP_CMP_MARKDOWN ? GP_TABLE_MD : GP_TABLE_TEXT, s->top, 0 };
 	char line[1024];
-	size_t nover = 0;
+	size_t nover = 0, noom = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		nover += c[i].over;
+		noom += c[i].oom;
+	}
 	if (o.fmt == GP_TABLE_MD) {
 		struct gp_table t;
 
@@ -601,7 +622,15 @@ int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *sid
 		} else {
 			snprintf(line, sizeof(line), "%zu of %zu GPUs over the limit", nover, n);
 		}
+		if (noom && !s->allow_oom)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %zu ran out of memory", noom);
 		fprintf(o.f, "<!-- gpuprof-check -->\n### %s GPU memory: %s\n\n", over ? "❌" : "✅", line);
+		for (size_t i = 0; i < n; i++) {
+			if (!c[i].oom)
+				continue;
+			cmp_oom_line(line, sizeof(line), c[i].u, 1, s->allow_oom);
+			fprintf(o.f, "%s %s\n\n", s->allow_oom ? "⚠️" : "❌", line);
+		}
 		gp_table_init(&t, 4, "lrrl");
 		gp_table_row(&t, "GPU", "peak", "limit", "verdict");
 		for (size_t i = 0; i < n; i++) {
@@ -624,6 +653,10 @@ int cmp_render_check(const struct gp_cmp_settings *s, const struct cmp_side *sid
 		for (size_t i = 0; i < n; i++) {
 			check_line(line, sizeof(line), &o, &c[i], side);
 			fprintf(o.f, "%s\n", line);
+			if (c[i].oom) {
+				cmp_oom_line(line, sizeof(line), c[i].u, 0, s->allow_oom);
+				fprintf(o.f, "%s\n", line);
+			}
 		}
 	}
 	for (size_t i = 0; i < n; i++)

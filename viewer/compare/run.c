@@ -53,6 +53,9 @@ int gp_cmp_compare(const struct gp_cmp_settings *s)
 			goto cleanup;
 		}
 		over |= p[i].verdict == CMP_REGRESSION || p[i].verdict == CMP_MISSING;
+		/* NEW's program died of an out-of-memory error: its peak is
+		 * that of a run that did not finish */
+		over |= p[i].n && p[i].n->oom_fatal && !s->allow_oom;
 	}
 	err[0] = '\0';
 	errno = 0;
@@ -116,7 +119,8 @@ int gp_cmp_check(const struct gp_cmp_settings *s)
 			c[i].limit_decimal = s->limit.decimal;
 		}
 		c[i].over = c[i].value > c[i].limit;
-		over |= c[i].over;
+		c[i].oom = u->oom_fatal != 0;
+		over |= c[i].over || (c[i].oom && !s->allow_oom);
 	}
 	err[0] = '\0';
 	errno = 0;

@@ -416,6 +416,78 @@ static int read_traces(struct vx *v, struct json_object *doc)
 	return 0;
 }
 
+#define MAX_OOMS 64 /* analyze lists 8 */
+
+/* A boolean that may be absent (*known 0). */
+static int get_opt_bool(struct vx *v, struct json_object *o, const char *path, const char *key, int *out,
+			int *known)
+{
+	struct json_object *m;
+	int rc = member(v, o, path, key, OPTIONAL, json_type_boolean, &m);
+
+	*out = m ? json_object_get_boolean(m) : 0;
+	*known = m != NULL;
+	return rc;
+}
+
+/* What check and compare say of the failed allocations: their count by
+ * outcome (added within gpuprof.analyze/1; a summary written before has
+ * none, and unit.c counts every failure not recovered from), those left
+ * out of the list, and of the listed ones what the failure line names. */
+static int read_ooms(struct vx *v, struct json_object *d, const char *path, struct gp_an_device *u)
+{
+	struct json_object *arr, *lo, *oc;
+	size_t n;
+	int rc, known;
+	char p[96];
+
+	if ((rc = member(v, d, path, "oom_outcomes", OPTIONAL, json_type_object, &oc)) ||
+	    (rc = member(v, d, path, "ooms_left_out", OPTIONAL, json_type_object, &lo)) ||
+	    (rc = member(v, d, path, "ooms", OPTIONAL, json_type_array, &arr)))
+		return rc;
+	if (oc) {
+		snprintf(p, sizeof(p), "%s.oom_outcomes", path);
+		for (int k = 0; k < GP_AN_OOM_N; k++)
+			if ((rc = get_bytes(v, oc, p, gp_an_oom_outcomes[k], REQUIRED, &u->oom_outcomes[k], NULL)))
+				return rc;
+		u->has_oom_outcomes = 1;
+	}
+	if (lo) {
+		snprintf(p, sizeof(p), "%s.ooms_left_out", path);
+		if ((rc = get_bytes(v, lo, p, "count", REQUIRED, &u->ooms_left_out.count, NULL)) ||
+		    (rc = get_bytes(v, lo, p, "recovered", REQUIRED, &u->ooms_left_out.recovered, NULL)))
+			return rc;
+	}
+	n = arr ? json_object_array_length(arr) : 0;
+	if (n > MAX_OOMS)
+		return cmp_bad(&v->at, path, "'ooms' holds %zu failures, more than %d", n, MAX_OOMS);
+	if (n && !(u->ooms = arena_array(v, n, sizeof(*u->ooms))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+		struct gp_an_oom *x = &u->ooms[i];
+
+		snprintf(p, sizeof(p), "%s.ooms[%zu]", path, i);
+		if (!o || !json_object_is_type(o, json_type_object))
+			return cmp_bad(&v->at, p, "not an object");
+		if ((rc = get_int(v, o, p, "step", NULLABLE, 0, INT64_MAX, &x->step, &known)) ||
+		    (rc = get_bytes(v, o, p, "request", REQUIRED, &x->request, NULL)) ||
+		    (rc = get_str(v, o, p, "phase", NULLABLE, &x->phase)) ||
+		    (rc = get_str(v, o, p, "layer", NULLABLE, &x->layer)) ||
+		    (rc = get_bool(v, o, p, "recovered", &x->recovered)))
+			return rc;
+		if (!known)
+			x->step = -1;
+		if ((rc = get_opt_bool(v, o, p, "raised", &x->raised, &known)) ||
+		    (rc = get_opt_bool(v, o, p, "fatal", &x->fatal, &known)))
+			return rc;
+		if (u->has_oom_outcomes && !known)
+			return cmp_bad(&v->at, p, "'fatal' is missing, though 'oom_outcomes' is there");
+		u->nooms = i + 1;
+	}
+	return 0;
+}
+
 static int read_device(struct vx *v, struct json_object *d, const char *path, struct gp_an_device *u)
 {
 	struct json_object *sum;
@@ -440,6 +512,7 @@ static int read_device(struct vx *v, struct json_object *d, const char *path, st
 	    (rc = get_bytes(v, d, path, "capacity", NULLABLE, &u->capacity.v, &u->capacity.known)) ||
 	    (rc = read_mode(v, d, path, &u->mode)) ||
 	    (rc = get_bytes(v, d, path, "oom_count", REQUIRED, &u->oom_count, NULL)) ||
+	    (rc = read_ooms(v, d, path, u)) ||
 	    (rc = member(v, d, path, "summary", REQUIRED, json_type_object, &sum)))
 		return rc;
 	snprintf(p, sizeof(p), "%s.summary", path);

@@ -186,6 +186,43 @@ cleanup:
 
 /* Categories; `other` split by what it is (cudaMalloc, a library...) when
  * the result says, since that is where a change outside PyTorch shows. */
+/* The failures d's program did not get past: analyze's count by outcome,
+ * which must add up to oom_count. A summary written before analyze said
+ * which were fatal: every failure not recovered from counts, so that a gate
+ * never passes a run that may have died of one. */
+static int oom_fatal(struct cmp_where *x, const struct gp_an_device *d, const char *path,
+		     struct cmp_unit *u)
+{
+	uint64_t sum = 0;
+
+	if (d->has_oom_outcomes) {
+		for (int k = 0; k < GP_AN_OOM_N; k++)
+			if (__builtin_add_overflow(sum, d->oom_outcomes[k], &sum))
+				return cmp_bad(x, path, "'oom_outcomes' too large");
+		if (sum != d->oom_count)
+			return cmp_bad(x, path, "'oom_outcomes' add up to %llu, but 'oom_count' is %llu",
+				       (unsigned long long)sum, (unsigned long long)d->oom_count);
+		u->oom_fatal = d->oom_outcomes[GP_AN_OOM_FATAL];
+		for (size_t i = 0; i < d->nooms && !u->oom_lead; i++)
+			if (d->ooms[i].fatal)
+				u->oom_lead = &d->ooms[i];
+		return 0;
+	}
+	u->oom_fatal_guessed = 1;
+	for (size_t i = 0; i < d->nooms; i++) {
+		if (d->ooms[i].recovered)
+			continue;
+		u->oom_fatal++;
+		if (!u->oom_lead)
+			u->oom_lead = &d->ooms[i];
+	}
+	if (d->ooms_left_out.recovered > d->ooms_left_out.count ||
+	    u->oom_fatal + d->ooms_left_out.count - d->ooms_left_out.recovered > d->oom_count)
+		return cmp_bad(x, path, "'ooms' and 'ooms_left_out' say more failures than 'oom_count'");
+	u->oom_fatal += d->ooms_left_out.count - d->ooms_left_out.recovered;
+	return 0;
+}
+
 static int category_rows(struct cmp_where *x, const struct gp_an_set *s, const char *path,
 			 struct cmp_unit *u)
 {
@@ -300,6 +337,8 @@ static int unit_make(struct cmp_where *x, const struct gp_an_result *r, size_t i
 	u->capacity = d->capacity.known ? d->capacity.v : 0;
 	u->mode = gp_an_mode_names[d->mode];
 	u->oom_count = d->oom_count;
+	if ((rc = oom_fatal(x, d, path, u)))
+		return rc;
 	u->alloc_known = d->summary.allocated.known;
 	u->alloc_peak = d->summary.allocated.peak.v;
 	u->reserved_known = d->summary.reserved.known;
