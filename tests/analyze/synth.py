@@ -572,6 +572,60 @@ class HookSim(Sim):
         return rec
 
 
+def conv_doubling(trials, fatal=True, steps=True):
+    """A hooked trace modelled on a convolutional batch search (conv_doubling
+    on an H100): in each step's forward cuDNN asks for algorithm workspaces
+    inside conv2; those that do not fit fail and PyTorch raises
+    OutOfMemoryError, which the convolution catches, going on with a smaller
+    workspace (trials per step). Step 2's forward has a cudaMalloc the
+    allocator gets past by releasing its cache. Step 3's backward asks for
+    16 GiB, PyTorch raises, and the program stops (fatal), or catches it and
+    completes a step 4 (fatal=False)."""
+    sim = HookSim(total=80 * GiB)
+    sim.torch_info()
+    params = sim.alloc(64 * MiB, "parameters")
+    for step in (1, 2, 3):
+        sim.push("fwd:<ConvNet>")
+        sim.push("fwd:conv2")
+        out = sim.alloc(4 * GiB, "activations")
+        for i in range(trials):
+            sim.oom(40 * GiB + i * GiB)      # an algorithm's workspace: raised, caught inside
+            sim.free(sim.alloc(64 * MiB, "temporaries"))  # the next algorithm's
+        if step == 2:
+            sim.holes = []
+            cached = sim.alloc(256 * MiB, "temporaries")
+            sim.free(cached)
+            Sim.oom(sim, 6 * GiB, api="cuMemAlloc_v2")
+            sim.holes = [h for h in sim.holes if h[0] != cached]
+            sim.release_segment(cached)       # released to retry, which succeeds
+            sim.free(sim.alloc(6 * GiB, "temporaries"))
+        sim.pop()
+        sim.pop()
+        sim.push("phase:backward")
+        sim.bwd_start("<ConvNet>.conv2")
+        if step == 3:
+            sim.oom(16 * GiB, tid=AUTOGRAD)  # reaches the program
+            sim.bwd_end()
+            sim.pop()
+            sim.free(out)
+            break
+        g = sim.alloc(8 * GiB, "temporaries", tid=AUTOGRAD)
+        sim.free(g, tid=AUTOGRAD)
+        sim.bwd_end()
+        sim.pop()
+        sim.free(out)
+        if steps:
+            sim.mark("step:%d" % step)
+    if not fatal:
+        sim.push("fwd:<ConvNet>")
+        sim.free(sim.alloc(GiB, "activations"))
+        sim.pop()
+        sim.mark("step:3")
+        sim.mark("step:4")
+    sim.free(params)
+    return sim
+
+
 def lines_of(live):
     """Bytes by source line of what was live (device memory): the blocks'
     lines, and None for what has no stack (other libraries' too)."""

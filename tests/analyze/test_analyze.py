@@ -699,66 +699,12 @@ def test_hook_oom():
     del held
 
 
-def conv_doubling(trials, fatal=True, steps=True):
-    """A hooked trace modelled on a convolutional batch search (conv_doubling
-    on an H100): in each step's forward cuDNN asks for algorithm workspaces
-    inside conv2; those that do not fit fail and PyTorch raises
-    OutOfMemoryError, which the convolution catches, going on with a smaller
-    workspace (trials per step). Step 2's forward has a cudaMalloc the
-    allocator gets past by releasing its cache. Step 3's backward asks for
-    16 GiB, PyTorch raises, and the program stops (fatal), or catches it and
-    completes a step 4 (fatal=False)."""
-    sim = synth.HookSim(total=80 * GiB)
-    sim.torch_info()
-    params = sim.alloc(64 * MiB, "parameters")
-    for step in (1, 2, 3):
-        sim.push("fwd:<ConvNet>")
-        sim.push("fwd:conv2")
-        out = sim.alloc(4 * GiB, "activations")
-        for i in range(trials):
-            sim.oom(40 * GiB + i * GiB)      # an algorithm's workspace: raised, caught inside
-            sim.free(sim.alloc(64 * MiB, "temporaries"))  # the next algorithm's
-        if step == 2:
-            sim.holes = []
-            cached = sim.alloc(256 * MiB, "temporaries")
-            sim.free(cached)
-            synth.Sim.oom(sim, 6 * GiB, api="cuMemAlloc_v2")
-            sim.holes = [h for h in sim.holes if h[0] != cached]
-            sim.release_segment(cached)       # released to retry, which succeeds
-            sim.free(sim.alloc(6 * GiB, "temporaries"))
-        sim.pop()
-        sim.pop()
-        sim.push("phase:backward")
-        sim.bwd_start("<ConvNet>.conv2")
-        if step == 3:
-            sim.oom(16 * GiB, tid=synth.AUTOGRAD)  # reaches the program
-            sim.bwd_end()
-            sim.pop()
-            sim.free(out)
-            break
-        g = sim.alloc(8 * GiB, "temporaries", tid=synth.AUTOGRAD)
-        sim.free(g, tid=synth.AUTOGRAD)
-        sim.bwd_end()
-        sim.pop()
-        sim.free(out)
-        if steps:
-            sim.mark("step:%d" % step)
-    if not fatal:
-        sim.push("fwd:<ConvNet>")
-        sim.free(sim.alloc(GiB, "activations"))
-        sim.pop()
-        sim.mark("step:3")
-        sim.mark("step:4")
-    sim.free(params)
-    return sim
-
-
 def test_oom_outcomes():
     """Each failed allocation says whether the program got past it: the one
     that stopped it is fatal; failures caught inside a library (cuDNN's
     workspace trials) and the allocator's successful retries are one line,
     counted; the counts add up in the text and the JSON."""
-    sim = conv_doubling(trials=6)
+    sim = synth.conv_doubling(trials=6)
     sim.write(os.path.join(TMP, "conv_trials.json.gz"), cut="flush")
     doc, _ = analyze_json("conv_trials.json.gz")
     d = dev(doc)
@@ -784,12 +730,12 @@ def test_oom_outcomes():
     check("got past inside a library: 19 failed allocations (18 caught there, the work went on; 1 retried by "
           "the allocator" in text, "text: the others in one line: %s" % text[-600:])
     # the program caught the raised error and completed later steps: not fatal
-    conv_doubling(trials=1, fatal=False).write(os.path.join(TMP, "conv_past.json.gz"), cut="flush")
+    synth.conv_doubling(trials=1, fatal=False).write(os.path.join(TMP, "conv_past.json.gz"), cut="flush")
     d = dev(analyze_json("conv_past.json.gz")[0])
     eq(d["oom_outcomes"], {"fatal": 0, "later_steps": 1, "caught": 3, "retried": 1}, "got past by the program")
     eq((d["ooms"][0]["outcome"], d["ooms"][0]["fatal"]), ("later_steps", False), "it leads, not fatal")
     # no step marks: what the program caught is not known to be got past
-    conv_doubling(trials=1, steps=False).write(os.path.join(TMP, "conv_nosteps.json.gz"), cut="flush")
+    synth.conv_doubling(trials=1, steps=False).write(os.path.join(TMP, "conv_nosteps.json.gz"), cut="flush")
     d = dev(analyze_json("conv_nosteps.json.gz")[0])
     eq(d["oom_outcomes"], {"fatal": 1, "later_steps": 0, "caught": 3, "retried": 1}, "without steps")
 

@@ -15,6 +15,10 @@ KIND:
             for more than the device has left (cut short, as a killed
             program leaves it)
   cuda      a CUDA program without PyTorch: nested NVTX ranges, no steps
+  trials    native mode with the allocator hook: a convolutional batch search
+            (synth.conv_doubling): cuDNN's workspace trials that PyTorch
+            raises and the convolution catches, an allocator retry, then the
+            fatal request in step 3's backward
   hostile   a CUDA program whose command line, NVTX ranges (the layers)
             and failed allocation's range carry markup, quotes, entities,
             U+2028, control characters (ESC, BEL), a C1 CSI (U+009B) and
@@ -153,6 +157,10 @@ def make_oom(path):
     sim = synth.Sim(total=2 * GiB, cmdline="python3 train.py --batch 4096")
     train_loop(sim, steps=4, leak=0, oom_at=3, oom_request=1536 * MiB)
     sim.write(path, cut="flush")
+
+
+def make_trials(path):
+    synth.conv_doubling(trials=6).write(path)
 
 
 def make_cuda(path):
@@ -385,6 +393,8 @@ def make(kind, outdir, n=None):
         make_oom(path)
     elif kind == "cuda":
         make_cuda(path)
+    elif kind == "trials":
+        make_trials(path)
     else:
         raise SystemExit("unknown trace kind %s" % kind)
     return [path]

@@ -320,7 +320,10 @@ def expected_charts(doc, two_runs=None):
         peak = d.get("peak") or {}
         if peak.get("by_layer"):
             add("icicle", None)
-        for where in [peak] + [o for o in d.get("ooms") or [] if o.get("detailed") is not False]:
+        # a card for each failure the program did not get past inside a
+        # library (a summary without outcomes: each)
+        cards = [o for o in d.get("ooms") or [] if o.get("outcome") in (None, "fatal", "later_steps")]
+        for where in [peak] + [o for o in cards if o.get("detailed") is not False]:
             if where.get("by_category") or where.get("by_api"):
                 add("stacked", len(where.get("by_category") or where.get("by_api")))
         if peak.get("by_phase"):
@@ -330,7 +333,7 @@ def expected_charts(doc, two_runs=None):
         if leak.get("verdict") == "leak" and len(live) >= 2:
             fit = num(leak.get("rate_per_step")) and any(x["step"] >= (leak.get("since_step") or 0) for x in live)
             add("leak", 1 + bool(fit) + any(num(x.get("total")) and x["total"] != x["live"] for x in live))
-        for o in d.get("ooms") or []:
+        for o in cards:
             add("oom", None)
         frag = (d.get("summary") or {}).get("cache") or (d.get("summary") or {}).get("fragmentation") or {}
         if frag.get("known") is not False and (frag.get("worst") or frag.get("at_peak")) and \
@@ -522,6 +525,7 @@ PAGES = {
     "train": (["timeline", "icicle", "stacked", "leak", "frag"], 0),
     "oom": (["timeline", "icicle", "stacked", "oom", "frag"], 1),  # 1: "was cut short"
     "cuda": (["timeline", "icicle", "stacked"], 0),
+    "trials": (["timeline", "icicle", "stacked", "oom", "frag"], 0),
     "hostile": (["timeline", "icicle", "stacked", "oom", "frag"], 0),  # two processes
 }
 
@@ -631,6 +635,27 @@ def test_browser_train():
 
 def test_browser_oom():
     browser_test("oom")
+
+
+def test_browser_oom_trials():
+    """Twenty failed allocations, one fatal: one set of counts, in the text
+    report's words; one card and one label on the timeline, the fatal one's;
+    the failures got past inside a library in one line."""
+    m, selftest = browser_test("trials")
+    if m is None:
+        return
+    rc, out, _ = gp("analyze", trace("trials"))
+    lines = [ln.strip() for ln in out.splitlines()]
+    counts = next((ln for ln in lines if ln.startswith("Out of memory:")), None)
+    past = next((ln for ln in lines if ln.startswith("got past inside a library:")), None)
+    check(counts and "1 fatal" in counts and past, "trials: the text report's lines (%r, %r)" % (counts, past))
+    dom = "".join(m.text)
+    check(counts and counts in dom, "trials: the page's counts are the text's: %r" % counts)
+    check(past and past in dom, "trials: the page's line of those got past is the text's: %r" % past)
+    check("1. Fatal: the program did not get past it" in dom and "2. " not in dom.split("Out of memory:")[-1],
+          "trials: one card, the fatal one")
+    eq([(x.get("text"), x.get("row")) for x in (selftest or {}).get("labels") or []], [("OOM: 16.0 GiB", 1)],
+       "trials: one label on the timeline, the fatal failure's")
 
 
 def test_browser_cuda():

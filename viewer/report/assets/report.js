@@ -87,6 +87,14 @@
 	const int = (n) => (isNum(n) ? n.toLocaleString("en-US") : "–");
 	const orDash = (v) => (v == null || v === "" ? "–" : v);
 	const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+	// what the text report says of each outcome of a failed allocation
+	// (analyze/result.c, gp_an_oom_outcome_words), in the schema's order
+	const OOM_OUTCOMES = [["fatal", "fatal (the program did not get past it)"],
+		["later_steps", "got past by the program (it completed later steps)"],
+		["caught", "caught inside a library, which went on"], ["retried", "retried by the allocator, which got the memory"]];
+	/** A failure that gets a card: the program did not get past it inside a
+	 * library (a summary without outcomes: every one). */
+	const carded = (o) => typeof o.outcome !== "string" || o.outcome === "fatal" || o.outcome === "later_steps";
 	/** bytes, or undefined (a fact left out) where not known */
 	const size = (v) => (isNum(v) ? bytes(v) : undefined);
 	/** A phase as the text report shows it (gp_an_phase_label, viewer/analyze/result.c): the schema's
@@ -131,7 +139,7 @@
 
 	/* --- self-test, sections --- */
 
-	const selftest = { charts: [], errors: [] };
+	const selftest = { charts: [], errors: [], labels: [] };
 	const resizers = [];
 	const syncGroups = {};
 	const noteChart = (id, kind, series) => selftest.charts.push({ id, kind, series });
@@ -567,7 +575,11 @@
 		const stride = obj(dev.steps) && isNum(dev.steps.stride) ? dev.steps.stride : 1;
 		const stepInfo = obj(dev.steps) ? dev.steps : {};
 		const peak = obj(dev.peak);
-		const ooms = objs(dev.ooms).filter((o) => isNum(o.t));
+		// only the failures that get a card: those got past inside a
+		// library are counted in the section, not marked here
+		const cards = objs(dev.ooms).filter(carded);
+		const ooms = cards.filter((o) => isNum(o.t)).sort((a, b) => a.t - b.t);
+		let labelsNoted = false;
 		const capacity = isNum(dev.capacity) ? dev.capacity : null;
 		let wholeDevice = false;
 		const controls = parent.appendChild(h("div", { class: "controls" }));
@@ -599,12 +611,21 @@
 		};
 		const drawMarks = (u) => {
 			if (capacity !== null) hmark(u, capacity, "#b91c1c", "capacity " + bytes(capacity));
-			ooms.forEach((o, i) => {
-				vmark(u, o.t, COLOR.bad, [4, 3], "OOM" + (ooms.length > 1 ? " " + (i + 1) : "") + ": " + bytes(o.request), 1 + (i % 3));
+			// labels of marks closer than a label's width go on the next row
+			let lastPx = -Infinity, row = 0;
+			ooms.forEach((o) => {
+				// numbered as the cards of the section are
+				const text = "OOM" + (cards.length > 1 ? " " + (cards.indexOf(o) + 1) : "") + ": " + bytes(o.request);
+				const px = u.valToPos(o.t, "x");
+				row = px - lastPx < 120 ? (row % 3) + 1 : 1;
+				lastPx = px;
+				vmark(u, o.t, COLOR.bad, [4, 3], text, row);
+				if (!labelsNoted) selftest.labels.push({ chart: key + "-timeline", text, row });
 				// the request stacked on what the process held: how far over it went
 				const held = isNum(o.device_total) ? o.device_total : o.allocated;
 				if (isNum(held) && isNum(o.request)) vmark(u, o.t, COLOR.bad, [], null, 0, held, held + o.request);
 			});
+			labelsNoted = true;
 			if (peak && isNum(peak.t) && isNum(peak.bytes)) dot(u, peak.t, peak.bytes, COLOR.peak, "peak " + bytes(peak.bytes));
 		};
 		const onCursor = (u) => {
@@ -836,8 +857,10 @@
 		const held = alloc + cached + num(o.other);
 		// neither this process's nor free: other processes, the CUDA context
 		// (from the free count where the recorder read it)
+		// analyze's outside_trace where it gives one (one value, defined once:
+		// CATEGORIES.md); else from the free count
 		const known = total !== null && isNum(o.free);
-		const outside = known ? Math.max(0, total - o.free - held) : num(o.outside_trace);
+		const outside = isNum(o.outside_trace) ? o.outside_trace : known ? Math.max(0, total - o.free - held) : 0;
 		const free = isNum(o.free) ? o.free : total !== null ? Math.max(0, total - held - outside) : 0;
 		const parts = [["allocated", alloc, COLOR.allocated], ["reserved, not allocated", cached, COLOR.cached], ["other libraries", num(o.other), COLOR.other],
 			["not in the trace (other processes, CUDA context)", outside, COLOR.outside], ["free", free, COLOR.free]].filter((p) => p[1] > 0);
@@ -862,6 +885,7 @@
 	}
 
 	function oomSection(sec, dev, key) {
+		if (obj(dev.oom_outcomes)) return oomOutcomes(sec, dev, key);
 		const ooms = objs(dev.ooms);
 		const count = isNum(dev.oom_count) ? dev.oom_count : ooms.length;
 		sec.appendChild(para(plural(count, "failed allocation") + (ooms.length < count ? ", " + ooms.length + " of them listed" : "") + "."));
@@ -873,6 +897,32 @@
 			const title = o.recovered ? "Failed, then recovered from (a retry succeeded)" : i === 0 ? "The allocation the program did not get past" : "Failed, not recovered from";
 			section(sec, key + "-oom" + i, i + 1 + ". " + title, (box) => oomOne(box, o, dev, key + "-oom" + i), 3);
 		});
+	}
+
+	/** The failures by outcome, one set of counts in the words of the text
+	 * report; a card for each the program did not get past inside a
+	 * library; one line for those it did. */
+	function oomOutcomes(sec, dev, key) {
+		const by = dev.oom_outcomes, ooms = objs(dev.ooms), count = isNum(dev.oom_count) ? dev.oom_count : 0;
+		const parts = OOM_OUTCOMES.filter(([k]) => isNum(by[k]) && by[k] > 0).map(([k, words]) => by[k] + " " + words);
+		sec.appendChild(para("Out of memory: " + plural(count, "failed allocation") + ": " + parts.join(", ")));
+		const cards = ooms.filter(carded);
+		cards.forEach((o, i) => {
+			const title = o.fatal ? "Fatal: the program did not get past it" : "Got past by the program: it completed later steps";
+			section(sec, key + "-oom" + i, i + 1 + ". " + title, (box) => oomOne(box, o, dev, key + "-oom" + i), 3);
+		});
+		const more = (isNum(by.fatal) ? by.fatal : 0) + (isNum(by.later_steps) ? by.later_steps : 0) - cards.length;
+		if (more > 0) sec.appendChild(muted(more + " more of them not shown"));
+		const past = obj(dev.ooms_got_past);
+		if (!past || !(past.count > 0)) return;
+		const released = (isNum(obj(dev.ooms_left_out) && dev.ooms_left_out.released) ? dev.ooms_left_out.released : 0) +
+			sumOf(ooms.filter((o) => o.outcome === "retried"), "released_after");
+		const how = [by.caught > 0 && by.caught + " caught there, the work went on",
+			by.retried > 0 && by.retried + " retried by the allocator after releasing " + bytes(released) + " of cached memory"].filter(Boolean).join("; ");
+		const s = isNum(past.seconds) ? past.seconds : 0;
+		const spent = s >= 1 ? s.toFixed(2) + " s" : s >= 1e-3 ? (s * 1e3).toFixed(1) + " ms" : (s * 1e6).toFixed(0) + " µs";
+		sec.appendChild(para(h("strong", null, "got past inside a library:"), " " + plural(past.count, "failed allocation") + " (" + how + "), " +
+			bytes(past.bytes) + " asked for, " + spent + " spent getting past them"));
 	}
 
 	function oomOne(box, o, dev, id) {
