@@ -6,7 +6,7 @@ row `RESULT failures.<case> PASS|FAIL <what was measured>` to stdout and
 to OUT/failures.txt as it ends.
 
 usage: run.py GPUPROF OUT [--only CASE,...]
-cases: signals, storm, sigkill, exit, early_kill, cupy, jax, trainer, oom"""
+cases: signals, storm, sigkill, exit, early_kill, cupy, jax, trainer, oom, oom_gate"""
 import concurrent.futures
 import gzip
 import threading
@@ -501,6 +501,51 @@ def oom():
                 e, p.returncode, plain.returncode, p.stderr.strip()[-400:], plain.stderr.strip()[-300:]))
 
 
+def oom_gate():
+    """A convolutional batch search (tests/gpu/stories/conv_doubling.py) and
+    an MLP's (samples/pytorch/batch_doubling.py), each ending in the
+    OutOfMemoryError PyTorch raises to the program, traced in native mode:
+    exactly one failure is fatal, the one PyTorch's message names, at the
+    step the program says; the outcomes add up; those PyTorch raised are as
+    many as its own num_ooms (where the script prints it); check fails the
+    run with its line, and --allow-oom passes it."""
+    for name, script in (("conv", os.path.join(ROOT, "tests", "gpu", "stories", "conv_doubling.py")),
+                         ("mlp", os.path.join(ROOT, "samples", "pytorch", "batch_doubling.py"))):
+        trace = os.path.join(OUT, "oom_gate_%s.json.gz" % name)
+        p = subprocess.run([GP, "--trace", "--force", "--mode", "native", "-o", trace, PY, script],
+                           capture_output=True, text=True, timeout=600)
+        with open(trace + ".log", "w") as f:
+            f.write("traced exit %d\n%s\n%s\n" % (p.returncode, p.stdout, p.stderr))
+        try:
+            exp = dict(kv.split("=", 1) for kv in [l for l in p.stdout.splitlines()
+                                                   if l.startswith("GPUPROF_TORCH_EXPECT")][0].split()[1:])
+            d = analyze(trace)["devices"][0]
+            n = d["oom_outcomes"]
+            fatal = [o for o in d["ooms"] if o["fatal"]]
+            lead = fatal[0] if fatal else {}
+            want_request = int(exp.get("fatal_request", exp.get("activation_bytes", -1)))
+            ok = (n["fatal"] == 1 and sum(n.values()) == d["oom_count"] and len(fatal) == 1 and
+                  lead.get("raised") and lead.get("request") == want_request)
+            if "fatal_step" in exp:
+                ok = ok and lead.get("step") == int(exp["fatal_step"])
+            raised = n["fatal"] + n["caught"] + n["later_steps"]
+            if "num_ooms" in exp:
+                ok = ok and raised == int(exp["num_ooms"])
+            c = subprocess.run([GP, "check", trace, "--max-peak", "100%"], capture_output=True, text=True)
+            a = subprocess.run([GP, "check", trace, "--max-peak", "100%", "--allow-oom"], capture_output=True,
+                               text=True)
+            line = next((l for l in c.stdout.splitlines() if "ran out of memory" in l), "")
+            ok = ok and c.returncode == 1 and line.startswith("FAIL: process ") and a.returncode == 0
+            row("oom_gate.%s" % name, ok, "outcomes %s of %d; fatal request %s (PyTorch %s) at step %s (%s); "
+                "raised %d (num_ooms %s); check exit %d, --allow-oom %d: %s" % (
+                    n, d["oom_count"], lead.get("request"), want_request, lead.get("step"),
+                    exp.get("fatal_step", "-"), raised, exp.get("num_ooms", "-"), c.returncode, a.returncode,
+                    line[:200]))
+        except Exception as e:
+            row("oom_gate.%s" % name, False, "error: %r (traced exit %d): %s" % (e, p.returncode,
+                                                                                p.stderr.strip()[-300:]))
+
+
 def guarded(name, fn):
     try:
         fn()
@@ -509,7 +554,8 @@ def guarded(name, fn):
 
 
 for name, fn in (("signals", signals), ("storm", storm), ("sigkill", sigkill), ("exit", exit_case),
-                 ("early_kill", early_kill), ("cupy", cupy), ("jax", jax), ("trainer", trainer), ("oom", oom)):
+                 ("early_kill", early_kill), ("cupy", cupy), ("jax", jax), ("trainer", trainer), ("oom", oom),
+                 ("oom_gate", oom_gate)):
     if ONLY is None or name in ONLY:
         guarded(name, fn)
 sys.exit(1 if failed else 0)
