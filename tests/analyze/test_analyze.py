@@ -738,6 +738,21 @@ def test_oom_outcomes():
     synth.conv_doubling(trials=1, steps=False).write(os.path.join(TMP, "conv_nosteps.json.gz"), cut="flush")
     d = dev(analyze_json("conv_nosteps.json.gz")[0])
     eq(d["oom_outcomes"], {"fatal": 1, "later_steps": 0, "caught": 3, "retried": 1}, "without steps")
+    # ranks: one whose cuDNN trials failed from step 1 and that died in step
+    # 3, one that died in step 2: the second ran out first
+    rd = os.path.join(TMP, "oom_trial_ranks")
+    os.makedirs(rd, exist_ok=True)
+    for rank in (0, 1):
+        sim = synth.conv_doubling(trials=2) if rank == 0 else synth.Sim(total=8 * GiB)
+        sim.pid = 7300 + rank
+        sim.rank, sim.world_size, sim.local_rank, sim.local_world_size = rank, 2, rank, 2
+        if rank == 1:
+            synth.train(sim, 4, oom_at=2, oom_request=3584 * MiB, act=(4 * GiB, 48 * MiB))
+        sim.write(os.path.join(rd, "rank%d.%d.json.gz" % (rank, sim.pid)))
+    k = analyze_json(rd)[0]["ranks"]
+    eq([r["first_oom_step"] for r in k["by_rank"]], [3, 2], "each rank ran out at its fatal failure's step")
+    eq((k["first_out_by"], k["first_out_rank"]), ("oom", 1), "the rank that died first, not the one whose "
+       "library got past failures earlier")
 
 
 def test_hook_expandable():

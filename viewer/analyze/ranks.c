@@ -223,22 +223,19 @@ static void choose_first(struct gp_an_ranks *k)
 	k->first = first;
 }
 
-/* When x ran out: the first failure PyTorch raised OutOfMemoryError for,
- * where it raised one (a failed cudaMalloc its allocator got past, by a
- * retry or a smaller block, is no running out), else the first not
- * recovered from. */
+/* When x ran out: the first failure the program did not get past inside a
+ * library (fatal, or got past by completing later steps): one the
+ * allocator's retry or a library that caught it got past (cuDNN's
+ * workspace trials) is no running out. */
 static void first_oom(const struct gp_an_device *d, struct gp_an_rank *x)
 {
-	int raised = 0;
-
-	for (size_t o = 0; o < d->nooms; o++)
-		raised |= d->ooms[o].raised;
 	x->first_oom_t = NAN;
 	x->first_oom_step = -1;
 	for (size_t o = 0; o < d->nooms; o++) {
 		const struct gp_an_oom *f = &d->ooms[o];
 
-		if ((raised ? !f->raised : f->recovered) || (!isnan(x->first_oom_t) && f->t >= x->first_oom_t))
+		if (f->outcome == GP_AN_OOM_CAUGHT || f->outcome == GP_AN_OOM_RETRIED ||
+		    (!isnan(x->first_oom_t) && f->t >= x->first_oom_t))
 			continue;
 		x->first_oom_t = f->t;
 		x->first_oom_step = f->step;
