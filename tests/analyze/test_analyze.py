@@ -738,6 +738,35 @@ def test_oom_outcomes():
     synth.conv_doubling(trials=1, steps=False).write(os.path.join(TMP, "conv_nosteps.json.gz"), cut="flush")
     d = dev(analyze_json("conv_nosteps.json.gz")[0])
     eq(d["oom_outcomes"], {"fatal": 1, "later_steps": 0, "caught": 3, "retried": 1}, "without steps")
+    # PyTorch's cudaMalloc fails, it releases 512 MiB of cache, then raises:
+    # the failure's reserved, free, device total and outside the trace are
+    # those of when it gave up, one value each in the JSON and the text
+    sim = synth.HookSim(total=8 * GiB)
+    sim.torch_info()
+    sim.holes = []
+    cached = sim.alloc(512 * MiB, "temporaries")
+    sim.free(cached)
+    held = sim.alloc(2 * GiB, "activations")
+    free0 = sim.total - sim.reserved - 512 * MiB
+    synth.Sim.oom(sim, 6 * GiB, api="cuMemAlloc_v2", free=free0)
+    sim.holes = [h for h in sim.holes if h[0] != cached]
+    sim.release_segment(cached)
+    sim.host_event(synth.EV.TORCH_OOM.name, {synth.F.BYTES: 6 * GiB, synth.F.REQUESTED: 6 * GiB,
+                                             synth.F.DEVICE: 0, synth.F.FREE: free0 + 512 * MiB,
+                                             synth.F.ALLOCATED: sim.fw, synth.F.RESERVED: sim.reserved,
+                                             synth.F.STREAM: "0x0"}, tid=synth.MAIN, scope="p")
+    sim.write(os.path.join(TMP, "oom_released.json.gz"), cut="flush")
+    o = dev(analyze_json("oom_released.json.gz")[0])["ooms"][0]
+    eq((o["reserved"], o["free"]), (o["pytorch"]["reserved"], o["pytorch"]["free"]),
+       "reserved and free: PyTorch's when it gave up")
+    eq(o["device_total"], o["pytorch"]["reserved"] + o["other"], "this process's memory then")
+    eq(o["outside_trace"], o["total"] - o["free"] - o["device_total"] - o["device_static"],
+       "outside the trace, of the same moment")
+    rc, out, _ = run("oom_released.json.gz")
+    sz = lambda v: "%.2f GiB" % (v / GiB) if v < 10 * GiB else "%.1f GiB" % (v / GiB)
+    check("this process held %s" % sz(o["device_total"]) in out and "and %s reserved" % sz(o["reserved"]) in out,
+          "text: the same values: %s" % out[out.find("#1"):][:400])
+    del held
     # ranks: one whose cuDNN trials failed from step 1 and that died in step
     # 3, one that died in step 2: the second ran out first
     rd = os.path.join(TMP, "oom_trial_ranks")
