@@ -754,6 +754,9 @@ def test_oom():
     rc, doc, _ = compare_json("base.json.gz", "died.json.gz", rc=1)
     eq(pair(doc)["new"]["out_of_memory"]["fatal"], 1, "compare JSON: NEW's")
     eq(pair(doc)["base"]["out_of_memory"], None, "compare JSON: BASE ran out of nothing")
+    rc, doc, _ = compare_json("died.json.gz", "base.json.gz", rc=0)
+    check(any("BASE's program did not get past an out-of-memory error" in x for x in pair(doc)["notes"]),
+          "compare: BASE died of an OOM: a note, no failure (%r)" % pair(doc)["notes"])
     rc, out, _ = compare("base.json.gz", "died.json.gz", "--allow-oom")
     check(rc == 0 and "allowed by --allow-oom: process 4242 (cuda:0)" in out, "compare --allow-oom: %r" % out[:500])
     # a run directory whose rank 1 died of an OOM (PyTorch raised it at step 8)

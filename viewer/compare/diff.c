@@ -372,6 +372,12 @@ int cmp_diff(struct cmp_pair *p, const struct gp_cmp_settings *s, char *err, siz
 		     (unsigned long long)n->oom_count, n->oom_count == 1 ? "" : "s",
 		     (unsigned long long)b->oom_count))
 		return -ENOMEM;
+	/* NEW's fails the comparison (run.c); BASE's makes its peak a poor
+	 * baseline */
+	if (b->oom_fatal &&
+	    cmp_note(&p->notes, "BASE's program did not get past an out-of-memory error: its peak is that "
+		     "of a run that did not finish"))
+		return -ENOMEM;
 	if (!b->has_peak || !n->has_peak)
 		return 0;
 	if (s->metric != GP_CMP_PEAK &&
