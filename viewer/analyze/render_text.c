@@ -786,17 +786,15 @@ static void ooms_got_past(struct out *o, const struct gp_an_device *d)
 		fprintf(o->f, "%" PRIu64 " retried by the allocator after releasing %s of cached memory",
 			n[GP_AN_OOM_RETRIED], sz(released));
 	{
+		/* the time from each failure until the work went on, in three
+		 * digits as the page writes it */
 		double s = d->ooms_got_past.seconds;
+		const char *unit = s >= 1 ? "s" : s >= 1e-3 ? "ms" : "µs";
+		double v = s >= 1 ? s : s >= 1e-3 ? s * 1e3 : s * 1e6;
 
-		/* the time from each failure until the work went on */
-		if (s >= 1)
-			fprintf(o->f, "), %s asked for, %.2f s spent getting past them\n", sz(d->ooms_got_past.bytes), s);
-		else if (s >= 1e-3)
-			fprintf(o->f, "), %s asked for, %.1f ms spent getting past them\n", sz(d->ooms_got_past.bytes),
-				s * 1e3);
-		else
-			fprintf(o->f, "), %s asked for, %.0f µs spent getting past them\n", sz(d->ooms_got_past.bytes),
-				s * 1e6);
+		fprintf(o->f, "), %s asked for, ", sz(d->ooms_got_past.bytes));
+		fprintf(o->f, v >= 1000 ? "%.0f %s" : "%.3g %s", v, unit);
+		fprintf(o->f, " spent getting past them\n");
 	}
 	/* each kind of advice once, from the latest that has it */
 	for (size_t i = d->nooms; i > 0; i--) {

@@ -919,8 +919,9 @@
 			sumOf(ooms.filter((o) => o.outcome === "retried"), "released_after");
 		const how = [by.caught > 0 && by.caught + " caught there, the work went on",
 			by.retried > 0 && by.retried + " retried by the allocator after releasing " + bytes(released) + " of cached memory"].filter(Boolean).join("; ");
-		const s = isNum(past.seconds) ? past.seconds : 0;
-		const spent = s >= 1 ? s.toFixed(2) + " s" : s >= 1e-3 ? (s * 1e3).toFixed(1) + " ms" : (s * 1e6).toFixed(0) + " µs";
+		// three digits, as the text report writes it
+		const s = isNum(past.seconds) ? past.seconds : 0, v = s >= 1 ? s : s >= 1e-3 ? s * 1e3 : s * 1e6;
+		const spent = (v >= 1000 ? v.toFixed(0) : String(+v.toPrecision(3))) + (s >= 1 ? " s" : s >= 1e-3 ? " ms" : " µs");
 		sec.appendChild(para(h("strong", null, "got past inside a library:"), " " + plural(past.count, "failed allocation") + " (" + how + "), " +
 			bytes(past.bytes) + " asked for, " + spent + " spent getting past them"));
 	}
