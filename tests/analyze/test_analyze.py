@@ -738,6 +738,16 @@ def test_oom_outcomes():
     synth.conv_doubling(trials=1, steps=False).write(os.path.join(TMP, "conv_nosteps.json.gz"), cut="flush")
     d = dev(analyze_json("conv_nosteps.json.gz")[0])
     eq(d["oom_outcomes"], {"fatal": 1, "later_steps": 0, "caught": 3, "retried": 1}, "without steps")
+    # the bundled sample of an MLP's batch search (H100): two cudaMallocs
+    # the allocator retried after releasing its cache, then the one PyTorch
+    # raised in step 10's forward
+    doc, _ = analyze_json(os.path.join(ROOT, "samples", "traces", "batch_doubling.h100.json.gz"))
+    d = dev(doc)
+    eq(d["oom_outcomes"], {"fatal": 1, "later_steps": 0, "caught": 0, "retried": 2}, "batch_doubling's outcomes")
+    eq((d["ooms"][0]["fatal"], d["ooms"][0]["step"], d["ooms"][0]["layer"]), (True, 10, "<MLP>.blocks.6.act"),
+       "batch_doubling: the fatal request")
+    eq((d["ooms_got_past"]["count"], d["ooms_got_past"]["bytes"]), (2, 5100273664 + 10200547328),
+       "batch_doubling: the two got past, their requests")
     # PyTorch's cudaMalloc fails, it releases 512 MiB of cache, then raises:
     # the failure's reserved, free, device total and outside the trace are
     # those of when it gave up, one value each in the JSON and the text
@@ -1521,6 +1531,13 @@ def test_multigpu():
           "grow: about x2 a step, the next step beyond the device: %r" % g)
     d0 = [d for d in doc["devices"] if d["pid"] == rows[0]["pid"]][0]
     eq(d0.get("growth", "absent"), None, "grow: rank 0's steps do not grow")
+    # two cudaMallocs the allocator got past (a new segment of the size that
+    # failed, after releasing its cache), then the request PyTorch raised
+    eq((d1["oom_outcomes"], d0["oom_outcomes"]), ({"fatal": 1, "later_steps": 0, "caught": 0, "retried": 2},
+                                                  {"fatal": 0, "later_steps": 0, "caught": 0, "retried": 0}),
+       "grow: rank 1 died of one failure, got past two")
+    eq([(o["step"], o["outcome"]) for o in d1["ooms"]], [(8, "fatal"), (7, "retried"), (8, "retried")],
+       "grow: the fatal one first")
     rc, out, _ = run(grow)
     first = out.find("GPU 1 of process %d" % rows[1]["pid"])
     check(0 <= first < out.find("GPU 0 of process %d" % rows[0]["pid"]) and
