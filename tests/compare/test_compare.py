@@ -435,6 +435,20 @@ def bad_summaries(good):
     yield "cut_short_string", mut(lambda d: d["traces"][0].update(cut_short="no"))
     yield "rank_string", mut(lambda d: d["traces"][0].update(rank="0"))
     yield "options_missing", mut(lambda d: d.pop("options"))
+    one_oom = {"step": 3, "request": GiB, "phase": None, "layer": None, "recovered": False, "raised": False,
+               "fatal": True}
+    outcomes = {"fatal": 1, "later_steps": 0, "caught": 0, "retried": 0}
+    yield "oom_outcomes_sum", mut(lambda d: dev(d).update(oom_outcomes=outcomes))
+    yield "oom_outcomes_string", mut(lambda d: dev(d).update(oom_count=1, ooms=[one_oom],
+                                                             oom_outcomes=dict(outcomes, fatal="1")))
+    yield "oom_fatal_string", mut(lambda d: dev(d).update(oom_count=1, oom_outcomes=outcomes,
+                                                          ooms=[dict(one_oom, fatal="yes")]))
+    yield "oom_fatal_missing", mut(lambda d: dev(d).update(oom_count=1, oom_outcomes=outcomes,
+                                                           ooms=[{k: v for k, v in one_oom.items() if k != "fatal"}]))
+    yield "ooms_too_many", mut(lambda d: dev(d).update(oom_count=100, ooms=[one_oom] * 100,
+                                                       oom_outcomes=dict(outcomes, fatal=100)))
+    yield "oom_left_out_more", mut(lambda d: dev(d).update(oom_count=1, ooms=[], ooms_left_out={
+        "count": 2, "recovered": 0, "raised": 0, "released": 0, "retries": 0}) or dev(d).pop("oom_outcomes"))
     deep_tree = {"name": "x", "bytes": 1, "count": 1}
     for _ in range(70):
         deep_tree = {"name": "x", "bytes": 1, "count": 1, "children": [deep_tree]}
