@@ -652,6 +652,8 @@ def test_browser_oom_trials():
     dom = "".join(m.text)
     check(counts and counts in dom, "trials: the page's counts are the text's: %r" % counts)
     check(past and past in dom, "trials: the page's line of those got past is the text's: %r" % past)
+    advice = [ln[len("advice: "):] for ln in lines[lines.index(past) + 1:] if ln.startswith("advice: ")] if past else []
+    check(advice and all(a in dom for a in advice), "trials: their advice, as the text gives it: %r" % advice)
     check("1. Fatal: the program did not get past it" in dom and "2. " not in dom.split("Out of memory:")[-1],
           "trials: one card, the fatal one")
     eq([(x.get("text"), x.get("row")) for x in (selftest or {}).get("labels") or []], [("OOM: 16.0 GiB", 1)],

@@ -924,6 +924,15 @@
 		const spent = (v >= 1000 ? v.toFixed(0) : String(+v.toPrecision(3))) + (s >= 1 ? " s" : s >= 1e-3 ? " ms" : " µs");
 		sec.appendChild(para(h("strong", null, "got past inside a library:"), " " + plural(past.count, "failed allocation") + " (" + how + "), " +
 			bytes(past.bytes) + " asked for, " + spent + " spent getting past them"));
+		// each kind of advice once, from the latest retried one that has it (as the text)
+		const seen = new Set(), advice = [];
+		for (const o of ooms.filter((x) => x.recovered).reverse())
+			for (const a of objs(o.advice))
+				if (a.text && !seen.has(a.kind)) {
+					seen.add(a.kind);
+					advice.push(a.text);
+				}
+		if (advice.length) sec.appendChild(h("ul", { class: "advice" }, advice.map((t) => h("li", null, t))));
 	}
 
 	function oomOne(box, o, dev, id) {
