@@ -765,6 +765,9 @@ def test_oom():
     eq(rc, 1, "compare: NEW died of an OOM: fails, though its peak is lower (%s)" % err.strip())
     check("NEW ran out of memory on 1 GPU" in out.splitlines()[0] and
           "\nFAIL: process 4242 (cuda:0) ran out of memory at step 3" in out, "compare: said: %r" % out[:500])
+    rc, out, _ = compare("base.json.gz", "died.json.gz", "--format", "markdown")
+    check(rc == 1 and "NEW ran out of memory on 1 GPU" in out.splitlines()[1] and
+          "\n❌ process 4242 (cuda:0) ran out of memory at step 3" in out, "compare Markdown: %r" % out[:400])
     rc, doc, _ = compare_json("base.json.gz", "died.json.gz", rc=1)
     eq(pair(doc)["new"]["out_of_memory"]["fatal"], 1, "compare JSON: NEW's")
     eq(pair(doc)["base"]["out_of_memory"], None, "compare JSON: BASE ran out of nothing")

@@ -213,6 +213,27 @@ static void headline(const struct out *o, const struct cmp_pair *p, size_t n, in
 		fprintf(o->f, "%s: %s\n", over ? "REGRESSION" : "ok", msg);
 }
 
+/* A line for each process of NEW whose program did not get past an
+ * out-of-memory error, under the headline */
+static void oom_lines(const struct out *o, const struct cmp_pair *p, size_t n, int allow_oom)
+{
+	char line[1024];
+	int any = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!p[i].n || !p[i].n->oom_fatal)
+			continue;
+		cmp_oom_line(line, sizeof(line), p[i].n, o->fmt == GP_TABLE_MD, allow_oom);
+		if (o->fmt == GP_TABLE_MD)
+			fprintf(o->f, "%s %s\n\n", allow_oom ? "⚠️" : "❌", line);
+		else
+			fprintf(o->f, "%s\n", line);
+		any = 1;
+	}
+	if (any && o->fmt == GP_TABLE_TEXT)
+		blank(o);
+}
+
 static void inputs_list(const struct out *o, const struct cmp_side *s, char *buf, size_t cap)
 {
 	char cell[CELL];
@@ -468,20 +489,7 @@ int cmp_render_compare(const struct gp_cmp_settings *s, const struct cmp_side *b
 		if (strcmp(p[i].what, what) != 0)
 			what = "peak memory";
 	headline(&o, p, n, over, what, s->allow_oom);
-	for (size_t i = 0; i < n; i++) {
-		char line[1024];
-
-		if (!p[i].n || !p[i].n->oom_fatal)
-			continue;
-		cmp_oom_line(line, sizeof(line), p[i].n, o.fmt == GP_TABLE_MD, s->allow_oom);
-		fprintf(o.f, o.fmt == GP_TABLE_MD ? "%s%s\n\n" : "%s%s\n", o.fmt == GP_TABLE_MD ? (s->allow_oom ? "⚠️ " : "❌ ") : "", line);
-	}
-	if (o.fmt == GP_TABLE_TEXT)
-		for (size_t i = 0; i < n; i++)
-			if (p[i].n && p[i].n->oom_fatal) {
-				blank(&o);
-				break;
-			}
+	oom_lines(&o, p, n, s->allow_oom);
 	limit_words(lim, sizeof(lim), &s->limit);
 	inputs_list(&o, base, ib, sizeof(ib));
 	inputs_list(&o, new_, in, sizeof(in));
