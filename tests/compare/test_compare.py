@@ -784,6 +784,15 @@ def test_oom():
           "check RUN: rank 1 died: %r" % out[:300])
     rc, out, _ = check_cmd(ranks, "--max-peak", "150GiB", "--allow-oom")
     eq(rc, 0, "check RUN --allow-oom")
+    # outside every phase and module, no steps: "none" is no phase to name
+    sim = synth.HookSim(total=8 * GiB)
+    sim.torch_info()
+    sim.alloc(64 * MiB, "parameters")
+    sim.oom(6 * GiB)
+    write(sim, "bare.json.gz")
+    rc, out, _ = check_cmd("bare.json.gz", "--max-peak", "1GiB")
+    check(rc == 1 and "\nFAIL: process 4242 (cuda:0) ran out of memory: 6.00 GiB requested, PyTorch raised "
+          "OutOfMemoryError\n" in out, "check: a bare script's OOM: %r" % out[:300])
     # failures got past (the allocator's retry, cuDNN's caught trials) pass
     sim = synth.HookSim(total=8 * GiB)
     sim.torch_info()

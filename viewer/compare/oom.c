@@ -22,13 +22,16 @@ void cmp_oom_line(char *buf, size_t cap, const struct cmp_unit *u, int md, int a
 	else
 		snprintf(who, sizeof(who), "process %lld (cuda:%d)", (long long)u->pid, u->device);
 	if (o) {
+		/* "none": no phase was open, not a phase's name */
+		const char *ph = o->phase && strcmp(o->phase, "none") != 0 ? o->phase : NULL;
+
 		if (o->step >= 0)
 			snprintf(at, sizeof(at), " at step %lld", (long long)o->step);
 		an_fmt_bytes(req, sizeof(req), o->request);
 		gp_table_cell(layer, sizeof(layer), fmt, o->layer, md, LAYER_CHARS);
-		gp_table_cell(phase, sizeof(phase), fmt, o->phase, 0, 32);
-		snprintf(what, sizeof(what), ": %s requested%s%s%s%s%s", req, o->phase ? " in " : "",
-			 o->phase ? phase : "", o->layer ? " (" : "", o->layer ? layer : "", o->layer ? ")" : "");
+		gp_table_cell(phase, sizeof(phase), fmt, ph, 0, 32);
+		snprintf(what, sizeof(what), ": %s requested%s%s%s%s%s", req, ph ? " in " : "", ph ? phase : "",
+			 o->layer ? " (" : "", o->layer ? layer : "", o->layer ? ")" : "");
 		if (o->raised)
 			snprintf(what + strlen(what), sizeof(what) - strlen(what),
 				 ", PyTorch raised OutOfMemoryError");
