@@ -210,6 +210,17 @@ def check_counts(name, doc):
             if pk.get("reserved") is not None:
                 eq(dt, max(pk["reserved"], fw) + pk.get("other", 0),
                    "%s: the device total at the peak = reserved + other" % where)
+        outcomes = d.get("oom_outcomes")
+        if d.get("oom_count") and check(outcomes is not None, "%s: failures have outcomes" % where):
+            eq(sum(outcomes.values()), d["oom_count"], "%s: the failures' outcomes add up to their count" % where)
+            past = d.get("ooms_got_past") or {}
+            eq(past.get("count", 0), outcomes.get("caught", 0) + outcomes.get("retried", 0),
+               "%s: got past inside a library = caught + retried" % where)
+            listed = d.get("ooms") or []
+            check(all(o["fatal"] == (o["outcome"] == "fatal") for o in listed),
+                  "%s: a failure is fatal exactly when its outcome is" % where)
+            if outcomes.get("fatal") and listed:
+                eq(listed[0]["outcome"], "fatal", "%s: the fatal failure comes first" % where)
         for i, o in enumerate(d.get("ooms") or []):
             if o.get("device_total") is not None and o.get("reserved") is not None:
                 eq(o["device_total"], max(o["reserved"], o["allocated"]) + o.get("other", 0),
