@@ -145,7 +145,11 @@ int gp_alloc_patch_active(void)
 
 static void update(const struct gp_got_result *res)
 {
-	int now = all_patched(res);
+	/* off only while no call the callbacks record is under way: the
+	 * program's first CUDA call, inside which CUDA loaded the recorder,
+	 * may be a cudaMallocAsync that went through no wrapper and is still
+	 * making its context at the first tick (tried again at the next) */
+	int now = all_patched(res) && !(gp_cb_async_running() && !atomic_load(&active));
 	if (now != atomic_exchange(&active, now) && gp_rec_running() &&
 	    gp_callbacks_enable(subscriber, gp_rec_live()) != 0) {
 		static atomic_flag said = ATOMIC_FLAG_INIT;

@@ -157,6 +157,18 @@ static __thread struct {
 } last_stream_ctx;
 /* Whether allocations and frees are recorded here (see the top). */
 static _Atomic int tracking;
+/* Stream-ordered allocations and frees under way that no wrapper of
+ * alloc_patch.c records (entered, not yet returned): the program's first
+ * CUDA call, inside which CUDA loaded the recorder, may be one, and its
+ * context can take longer to make than a writer tick. alloc_patch.c turns
+ * their callbacks off only while none runs: off, a call's return would go
+ * unseen, and the allocation with it. */
+static _Atomic int async_running;
+/* A stream-ordered call came back, or one went through a wrapper: the
+ * program's first call, if it was one, no longer needs its callback (it
+ * made its context first: its own cuMemAllocAsync comes after the first
+ * writer tick when that takes long). */
+static _Atomic int async_seen;
 
 struct ptr_size_params {
 	void *ptr;
@@ -462,17 +474,30 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 		return;
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
 		return;
-	if (driver && gp_cb_wrapped)
+	if (driver && gp_cb_wrapped) {
+		if (!atomic_load_explicit(&async_seen, memory_order_relaxed))
+			atomic_store_explicit(&async_seen, 1, memory_order_release);
 		return; /* a patched call (alloc_patch.c): it records itself */
+	}
 	const struct watched *w = find_watched(driver, cbid);
 	if (!w)
 		return;
+	int async = driver && (w->api == API_CU_MEM_ALLOC_ASYNC || w->api == API_CU_MEM_FREE_ASYNC);
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		if (!driver) {
 			in_runtime_alloc++;
 			inner_caller_set = 0;
 		}
+		if (async)
+			atomic_fetch_add_explicit(&async_running, 1, memory_order_acq_rel);
 		return;
+	}
+	if (async) {
+		atomic_store_explicit(&async_seen, 1, memory_order_release);
+		/* an exit whose entry came before the callback was on: none */
+		int n = atomic_load_explicit(&async_running, memory_order_acquire);
+		while (n > 0 && !atomic_compare_exchange_weak(&async_running, &n, n - 1))
+			;
 	}
 	if (!driver && in_runtime_alloc > 0)
 		in_runtime_alloc--;
@@ -496,6 +521,12 @@ void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void 
 	} else if ((w->role == ALLOC || w->role == ALLOC_ASYNC) && records_failure(result)) {
 		record_failure(w, cb, result);
 	}
+}
+
+int gp_cb_async_running(void)
+{
+	return !atomic_load_explicit(&async_seen, memory_order_acquire) ||
+	       atomic_load_explicit(&async_running, memory_order_acquire) > 0;
 }
 
 int gp_callbacks_tracking(void)

@@ -202,6 +202,11 @@ int gp_callbacks_enable(void *subscriber, unsigned parts);
 /* Whether the callbacks record allocations and frees now (then CUPTI's own
  * records of what they record are skipped, should it write any). */
 int gp_callbacks_tracking(void);
+/* Whether a stream-ordered allocation or free that no wrapper records may
+ * be under way (api_callbacks.c): one is, or none has come back and none
+ * gone through a wrapper yet (the program's first call may still be making
+ * its context); its callbacks must stay on until then. */
+int gp_cb_async_running(void);
 void gp_callbacks_handler(void *userdata, int domain, unsigned cbid, const void *cbdata);
 /* ---- CUDA contexts' devices (context_devices.c) ---- */
 /* A context was created (CUPTI's CUpti_ResourceData): its device noted. */

@@ -215,6 +215,11 @@ static void *writer_main(void *arg)
 	uint64_t watermark = gp_now(), previous = watermark;
 	uint64_t next_tick = mono_ms() + (uint64_t)flush_ms;
 	uint64_t next_cupti = mono_ms() + (uint64_t)cupti_flush_ms;
+	/* The allocation patches' scan (and their first switch of CUPTI's
+	 * callbacks) every 500 ms, as before the flush came every 250 ms:
+	 * the first switch waits for the program's first call, which may be
+	 * making the context (alloc_patch.c) */
+	uint64_t next_patch = mono_ms() + 500;
 
 	while (!atomic_load(&stop_requested)) {
 		gp_bufs_wait(ms_until(next_tick, 50));
@@ -249,8 +254,11 @@ static void *writer_main(void *arg)
 		 * must not wait for that. A capture event written here is in the
 		 * file at the next tick. */
 		struct gp_alloc_capture cap;
-		if (gp_alloc_patch_tick(&cap))
-			write_alloc_capture(w, &cap, gp_now());
+		if (t >= next_patch) {
+			next_patch = t + 500;
+			if (gp_alloc_patch_tick(&cap))
+				write_alloc_capture(w, &cap, gp_now());
+		}
 		gp_sig_refresh();
 		gp_exit_refresh();
 	}
