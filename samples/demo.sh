@@ -41,8 +41,8 @@ page=$root/build/demo-report.html
 if [ -f "$trace" ]; then
 	echo "demo: $gp analyze $trace"
 	"$gp" analyze "$trace" || true
-	echo "demo: $gp report $trace -o $page"
-	"$gp" report "$trace" -o "$page" || true
+	echo "demo: $gp report --force $trace -o $page"
+	"$gp" report --force "$trace" -o "$page" || true
 	echo "demo: done. Open $page in a browser (it fetches nothing), or $trace in https://ui.perfetto.dev"
 	exit "$rc"
 fi
@@ -51,8 +51,8 @@ bundled=$root/samples/traces/alloc_sizes.h100.json.gz
 if [ -f "$bundled" ]; then
 	echo "demo: the same sample recorded on an H100, analyzed: $gp analyze $bundled"
 	"$gp" analyze "$bundled" || true
-	echo "demo: $gp report $bundled -o $page"
-	"$gp" report "$bundled" -o "$page"
+	echo "demo: $gp report --force $bundled -o $page"
+	"$gp" report --force "$bundled" -o "$page"
 	echo "demo: the report is $page: open it in a browser (it fetches nothing);"
 	echo "demo: open $bundled in https://ui.perfetto.dev to see its kernels and ranges"
 fi
