@@ -81,7 +81,7 @@ struct cmp_unit {
 	uint64_t oom_fatal;
 	const struct gp_an_oom *oom_lead;
 	int oom_fatal_guessed;
-	/* the peak analyze reports, and what was alive then */
+	/* the peak analyze reports, and what was live then */
 	int has_peak;
 	const char *peak_what; /* allocated, reserved, device */
 	uint64_t peak_bytes;

@@ -408,7 +408,7 @@ static void alloc_table(struct out *o, const struct cmp_achange *c, size_t n, co
 	gp_table_free(&t);
 }
 
-/* "BASE: 504 MiB allocated at ..., in <Net>.fc2; 512 MiB alive then" */
+/* "BASE: 504 MiB allocated at ..., in <Net>.fc2; 512 MiB live then" */
 static void peak_line(const struct out *o, const char *label, const struct cmp_unit *u)
 {
 	char m[2 * CELL], live[32];
@@ -416,9 +416,9 @@ static void peak_line(const struct out *o, const char *label, const struct cmp_u
 	moment(m, sizeof(m), o, u);
 	an_fmt_bytes(live, sizeof(live), u->live_bytes);
 	if (o->fmt == GP_TABLE_MD)
-		fprintf(o->f, "- %s: %s; %s alive then\n", label, m, live);
+		fprintf(o->f, "- %s: %s; %s live then\n", label, m, live);
 	else
-		fprintf(o->f, "  %-4s  %s; %s alive then\n", label, m, live);
+		fprintf(o->f, "  %-4s  %s; %s live then\n", label, m, live);
 }
 
 static void pair_details(struct out *o, const struct cmp_pair *all, size_t nall, const struct cmp_pair *p,
@@ -560,7 +560,7 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 		fprintf(o->f, "\n%s:\n", where);
 	moment(m, sizeof(m), o, u);
 	an_fmt_bytes(live, sizeof(live), u->live_bytes);
-	snprintf(line, sizeof(line), "peak: %s; alive then: %s in %llu allocations", m, live,
+	snprintf(line, sizeof(line), "peak: %s; live then: %s in %llu allocations", m, live,
 		 (unsigned long long)u->live_allocations);
 	para(o, line);
 	if (u->has_cats && u->ncats && !cmp_rows_sorted(u->cats, u->ncats, &rows)) {
