@@ -752,6 +752,56 @@ def js_table(js, name):
     return dict(re.findall(r'"?([\w.]+)"?: "([^"]*)"', m.group(1)))
 
 
+def byte_counts():
+    """Byte counts where formatting can differ: unit boundaries, each
+    precision's edges, exact halves (ties) and their neighbours, and a
+    spread of others."""
+    vals = {0, 1, 9, 10, 999, 1000, 1023}
+    for u in range(1, 6):
+        base = 1024 ** u
+        for m in (1, 9.995, 9.996, 10, 99.95, 99.94, 999.5, 1023.5, 1.125, 1.375, 2.5, 10.25, 10.75,
+                  100.5, 101.5, 123.456):
+            v = int(m * base)
+            vals.update((v - 1, v, v + 1))
+        for frac in range(0, 1024, 8):  # halves of 1/1024 steps: ties at every precision
+            vals.add(base + frac * base // 1024)
+            vals.add(9 * base + frac * base // 1024 + base // 2048)
+    x = 12345
+    for _ in range(400):
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        vals.add(x >> (x % 60))
+    return sorted(v for v in vals if 0 <= v < 1 << 53)
+
+
+def test_formatting():
+    """The page's byte counts (report.js bytes()) are the text report's
+    (viewer/analyze/units.h), digit for digit, run by node."""
+    node = shutil.which("node")
+    if not node:
+        raise Skip("no node on PATH: report.js's formatting is not run here")
+    printer = os.environ.get("GPUPROF_PRINT_BYTES")
+    if not printer:
+        raise Skip("GPUPROF_PRINT_BYTES (CTest sets it) names no printer")
+    vals = byte_counts()
+    c = subprocess.run([printer] + [str(v) for v in vals], capture_output=True, text=True, timeout=60)
+    eq(c.returncode, 0, "the C formatter ran")
+    js_src = open(os.path.join(ROOT, "viewer", "report", "assets", "report.js"), encoding="utf-8").read()
+    m = re.search(r"\n(\tconst UNITS = .*?\n)(.*?\n\t/\*\* Bytes as the text report.*?\n\tfunction fixedTiesEven.*?\n\t\}\n)", js_src, re.S)
+    if not check(m, "report.js has UNITS and bytes()"):
+        return
+    prog = ("const isNum = (v) => typeof v === 'number' && Number.isFinite(v);\n" + m.group(1) + m.group(2) +
+            "const vals = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n"
+            "process.stdout.write(vals.map((v) => bytes(v)).join('\\n') + '\\n');\n")
+    j = subprocess.run([node, "-e", prog], input=json.dumps(vals), capture_output=True, text=True, timeout=60)
+    if not check(j.returncode == 0, "node ran bytes(): %s" % j.stderr[-500:]):
+        return
+    got, want = j.stdout.splitlines(), c.stdout.splitlines()
+    eq(len(got), len(want), "as many lines from node as from C")
+    bad = [(v, g, w) for v, g, w in zip(vals, got, want) if g != w]
+    check(not bad, "%d of %d byte counts differ between the page and the text, e.g. %s" % (
+        len(bad), len(vals), bad[:5]))
+
+
 def test_labels():
     """The page's labels are the text report's: PHASE_LABELS (report.js)
     as analyze's text shows the phase "none", KIND_MEANINGS as

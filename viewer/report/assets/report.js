@@ -72,13 +72,27 @@
 
 	const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
 
-	/** Bytes as the text report writes them (analyze/units.h): 7.25 KiB. */
+	/** Bytes as the text report writes them (analyze/units.h): 7.25 KiB,
+	 * digit for digit: a whole count is rounded as C's printf rounds it (the
+	 * exact quotient, a tie to even: 1152 B is 1.12 KiB), where toFixed
+	 * would round a tie up (tests/report: formatting). */
 	function bytes(v) {
 		if (!isNum(v)) return "–";
-		let d = Math.abs(v), u = 0;
-		for (; d >= 1024 && u < UNITS.length - 1; u++) d /= 1024;
-		const num = u === 0 ? String(Math.round(d)) : d < 10 ? d.toFixed(2) : d < 100 ? d.toFixed(1) : d.toFixed(0);
+		const a = Math.abs(v);
+		let d = a, u = 0, den = 1;
+		for (; d >= 1024 && u < UNITS.length - 1; u++, den *= 1024) d /= 1024;
+		const k = u === 0 ? 0 : d < 10 ? 2 : d < 100 ? 1 : 0;
+		const num = Number.isSafeInteger(a) ? fixedTiesEven(a, den, k) : d.toFixed(k);
 		return (v < 0 ? "−" : "") + num + " " + UNITS[u];
+	}
+	/** n / den (whole numbers) with k decimals, rounded to nearest, ties to even. */
+	function fixedTiesEven(n, den, k) {
+		const num = BigInt(n) * 10n ** BigInt(k), dd = BigInt(den);
+		let q = num / dd;
+		const r2 = 2n * (num % dd);
+		if (r2 > dd || (r2 === dd && q % 2n === 1n)) q += 1n;
+		const s = q.toString().padStart(k + 1, "0");
+		return k ? s.slice(0, -k) + "." + s.slice(-k) : s;
 	}
 	const signed = (v) => (isNum(v) && v > 0 ? "+" : "") + bytes(v);
 	const secs = (t) => (isNum(t) ? t.toFixed(3) + " s" : "–");
