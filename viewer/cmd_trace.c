@@ -31,6 +31,13 @@ static int trace_main(int argc, char **argv)
 		gp_print_command_help(&gp_cmd_trace);
 		return GP_EXIT_OK;
 	}
+#ifdef GPUPROF_WITHOUT_RECORDER
+	/* Running PROGRAM unrecorded would look like a run with nothing to
+	 * record: said before anything runs (viewer/CMakeLists.txt). */
+	gp_msg("this gpuprof was built without the recorder (no CUDA Toolkit or "
+	       "-DGPUPROF_RECORDER=OFF): --trace cannot record; it reads traces only");
+	return GP_EXIT_USAGE;
+#endif
 	if (status)
 		return status;
 	r.name = s.program[0];

@@ -258,7 +258,11 @@ int main(int argc, char **argv)
 	if (is_help(word))
 		return help_main(argc - 1, argv + 1);
 	if (strcmp(word, "--version") == 0 || strcmp(word, "-V") == 0) {
+#ifdef GPUPROF_WITHOUT_RECORDER
+		printf("gpuprof %s (without the recorder: --trace cannot record)\n", GPUPROF_VERSION);
+#else
 		printf("gpuprof %s\n", GPUPROF_VERSION);
+#endif
 		return GP_EXIT_OK;
 	}
 	cmd = find_command(word);
