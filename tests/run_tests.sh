@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The test command (README.md): builds gpuprof three times — a -Werror build
+# The test command (README.md): builds gpuprof four times — a -Werror build
 # with the CUDA samples, the Release build of README.md's Install with -Werror,
-# and an ASan/UBSan build — and runs every CTest test in the first and last;
-# the Release build is installed and its gpuprof reads a bundled trace.
+# an ASan/UBSan build, and the answer side alone without the recorder — and
+# runs every CTest test in all but the Release build, which is installed and
+# whose gpuprof reads a bundled trace.
 # GPU tests skip themselves (exit 77) on a machine without a GPU.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,3 +41,17 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGPUPROF_WERROR=ON -DGPUPROF_
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE gpu
+
+# What a machine without the CUDA Toolkit builds: exporters/ and viewer/, no
+# CUDA header or library; its tests are those it registers.
+echo "== build: the answer side alone (-DGPUPROF_RECORDER=OFF)"
+cmake -S . -B build/norec -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPROF_WERROR=ON -DGPUPROF_RECORDER=OFF \
+	>build/norec.configure.log 2>&1 || { cat build/norec.configure.log; exit 1; }
+cmake --build build/norec -j"$jobs"
+ctest --test-dir build/norec --output-on-failure -j"$jobs"
+# no toolkit found: the same build, and the configure says why
+cmake -S . -B build/nocuda -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >build/nocuda.configure.log 2>&1 \
+	|| { cat build/nocuda.configure.log; exit 1; }
+grep -q "gpuprof: no CUDA Toolkit found" build/nocuda.configure.log \
+	|| { cat build/nocuda.configure.log; echo "no CUDA Toolkit: the configure did not say so"; exit 1; }
+[ ! -e build/nocuda/profiler ] || { echo "no CUDA Toolkit: profiler/ was configured"; exit 1; }
