@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every test a driver holds is one CTest runs: the test_* functions of the
 Python drivers and the tests/cli/test_*.sh scripts against the name lists
-of their folders' CMakeLists.txt (set(_gp_<folder>_tests ...)), both ways.
+of their folders' CMakeLists.txt (set(_gp_<folder>_tests ...), every
+set() of the list, as one build or another may name its own), both ways.
 A function or script no list names never runs; a name no function has
 fails only when run.
 
@@ -23,10 +24,11 @@ FOLDERS = {
 
 
 def cmake_names(text, var):
-    m = re.search(r"set\(%s\n(.*?)\n\)" % re.escape(var), text, re.S)
-    if not m:
+    """The names of every set(var ...) in text, or None if there is none."""
+    blocks = re.findall(r"set\(%s\s*\n(.*?)\n\s*\)" % re.escape(var), text, re.S)
+    if not blocks:
         return None
-    return {l.split("#")[0].split()[0] for l in m.group(1).splitlines() if l.split("#")[0].strip()}
+    return {w for b in blocks for l in b.splitlines() for w in l.split("#")[0].split()}
 
 
 def main():
@@ -49,7 +51,8 @@ def main():
         for n in sorted(names - funcs):
             bad.append("tests/%s/CMakeLists.txt names %s, which no test_%s() holds" % (folder, n, n))
     d = os.path.join(ROOT, "tests", "cli")
-    names = cmake_names(open(os.path.join(d, "CMakeLists.txt")).read(), "_gp_cli_tests") or set()
+    text = open(os.path.join(d, "CMakeLists.txt")).read()
+    names = cmake_names(text, "_gp_cli_tests") or set()
     scripts = {os.path.basename(p)[5:-3] for p in glob.glob(os.path.join(d, "test_*.sh"))}
     for s in sorted(scripts - names):
         bad.append("tests/cli/test_%s.sh is in no list of CMakeLists.txt: CTest never runs it" % s)
