@@ -13,17 +13,8 @@
 
 #include "units.h"
 
-#define MAX_ADVICE GP_AN_ADVICE_N
-
-struct adv {
-	struct gp_an_result *r;
-	struct gp_an_advice v[MAX_ADVICE];
-	size_t n;
-	int oom;
-};
-
-static void advise(struct adv *a, enum gp_an_advice_kind kind, uint64_t bytes, uint64_t of,
-		   const char *text)
+void an_adv_add(struct an_adv_list *a, enum gp_an_advice_kind kind, uint64_t bytes, uint64_t of,
+		const char *text)
 {
 	struct gp_an_advice *e = &a->v[a->n++];
 
@@ -33,6 +24,22 @@ static void advise(struct adv *a, enum gp_an_advice_kind kind, uint64_t bytes, u
 	e->text = gp_an_strndup(a->r, text, strlen(text));
 	if (!e->text)
 		a->oom = 1;
+}
+
+int an_adv_finish(struct an_adv_list *a, struct gp_an_advice **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (a->oom)
+		return -ENOMEM;
+	if (a->n) {
+		*out = gp_an_alloc(a->r, a->n * sizeof(**out));
+		if (!*out)
+			return -ENOMEM;
+		memcpy(*out, a->v, a->n * sizeof(**out));
+		*n = a->n;
+	}
+	return 0;
 }
 
 static double share(uint64_t part, uint64_t whole)
@@ -69,7 +76,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 	      struct gp_an_advice **out, size_t *nout)
 {
 	const struct an_proc *p = pd->proc;
-	struct adv a = { .r = r };
+	struct an_adv_list a = { .r = r };
 	char text[2048], x[32], y[32], z[32];
 	uint64_t device = o->has_meminfo ? o->total : capacity;
 	uint64_t held = o->total_live + o->static_live;
@@ -85,7 +92,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 			 "the request alone (%s) is larger than the whole device (%s): no setting "
 			 "makes it fit; make that tensor smaller (batch, sequence length) or split it "
 			 "across devices", x, y);
-		advise(&a, GP_AN_ADVICE_REQUEST_TOO_LARGE, o->request, device, text);
+		an_adv_add(&a, GP_AN_ADVICE_REQUEST_TOO_LARGE, o->request, device, text);
 		goto done;
 	}
 	if (device && o->request * 5 >= device) {
@@ -95,7 +102,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 			 "the request alone (%s) is %.0f%% of the device (%s): one tensor that large "
 			 "leaves little room for the rest; shrink it (batch, sequence length, or "
 			 "compute it in chunks)", x, 100.0 * share(o->request, device), y);
-		advise(&a, GP_AN_ADVICE_LARGE_REQUEST, o->request, device, text);
+		an_adv_add(&a, GP_AN_ADVICE_LARGE_REQUEST, o->request, device, text);
 	}
 	if (s->torch && o->fw_live && s->cat_bytes[CAT_ACTIVATIONS] * 10 >= o->fw_live * 4) {
 		char layers[600], fit[512] = "";
@@ -135,7 +142,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 			 "activation checkpointing (torch.utils.checkpoint) of the largest layers%s%s, "
 			 "or mixed precision (torch.autocast with bfloat16/float16) would shrink them%s",
 			 100.0 * share(act, o->fw_live), x, layers[0] ? ": " : "", layers, fit);
-		advise(&a, GP_AN_ADVICE_ACTIVATIONS, act, o->fw_live, text);
+		an_adv_add(&a, GP_AN_ADVICE_ACTIVATIONS, act, o->fw_live, text);
 	}
 	if (o->torch && o->torch_reserved > o->torch_allocated &&
 	    o->torch_reserved - o->torch_allocated >= o->request) {
@@ -148,7 +155,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 			 p->expandable_segments ? "expandable_segments is already on"
 						: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets "
 						  "segments grow instead of leaving holes");
-		advise(&a, GP_AN_ADVICE_FRAGMENTATION, o->torch_reserved - o->torch_allocated, 0, text);
+		an_adv_add(&a, GP_AN_ADVICE_FRAGMENTATION, o->torch_reserved - o->torch_allocated, 0, text);
 	} else if (p->mode == MODE_NATIVE && o->released) {
 		an_fmt_bytes(x, sizeof(x), o->released);
 		if (p->expandable_segments)
@@ -164,7 +171,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 				 "instead of leaving holes", x,
 				 o->recovered ? " and the retry succeeded, at the cost of a slow cache flush"
 					      : "");
-		advise(&a, GP_AN_ADVICE_FRAGMENTATION, o->released, 0, text);
+		an_adv_add(&a, GP_AN_ADVICE_FRAGMENTATION, o->released, 0, text);
 	} else if (pd->frag_known && o->reserved_known && p->mode == MODE_TENSOR &&
 		   o->reserved > o->fw_live && o->reserved - o->fw_live >= o->request) {
 		an_fmt_bytes(x, sizeof(x), o->reserved - o->fw_live);
@@ -172,7 +179,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 			 "the allocator's pool held %s unused, more than the request, yet could not "
 			 "serve it: fragmentation (traced in tensor mode, with cudaMallocAsync; trace "
 			 "with --mode native to see PyTorch's own allocator)", x);
-		advise(&a, GP_AN_ADVICE_FRAGMENTATION, o->reserved - o->fw_live, 0, text);
+		an_adv_add(&a, GP_AN_ADVICE_FRAGMENTATION, o->reserved - o->fw_live, 0, text);
 	}
 	if (s->torch) {
 		uint64_t earlier = 0;
@@ -205,7 +212,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 					 "(a loss or outputs stored with their graph: keep .item() or "
 					 ".detach())", x);
 			}
-			advise(&a, GP_AN_ADVICE_HELD_FROM_EARLIER_STEPS, earlier, growth, text);
+			an_adv_add(&a, GP_AN_ADVICE_HELD_FROM_EARLIER_STEPS, earlier, growth, text);
 		}
 	}
 	if (s->torch && o->other_live && (o->other_live * 10 >= held || o->other_live >= o->request)) {
@@ -230,7 +237,7 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 		snprintf(text, sizeof(text),
 			 "%s is device memory allocated outside PyTorch (%s): libraries' workspaces "
 			 "and buffers; it is not PyTorch's to free", x, by);
-		advise(&a, GP_AN_ADVICE_OUTSIDE_PYTORCH, o->other_live, 0, text);
+		an_adv_add(&a, GP_AN_ADVICE_OUTSIDE_PYTORCH, o->other_live, 0, text);
 	}
 	if (at.has_outside) {
 		uint64_t elsewhere = at.outside;
@@ -241,18 +248,9 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 				 "%s of the device was in use but not by this trace's allocations: the "
 				 "CUDA context, or other processes on the same GPU (nvidia-smi lists them)",
 				 x);
-			advise(&a, GP_AN_ADVICE_OUTSIDE_TRACE, elsewhere, 0, text);
+			an_adv_add(&a, GP_AN_ADVICE_OUTSIDE_TRACE, elsewhere, 0, text);
 		}
 	}
 done:
-	if (a.oom)
-		return -ENOMEM;
-	if (a.n) {
-		*out = gp_an_alloc(r, a.n * sizeof(**out));
-		if (!*out)
-			return -ENOMEM;
-		memcpy(*out, a.v, a.n * sizeof(**out));
-		*nout = a.n;
-	}
-	return 0;
+	return an_adv_finish(&a, out, nout);
 }

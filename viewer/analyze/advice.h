@@ -15,6 +15,20 @@ int an_advise(struct gp_an_result *r, const struct an_pd *pd, const struct an_oo
 	      const struct an_set *s, uint64_t capacity, const struct an_leak *lk,
 	      struct gp_an_advice **out, size_t *n);
 
+/* The advice being gathered for one failure or one run (advice.c):
+ * an_adv_add() one each, an_adv_finish() hands them to the result. */
+struct an_adv_list {
+	struct gp_an_result *r;
+	struct gp_an_advice v[GP_AN_ADVICE_N]; /* one of each kind at most */
+	size_t n;
+	int oom;
+};
+/* text is copied into r's arena; a failed copy makes an_adv_finish fail. */
+void an_adv_add(struct an_adv_list *a, enum gp_an_advice_kind kind, uint64_t bytes, uint64_t of,
+		const char *text);
+/* a's advice into r's arena: *out (NULL when none) and *n. 0 or -ENOMEM. */
+int an_adv_finish(struct an_adv_list *a, struct gp_an_advice **out, size_t *n);
+
 /* Activations alive at a moment that were kept for a backward that never
  * came (R_KEPT_NO_BACKWARD), but for the newest of them. */
 struct an_kept {

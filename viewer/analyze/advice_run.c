@@ -22,8 +22,6 @@
 #define SAVE_SHARE 10
 #define SAVE_MIN (512ull << 20)
 
-#define MAX_RUN_ADVICE 3
-
 void an_kept_of(const struct an_set *s, struct an_kept *k)
 {
 	const struct an_rec *last = NULL;
@@ -48,27 +46,7 @@ void an_kept_of(const struct an_set *s, struct an_kept *k)
 	}
 }
 
-struct run_adv {
-	struct gp_an_result *r;
-	struct gp_an_advice v[MAX_RUN_ADVICE];
-	size_t n;
-	int oom;
-};
-
-static void advise(struct run_adv *a, enum gp_an_advice_kind kind, uint64_t bytes, uint64_t of,
-		   const char *text)
-{
-	struct gp_an_advice *e = &a->v[a->n++];
-
-	e->kind = kind;
-	e->bytes = bytes;
-	e->of = of;
-	e->text = gp_an_strndup(a->r, text, strlen(text));
-	if (!e->text)
-		a->oom = 1;
-}
-
-static void no_grad(struct run_adv *a, const struct gp_an_device *d, const struct an_kept *k)
+static void no_grad(struct an_adv_list *a, const struct gp_an_device *d, const struct an_kept *k)
 {
 	char text[1024], x[32], y[32];
 
@@ -82,10 +60,10 @@ static void no_grad(struct run_adv *a, const struct gp_an_device *d, const struc
 		 "that never came; run inference and evaluation under torch.no_grad() or "
 		 "torch.inference_mode(), which free each as soon as the next layer has used it: "
 		 "the peak would be up to %s lower", x, y, k->count, x);
-	advise(a, GP_AN_ADVICE_NO_GRAD, k->bytes, d->peak.bytes, text);
+	an_adv_add(a, GP_AN_ADVICE_NO_GRAD, k->bytes, d->peak.bytes, text);
 }
 
-static void growth(struct run_adv *a, const struct gp_an_device *d)
+static void growth(struct an_adv_list *a, const struct gp_an_device *d)
 {
 	const struct gp_an_growth *g = &d->growth;
 	char text[1024], v[32], w[32], x[32], y[32], z[32], fit[160] = "";
@@ -118,7 +96,7 @@ static void growth(struct run_adv *a, const struct gp_an_device *d)
 		 "what sets a step's size (a batch grown on purpose, padding to the longest input so "
 		 "far, a list concatenated each step)", g->since_step, y, z, g->factor_per_step, x, w, v,
 		 fit);
-	advise(a, GP_AN_ADVICE_GROWTH, (uint64_t)g->bytes_per_step, g->last_peak, text);
+	an_adv_add(a, GP_AN_ADVICE_GROWTH, (uint64_t)g->bytes_per_step, g->last_peak, text);
 }
 
 /* With expandable segments PyTorch maps pages into one segment per stream
@@ -128,7 +106,7 @@ static void growth(struct run_adv *a, const struct gp_an_device *d)
  * once, in whole pages: the allocated peak rounded up to 20 MiB is what it
  * would reserve at least (holes between live blocks may remain), so the
  * reserved peak less that is what it would save at most. */
-static void expandable(struct run_adv *a, const struct gp_an_device *d)
+static void expandable(struct an_adv_list *a, const struct gp_an_device *d)
 {
 	const struct gp_an_split *sp = &d->summary.split;
 	const struct gp_an_amount *al = &d->summary.allocated, *rs = &d->summary.reserved;
@@ -157,28 +135,17 @@ static void expandable(struct run_adv *a, const struct gp_an_device *d)
 		 "instead of reserving new ones: reserved would come near the allocated peak in "
 		 "20 MiB pages, up to %s less", sp->segments, sp->segments == 1 ? "" : "s", w, x,
 		 y, z);
-	advise(a, GP_AN_ADVICE_EXPANDABLE_SEGMENTS, save, rs->peak.v, text);
+	an_adv_add(a, GP_AN_ADVICE_EXPANDABLE_SEGMENTS, save, rs->peak.v, text);
 }
 
 int an_advise_run(struct gp_an_result *r, const struct gp_an_device *d, const struct an_kept *k,
 		  struct gp_an_advice **out, size_t *nout)
 {
-	struct run_adv a = { .r = r };
+	struct an_adv_list a = { .r = r };
 
-	*out = NULL;
-	*nout = 0;
 	if (d->mode != GP_AN_MODE_CUDA)
 		no_grad(&a, d, k);
 	growth(&a, d);
 	expandable(&a, d);
-	if (a.oom)
-		return -ENOMEM;
-	if (a.n) {
-		*out = gp_an_alloc(r, a.n * sizeof(**out));
-		if (!*out)
-			return -ENOMEM;
-		memcpy(*out, a.v, a.n * sizeof(**out));
-		*nout = a.n;
-	}
-	return 0;
+	return an_adv_finish(&a, out, nout);
 }
