@@ -20,9 +20,9 @@ traces (tests/report/make_traces.py). For each input, `gpuprof analyze`
 
   test_invariants.py GPUPROF all [--list]
 """
+import functools
 import glob
 import json
-import math
 import os
 import re
 import shutil
@@ -51,16 +51,15 @@ def gp(*args):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
+@functools.lru_cache(maxsize=None)
 def fmt(v):
-    """units.h's an_fmt_bytes."""
-    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
-    d, u = float(v), 0
-    while d >= 1024.0 and u + 1 < len(units):
-        d /= 1024.0
-        u += 1
-    if u == 0:
-        return "%d B" % v
-    return ("%.2f %s" if d < 10 else "%.1f %s" if d < 100 else "%.0f %s") % (d, units[u])
+    """v as the text report writes it: units.h's an_fmt_bytes itself, run by
+    tests/report/print_bytes.c (GPUPROF_PRINT_BYTES, which CTest sets)."""
+    printer = os.environ.get("GPUPROF_PRINT_BYTES")
+    if not printer:
+        raise SystemExit("GPUPROF_PRINT_BYTES must name tests/report's print_bytes (CTest sets it)")
+    return subprocess.run([printer, str(int(v))], capture_output=True, text=True, check=True,
+                          timeout=30).stdout.strip()
 
 
 def step_text(step, when):
