@@ -14,7 +14,7 @@ failed, 77 when the test could not run here (no Chromium: the browser
 tests; CI installs Debian's chromium, .ci/run). GPUPROF_CHROMIUM names
 another browser binary.
 
-The page's contract with its code (viewer/report/assets/report.js), which
+The page's contract with its code (viewer/report/assets/js/, bundled), which
 the browser tests read from the dumped DOM:
   - <html data-gpuprof-ready="1"> once it has rendered;
   - <pre id="gpuprof-selftest" hidden> holding
@@ -28,6 +28,7 @@ import html.parser
 import itertools
 import json
 import os
+import pathlib
 import re
 import shutil
 import struct
@@ -744,10 +745,19 @@ def labels_trace():
     return path
 
 
+JS_MODULES = os.path.join(ROOT, "viewer", "report", "assets", "js")
+
+
+def js_sources():
+    """The page's code: its modules' text, one after another."""
+    return "".join(open(os.path.join(JS_MODULES, f), encoding="utf-8").read()
+                   for f in sorted(os.listdir(JS_MODULES)) if f.endswith(".js"))
+
+
 def js_table(js, name):
-    """The entries of `const NAME = { key: "value", ... };` in report.js."""
+    """The entries of `const NAME = { key: "value", ... };` in the page's code."""
     m = re.search(r"const " + name + r" = \{(.*?)\};", js, re.S)
-    if not check(m is not None, "report.js defines %s" % name):
+    if not check(m is not None, "the page's code defines %s" % name):
         return {}
     return dict(re.findall(r'"?([\w.]+)"?: "([^"]*)"', m.group(1)))
 
@@ -774,25 +784,25 @@ def byte_counts():
 
 
 def test_formatting():
-    """The page's byte counts (report.js bytes()) are the text report's
-    (viewer/analyze/units.h), digit for digit, run by node."""
+    """The page's byte counts (format.js bytes()) are the text report's
+    (viewer/analyze/units.h), digit for digit, run by node on the module
+    itself."""
     node = shutil.which("node")
     if not node:
-        raise Skip("no node on PATH: report.js's formatting is not run here")
+        raise Skip("no node on PATH: the page's formatting (format.js) is not run here")
     printer = os.environ.get("GPUPROF_PRINT_BYTES")
     if not printer:
         raise Skip("GPUPROF_PRINT_BYTES (CTest sets it) names no printer")
     vals = byte_counts()
     c = subprocess.run([printer] + [str(v) for v in vals], capture_output=True, text=True, timeout=60)
     eq(c.returncode, 0, "the C formatter ran")
-    js_src = open(os.path.join(ROOT, "viewer", "report", "assets", "report.js"), encoding="utf-8").read()
-    m = re.search(r"\n(\tconst UNITS = .*?\n)(.*?\n\t/\*\* Bytes as the text report.*?\n\tfunction fixedTiesEven.*?\n\t\}\n)", js_src, re.S)
-    if not check(m, "report.js has UNITS and bytes()"):
-        return
-    prog = ("const isNum = (v) => typeof v === 'number' && Number.isFinite(v);\n" + m.group(1) + m.group(2) +
-            "const vals = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n"
-            "process.stdout.write(vals.map((v) => bytes(v)).join('\\n') + '\\n');\n")
-    j = subprocess.run([node, "-e", prog], input=json.dumps(vals), capture_output=True, text=True, timeout=60)
+    url = pathlib.Path(JS_MODULES, "format.js").as_uri()
+    prog = ("import { bytes } from %s;\n"
+            "import { readFileSync } from 'node:fs';\n"
+            "const vals = JSON.parse(readFileSync(0, 'utf8'));\n"
+            "process.stdout.write(vals.map((v) => bytes(v)).join('\\n') + '\\n');\n" % json.dumps(url))
+    j = subprocess.run([node, "--input-type=module", "-e", prog], input=json.dumps(vals), capture_output=True,
+                       text=True, timeout=60)
     if not check(j.returncode == 0, "node ran bytes(): %s" % j.stderr[-500:]):
         return
     got, want = j.stdout.splitlines(), c.stdout.splitlines()
@@ -803,11 +813,11 @@ def test_formatting():
 
 
 def test_labels():
-    """The page's labels are the text report's: PHASE_LABELS (report.js)
+    """The page's labels are the text report's: PHASE_LABELS (format.js)
     as analyze's text shows the phase "none", KIND_MEANINGS as
     exporters/trace_format.def says what each kind is."""
     import trace_format
-    js = open(os.path.join(ROOT, "viewer", "report", "assets", "report.js"), encoding="utf-8").read()
+    js = js_sources()
     phases = js_table(js, "PHASE_LABELS")
     eq(sorted(phases), ["none"], "PHASE_LABELS: a label for none")
     rc, out, _ = gp("analyze", labels_trace())

@@ -577,8 +577,8 @@ const char *gp_an_signal_text(int sig, char *buf, size_t cap);
 
 /* A phase (the schema's name) as reports show it: "none", made outside
  * forward, backward, the optimizer's step and zero_grad, is "(no phase)";
- * any other is itself. The page says the same (viewer/report/assets/
- * report.js, PHASE_LABELS). NULL stays NULL. */
+ * any other is itself. The page says the same (viewer/report/assets/js/
+ * format.js, PHASE_LABELS). NULL stays NULL. */
 const char *gp_an_phase_label(const char *phase);
 
 /* What a memory kind is ("device_static": "a module's device globals"), as

@@ -1,0 +1,55 @@
+/* Two runs (--base): compare's verdict per GPU and their steps side by side. */
+import { arr, isNum, obj, objs } from "./text.js";
+import { add, bulleted, h, heading, muted, verdict } from "./dom.js";
+import { bytes, int, orDash, phaseLabel, signed, size } from "./format.js";
+import { COLOR } from "./style.js";
+import { guard, section } from "./sections.js";
+import { col, facts, findDev, table } from "./tables.js";
+import { plot } from "./plot.js";
+import { stepPoints } from "./timeline.js";
+
+/* --- two runs --- */
+
+export function compareSection(sec, data) {
+	const cmp = data.compare, base = obj(data.base) || {};
+	const lim = obj(cmp.limit) || {};
+	const limit = [isNum(lim.percent) && lim.percent + "% of BASE's peak", size(lim.bytes)].filter(Boolean).join(" and ");
+	sec.appendChild(verdict(cmp.verdict === "ok", "Verdict: " + orDash(cmp.verdict) + " (metric " + orDash(cmp.metric) +
+		(limit ? "; an increase fails when over " + limit : "") + ")"));
+	const inputs = (s) => arr(obj(s) && s.inputs).join(", ") || "–";
+	sec.appendChild(facts([["BASE", inputs(cmp.base)], ["NEW", inputs(cmp.new)]]));
+	const change = col("change", "change", (v) => h("span", { class: v > 0 ? "grew" : v < 0 ? "shrank" : null }, signed(v)), 1);
+	const changeCols = (first) => [col(first, "name"), col("BASE", "base", bytes, 1), col("NEW", "new", bytes, 1), change];
+	const each = (key) => col(key.toUpperCase() + " each", key, (v, r) => (isNum(v) ? bytes(v) : isNum(r[key + "_at_most"]) ? "≤ " + bytes(r[key + "_at_most"]) : "–"), 1);
+	objs(cmp.pairs).forEach((pair, i) => section(sec, "cmp" + i, "GPU " + orDash(pair.device) + ": " + orDash(pair.verdict), (box) => {
+		const b = obj(pair.base), n = obj(pair.new);
+		const side = (s) => (s ? bytes(s.value) + " · process " + orDash(s.pid) + " · " + orDash(s.cmdline) : "absent");
+		box.appendChild(facts([
+			["what", orDash(pair.what)], ["BASE", side(b)], ["NEW", side(n)],
+			["change", isNum(pair.change) ? signed(pair.change) + (isNum(pair.change_percent) ? " (" + (pair.change_percent > 0 ? "+" : "") + pair.change_percent.toFixed(2) + "%)" : "") +
+				(isNum(pair.allowed) ? ", allowed " + bytes(pair.allowed) : "") : undefined],
+			["matched by", pair.matched_by || undefined],
+		]));
+		guard(box, "cmp" + i + "-steps", () => pairSteps(box, "cmp" + i + "-steps", findDev(base, b), findDev(data.run, n)));
+		if (objs(pair.categories).length) add(box, [heading("What grew, by category"), table(changeCols("category"), objs(pair.categories), true)]);
+		if (objs(pair.layers).length) add(box, [heading("By layer (each layer's own bytes)"), table(changeCols("layer"), objs(pair.layers), true)]);
+		if (objs(pair.allocations).length)
+			add(box, [heading("Allocations matched across the runs"), table([col("layer", "layer"), col("category", "category"), col("phase", (r) => phaseLabel(r.phase)),
+				col("what / API", (r) => r.what || r.api), col("count", "count", int, 1), each("base"), each("new"),
+				col("change", "change", (v, r) => (r.exact === false ? "≥ " : "") + signed(v), 1)], objs(pair.allocations), true)]);
+		if (arr(pair.notes).length) box.appendChild(bulleted(arr(pair.notes)));
+	}, 3));
+	if (arr(cmp.notes).length) sec.appendChild(bulleted(arr(cmp.notes)));
+}
+
+/** Live bytes per step of BASE and NEW on one chart. */
+function pairSteps(box, id, baseDev, newDev) {
+	const b = stepPoints(baseDev, (s) => isNum(s.live)), n = stepPoints(newDev, (s) => isNum(s.live));
+	if (b.length + n.length < 2) return box.appendChild(muted("No steps marked in " + (b.length ? "NEW" : n.length ? "BASE" : "either run") + ": no per-step picture."));
+	const steps = Array.from(new Set(b.concat(n).map((s) => s.step))).sort((x, y) => x - y);
+	const at = (list) => { const m = new Map(list.map((s) => [s.step, s.live])); return steps.map((k) => (m.has(k) ? m.get(k) : null)); };
+	box.appendChild(heading("Live at each step mark"));
+	// BASE dashed, over NEW, so that where they are equal both show
+	plot(box, { id, kind: "steps", xKind: "step", height: 240, fit: true, data: [steps, at(n), at(b)], series: [
+		{ label: "NEW", stroke: COLOR.allocated, width: 2 }, { label: "BASE", stroke: "#111827", dash: [5, 5] }] });
+}

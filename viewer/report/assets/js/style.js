@@ -1,0 +1,23 @@
+/* The charts' axes and colours. Needs no DOM. */
+import { bytes } from "./format.js";
+
+// y ticks on powers of two (256 MiB, 512 MiB, 768 MiB, 1 GiB): decimal
+// steps would cross a unit at odd values (1000 MiB, 1.17 GiB)
+export const BYTE_INCRS = Array.from({ length: 51 }, (_, i) => 2 ** i);
+export const axisBytes = (v) => bytes(v).replace(/\.(\d*?)0+ /, (m, keep) => (keep ? "." + keep : "") + " ");
+export const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 1e6];
+
+export const COLOR = {
+	allocated: "#2563eb", reserved: "#ea580c", other: "#9333ea", device: "#475569", cached: "#fdba74",
+	outside: "#94a3b8", free: "#e5e7eb", bad: "#dc2626", peak: "#111827", step: "rgba(71,85,105,0.5)",
+};
+export const CATEGORY_COLOR = {
+	parameters: "#2563eb", gradients: "#0891b2", "optimizer state": "#16a34a", activations: "#ea580c",
+	temporaries: "#eab308", inputs: "#9333ea", other: "#64748b",
+};
+export const PALETTE = ["#2563eb", "#ea580c", "#16a34a", "#9333ea", "#0891b2", "#eab308", "#db2777", "#64748b"];
+// phases; the schema says "optimizer.step", a timeline may say "optimizer"
+export const PHASE_RGB = { forward: "37,99,235", backward: "234,88,12", optimizer: "22,163,74", zero_grad: "100,116,139" };
+export const phaseKey = (name) => (typeof name === "string" && name.startsWith("optimizer") ? "optimizer" : name);
+export const phaseColor = (name, a) => (PHASE_RGB[phaseKey(name)] ? "rgba(" + PHASE_RGB[phaseKey(name)] + "," + a + ")" : null);
+export const withAlpha = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, "0");
