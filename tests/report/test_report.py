@@ -812,6 +812,50 @@ def test_formatting():
         len(bad), len(vals), bad[:5]))
 
 
+def test_dev_page():
+    """One page builder: dev/build_page.py makes its pages with gpuprof_page,
+    which calls page.c as gpuprof report does. A page put back together from
+    its own data is the command's page, byte for byte; a summary with a
+    made-up timeline is a page as every page must be; gpuprof_page refuses
+    data that is not one JSON object (exit 2, one line, no page)."""
+    tool = os.environ.get("GPUPROF_PAGE")
+    if not tool:
+        raise Skip("GPUPROF_PAGE (CTest sets it) names no gpuprof_page")
+    build_page = os.path.join(ROOT, "viewer", "report", "dev", "build_page.py")
+
+    def dev(*args):
+        p = subprocess.run([sys.executable, build_page] + list(args) + ["--page-tool", tool], capture_output=True,
+                           text=True, timeout=120)
+        return p.returncode, p.stderr
+
+    for kind in ("train", "hostile"):
+        page, text = make_page(kind, traces(kind), expect_notes=PAGES[kind][1])
+        if text is None:
+            continue
+        again = os.path.join(TMP, kind + ".dev.html")
+        rc, err = dev(page, "-o", again)
+        if check(rc == 0, "%s: build_page.py exit %d: %s" % (kind, rc, err[-500:])):
+            check(open(again, encoding="utf-8").read() == text,
+                  "%s: build_page.py's page of the page's data is gpuprof report's page, byte for byte" % kind)
+    rc, out, _ = gp("analyze", "--json", trace("oom"))
+    summary = os.path.join(TMP, "oom.summary.json")
+    open(summary, "w").write(out)
+    page = os.path.join(TMP, "oom.dev.html")
+    rc, err = dev(summary, "--synth-timeline", "-o", page)
+    if check(rc == 0, "summary: build_page.py exit %d: %s" % (rc, err[-500:])):
+        data = check_page("summary.dev", open(page, encoding="utf-8").read())
+        check(data and all(d.get("timeline") for d in data["run"]["devices"]), "summary: a made-up timeline")
+    for what, content in (("not JSON", "<html>"), ("a JSON array", "[1, 2]"), ("an object and more", '{"a": 1} x'),
+                          ("empty", "")):
+        path = os.path.join(TMP, "data.bad.json")
+        open(path, "w").write(content)
+        out = os.path.join(TMP, "bad.dev.html")
+        p = subprocess.run([tool, path, out], capture_output=True, text=True, timeout=60)
+        eq(p.returncode, 2, "gpuprof_page, %s: exit status" % what)
+        check(len(p.stderr.splitlines()) == 1, "gpuprof_page, %s: one line (%r)" % (what, p.stderr))
+        check(not os.path.exists(out), "gpuprof_page, %s: no page" % what)
+
+
 def test_labels():
     """The page's labels are the text report's: PHASE_LABELS (format.js)
     as analyze's text shows the phase "none", KIND_MEANINGS as

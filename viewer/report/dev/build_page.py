@@ -1,74 +1,67 @@
 #!/usr/bin/env python3
-"""Assemble a report page the way `gpuprof report` does (viewer/report/page.c),
-for developing the page without rebuilding gpuprof: the same template, the
-same JSON escaping, the same Content-Security-Policy hashes.
+"""A report page from any data, for developing the page's code: made by
+gpuprof_page (dev/gpuprof_page.c), which calls the page builder that
+`gpuprof report` calls (viewer/report/page.c), so the template, the JSON
+escaping and the Content-Security-Policy hashes are the command's own.
 
   build_page.py RUN [--base BASE.json] [--compare CMP.json]
-                [--synth-timeline] -o OUT.html
+                [--synth-timeline] [--build DIR | --page-tool PATH] -o OUT.html
 
 RUN is a gpuprof.analyze/1 document (`gpuprof analyze --json`), a whole
 gpuprof.report/1 document, or a page that `gpuprof report` wrote (its data
-is taken out and put into a page made of the assets as they are now). --synth-timeline gives every device that has no `timeline` a made-up
+is taken out, as it is, and put into a page of the page's code as it is
+now). --synth-timeline gives every device that has no `timeline` a made-up
 one (a saw-tooth per step with phases), so that the charts can be developed
 against analyze's golden summaries, which have none.
+
+The page's code is compiled in, so gpuprof_page is rebuilt first (`cmake
+--build DIR --target gpuprof_page`; DIR: --build, else $GPUPROF_BUILD, else
+build/ci of the repository): a page always has the modules of assets/js/ as
+they are. --page-tool names a gpuprof_page to run as it is.
 """
 import argparse
-import base64
-import hashlib
 import json
 import math
 import os
 import random
 import re
+import subprocess
+import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPORT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
 
-def read(*parts):
-    with open(os.path.join(REPORT, *parts), encoding="utf-8") as f:
-        return f.read()
-
-
-def script_json(doc):
-    """JSON safe inside <script>: as the C side writes it."""
+def data_json(doc):
+    """The data as JSON text (UTF-8; page.c escapes what could end its
+    element)."""
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     # a lone surrogate (only a \u escape can carry one) stays an escape
-    text = re.sub("[\ud800-\udfff]", lambda m: "\\u%04x" % ord(m.group()), text)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(ch, esc)
-    return text
+    return re.sub("[\ud800-\udfff]", lambda m: "\\u%04x" % ord(m.group()), text)
 
 
-def sha256(text):
-    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+def page_tool(build=None):
+    """gpuprof_page, rebuilt in the build directory so that it holds the
+    page's code as it is now."""
+    build = os.path.abspath(build or os.environ.get("GPUPROF_BUILD") or os.path.join(ROOT, "build", "ci"))
+    p = subprocess.run(["cmake", "--build", build, "--target", "gpuprof_page"], capture_output=True, text=True)
+    if p.returncode:
+        sys.exit("build_page.py: cmake --build %s --target gpuprof_page failed:\n%s"
+                 % (build, (p.stdout + p.stderr)[-3000:]))
+    return os.path.join(build, "viewer", "report", "gpuprof_page")
 
 
-def page(doc):
-    style = read("vendor", "uplot", "uPlot.min.css") + "\n" + read("assets", "report.css")
-    # each library after its license, in a comment, as page.c writes them
-    script = "".join(["/*! uPlot (https://github.com/leeoniya/uPlot)\n", read("vendor", "uplot", "LICENSE"),
-                      "\n*/\n", read("vendor", "uplot", "uPlot.iife.min.js"), "\n",
-                      "/*! d3-hierarchy (https://github.com/d3/d3-hierarchy)\n",
-                      read("vendor", "d3-hierarchy", "LICENSE"), "\n*/\n",
-                      read("vendor", "d3-hierarchy", "d3-hierarchy.min.js"), "\n",
-                      read("assets", "report.js")])
-    for bad in ("</script", "<!--"):
-        assert bad not in script.lower(), bad
-    assert "</style" not in style.lower()
-    csp = ("default-src 'none'; script-src '%s'; style-src '%s'; img-src data:; base-uri 'none'; "
-           "form-action 'none'" % (sha256(script), sha256(style)))
-    return ('<!doctype html><html lang="en"><head><meta charset="utf-8">\n'
-            '<meta http-equiv="Content-Security-Policy" content="%s">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            '<title>gpuprof report</title>\n'
-            '<style>%s</style>\n'
-            '</head><body>\n'
-            '<div id="app"></div>\n'
-            '<script type="application/json" id="gpuprof-data">%s</script>\n'
-            '<script>%s</script>\n'
-            '</body></html>\n' % (csp, style, script_json(doc), script))
+def write_page(tool, data, out):
+    """The page of data (JSON text) at out, by gpuprof_page."""
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".json", delete=False) as f:
+        f.write(data)
+    try:
+        p = subprocess.run([tool, f.name, out], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if p.returncode:
+        sys.exit("build_page.py: %s" % p.stderr.strip())
 
 
 # ---- a made-up timeline, for summaries that have none ----
@@ -140,19 +133,28 @@ def synth_timeline(dev, n=2000, seed=1):
 def load_doc(path, base=None, compare=None):
     """The gpuprof.report/1 document of a page, a report document, or an
     analyze document (with the base's and compare's documents given)."""
-    load = lambda p: json.load(open(p, encoding="utf-8")) if p else None
+    return load(path, base, compare)[0]
+
+
+def load(path, base=None, compare=None):
+    """(document, text): load_doc's document, and the data's JSON text as a
+    page holds it (None for any other input)."""
+    read = lambda p: json.load(open(p, encoding="utf-8")) if p else None
     with open(path, encoding="utf-8") as f:
         text = f.read()
+    raw = None
     if text.lstrip().lower().startswith("<!doctype"):
         start = text.index('id="gpuprof-data">') + len('id="gpuprof-data">')
-        doc = json.loads(text[start:text.index("</script>", start)])
+        raw = text[start:text.index("</script>", start)]
+        doc = json.loads(raw)
     else:
         doc = json.loads(text)
     if doc.get("schema") != "gpuprof.report/1":
+        raw = None
         doc = {"schema": "gpuprof.report/1", "generator": "gpuprof dev page",
                "inputs": [t.get("path") for t in doc.get("traces", [])],
-               "run": doc, "base": load(base), "compare": load(compare)}
-    return doc
+               "run": doc, "base": read(base), "compare": read(compare)}
+    return doc, raw
 
 
 def main():
@@ -161,16 +163,19 @@ def main():
     ap.add_argument("--base")
     ap.add_argument("--compare")
     ap.add_argument("--synth-timeline", action="store_true")
+    ap.add_argument("--build", help="the build directory whose gpuprof_page is rebuilt and run")
+    ap.add_argument("--page-tool", help="a gpuprof_page to run as it is")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
-    doc = load_doc(a.run, a.base, a.compare)
+    doc, raw = load(a.run, a.base, a.compare)
     if a.synth_timeline:
         for side in ("run", "base"):
             for dev in (doc.get(side) or {}).get("devices") or []:
                 if "timeline" not in dev:
                     dev["timeline"] = synth_timeline(dev)
-    with open(a.output, "w", encoding="utf-8") as f:
-        f.write(page(doc))
+                    raw = None
+    # a page's data as it was: the same page but for the code
+    write_page(a.page_tool or page_tool(a.build), raw if raw is not None else data_json(doc), a.output)
 
 
 if __name__ == "__main__":
