@@ -846,7 +846,7 @@ def test_dev_page():
         data = check_page("summary.dev", open(page, encoding="utf-8").read())
         check(data and all(d.get("timeline") for d in data["run"]["devices"]), "summary: a made-up timeline")
     for what, content in (("not JSON", "<html>"), ("a JSON array", "[1, 2]"), ("an object and more", '{"a": 1} x'),
-                          ("empty", "")):
+                          ("an object and a NUL", '{"a": 1}\0'), ("empty", "")):
         path = os.path.join(TMP, "data.bad.json")
         open(path, "w").write(content)
         out = os.path.join(TMP, "bad.dev.html")

@@ -74,7 +74,7 @@ static int is_json_object(const char *text, size_t len)
 	     json_object_is_type(doc, json_type_object);
 	/* what follows the object may only be white space */
 	for (size_t i = ok ? json_tokener_get_parse_end(tok) : len; i < len; i++)
-		if (!strchr(" \t\r\n", text[i]))
+		if (!text[i] || !strchr(" \t\r\n", text[i]))
 			ok = 0;
 	json_object_put(doc);
 	json_tokener_free(tok);
