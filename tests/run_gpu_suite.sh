@@ -22,7 +22,9 @@ mkdir -p "$out"
 # uneven batches, a rank whose batch grows until it runs out, one NCCL rank,
 # one process on the host, the merged and aligned traces:
 # tests/gpu/ranks/check_ranks.py), samples
-# (samples/pytorch/run_all.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
+# (samples/pytorch/run_all.sh), pip (pip install . here, offline, into a fresh
+# virtual environment, its gpuprof recording a CUDA sample:
+# tests/pip/test_pip_install.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
 # all by default, or --only a,b
 only=all
 [ "${1:-}" = "--only" ] && only=${2:-all}
@@ -283,6 +285,15 @@ if want samples; then
 	rc=$?
 	tail -n 30 "$out/samples.txt" | sed 's/^/  /' >>"$table"
 	verdict_rc $rc "samples/pytorch run_all"
+fi
+
+if want pip; then
+	# pip install . on this machine, without network: the installed gpuprof
+	# finds its recorder and hooks in the environment and records a sample
+	bash tests/pip/test_pip_install.sh python3 "$b/samples/alloc_sizes" >"$out/pip.txt" 2>&1
+	rc=$?
+	tail -n 5 "$out/pip.txt" | sed 's/^/  /' >>"$table"
+	verdict_rc $rc "pip install . (tests/pip/test_pip_install.sh)"
 fi
 
 if want noise; then

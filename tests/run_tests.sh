@@ -3,7 +3,8 @@
 # with the CUDA samples, the Release build of README.md's Install with -Werror,
 # an ASan/UBSan build, and the answer side alone without the recorder — and
 # runs every CTest test in all but the Release build, which is installed and
-# whose gpuprof reads a bundled trace.
+# whose gpuprof reads a bundled trace; last, `pip install .`'s wheels in fresh
+# virtual environments (tests/pip/test_pip_install.sh).
 # GPU tests skip themselves (exit 77) on a machine without a GPU.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,3 +56,10 @@ cmake -S . -B build/nocuda -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >build/no
 grep -q "gpuprof: no CUDA Toolkit found" build/nocuda.configure.log \
 	|| { cat build/nocuda.configure.log; echo "no CUDA Toolkit: the configure did not say so"; exit 1; }
 [ ! -e build/nocuda/profiler ] || { echo "no CUDA Toolkit: profiler/ was configured"; exit 1; }
+
+# pip install . (pyproject.toml): the wheel, built offline, in a fresh virtual
+# environment; the answer side's too (tests/pip/test_pip_install.sh)
+echo "== pip install ."
+rc=0
+CMAKE_BUILD_PARALLEL_LEVEL=$jobs bash tests/pip/test_pip_install.sh || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit 1
