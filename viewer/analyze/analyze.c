@@ -257,7 +257,8 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 		err = an_memory_event(&r->a, p, ev, ts);
 		break;
 	case AE_HISTORY:
-		err = an_memory_torch_hist(&r->a, p, ev->device, ev->a, ev->b, ts);
+		err = an_memory_torch_hist(&r->a, p, ev->device, ev->history.allocated,
+					   ev->history.reserved, ts);
 		break;
 	case AE_COLL:
 		/* a device with no memory yet has no moment to tell of */
@@ -319,7 +320,8 @@ static int run_pass(struct run *r)
 		if (hist) {
 			const struct an_hist_pt *pt = &hist->pt[hist->next++];
 			struct an_ev ev = { .type = AE_HISTORY, .device = pt->device, .ts = pt->ts,
-					    .a = pt->allocated, .b = pt->reserved };
+					    .history = { .allocated = pt->allocated,
+							 .reserved = pt->reserved } };
 
 			st = process(r, r->a.procs[best], &ev);
 			if (st)

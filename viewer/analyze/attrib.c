@@ -455,15 +455,15 @@ static int on_start(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	b->tid = ev->tid;
 	b->name = an_str_ref(ev->name);
 	{
-		struct an_brange *old = gp_u64map_get(&p->branges, ev->a);
+		struct an_brange *old = gp_u64map_get(&p->branges, ev->range.id);
 
 		if (old) {
-			gp_u64map_del(&p->branges, ev->a);
+			gp_u64map_del(&p->branges, ev->range.id);
 			an_str_unref(&a->st, old->name);
 			free(old);
 		}
 	}
-	if (gp_u64map_put(&p->branges, ev->a, b)) {
+	if (gp_u64map_put(&p->branges, ev->range.id, b)) {
 		an_str_unref(&a->st, b->name);
 		free(b);
 		return -ENOMEM;
@@ -472,21 +472,21 @@ static int on_start(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	/* one open per thread: a new one replaces it */
 	an_str_unref(&a->st, t->bwd_name);
 	t->bwd_name = an_str_ref(ev->name);
-	t->bwd_id = ev->a;
+	t->bwd_id = ev->range.id;
 	t->bwd_inst = p->next_inst++;
 	return thread_update(a, p, t);
 }
 
 static int on_end(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev)
 {
-	struct an_brange *b = gp_u64map_del(&p->branges, ev->a);
+	struct an_brange *b = gp_u64map_del(&p->branges, ev->range.id);
 	struct an_thread *t;
 	int err = 0;
 
 	if (!b)
 		return 0;
 	t = an_thread_get(p, b->tid);
-	if (t && t->bwd_name && t->bwd_id == ev->a) {
+	if (t && t->bwd_name && t->bwd_id == ev->range.id) {
 		an_str_unref(&a->st, t->bwd_name);
 		t->bwd_name = NULL;
 		err = thread_update(a, p, t);

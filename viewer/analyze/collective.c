@@ -165,13 +165,13 @@ static void watch(struct an_analysis *a, struct an_coll_moment *m, const struct 
 void an_coll_event(struct an_analysis *a, struct an_pd *pd, const struct an_ev *ev, int64_t ts)
 {
 	struct an_coll_dev *d = &pd->coll;
-	const struct an_corr_ent *call = an_source_api(pd->proc->src, ev->d);
+	const struct an_corr_ent *call = an_source_api(pd->proc->src, ev->coll.corr);
 	struct an_coll c = {
 		.kernel = ev->name,
 		.start = ts,
-		.end = ts + (int64_t)ev->a,
+		.end = ts + ev->coll.duration,
 		.launch = ts,
-		.stream = (int64_t)ev->c,
+		.stream = ev->coll.stream,
 	};
 
 	/* the launch call, while the corr table still holds it (corr.h) */

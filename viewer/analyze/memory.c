@@ -569,7 +569,7 @@ static struct an_thread *call_thread(struct an_proc *p, const struct an_ev *ev, 
 		*api = ev->name;
 		return an_thread_get(p, ev->tid);
 	}
-	const struct an_corr_ent *ent = an_source_api(p->src, ev->c);
+	const struct an_corr_ent *ent = an_source_api(p->src, ev->mem.corr);
 	if (!ent)
 		return NULL;
 	*tid = ent->tid;
@@ -659,14 +659,14 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 
 	if (ev->flags & EVF_TORCH) {
 		p->saw_blocks = 1;
-		split_note(pd, ev->b, ts);
+		split_note(pd, ev->mem.bytes, ts);
 		pd->segment_awaits_block = 0; /* this is that block */
 	} else if (an_native_blocks(p) && p->seg_keys.count &&
-		 gp_u64map_get(&p->seg_keys, an_other_key(ev->a, ts)))
+		 gp_u64map_get(&p->seg_keys, an_other_key(ev->mem.addr, ts)))
 		/* the cudaMalloc of one of PyTorch's segments: its
 		 * torch.segment_alloc counts it, its blocks are the allocations */
-		return gp_u64map_put(&pd->seg_cuda, ev->a, (void *)1) ? -ENOMEM : 0;
-	old = gp_u64map_del(&pd->live, ev->a);
+		return gp_u64map_put(&pd->seg_cuda, ev->mem.addr, (void *)1) ? -ENOMEM : 0;
+	old = gp_u64map_del(&pd->live, ev->mem.addr);
 	if (old) {
 		/* its free was lost (a profiler window, dropped records) */
 		p->reused_live++;
@@ -679,13 +679,13 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	if (!r)
 		return -ENOMEM;
 	r->ref = 1;
-	r->addr = ev->a;
-	r->bytes = ev->b;
-	r->requested = ev->b;
+	r->addr = ev->mem.addr;
+	r->bytes = ev->mem.bytes;
+	r->requested = ev->mem.bytes;
 	if (ev->flags & EVF_TORCH) {
 		r->flags |= R_TORCH;
-		r->requested = ev->c;
-		r->stack = ev->d <= UINT32_MAX ? (uint32_t)ev->d : 0;
+		r->requested = ev->mem.requested;
+		r->stack = ev->mem.stack <= UINT32_MAX ? (uint32_t)ev->mem.stack : 0;
 	}
 	r->seq = ++a->seq;
 	r->ts = ts;
@@ -700,8 +700,8 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		r->flags |= R_ASYNC;
 	if (!p->seen_fwd)
 		r->flags |= R_BEFORE_FWD;
-	if (ev->f && ev->f <= p->src->nlibraries) {
-		r->library = an_str_ref(p->src->libraries[ev->f - 1]);
+	if (ev->mem.library && ev->mem.library <= p->src->nlibraries) {
+		r->library = an_str_ref(p->src->libraries[ev->mem.library - 1]);
 		if (api) {
 			char both[512];
 			int n = snprintf(both, sizeof(both), "%s (%s)", api->s, r->library->s);
@@ -763,7 +763,7 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		pd->kind_peak[r->kind] = pd->kind_live[r->kind];
 		pd->kind_peak_ts[r->kind] = ts;
 	}
-	if (ev->flags & EVF_POOL_SIZE && fw_pool_set(p, pd, ev->d, ev->e, ts, 0))
+	if (ev->flags & EVF_POOL_SIZE && fw_pool_set(p, pd, ev->mem.pool, ev->mem.pool_size, ts, 0))
 		return -ENOMEM;
 	if (r->flags & R_DEVICE) {
 		int fw = an_is_fw(p, r);
@@ -822,7 +822,7 @@ static int summed_free(struct an_analysis *a, struct an_proc *p, struct an_pd *p
 	uint64_t *sum;
 	int fw;
 
-	if (!pd->summed_count || !ev->b || ev->kind >= K_N)
+	if (!pd->summed_count || !ev->mem.bytes || ev->kind >= K_N)
 		return 0;
 	if (ev->kind == K_DEVICE || ev->kind == K_ARRAY)
 		like.flags |= R_DEVICE;
@@ -834,24 +834,24 @@ static int summed_free(struct an_analysis *a, struct an_proc *p, struct an_pd *p
 	 * allocation's time, which is gone: whichever sum holds it */
 	fw = an_is_fw(p, &like);
 	if (an_native_segments(p) && (like.flags & R_DEVICE))
-		fw = pd->summed_live[ev->kind][1] >= ev->b;
+		fw = pd->summed_live[ev->kind][1] >= ev->mem.bytes;
 	sum = &pd->summed_live[ev->kind][fw];
-	if (*sum < ev->b)
+	if (*sum < ev->mem.bytes)
 		return 0;
-	*sum -= ev->b;
+	*sum -= ev->mem.bytes;
 	pd->summed_count--;
-	pd->kind_live[ev->kind] -= ev->b;
+	pd->kind_live[ev->kind] -= ev->mem.bytes;
 	if (like.flags & R_DEVICE) {
 		pd->live_count--;
 		pd->frees++;
 	}
 	if (like.flags & R_DEVICE) {
 		if (fw)
-			pd->fw_live -= ev->b;
+			pd->fw_live -= ev->mem.bytes;
 		else
-			pd->other_live -= ev->b;
+			pd->other_live -= ev->mem.bytes;
 		if (fw && !an_native_blocks(p) && pd->nooms && pd->ooms[pd->nooms - 1].open)
-			pd->ooms[pd->nooms - 1].released += ev->b;
+			pd->ooms[pd->nooms - 1].released += ev->mem.bytes;
 	}
 	memory_changed(pd, ts);
 	total_note(pd, ts);
@@ -868,10 +868,11 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	struct an_rec *r;
 
 	/* a segment's cudaFree: its torch.segment_free counts it */
-	if (!(ev->flags & EVF_TORCH) && pd->seg_cuda.count && gp_u64map_del(&pd->seg_cuda, ev->a))
+	if (!(ev->flags & EVF_TORCH) && pd->seg_cuda.count &&
+	    gp_u64map_del(&pd->seg_cuda, ev->mem.addr))
 		return 0;
-	r = gp_u64map_del(&pd->live, ev->a);
-	if (ev->flags & EVF_POOL_SIZE && fw_pool_set(p, pd, ev->d, ev->e, ts, 1))
+	r = gp_u64map_del(&pd->live, ev->mem.addr);
+	if (ev->flags & EVF_POOL_SIZE && fw_pool_set(p, pd, ev->mem.pool, ev->mem.pool_size, ts, 1))
 		return -ENOMEM;
 	if (!r) {
 		if (!summed_free(a, p, pd, ev, ts))
@@ -924,10 +925,10 @@ static void oom_leave_out(struct an_analysis *a, struct an_pd *pd)
 static void oom_torch(struct an_oom *o, const struct an_ev *ev)
 {
 	o->torch = 1;
-	o->torch_block = ev->a;
-	o->torch_free = ev->c;
-	o->torch_allocated = ev->f;
-	o->torch_reserved = ev->e;
+	o->torch_block = ev->oom.torch.block;
+	o->torch_free = ev->oom.free;
+	o->torch_allocated = ev->oom.torch.allocated;
+	o->torch_reserved = ev->oom.torch.reserved;
 	o->recovered = 0;
 	o->open = 0; /* the program got the exception: what follows is not a retry */
 }
@@ -941,7 +942,7 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	p->step_began = 1; /* the program was in a step when it ran out */
 	if (pd->nooms && pd->ooms[pd->nooms - 1].open)
 		prev = &pd->ooms[pd->nooms - 1];
-	if (prev && prev->request == ev->b && prev->tid == ev->tid) {
+	if (prev && prev->request == ev->oom.requested && prev->tid == ev->tid) {
 		/* the cudaMalloc PyTorch tried, and then its OutOfMemoryError:
 		 * one incident, PyTorch's */
 		if (ev->flags & EVF_TORCH)
@@ -969,11 +970,13 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		o->layer = an_str_ref(t->layer);
 		o->op = an_str_ref(t->op);
 	}
-	o->request = ev->b;
+	o->request = ev->oom.requested;
 	o->has_meminfo = (ev->flags & EVF_MEMINFO) != 0;
-	o->free = ev->c;
-	o->total = ev->d;
-	o->result = (int64_t)ev->e;
+	o->free = ev->oom.free;
+	o->total = ev->oom.total;
+	/* PyTorch's failure has no CUDA result: its record has always shown
+	 * PyTorch's reserved bytes there, and still does */
+	o->result = ev->flags & EVF_TORCH ? (int64_t)ev->oom.torch.reserved : ev->oom.result;
 	o->fw_live = pd->fw_live;
 	o->other_live = pd->other_live;
 	o->total_live = an_pd_device_live(pd);
@@ -993,8 +996,9 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *ev, int64_t ts)
 {
 	int release = (ev->flags & EVF_RELEASE) != 0;
-	uint64_t size = release ? 0 : ev->b;
-	int pool = torch_segment_pool(ev->b, (ev->flags & EVF_MAPPED) != 0);
+	uint64_t bytes = ev->segment.bytes;
+	uint64_t size = release ? 0 : bytes;
+	int pool = torch_segment_pool(bytes, (ev->flags & EVF_MAPPED) != 0);
 	int err;
 
 	p->saw_blocks = 1;
@@ -1002,18 +1006,18 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 		uint64_t res = pd->tpool_reserved[pool], al = pd->tpool_allocated[pool];
 
 		pd->seg_new_pool = pool;
-		pd->seg_new_bytes = ev->b;
+		pd->seg_new_bytes = bytes;
 		pd->seg_new_cached = res > al ? res - al : 0;
 	}
-	tpool_add(&pd->tpool_reserved[pool], release ? -(int64_t)ev->b : (int64_t)ev->b);
+	tpool_add(&pd->tpool_reserved[pool], release ? -(int64_t)bytes : (int64_t)bytes);
 	if (ev->flags & EVF_MAPPED) {
 		uint64_t *cur = gp_u64map_get(&pd->pools, SEG_MAPPED_KEY), now = cur ? *cur : 0;
 
 		pd->seg_mapped = 1;
-		size = release ? (now > ev->b ? now - ev->b : 0) : now + ev->b;
+		size = release ? (now > bytes ? now - bytes : 0) : now + bytes;
 		err = pool_set(pd, SEG_MAPPED_KEY, size, ts);
 	} else {
-		struct an_rec *r = release ? NULL : gp_u64map_get(&pd->live, ev->a);
+		struct an_rec *r = release ? NULL : gp_u64map_get(&pd->live, ev->segment.addr);
 
 		/* pass 1: the cudaMalloc behind it, for pass 2 to leave out */
 		if (r && !(r->flags & R_TORCH) &&
@@ -1022,17 +1026,17 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 		/* a cached segment PyTorch gave back while a failure is open:
 		 * released to retry it */
 		if (release && pd->nooms && pd->ooms[pd->nooms - 1].open)
-			pd->ooms[pd->nooms - 1].released += ev->b;
+			pd->ooms[pd->nooms - 1].released += bytes;
 		/* a segment of the size that failed: PyTorch's retry got it */
 		if (!release && pd->nooms && pd->ooms[pd->nooms - 1].open &&
-		    ev->b >= pd->ooms[pd->nooms - 1].request) {
+		    bytes >= pd->ooms[pd->nooms - 1].request) {
 			struct an_oom *o = &pd->ooms[pd->nooms - 1];
 
 			o->recovered = 1;
 			o->watch = 0;
 			o->past_ts = ts;
 		}
-		err = pool_set(pd, ev->a, size, ts);
+		err = pool_set(pd, ev->segment.addr, size, ts);
 	}
 	if (err)
 		return err;
@@ -1054,8 +1058,8 @@ static void on_attach(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 	if (!pd)
 		return;
 	pd->attached = 1;
-	pd->attach_allocated = ev->a;
-	pd->attach_reserved = ev->b;
+	pd->attach_allocated = ev->attach.allocated;
+	pd->attach_reserved = ev->attach.reserved;
 }
 
 int an_memory_name_tensor(struct an_analysis *a, struct an_proc *p, uint64_t addr, uint64_t nbytes,
@@ -1128,7 +1132,8 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	/* The hook watched a device that held nothing: the process's fact,
 	 * not a device it used (older traces have one for every device of
 	 * the host; newer ones for the devices it allocated on). */
-	if (ev->type == AE_ATTACH && !ev->a && !ev->b && !p->pd[ev->device]) {
+	if (ev->type == AE_ATTACH && !ev->attach.allocated && !ev->attach.reserved &&
+	    !p->pd[ev->device]) {
 		on_attach(p, NULL, ev);
 		return 0;
 	}
@@ -1142,7 +1147,7 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	case AE_FREE:
 		return on_free(a, p, pd, ev, ts);
 	case AE_POOL:
-		if (fw_pool_set(p, pd, ev->d, ev->e, ts, 1))
+		if (fw_pool_set(p, pd, ev->pool.pool, ev->pool.size, ts, 1))
 			return -ENOMEM;
 		memory_changed(pd, ts);
 		return 0;

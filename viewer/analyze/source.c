@@ -339,37 +339,38 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 		return r;
 	ev.device = (uint32_t)dev;
 	if (type == AE_POOL) {
-		if (an_jv_hex(&a[AK_POOL], &ev.d))
+		if (an_jv_hex(&a[AK_POOL], &ev.pool.pool))
 			return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"pool\" is not an address",
 				   ev_what(&s->line));
 		if (AN_JV_IS(&s->line.top[TK_NAME], GP_EV_POOL_DESTROY))
-			ev.e = 0;
+			ev.pool.size = 0;
 		else if (a[AK_SIZE].type == GP_JSON_NONE)
 			return 0; /* an imported pool: its memory is its owner's */
-		else if ((r = need_u64(s, &a[AK_SIZE], GP_F_SIZE, AN_MAX_BYTES, &ev.e, err, errcap)))
+		else if ((r = need_u64(s, &a[AK_SIZE], GP_F_SIZE, AN_MAX_BYTES, &ev.pool.size, err,
+				       errcap)))
 			return r;
-		ev.flags |= EVF_POOL_SIZE;
 		return push(s, &ev, err, errcap);
 	}
-	if (an_jv_hex(&a[AK_ADDR], &ev.a))
+	if (an_jv_hex(&a[AK_ADDR], &ev.mem.addr))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
 			   a[AK_ADDR].type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
-	if ((r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)))
+	if ((r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.mem.bytes, err, errcap)))
 		return r;
 	if (a[AK_CORR].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.c, err, errcap)))
+	    (r = need_u64(s, &a[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.mem.corr, err, errcap)))
 		return r;
 	ev.kind = (uint8_t)kind_of(&a[AK_KIND]);
 	if (an_jv_bool(&a[AK_ASYNC], &b) == 0 && b)
 		ev.flags |= EVF_ASYNC;
-	if (a[AK_POOL].type == GP_JSON_STR && an_jv_hex(&a[AK_POOL], &ev.d) == 0 &&
+	if (a[AK_POOL].type == GP_JSON_STR && an_jv_hex(&a[AK_POOL], &ev.mem.pool) == 0 &&
 	    a[AK_POOL_SIZE].type != GP_JSON_NONE) {
-		if ((r = need_u64(s, &a[AK_POOL_SIZE], GP_F_POOL_SIZE, AN_MAX_BYTES, &ev.e, err, errcap)))
+		if ((r = need_u64(s, &a[AK_POOL_SIZE], GP_F_POOL_SIZE, AN_MAX_BYTES,
+				  &ev.mem.pool_size, err, errcap)))
 			return r;
 		ev.flags |= EVF_POOL_SIZE;
 	}
 	if (type == AE_ALLOC && a[AK_CALLER].type != GP_JSON_NONE &&
-	    (r = caller_library(s, &a[AK_CALLER], &ev.f, err, errcap)))
+	    (r = caller_library(s, &a[AK_CALLER], &ev.mem.library, err, errcap)))
 		return r;
 	/* recorded by the API callbacks: says its thread and API itself */
 	if (a[AK_THREAD].type != GP_JSON_NONE) {
@@ -460,22 +461,24 @@ static int on_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
 	int r;
 
 	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, UINT64_MAX, &ev.b, err, errcap)))
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, UINT64_MAX, &ev.oom.requested, err, errcap)))
 		return r;
 	if (a[AK_DEVICE].type != GP_JSON_NONE &&
 	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
 		return r;
 	ev.device = (uint32_t)dev;
 	if (a[AK_FREE].type != GP_JSON_NONE && a[AK_TOTAL].type != GP_JSON_NONE) {
-		if ((r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.c, err, errcap)) ||
-		    (r = need_u64(s, &a[AK_TOTAL], GP_F_TOTAL, AN_MAX_BYTES, &ev.d, err, errcap)))
+		if ((r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.oom.free, err,
+				  errcap)) ||
+		    (r = need_u64(s, &a[AK_TOTAL], GP_F_TOTAL, AN_MAX_BYTES, &ev.oom.total, err,
+				  errcap)))
 			return r;
 		ev.flags |= EVF_MEMINFO;
 	}
 	if (a[AK_RESULT].type != GP_JSON_NONE &&
 	    (r = need_i64(s, &a[AK_RESULT], GP_F_RESULT, &res, err, errcap)))
 		return r;
-	ev.e = (uint64_t)res;
+	ev.oom.result = res;
 	if ((r = get_str(s, &a[AK_API], GP_F_API, 0, &ev.name, err, errcap)))
 		return r;
 	return push(s, &ev, err, errcap);
@@ -513,15 +516,17 @@ static int on_torch_block(struct an_source *s, int type, int64_t ts, char *err, 
 
 	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
 	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
-	    (r = need_addr(s, &a[AK_ADDR], &ev.a, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_REQUESTED], GP_F_REQUESTED, AN_MAX_BYTES, &ev.c, err, errcap)))
+	    (r = need_addr(s, &a[AK_ADDR], &ev.mem.addr, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_REQUESTED], GP_F_REQUESTED, AN_MAX_BYTES, &ev.mem.requested, err,
+			  errcap)))
 		return r;
 	ev.device = (uint32_t)dev;
 	if ((type == AE_ALLOC || a[AK_BYTES].type != GP_JSON_NONE) &&
-	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)))
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.mem.bytes, err, errcap)))
 		return r;
 	if (type == AE_ALLOC && a[AK_STACK].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_STACK], GP_F_STACK, AN_MAX_STACK_ID - 1, &ev.d, err, errcap)))
+	    (r = need_u64(s, &a[AK_STACK], GP_F_STACK, AN_MAX_STACK_ID - 1, &ev.mem.stack, err,
+			  errcap)))
 		return r;
 	if (type == AE_ALLOC && an_jv_bool(&a[AK_GUESSED], &b) == 0 && b)
 		s->torch_guessed++;
@@ -538,8 +543,8 @@ static int on_torch_segment(struct an_source *s, int release, int64_t ts, char *
 	int r, mapped;
 
 	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
-	    (r = need_addr(s, &a[AK_ADDR], &ev.a, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)))
+	    (r = need_addr(s, &a[AK_ADDR], &ev.segment.addr, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.segment.bytes, err, errcap)))
 		return r;
 	if (an_jv_bool(&a[AK_MAPPED], &mapped))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"mapped\" is not true or false",
@@ -559,16 +564,19 @@ static int on_torch_oom(struct an_source *s, int64_t ts, char *err, size_t errca
 
 	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
 	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.b, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_REQUESTED], GP_F_REQUESTED, AN_MAX_BYTES, &ev.a, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.c, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_ALLOCATED], GP_F_ALLOCATED, AN_MAX_BYTES, &ev.f, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.e, err, errcap)))
+	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.oom.requested, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_REQUESTED], GP_F_REQUESTED, AN_MAX_BYTES, &ev.oom.torch.block, err,
+			  errcap)) ||
+	    (r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.oom.free, err, errcap)) ||
+	    (r = need_u64(s, &a[AK_ALLOCATED], GP_F_ALLOCATED, AN_MAX_BYTES, &ev.oom.torch.allocated,
+			  err, errcap)) ||
+	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.oom.torch.reserved, err,
+			  errcap)))
 		return r;
 	ev.device = (uint32_t)dev;
 	/* the device's size, as for CUDA's own failures */
 	if (s->dev[dev].total_memory) {
-		ev.d = s->dev[dev].total_memory;
+		ev.oom.total = s->dev[dev].total_memory;
 		ev.flags |= EVF_MEMINFO;
 	}
 	if ((r = torch_api(s, &ev.name, err, errcap)))
@@ -584,8 +592,10 @@ static int on_torch_attach(struct an_source *s, int64_t ts, char *err, size_t er
 	int r, stacks;
 
 	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_ALLOCATED], GP_F_ALLOCATED, AN_MAX_BYTES, &ev.a, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.b, err, errcap)))
+	    (r = need_u64(s, &a[AK_ALLOCATED], GP_F_ALLOCATED, AN_MAX_BYTES, &ev.attach.allocated, err,
+			  errcap)) ||
+	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.attach.reserved, err,
+			  errcap)))
 		return r;
 	if (an_jv_bool(&a[AK_STACKS], &stacks))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"stacks\" is not true or false",
@@ -663,7 +673,8 @@ static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t e
 	default: ev.type = AE_MARK; break;
 	}
 	if (ev.type == AE_START || ev.type == AE_END) {
-		if ((r = need_u64(s, &s->line.top[TK_ID], GP_T_ID, UINT64_MAX, &ev.a, err, errcap)))
+		if ((r = need_u64(s, &s->line.top[TK_ID], GP_T_ID, UINT64_MAX, &ev.range.id, err,
+				  errcap)))
 			return r;
 	}
 	if (ev.type == AE_MARK && is_history(&s->line.top[TK_NAME]))
@@ -719,7 +730,7 @@ static int on_collective(struct an_source *s, int64_t ts, char *err, size_t errc
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
 			   ev_what(l));
 	if (l->args[AK_CORR].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &l->args[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.d, err, errcap)))
+	    (r = need_u64(s, &l->args[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.coll.corr, err, errcap)))
 		return r;
 	if (unescape(s, &l->top[TK_NAME], &p, &n))
 		return oom_err(s, err, errcap);
@@ -727,8 +738,8 @@ static int on_collective(struct an_source *s, int64_t ts, char *err, size_t errc
 	if (!ev.name)
 		return oom_err(s, err, errcap);
 	ev.device = (uint32_t)device;
-	ev.a = (uint64_t)dur;
-	ev.c = (uint64_t)stream;
+	ev.coll.duration = dur;
+	ev.coll.stream = stream;
 	return push(s, &ev, err, errcap);
 }
 
