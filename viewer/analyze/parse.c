@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collective.h"
+#include "coll_kernel.h"
 #include "exporters/json_scan.h"
 
 /* The analyzer's strictness on top of the shared scanner: nesting at most

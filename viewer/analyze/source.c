@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collective.h"
+#include "coll_kernel.h"
 #include "exporters/in_file.h"
 
 const char *const an_kind_names[K_N] = {
