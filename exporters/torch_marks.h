@@ -2,7 +2,7 @@
  * gpuprof:torch.history, and the names of tensors, gpuprof:torch.tensor) as
  * their readers take them: the recorder,
  * which draws them as counter tracks (profiler/torch_counters.c), and
- * gpuprof analyze (viewer/analyze/history.c, attrib.c). One set of names and
+ * gpuprof analyze (viewer/analyze/history.c, marks.c). One set of names and
  * limits, so that a mark one of them refuses the other refuses too. */
 #ifndef GPUPROF_TORCH_MARKS_H
 #define GPUPROF_TORCH_MARKS_H
@@ -10,7 +10,7 @@
 #define GP_TORCH_MEMORY_PREFIX "gpuprof:torch.memory "
 #define GP_TORCH_HISTORY_PREFIX "gpuprof:torch.history "
 /* "gpuprof:torch.tensor 0xADDR NBYTES LAYER": a parameter's or optimizer
- * state's tensor and its module (gpuprof_torch.py writes, attrib.c reads) */
+ * state's tensor and its module (gpuprof_torch.py writes, marks.c reads) */
 #define GP_TORCH_TENSOR_PREFIX "gpuprof:torch.tensor "
 /* "gpuprof:torch.param 0xADDR NBYTES LAYER": the same for a parameter whose
  * whole tensor a sharding library gathered for its module's forward or

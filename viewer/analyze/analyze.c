@@ -267,7 +267,8 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 		err = 0;
 		break;
 	default:
-		err = an_attrib_event(&r->a, p, ev, ts);
+		err = ev->type == AE_MARK ? an_mark_event(&r->a, p, ev, ts)
+					  : an_attrib_event(&r->a, p, ev, ts);
 		if (!err)
 			an_memory_phase(&r->a, p, ts);
 		break;

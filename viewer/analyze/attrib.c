@@ -1,9 +1,9 @@
 /* Who was allocating: per thread, the open NVTX ranges, and from them the
- * layer (module path), the op and the phase; per process, the step. The
- * names follow TRACE_FORMAT.md ("PyTorch programs"). A thread with nothing
- * open is forgotten, so this holds only what is open. */
+ * layer (module path), the op and the phase; per process, the step (its
+ * marks are read in marks.c). The names follow TRACE_FORMAT.md ("PyTorch
+ * programs"). A thread with nothing open is forgotten, so this holds only
+ * what is open. */
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,17 +18,7 @@ const char *const an_phase_names[PH_N] = {
 #define MAX_PATH_LAYERS 100000
 #define LAYER_SEP '\x1f' /* between NVTX range names in cuda mode */
 
-int an_proc_init(struct an_proc *p, struct an_source *src, int idx)
-{
-	memset(p, 0, sizeof(*p));
-	p->src = src;
-	p->mode = src->mode;
-	p->idx = idx;
-	p->next_inst = 1;
-	return 0;
-}
-
-static void thread_free(struct an_analysis *a, struct an_thread *t)
+void an_thread_free(struct an_analysis *a, struct an_thread *t)
 {
 	for (uint32_t i = 0; i < t->depth; i++) {
 		an_str_unref(&a->st, t->stack[i].name);
@@ -38,42 +28,6 @@ static void thread_free(struct an_analysis *a, struct an_thread *t)
 	an_str_unref(&a->st, t->layer);
 	free(t->stack);
 	free(t);
-}
-
-void an_proc_free(struct an_analysis *a, struct an_proc *p)
-{
-	for (size_t i = 0; i < p->threads.cap; i++)
-		if (p->threads.slots[i].val)
-			thread_free(a, p->threads.slots[i].val);
-	gp_u64map_free(&p->threads);
-	for (size_t i = 0; i < p->branges.cap; i++) {
-		struct an_brange *b = p->branges.slots[i].val;
-
-		if (b) {
-			an_str_unref(&a->st, b->name);
-			free(b);
-		}
-	}
-	gp_u64map_free(&p->branges);
-	an_coll_calls_free(a, &p->coll_calls);
-	for (size_t i = 0; i < p->path_layer.cap; i++) {
-		if (p->path_layer.slots[i].val) {
-			an_str_unref(&a->st, (struct an_str *)(uintptr_t)p->path_layer.slots[i].key);
-			an_str_unref(&a->st, p->path_layer.slots[i].val);
-		}
-	}
-	gp_u64map_free(&p->path_layer);
-	for (int d = 0; d < AN_MAX_DEVICES; d++)
-		if (p->pd[d])
-			an_pd_free(a, p->pd[d]);
-	gp_u64map_free(&p->named_segs);
-	gp_u64map_free(&p->seg_keys);
-	gp_u64map_free(&p->seg_found);
-	an_str_unref(&a->st, p->hook_state);
-	gp_u64map_free(&p->other_keys);
-	an_str_unref(&a->st, p->torch_version);
-	an_str_unref(&a->st, p->alloc_conf);
-	an_str_unref(&a->st, p->backend);
 }
 
 struct an_thread *an_thread_get(struct an_proc *p, int64_t tid)
@@ -104,7 +58,7 @@ static void thread_maybe_drop(struct an_analysis *a, struct an_proc *p, struct a
 	if (t->depth || t->lost || t->bwd_name)
 		return;
 	gp_u64map_del(&p->threads, (uint64_t)t->tid);
-	thread_free(a, t);
+	an_thread_free(a, t);
 }
 
 uint8_t an_current_phase(const struct an_proc *p, const struct an_thread *t)
@@ -180,11 +134,6 @@ int an_phase_open(const struct an_proc *p, uint32_t inst)
 		if (p->phases[i].inst == inst)
 			return 1;
 	return 0;
-}
-
-static int starts(const struct an_str *s, const char *prefix, size_t n)
-{
-	return s && s->len >= n && memcmp(s->s, prefix, n) == 0;
 }
 
 /* The layer of the innermost fwd: frame, from path_layer. */
@@ -346,7 +295,8 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 	f->name = an_str_ref(ev->name);
 	f->inst = p->next_inst++;
 	t->depth++;
-	if (p->mode != MODE_CUDA && starts(f->name, GP_TORCH_FWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN) &&
+	if (p->mode != MODE_CUDA &&
+	    an_str_starts(f->name, GP_TORCH_FWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN) &&
 	    f->name->len > GP_TORCH_RANGE_PREFIX_LEN) {
 		f->kind = FR_FWD;
 		t->nfwd++;
@@ -363,7 +313,7 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 		}
 		if (learn_path(a, p, t, f))
 			return -ENOMEM;
-	} else if (starts(f->name, "phase:", 6)) {
+	} else if (an_str_starts(f->name, "phase:", 6)) {
 		f->kind = FR_PHASE;
 		f->phase = phase_of(f->name);
 		if (f->phase == PH_BACKWARD)
@@ -385,7 +335,7 @@ static int on_push(struct an_analysis *a, struct an_proc *p, const struct an_ev 
 			}
 		}
 	}
-	if (starts(f->name, "aten::", 6)) {
+	if (an_str_starts(f->name, "aten::", 6)) {
 		const char *comma = memchr(f->name->s, ',', f->name->len);
 		size_t n = comma ? (size_t)(comma - f->name->s) : f->name->len;
 
@@ -443,7 +393,8 @@ static int on_start(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	struct an_brange *b;
 
 	/* only the hooks' backward ranges matter; others are not attributed */
-	if (p->mode == MODE_CUDA || !starts(ev->name, GP_TORCH_BWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN) ||
+	if (p->mode == MODE_CUDA ||
+	    !an_str_starts(ev->name, GP_TORCH_BWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN) ||
 	    ev->name->len <= GP_TORCH_RANGE_PREFIX_LEN)
 		return 0;
 	t = thread_make(p, ev->tid);
@@ -497,167 +448,6 @@ static int on_end(struct an_analysis *a, struct an_proc *p, const struct an_ev *
 	return err;
 }
 
-/* "gpuprof:torch {json}": the PyTorch version and allocator settings. */
-static int on_torch_info(struct an_analysis *a, struct an_proc *p, const char *json, size_t n)
-{
-	struct json_tokener *tok = json_tokener_new_ex(8);
-	struct json_object *o, *v;
-	int err = 0;
-
-	if (!tok)
-		return -ENOMEM;
-	o = json_tokener_parse_ex(tok, json, (int)n);
-	json_tokener_free(tok);
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return 0; /* not ours to judge: the mark is informational */
-	}
-#define TAKE(key, field)                                                                   \
-	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)) { \
-		an_str_unref(&a->st, p->field);                                            \
-		p->field = an_str_intern(&a->st, json_object_get_string(v),               \
-					 (size_t)json_object_get_string_len(v));           \
-		if (!p->field)                                                             \
-			err = -ENOMEM;                                                     \
-	}
-	TAKE("torch", torch_version)
-	TAKE("alloc_conf", alloc_conf)
-	TAKE("backend", backend)
-	TAKE("tracker", hook_state)
-#undef TAKE
-	if (json_object_object_get_ex(o, "history", &v) && json_object_is_type(v, json_type_boolean))
-		p->history_asked = json_object_get_boolean(v);
-	if (p->alloc_conf && strcasestr(p->alloc_conf->s, "expandable_segments:true"))
-		p->expandable_segments = 1;
-	json_object_put(o);
-	return err;
-}
-
-/* "gpuprof:torch.memory {json}": allocated/reserved as PyTorch counts them. */
-static void on_torch_memory(struct an_analysis *a, struct an_proc *p, const char *json, size_t n,
-			    int64_t ts)
-{
-	struct json_tokener *tok = json_tokener_new_ex(8);
-	struct json_object *o, *v;
-	int64_t alloc = -1, res = -1, dev = 0;
-
-	if (!tok)
-		return;
-	o = json_tokener_parse_ex(tok, json, (int)n);
-	json_tokener_free(tok);
-	if (o && json_object_is_type(o, json_type_object)) {
-		if (json_object_object_get_ex(o, "allocated", &v) && json_object_is_type(v, json_type_int))
-			alloc = json_object_get_int64(v);
-		if (json_object_object_get_ex(o, "reserved", &v) && json_object_is_type(v, json_type_int))
-			res = json_object_get_int64(v);
-		if (json_object_object_get_ex(o, "device", &v) && json_object_is_type(v, json_type_int))
-			dev = json_object_get_int64(v);
-		if (alloc >= 0 && res >= 0 && (uint64_t)alloc <= AN_MAX_BYTES &&
-		    (uint64_t)res <= AN_MAX_BYTES && dev >= 0 && dev < AN_MAX_DEVICES)
-			an_memory_torch_mem(a, p, (uint32_t)dev, (uint64_t)alloc, (uint64_t)res, ts);
-	}
-	json_object_put(o);
-}
-
-/* A mark's number, 1 to 16 digits of base 10 or 16, from s up to the next
- * space or end: the position after it, or NULL where there is none. */
-static const char *mark_number(const char *s, const char *end, int base, uint64_t *out)
-{
-	uint64_t v = 0;
-	int digits = 0;
-
-	for (; s < end && *s != ' '; s++, digits++) {
-		char c = (char)(*s | 0x20);
-		unsigned d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (base == 16 && c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else
-			return NULL;
-		if (digits >= 16)
-			return NULL;
-		v = v * (uint64_t)base + d;
-	}
-	if (!digits)
-		return NULL;
-	*out = v;
-	return s;
-}
-
-/* "gpuprof:torch.tensor 0xADDR NBYTES LAYER": the tensor of NBYTES at ADDR
- * (live now) holds a parameter, or an optimizer's state of one, of the
- * module LAYER (as fwd: ranges name it); "gpuprof:torch.param ...": a
- * parameter gathered whole (param). What does not parse is no mark of the
- * hooks and is ignored. */
-static int on_torch_tensor(struct an_analysis *a, struct an_proc *p, const char *s, size_t n, int param)
-{
-	const char *end = s + n;
-	uint64_t addr, nbytes;
-
-	if (n < 2 || s[0] != '0' || s[1] != 'x')
-		return 0;
-	s = mark_number(s + 2, end, 16, &addr);
-	if (!s || s >= end)
-		return 0;
-	s = mark_number(s + 1, end, 10, &nbytes);
-	if (!s || s + 1 >= end)
-		return 0;
-	return an_memory_name_tensor(a, p, addr, nbytes, s + 1, (size_t)(end - s - 1), param);
-}
-
-static int on_mark(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
-{
-	const struct an_str *n = ev->name;
-
-	if (starts(n, "step:", 5)) {
-		int64_t step = 0;
-		const char *s = n->s + 5;
-
-		if (!*s)
-			return 0;
-		for (; *s; s++) {
-			if (*s < '0' || *s > '9' || step > 100000000)
-				return 0; /* not a step mark of the hooks */
-			step = step * 10 + (*s - '0');
-		}
-		if (step <= p->last_step)
-			return 0;
-		p->last_step = step;
-		p->has_steps = 1;
-		p->step_began = 0;
-		p->last_step_ts = ts;
-		return an_memory_step(a, p, ts);
-	}
-	if (starts(n, "gpuprof:torch ", 14)) {
-		p->torch_seen = 1;
-		return on_torch_info(a, p, n->s + 14, n->len - 14);
-	}
-	if (starts(n, GP_TORCH_MEMORY_PREFIX, sizeof(GP_TORCH_MEMORY_PREFIX) - 1)) {
-		size_t k = sizeof(GP_TORCH_MEMORY_PREFIX) - 1;
-
-		on_torch_memory(a, p, n->s + k, n->len - k, ts);
-		return 0;
-	}
-	if (starts(n, "gpuprof:torch.segment 0x", 24)) {
-		uint64_t addr;
-
-		if (!mark_number(n->s + 24, n->s + n->len, 16, &addr))
-			return 0;
-		return gp_u64map_put(&p->named_segs, addr, (void *)1);
-	}
-	if (starts(n, GP_TORCH_TENSOR_PREFIX, sizeof(GP_TORCH_TENSOR_PREFIX) - 1))
-		return on_torch_tensor(a, p, n->s + sizeof(GP_TORCH_TENSOR_PREFIX) - 1,
-				       n->len - (sizeof(GP_TORCH_TENSOR_PREFIX) - 1), 0);
-	if (starts(n, GP_TORCH_PARAM_PREFIX, sizeof(GP_TORCH_PARAM_PREFIX) - 1))
-		return on_torch_tensor(a, p, n->s + sizeof(GP_TORCH_PARAM_PREFIX) - 1,
-				       n->len - (sizeof(GP_TORCH_PARAM_PREFIX) - 1), 1);
-	if (starts(n, "gpuprof:torch.profiler start", 28))
-		p->profiler_windows++;
-	return 0;
-}
-
 int an_attrib_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts)
 {
 	switch (ev->type) {
@@ -669,8 +459,6 @@ int an_attrib_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 		return on_start(a, p, ev);
 	case AE_END:
 		return on_end(a, p, ev);
-	case AE_MARK:
-		return on_mark(a, p, ev, ts);
 	default:
 		return 0;
 	}

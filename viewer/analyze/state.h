@@ -420,11 +420,17 @@ static inline int an_every_tensor(const struct an_proc *p)
  * in *used those it used otherwise (memory.c; after a pass). */
 uint64_t an_statics_only_devices(const struct an_proc *p, uint64_t *used);
 
-/* attrib.c */
+/* proc.c */
 int an_proc_init(struct an_proc *p, struct an_source *src, int idx);
 void an_proc_free(struct an_analysis *a, struct an_proc *p);
+
+/* marks.c: an AE_MARK event (the hooks' marks); 0 or -ENOMEM. */
+int an_mark_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts);
+
+/* attrib.c */
 struct an_thread *an_thread_get(struct an_proc *p, int64_t tid);
-/* NVTX events; 0 or -ENOMEM. */
+void an_thread_free(struct an_analysis *a, struct an_thread *t);
+/* NVTX ranges (AE_PUSH, AE_POP, AE_START, AE_END); 0 or -ENOMEM. */
 int an_attrib_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts);
 uint8_t an_current_phase(const struct an_proc *p, const struct an_thread *t);
 uint8_t an_process_phase(const struct an_proc *p);

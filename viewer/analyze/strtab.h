@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define AN_STR_MAX 1024
 
@@ -46,6 +47,12 @@ static inline struct an_str *an_str_ref(struct an_str *s)
 static inline const char *an_str_c(const struct an_str *s)
 {
 	return s ? s->s : NULL;
+}
+
+/* Whether s (may be NULL) begins with the n bytes of prefix. */
+static inline int an_str_starts(const struct an_str *s, const char *prefix, size_t n)
+{
+	return s && s->len >= n && memcmp(s->s, prefix, n) == 0;
 }
 
 #endif
