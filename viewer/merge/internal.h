@@ -30,7 +30,7 @@ struct mg_trace {
 };
 
 /* The output: events are appended to buf, which goes to the file (through
- * gzip or not) when it is full. */
+ * gzip or not) when it is full (out.c). */
 struct mg_out {
 	int fd;
 	struct gp_gz_sink *gz; /* NULL: plain JSON */

@@ -16,7 +16,6 @@
 #include "exporters/trace_format.h"
 #include "internal.h"
 
-#define OUT_CHUNK (1u << 20)
 /* zlib level 1: the merge runs at deflate's pace, and level 6 took 1.6
  * times as long for a file an eighth smaller (4M events: 2.1M/s vs 1.3M/s) */
 #define OUT_GZ_LEVEL 1
@@ -274,35 +273,6 @@ static void put_header(struct run *r)
 		gp_buf_putc(b, '}');
 	}
 	gp_buf_puts(b, "]}}");
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-int mg_out_drain(struct mg_out *o, int all)
-{
-	int rc;
-
-	if (o->buf.failed)
-		return o->buf.failed;
-	if (!all && o->buf.len < OUT_CHUNK)
-		return 0;
-	rc = o->gz ? gp_gz_write(o->gz, o->buf.data, o->buf.len)
-		   : write_all(o->fd, o->buf.data, o->buf.len);
-	gp_buf_reset(&o->buf);
-	return rc;
 }
 
 /* The output's temporary file (out_file.h), gzip when its name ends .gz. */
