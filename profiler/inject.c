@@ -3,6 +3,7 @@
  * trace, subscribe to CUPTI, start the writer thread and return; at process
  * exit the trace is finished. Any failure says one "gpuprof:" line on stderr
  * and leaves the program running without us. */
+#include "env_vars.h"
 #include "exit_patch.h"
 #include "recorder.h"
 #include "signals.h"
@@ -61,9 +62,9 @@ static void fail(const char *what, CUptiResult r)
  * current directory. */
 static int trace_path(char *out, size_t cap)
 {
-	const char *base = getenv("GPUPROF_OUTPUT");
-	const char *root = getenv("GPUPROF_ROOT_PID");
-	const char *run_dir = getenv("GPUPROF_RUN_DIR");
+	const char *base = getenv(GP_ENV_OUTPUT);
+	const char *root = getenv(GP_ENV_ROOT_PID);
+	const char *run_dir = getenv(GP_ENV_RUN_DIR);
 	pid_t pid = getpid();
 	int n;
 
@@ -185,9 +186,9 @@ unsigned gp_rec_parts(void)
 	static _Atomic unsigned parts;
 	if (atomic_load(&parsed))
 		return atomic_load(&parts);
-	const char *v = getenv("GPUPROF_RECORD");
-	const char *mode = getenv("GPUPROF_MODE");
-	unsigned p = (!v || !*v) ? GP_REC_ALL : parse_parts("GPUPROF_RECORD", v) & GP_REC_ALL;
+	const char *v = getenv(GP_ENV_RECORD);
+	const char *mode = getenv(GP_ENV_MODE);
+	unsigned p = (!v || !*v) ? GP_REC_ALL : parse_parts(GP_ENV_RECORD, v) & GP_REC_ALL;
 	/* PyTorch's tensor mode makes thousands of stream-ordered allocations a
 	 * step: by default they come from the API callbacks, without CUPTI's
 	 * costly pool records (api_callbacks.c); GPUPROF_RECORD=all has both. */
@@ -359,8 +360,8 @@ static int start(void)
 		gp_rec_say("cannot create %s: %s; not recording", path, strerror(errno));
 		return err;
 	}
-	if (gp_hev_init(gp_env_size("GPUPROF_HOST_EVENTS", 1u << 16, 1024, 1u << 24)) != 0 ||
-	    gp_bufs_init(2u << 20, gp_env_size("GPUPROF_BUFFER_MB", 128, 8, 65536) << 20) != 0) {
+	if (gp_hev_init(gp_env_size(GP_ENV_HOST_EVENTS, 1u << 16, 1024, 1u << 24)) != 0 ||
+	    gp_bufs_init(2u << 20, gp_env_size(GP_ENV_BUFFER_MB, 128, 8, 65536) << 20) != 0) {
 		err = -ENOMEM;
 		gp_rec_say("out of memory; not recording");
 		goto fail_file;
@@ -425,7 +426,7 @@ static int start(void)
 		atomic_store(&gp_rec.state, GP_REC_FAILED);
 		goto fail_activity;
 	}
-	exit_finish_ms = (int)gp_env_size("GPUPROF_EXIT_WAIT_MS", (size_t)exit_finish_ms, 0, 600000);
+	exit_finish_ms = (int)gp_env_size(GP_ENV_EXIT_WAIT_MS, (size_t)exit_finish_ms, 0, 600000);
 	atexit(on_exit_handler);
 	/* quick_exit() runs these instead of atexit's */
 	at_quick_exit(on_exit_handler);
@@ -436,8 +437,8 @@ static int start(void)
 	 * CUPTI callback (api_callbacks.c's caller_object) */
 	void *frame[2];
 	backtrace(frame, 2);
-	signal_finish_ms = (int)gp_env_size("GPUPROF_SIGNAL_WAIT_MS", (size_t)signal_finish_ms, 0, 600000);
-	if (gp_env_size("GPUPROF_SIGNALS", 1, 0, 1))
+	signal_finish_ms = (int)gp_env_size(GP_ENV_SIGNAL_WAIT_MS, (size_t)signal_finish_ms, 0, 600000);
+	if (gp_env_size(GP_ENV_SIGNALS, 1, 0, 1))
 		gp_sig_start(on_signal_hook);
 	return 0;
 

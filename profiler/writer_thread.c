@@ -5,6 +5,7 @@
  * Every GPUPROF_CUPTI_FLUSH_MS CUPTI is asked for its completed buffers, so
  * a memory record older than the flush before last has arrived; counters are
  * advanced up to there (the watermark). */
+#include "env_vars.h"
 #include "exit_patch.h"
 #include "gz_sink.h"
 #include "signals.h"
@@ -292,9 +293,9 @@ static void write_meta(struct gp_writer_ctx *w);
 
 int gp_writer_start(struct gp_trace_writer *tw)
 {
-	flush_ms = (int)gp_env_size("GPUPROF_FLUSH_MS", (size_t)flush_ms, 10, 1000);
-	cupti_flush_ms = (int)gp_env_size("GPUPROF_CUPTI_FLUSH_MS", (size_t)cupti_flush_ms, 100, 60000);
-	const char *env = getenv("GPUPROF_FLUSH");
+	flush_ms = (int)gp_env_size(GP_ENV_FLUSH_MS, (size_t)flush_ms, 10, 1000);
+	cupti_flush_ms = (int)gp_env_size(GP_ENV_CUPTI_FLUSH_MS, (size_t)cupti_flush_ms, 100, 60000);
+	const char *env = getenv(GP_ENV_FLUSH);
 	if (env && strcmp(env, "forced") == 0)
 		flush_flag = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
 	else if (env && strcmp(env, "none") == 0)
@@ -452,7 +453,7 @@ static void write_meta(struct gp_writer_ctx *w)
 	gp_tw_arg_u64(w->tw, GP_F_START_UNIX_NS, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
 	gp_tw_arg_u64(w->tw, GP_F_TS_BASE_NS, gp_rec.ts_base);
 	gp_tw_arg_str(w->tw, GP_F_CLOCK, "cupti");
-	const char *mode = getenv("GPUPROF_MODE");
+	const char *mode = getenv(GP_ENV_MODE);
 	gp_tw_arg_str(w->tw, GP_F_MODE, mode && *mode ? mode : "cuda");
 	unsigned parts = gp_rec_parts() | GP_REC_MEMORY;
 	char names[160];
@@ -465,7 +466,7 @@ static void write_meta(struct gp_writer_ctx *w)
 	gp_tw_arg_str(w->tw, GP_F_MEMORY_DEVICE, "context");
 	gp_tw_arg_str(w->tw, GP_F_GZ_FLUSH, GP_GZ_FLUSH_KIND);
 	gp_tw_arg_i64(w->tw, GP_F_GPU_PID_BASE, gp_gpu_pid(w->host_pid, 0));
-	const char *root = getenv("GPUPROF_ROOT_PID");
+	const char *root = getenv(GP_ENV_ROOT_PID);
 	if (root)
 		gp_tw_arg_str(w->tw, GP_F_ROOT_PID, root);
 	/* torch.distributed's launchers say which process this is (Slurm's
@@ -485,7 +486,7 @@ static void write_meta(struct gp_writer_ctx *w)
 		gp_tw_arg_i64(w->tw, GP_F_LOCAL_WORLD_SIZE, local_world);
 	/* the launcher's start, the same in every process of the job */
 	size_t job_start;
-	if (gp_env_plain("GPUPROF_JOB_START_UNIX_NS", SIZE_MAX, &job_start) == 0)
+	if (gp_env_plain(GP_ENV_JOB_START_UNIX_NS, SIZE_MAX, &job_start) == 0)
 		gp_tw_arg_u64(w->tw, GP_F_JOB_START_UNIX_NS, job_start);
 	gp_tw_end(w->tw);
 

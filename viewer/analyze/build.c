@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "advice.h"
+#include "exporters/env_vars.h"
 #include "layers.h"
 #include "leak.h"
 #include "set.h"
@@ -660,10 +661,11 @@ static void history_notes(struct bld *b, const struct an_proc *p, struct notes *
 		if (!(h->complete & bit)) {
 			snprintf(line, sizeof(line),
 				 "PyTorch's allocator history of device %d begins at %.3f s, not with the "
-				 "program (its ring, GPUPROF_TORCH_HISTORY_ENTRIES, dropped the oldest "
+				 "program (its ring, %s, dropped the oldest "
 				 "entries, or it began after the program had allocated: CUDA started "
 				 "before gpuprof's hooks were loaded): allocated before that is sampled", d,
-				 (double)(p->src->ts_base_ns + h->first_ts[d] - b->a->origin) / 1e9);
+				 (double)(p->src->ts_base_ns + h->first_ts[d] - b->a->origin) / 1e9,
+				 GP_ENV_TORCH_HISTORY_ENTRIES);
 			note(notes, line);
 		}
 		if (h->gaps & bit) {
@@ -808,9 +810,11 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 			 "not to gpuprof", p->profiler_windows);
 		note(notes, line);
 	}
-	if (src->statics == STATICS_NONE)
-		note(notes, "module globals (__device__ variables, device_static) were not "
-		     "recorded (GPUPROF_RECORD without statics)");
+	if (src->statics == STATICS_NONE) {
+		snprintf(line, sizeof(line), "module globals (__device__ variables, device_static) "
+			 "were not recorded (%s without statics)", GP_ENV_RECORD);
+		note(notes, line);
+	}
 	if (an_native_segments(p) && !p->named_segs.count)
 		note(notes, "PyTorch did not name its segments (it did not exit normally?): "
 		     "reserved includes device memory of other libraries");

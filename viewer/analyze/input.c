@@ -2,6 +2,7 @@
 #include "input.h"
 
 #include "exporters/in_file.h"
+#include "exporters/env_vars.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +41,7 @@ size_t an_input_max_open(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur / 4 < max)
 		max = rl.rlim_cur / 4 < 16 ? 16 : (size_t)(rl.rlim_cur / 4);
-	env = getenv("GPUPROF_MAX_OPEN_INPUTS");
+	env = getenv(GP_ENV_MAX_OPEN_INPUTS);
 	if (env && atoi(env) > 0 && (size_t)atoi(env) < max)
 		max = (size_t)atoi(env);
 	return max;

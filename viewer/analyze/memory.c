@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/env_vars.h"
 #include "state.h"
 
 /* The pool keys of native mode's segments: a cudaMalloc'd segment is keyed
@@ -476,7 +477,7 @@ uint64_t an_max_live_records(void)
 {
 	/* GPUPROF_TEST_MAX_LIVE_RECORDS: a lower cap, for the tests only
 	 * (tests/analyze/test_run_scale.py), so that a small trace passes it */
-	const char *env = getenv("GPUPROF_TEST_MAX_LIVE_RECORDS");
+	const char *env = getenv(GP_ENV_TEST_MAX_LIVE_RECORDS);
 	long v = env ? atol(env) : 0;
 
 	return v > 0 && (uint64_t)v < AN_MAX_LIVE_RECORDS ? (uint64_t)v : AN_MAX_LIVE_RECORDS;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exporters/env_vars.h"
 #include "launch.h"
 #include "viewer/cli.h"
 
@@ -95,7 +96,7 @@ int gp_trace_resolve_program(const struct gp_trace_settings *s, struct gp_trace_
 		r->exec_argv = s->program;
 		return err;
 	}
-	python = s->python ? s->python : getenv("GPUPROF_PYTHON");
+	python = s->python ? s->python : getenv(GP_ENV_PYTHON);
 	if (!python || !*python)
 		python = "python3";
 	if (access(program, R_OK) != 0) {
@@ -106,7 +107,7 @@ int gp_trace_resolve_program(const struct gp_trace_settings *s, struct gp_trace_
 	err = check_program(python);
 	if (err) {
 		gp_msg("cannot run '%s': %s", python, strerror(-err));
-		gp_msg("choose the Python interpreter with --python or GPUPROF_PYTHON");
+		gp_msg("choose the Python interpreter with --python or %s", GP_ENV_PYTHON);
 		return err;
 	}
 	for (n = 0; s->program[n]; n++)

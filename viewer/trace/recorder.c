@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "exporters/env_vars.h"
 #include "viewer/cli.h"
 
 /* Both come from viewer/CMakeLists.txt; empty when the recorder is not built. */
@@ -55,7 +56,7 @@ static int library_file(const char *path, char **out)
  * word, so the library is looked for here and its absence reported. */
 static int find_recorder(char **out)
 {
-	const char *env = getenv("GPUPROF_INJECT_LIB"), *built = GPUPROF_BUILD_INJECT_PATH;
+	const char *env = getenv(GP_ENV_INJECT_LIB), *built = GPUPROF_BUILD_INJECT_PATH;
 	char *exe = NULL, *installed = NULL, *slash;
 	int err;
 
@@ -63,7 +64,7 @@ static int find_recorder(char **out)
 		/* an explicit choice: falling back would record with another build */
 		err = library_file(env, out);
 		if (err)
-			gp_msg("recorder library not found: GPUPROF_INJECT_LIB=%s: %s", env,
+			gp_msg("recorder library not found: %s=%s: %s", GP_ENV_INJECT_LIB, env,
 			       strerror(-err));
 		return err;
 	}
@@ -80,8 +81,9 @@ static int find_recorder(char **out)
 	else if (*built && library_file(built, out) == 0)
 		err = 0;
 	if (err)
-		gp_msg("recorder library not found (looked for %s%s%s); set GPUPROF_INJECT_LIB",
-		       installed ? installed : "it beside gpuprof", *built ? " and " : "", built);
+		gp_msg("recorder library not found (looked for %s%s%s); set %s",
+		       installed ? installed : "it beside gpuprof", *built ? " and " : "", built,
+		       GP_ENV_INJECT_LIB);
 	free(installed);
 	free(exe);
 	return err;
@@ -168,9 +170,9 @@ static int export_recorder_env(const char *lib, const char *output, const char *
 			return -errno;
 	}
 	if (run_dir)
-		return setenv("GPUPROF_RUN_DIR", run_dir, 1) || unsetenv("GPUPROF_OUTPUT") ? -errno : 0;
+		return setenv(GP_ENV_RUN_DIR, run_dir, 1) || unsetenv(GP_ENV_OUTPUT) ? -errno : 0;
 	/* an outer gpuprof's run directory is not this run's */
-	if (setenv("GPUPROF_OUTPUT", output, 1) != 0 || unsetenv("GPUPROF_RUN_DIR") != 0)
+	if (setenv(GP_ENV_OUTPUT, output, 1) != 0 || unsetenv(GP_ENV_RUN_DIR) != 0)
 		return -errno;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "exporters/env_vars.h"
 #include "viewer/cli.h"
 
 /* Set while PROGRAM runs, for the forwarding handler. A pid fits an int,
@@ -124,10 +125,10 @@ int gp_trace_run_program(struct gp_trace_run *r, int *wstatus)
 		 * setenv() after fork() is safe: the launcher has one thread. */
 		if (r->recorder) {
 			snprintf(buf, sizeof(buf), "%ld", (long)getpid());
-			setenv("GPUPROF_ROOT_PID", buf, 1);
+			setenv(GP_ENV_ROOT_PID, buf, 1);
 			/* the job's start, the same in every process it traces; an
 			 * outer launcher's (gpuprof inside gpuprof) is kept */
-			setenv("GPUPROF_JOB_START_UNIX_NS", job_start, 0);
+			setenv(GP_ENV_JOB_START_UNIX_NS, job_start, 0);
 		}
 		execvp(r->exec_argv[0], r->exec_argv);
 		exec_errno = errno;

@@ -2,6 +2,7 @@
 #include "torch_env.h"
 
 #include "launch.h"
+#include "exporters/env_vars.h"
 #include "viewer/cli.h"
 
 #include <errno.h>
@@ -153,18 +154,18 @@ static int prepend_path(const char *var, const char *dir)
 int gp_torch_env_export(enum gp_mode mode, bool ops, bool history, bool stacks,
 			const char *python_dir)
 {
-	if (setenv("GPUPROF_MODE", gp_mode_name(mode), 1) != 0)
+	if (setenv(GP_ENV_MODE, gp_mode_name(mode), 1) != 0)
 		return -errno;
 	if (mode == GP_MODE_CUDA)
 		return 0;
 	int err = prepend_path("PYTHONPATH", python_dir);
 	if (err)
 		return err;
-	if (ops && setenv("GPUPROF_OPS", "1", 1) != 0)
+	if (ops && setenv(GP_ENV_OPS, "1", 1) != 0)
 		return -errno;
-	if (history && setenv("GPUPROF_TORCH_HISTORY", "1", 1) != 0)
+	if (history && setenv(GP_ENV_TORCH_HISTORY, "1", 1) != 0)
 		return -errno;
-	if (stacks && setenv("GPUPROF_STACKS", "1", 1) != 0)
+	if (stacks && setenv(GP_ENV_STACKS, "1", 1) != 0)
 		return -errno;
 	if (mode != GP_MODE_TENSOR)
 		return 0;
