@@ -22,7 +22,7 @@
  * either way once the callbacks are off: a library that links libcudart
  * statically (its calls reach the driver through pointers, not slots);
  * GPUPROF_PATCH=0 keeps the callbacks. */
-#include "env_vars.h"
+#include "config.h"
 #include "got_patch.h"
 #include "recorder.h"
 
@@ -122,10 +122,9 @@ static int all_patched(const struct gp_got_result *res)
 void gp_alloc_patch_start(void *sub)
 {
 	struct gp_got_result res;
-	const char *env = getenv(GP_ENV_PATCH);
 
 	subscriber = sub;
-	if (env && strcmp(env, "0") == 0)
+	if (!gp_rec_config()->patch)
 		return;
 	gp_cb_find_driver();
 	if (gp_got_patch(&slots, &res) != 0)

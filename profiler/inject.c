@@ -3,10 +3,11 @@
  * trace, subscribe to CUPTI, start the writer thread and return; at process
  * exit the trace is finished. Any failure says one "gpuprof:" line on stderr
  * and leaves the program running without us. */
-#include "env_vars.h"
+#include "config.h"
 #include "exit_patch.h"
 #include "recorder.h"
 #include "signals.h"
+#include "state.h"
 #include "trace_names.h"
 #include "trace_writer.h"
 
@@ -15,32 +16,12 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-struct gp_rec_globals gp_rec;
-
 static CUpti_SubscriberHandle subscriber;
-
-void gp_rec_say(const char *fmt, ...)
-{
-	char line[512];
-	int n = snprintf(line, sizeof(line), "gpuprof: ");
-	va_list ap;
-	va_start(ap, fmt);
-	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (m < 0)
-		return;
-	size_t len = strlen(line);
-	line[len++] = '\n';
-	/* One write(2): no stdio buffering inside someone else's process. */
-	ssize_t w = write(STDERR_FILENO, line, len);
-	(void)w;
-}
 
 static void fail(const char *what, CUptiResult r)
 {
@@ -60,19 +41,18 @@ static void fail(const char *what, CUptiResult r)
  * writes its own file beside it; without GPUPROF_OUTPUT
  * (CUDA_INJECTION64_PATH set by hand), gpuprof-<pid>.json.gz in the
  * current directory. */
-static int trace_path(char *out, size_t cap)
+static int trace_path(const struct gp_rec_config *cfg, char *out, size_t cap)
 {
-	const char *base = getenv(GP_ENV_OUTPUT);
-	const char *root = getenv(GP_ENV_ROOT_PID);
-	const char *run_dir = getenv(GP_ENV_RUN_DIR);
+	const char *base = cfg->output;
+	const char *root = cfg->root_pid;
+	const char *run_dir = cfg->run_dir;
 	pid_t pid = getpid();
 	int n;
 
 	if (run_dir && *run_dir) {
 		char host[256] = "";
 		gethostname(host, sizeof(host) - 1);
-		return gp_run_trace_path(out, cap, run_dir, gp_env_count_or("RANK", "SLURM_PROCID"),
-					 host, pid);
+		return gp_run_trace_path(out, cap, run_dir, cfg->rank, host, pid);
 	}
 	if (!base || !*base)
 		n = snprintf(out, cap, "gpuprof-%d" GP_TRACE_SUFFIX, (int)pid);
@@ -83,122 +63,6 @@ static int trace_path(char *out, size_t cap)
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 
-int gp_env_number(const char *name, size_t min, size_t max, size_t *out)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return -ENOENT;
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (errno || *end || x < min || x > max)
-		return -EINVAL;
-	*out = (size_t)x;
-	return 0;
-}
-
-size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max)
-{
-	size_t x;
-	int err = gp_env_number(name, min, max, &x);
-	if (err == -EINVAL)
-		gp_rec_say("ignoring %s=%s (expected %zu..%zu)", name, getenv(name), min, max);
-	return err ? dflt : x;
-}
-
-int gp_env_plain(const char *name, size_t max, size_t *out)
-{
-	const char *v = getenv(name);
-	if (!v || *v < '0' || *v > '9')
-		return -1;
-	return gp_env_number(name, 0, max, out) ? -1 : 0;
-}
-
-long long gp_env_count_or(const char *name, const char *fallback)
-{
-	size_t x;
-	if (gp_env_plain(name, 1u << 24, &x) == 0)
-		return (long long)x;
-	if (fallback && gp_env_plain(fallback, 1u << 24, &x) == 0)
-		return (long long)x;
-	return -1;
-}
-
-_Atomic unsigned gp_rec_live_parts;
-
-static const struct {
-	const char *name;
-	unsigned bit;
-} part_names[] = {
-	{ "kernels", GP_REC_KERNELS }, { "copies", GP_REC_COPIES },   { "api", GP_REC_API },
-	{ "launches", GP_REC_LAUNCHES }, { "oom", GP_REC_OOM },       { "nvtx", GP_REC_NVTX },
-	{ "pools", GP_REC_POOLS },     { "statics", GP_REC_STATICS }, { "memory", GP_REC_MEMORY },
-	{ "all", GP_REC_ALL },         { "none", 0 },
-};
-#define N_PART_NAMES (sizeof(part_names) / sizeof(part_names[0]))
-
-/* A comma list of part names (GPUPROF_RECORD's syntax) as GP_REC_* bits;
- * unknown names are said on stderr and left out. */
-static unsigned parse_parts(const char *what, const char *v)
-{
-	unsigned p = 0;
-	const char *s = v;
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		size_t i;
-		for (i = 0; i < N_PART_NAMES; i++)
-			if (strlen(part_names[i].name) == len && strncmp(s, part_names[i].name, len) == 0)
-				break;
-		if (i < N_PART_NAMES)
-			p |= part_names[i].bit;
-		else if (len)
-			gp_rec_say("%s: unknown part '%.*s' ignored (kernels, copies, api, launches, "
-				   "oom, nvtx, pools, statics, memory, all)", what, (int)len, s);
-		s += len;
-		if (*s == ',')
-			s++;
-	}
-	return p;
-}
-
-void gp_rec_parts_names(unsigned parts, char *out, size_t cap)
-{
-	size_t n = 0;
-	if (!cap)
-		return;
-	out[0] = '\0';
-	/* single parts only: the table's last two are "all" and "none" */
-	for (size_t i = 0; i + 2 < N_PART_NAMES; i++) {
-		if (!(parts & part_names[i].bit))
-			continue;
-		int w = snprintf(out + n, cap - n, "%s%s", n ? "," : "", part_names[i].name);
-		if (w < 0 || (size_t)w >= cap - n)
-			return;
-		n += (size_t)w;
-	}
-	if (!n)
-		snprintf(out, cap, "none");
-}
-
-unsigned gp_rec_parts(void)
-{
-	static _Atomic int parsed;
-	static _Atomic unsigned parts;
-	if (atomic_load(&parsed))
-		return atomic_load(&parts);
-	const char *v = getenv(GP_ENV_RECORD);
-	const char *mode = getenv(GP_ENV_MODE);
-	unsigned p = (!v || !*v) ? GP_REC_ALL : parse_parts(GP_ENV_RECORD, v) & GP_REC_ALL;
-	/* PyTorch's tensor mode makes thousands of stream-ordered allocations a
-	 * step: by default they come from the API callbacks, without CUPTI's
-	 * costly pool records (api_callbacks.c); GPUPROF_RECORD=all has both. */
-	if ((!v || !*v) && mode && strcmp(mode, "tensor") == 0)
-		p &= ~(unsigned)GP_REC_POOLS;
-	atomic_store(&parts, p);
-	atomic_store(&parsed, 1);
-	return p;
-}
-
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *cbdata)
 {
@@ -206,10 +70,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 }
 
 /* How long an exit waits for the trace to be finished
- * (GPUPROF_EXIT_WAIT_MS): exit() in its atexit handler, _exit() in
- * on_exit_call. A program's exit is never held longer: the trace is then
- * cut short at its last flush, which gpuprof recover repairs. */
-static int exit_finish_ms = 10000;
+ * (GPUPROF_EXIT_WAIT_MS, set at start): exit() in its atexit handler,
+ * _exit() in on_exit_call. A program's exit is never held longer: the trace
+ * is then cut short at its last flush, which gpuprof recover repairs. */
+static int exit_finish_ms;
 
 static void on_exit_handler(void)
 {
@@ -247,11 +111,12 @@ static void on_exit_call(int status)
 			   "(run gpuprof recover on it)", exit_finish_ms);
 }
 
-/* How long a signal handler waits for the trace: long enough to flush
- * CUPTI and compress the rest (well under a second when the writer keeps
- * up), short beside the grace that schedulers give between SIGTERM and
- * SIGKILL (Slurm's KillWait and Kubernetes' default: 30 s). */
-static int signal_finish_ms = 5000, signal_flush_ms = 1000;
+/* How long a signal handler waits for the trace (GPUPROF_SIGNAL_WAIT_MS,
+ * set at start; by default 5 s): long enough to flush CUPTI and compress
+ * the rest (well under a second when the writer keeps up), short beside the
+ * grace that schedulers give between SIGTERM and SIGKILL (Slurm's KillWait
+ * and Kubernetes' default: 30 s). */
+static int signal_finish_ms, signal_flush_ms = 1000;
 
 /* signals.h's hook, for a watched signal: in its handler, or for one sent
  * from outside on signals.c's own thread while the program runs on. A
@@ -344,12 +209,19 @@ static int start(void)
 {
 	char path[4096];
 	struct gp_trace_writer *tw = NULL;
+	const struct gp_rec_config *cfg;
 	CUptiResult r;
 	int fd = -1, err;
 
 	gp_rec.pid = getpid();
-	atomic_store(&gp_rec_live_parts, gp_rec_parts() | GP_REC_MEMORY);
-	err = trace_path(path, sizeof(path));
+	err = gp_rec_config_load();
+	if (err) {
+		gp_rec_say("out of memory; not recording");
+		return err;
+	}
+	cfg = gp_rec_config();
+	atomic_store(&gp_rec_live_parts, cfg->parts | GP_REC_MEMORY);
+	err = trace_path(cfg, path, sizeof(path));
 	if (err) {
 		gp_rec_say("trace path too long; not recording");
 		return err;
@@ -360,8 +232,7 @@ static int start(void)
 		gp_rec_say("cannot create %s: %s; not recording", path, strerror(errno));
 		return err;
 	}
-	if (gp_hev_init(gp_env_size(GP_ENV_HOST_EVENTS, 1u << 16, 1024, 1u << 24)) != 0 ||
-	    gp_bufs_init(2u << 20, gp_env_size(GP_ENV_BUFFER_MB, 128, 8, 65536) << 20) != 0) {
+	if (gp_hev_init(cfg->host_events) != 0 || gp_bufs_init(2u << 20, cfg->buffer_bytes) != 0) {
 		err = -ENOMEM;
 		gp_rec_say("out of memory; not recording");
 		goto fail_file;
@@ -426,7 +297,7 @@ static int start(void)
 		atomic_store(&gp_rec.state, GP_REC_FAILED);
 		goto fail_activity;
 	}
-	exit_finish_ms = (int)gp_env_size(GP_ENV_EXIT_WAIT_MS, (size_t)exit_finish_ms, 0, 600000);
+	exit_finish_ms = cfg->exit_wait_ms;
 	atexit(on_exit_handler);
 	/* quick_exit() runs these instead of atexit's */
 	at_quick_exit(on_exit_handler);
@@ -437,8 +308,8 @@ static int start(void)
 	 * CUPTI callback (api_callbacks.c's caller_object) */
 	void *frame[2];
 	backtrace(frame, 2);
-	signal_finish_ms = (int)gp_env_size(GP_ENV_SIGNAL_WAIT_MS, (size_t)signal_finish_ms, 0, 600000);
-	if (gp_env_size(GP_ENV_SIGNALS, 1, 0, 1))
+	signal_finish_ms = cfg->signal_wait_ms;
+	if (cfg->signals)
 		gp_sig_start(on_signal_hook);
 	return 0;
 
@@ -509,7 +380,7 @@ GP_EXPORT int gpuprof_bench_record(const char *parts)
 		return -ENODEV;
 	if (!parts)
 		return -EINVAL;
-	unsigned want = parse_parts("gpuprof_bench_record", parts);
+	unsigned want = gp_rec_parts_parse("gpuprof_bench_record", parts);
 	atomic_store(&gp_rec_live_parts, want);
 	int err = apply_kinds();
 	if (err)

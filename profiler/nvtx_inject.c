@@ -7,6 +7,7 @@
  * Systems does. A process may hold several NVTX copies (PyTorch has two):
  * each calls this entry point with its own tables, and all are filled.
  * Each callback copies its strings and hands an event to host_events.c. */
+#include "config.h"
 #include "recorder.h"
 #include "torch_marks.h"
 
@@ -424,7 +425,8 @@ GP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table
 	if (!get_export_table)
 		return 0;
 	int s = atomic_load(&gp_rec.state);
-	if (s == GP_REC_FAILED || s == GP_REC_FORKED || !(gp_rec_parts() & GP_REC_NVTX))
+	if (s == GP_REC_FAILED || s == GP_REC_FORKED || gp_rec_config_load() != 0 ||
+	    !(gp_rec_config()->parts & GP_REC_NVTX))
 		return 0;
 	const NvtxExportTableCallbacks *cb = get_export_table(NVTX_ETID_CALLBACKS);
 	if (!cb || cb->struct_size < sizeof(*cb) || !cb->GetModuleFunctionTable)

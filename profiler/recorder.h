@@ -1,14 +1,11 @@
-/* Internal interfaces of the injected recorder (libgpuprof_inject.so).
- *
- * Threads: the host program's threads only run CUPTI/NVTX callbacks, which
- * copy what they must and hand it over (cupti_buffers.c, host_events.c).
- * One writer thread (writer_thread.c) decodes, encodes and compresses.
- * Nothing here exits, aborts or writes to stdout: failures print one
- * "gpuprof:" line on stderr (gp_rec_fail) and turn the recorder off. */
+/* Internal interfaces of the injected recorder (libgpuprof_inject.so); its
+ * state and threads: state.h; its configuration: config.h. */
 #ifndef GPUPROF_RECORDER_H
 #define GPUPROF_RECORDER_H
 
+#include "config.h"
 #include "got_patch.h"
+#include "state.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -16,95 +13,6 @@
 #include <sys/types.h>
 
 #define GP_EXPORT __attribute__((visibility("default")))
-
-enum gp_rec_state {
-	GP_REC_OFF = 0,      /* never started, or failed: callbacks do nothing */
-	GP_REC_RUNNING = 1,
-	GP_REC_STOPPING = 2, /* process exit in progress */
-	GP_REC_FORKED = 3,   /* we are a fork()ed child: the trace is the parent's */
-	GP_REC_FAILED = 4,   /* gave up after an error: said so once on stderr */
-};
-
-struct gp_rec_globals {
-	_Atomic int state;
-	pid_t pid;
-	uint64_t ts_base;          /* CUPTI ns at start; trace ts are relative to it */
-	_Atomic uint64_t dropped_cupti;   /* records CUPTI reported lost */
-	_Atomic uint64_t dropped_buffers; /* buffer requests refused: memory bound hit */
-	_Atomic uint64_t dropped_host;    /* host events lost: queue full */
-};
-extern struct gp_rec_globals gp_rec;
-
-static inline int gp_rec_running(void)
-{
-	return atomic_load_explicit(&gp_rec.state, memory_order_acquire) == GP_REC_RUNNING;
-}
-
-/* What to record (GPUPROF_RECORD, a comma list; default all): memory
- * allocations are always recorded, the rest can be left out to measure what
- * each costs or to make the trace smaller. */
-enum {
-	GP_REC_KERNELS = 1 << 0, /* kernel activity */
-	GP_REC_COPIES = 1 << 1,  /* memcpy and memset activity */
-	GP_REC_API = 1 << 2,     /* the selected runtime/driver API calls */
-	GP_REC_OOM = 1 << 3,     /* API-exit callbacks for failed allocations */
-	GP_REC_NVTX = 1 << 4,    /* gpuprof as the NVTX tool */
-	GP_REC_LAUNCHES = 1 << 5, /* API records of kernel launches (with "api") */
-	GP_REC_POOLS = 1 << 7,   /* memory pool records (creation, trim, destruction) */
-	/* module globals (__device__ variables: CUPTI's DEVICE_STATIC memory
-	 * records). While the callbacks record allocations (gp_rec_by_callbacks)
-	 * they are all that CUPTI's memory records add, and those records cost
-	 * every allocation and free ~0.55 µs (bench/op_cost, bench/RESULTS.md):
-	 * without this part they are off. Otherwise they come with the memory
-	 * records. */
-	GP_REC_STATICS = 1 << 8,
-	GP_REC_ALL = 0x3f | GP_REC_POOLS | GP_REC_STATICS,
-	/* Only gpuprof_bench_record() turns memory records off; GPUPROF_RECORD
-	 * always has them. */
-	GP_REC_MEMORY = 1 << 6,
-};
-/* The parts GPUPROF_RECORD asks for (parsed once; bad names said once). */
-unsigned gp_rec_parts(void);
-/* Writes parts as GPUPROF_RECORD's names, comma-separated ("memory" too;
- * "none" when empty), into out; truncated to cap. */
-void gp_rec_parts_names(unsigned parts, char *out, size_t cap);
-/* The parts recording now: gp_rec_parts() plus memory, unless
- * gpuprof_bench_record() changed them. */
-extern _Atomic unsigned gp_rec_live_parts;
-static inline unsigned gp_rec_live(void)
-{
-	return atomic_load_explicit(&gp_rec_live_parts, memory_order_relaxed);
-}
-/* Whether parts have gpuprof's API callbacks record allocations and frees:
- * memory without CUPTI's pool records (api_callbacks.c says why). */
-static inline int gp_rec_by_callbacks(unsigned parts)
-{
-	return (parts & GP_REC_MEMORY) && !(parts & GP_REC_POOLS);
-}
-/* Whether parts have CUPTI's memory records (MEMORY2) on: they are the
- * allocations unless the callbacks record those; beside the callbacks they
- * add only module globals, so then only with GP_REC_STATICS. */
-static inline int gp_rec_memory_records(unsigned parts)
-{
-	return (parts & GP_REC_MEMORY) && (!gp_rec_by_callbacks(parts) || (parts & GP_REC_STATICS));
-}
-
-/* A whole number from the environment within [min, max]: 0 and *out;
- * -ENOENT when unset or empty; -EINVAL when not such a number. Says nothing. */
-int gp_env_number(const char *name, size_t min, size_t max, size_t *out);
-/* The same, or dflt when it is unset; out of [min, max] or not a number:
- * dflt, said once on stderr. */
-size_t gp_env_size(const char *name, size_t dflt, size_t min, size_t max);
-/* A plain number from the environment, at most max: 0, or -1 when unset
- * or anything else (said nowhere: these are mostly the program's
- * variables, not ours). */
-int gp_env_plain(const char *name, size_t max, size_t *out);
-/* A count from name (at most 2^24), else from fallback where one is given;
- * -1 when neither is a plain number: the launchers' RANK, WORLD_SIZE... */
-long long gp_env_count_or(const char *name, const char *fallback);
-
-/* One line "gpuprof: <msg>" on stderr (write(2), no stdio buffers). */
-void gp_rec_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- CUPTI activity buffers (cupti_buffers.c) ---- */
 struct gp_cupti_buf {

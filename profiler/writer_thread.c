@@ -5,7 +5,7 @@
  * Every GPUPROF_CUPTI_FLUSH_MS CUPTI is asked for its completed buffers, so
  * a memory record older than the flush before last has arrived; counters are
  * advanced up to there (the watermark). */
-#include "env_vars.h"
+#include "config.h"
 #include "exit_patch.h"
 #include "gz_sink.h"
 #include "signals.h"
@@ -33,8 +33,9 @@ static _Atomic unsigned finished;
  * allocator, failures) are decoded by the tick after them, so a killed
  * program loses about one tick of them, well under 0.5 s, from the first
  * tick on; GPU work's records come with CUPTI's flush (cupti_flush_ms) and
- * are in the file at its tick. */
-static int flush_ms = 250;
+ * are in the file at its tick. Set at start, as all three below, from the
+ * configuration (config.h). */
+static int flush_ms;
 static int clean_exit;
 /* The signal the program is dying of (signals.h), 0 at a normal exit:
  * set before stop_requested. */
@@ -49,9 +50,10 @@ static _Atomic unsigned flushes_asked, flushes_made;
  * counters). Measured on GPT-2 (bench/RESULTS.md): a default flush every
  * 500 ms costs the step about 8%, a forced one about 2%. It runs every
  * GPUPROF_CUPTI_FLUSH_MS (500 ms, the setting the GPU suite passed with;
- * a longer period is cheaper and not yet measured). */
-static int flush_flag = 0;
-static int cupti_flush_ms = 500;
+ * a longer period is cheaper and not yet measured). flush_flag: CUPTI's
+ * flag, -1 for none. */
+static int flush_flag;
+static int cupti_flush_ms;
 
 void gp_emit_counter(void *p, uint32_t device, uint64_t ts, const uint64_t totals[GP_MC_COUNT])
 {
@@ -293,13 +295,12 @@ static void write_meta(struct gp_writer_ctx *w);
 
 int gp_writer_start(struct gp_trace_writer *tw)
 {
-	flush_ms = (int)gp_env_size(GP_ENV_FLUSH_MS, (size_t)flush_ms, 10, 1000);
-	cupti_flush_ms = (int)gp_env_size(GP_ENV_CUPTI_FLUSH_MS, (size_t)cupti_flush_ms, 100, 60000);
-	const char *env = getenv(GP_ENV_FLUSH);
-	if (env && strcmp(env, "forced") == 0)
-		flush_flag = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
-	else if (env && strcmp(env, "none") == 0)
-		flush_flag = -1;
+	const struct gp_rec_config *cfg = gp_rec_config();
+	flush_ms = cfg->flush_ms;
+	cupti_flush_ms = cfg->cupti_flush_ms;
+	flush_flag = cfg->flush == GP_CUPTI_FLUSH_FORCED ? (int)CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+		     : cfg->flush == GP_CUPTI_FLUSH_NONE ? -1
+							 : 0;
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.tw = tw;
 	ctx.host_pid = gp_rec.pid;
@@ -434,6 +435,7 @@ static size_t read_cmdline(char *buf, size_t cap)
 
 static void write_meta(struct gp_writer_ctx *w)
 {
+	const struct gp_rec_config *cfg = gp_rec_config();
 	char cmdline[4096];
 	size_t n = read_cmdline(cmdline, sizeof(cmdline));
 	char host[256] = "";
@@ -453,9 +455,9 @@ static void write_meta(struct gp_writer_ctx *w)
 	gp_tw_arg_u64(w->tw, GP_F_START_UNIX_NS, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
 	gp_tw_arg_u64(w->tw, GP_F_TS_BASE_NS, gp_rec.ts_base);
 	gp_tw_arg_str(w->tw, GP_F_CLOCK, "cupti");
-	const char *mode = getenv(GP_ENV_MODE);
+	const char *mode = cfg->mode;
 	gp_tw_arg_str(w->tw, GP_F_MODE, mode && *mode ? mode : "cuda");
-	unsigned parts = gp_rec_parts() | GP_REC_MEMORY;
+	unsigned parts = cfg->parts | GP_REC_MEMORY;
 	char names[160];
 	gp_rec_parts_names(parts, names, sizeof(names));
 	gp_tw_arg_str(w->tw, GP_F_RECORD, names);
@@ -466,16 +468,16 @@ static void write_meta(struct gp_writer_ctx *w)
 	gp_tw_arg_str(w->tw, GP_F_MEMORY_DEVICE, "context");
 	gp_tw_arg_str(w->tw, GP_F_GZ_FLUSH, GP_GZ_FLUSH_KIND);
 	gp_tw_arg_i64(w->tw, GP_F_GPU_PID_BASE, gp_gpu_pid(w->host_pid, 0));
-	const char *root = getenv(GP_ENV_ROOT_PID);
+	const char *root = cfg->root_pid;
 	if (root)
 		gp_tw_arg_str(w->tw, GP_F_ROOT_PID, root);
 	/* torch.distributed's launchers say which process this is (Slurm's
 	 * srun where torchrun is not used): what matches the processes of two
 	 * runs (gpuprof compare) across nodes, and the ranks of one run */
-	long long rank = gp_env_count_or("RANK", "SLURM_PROCID");
-	long long world = gp_env_count_or("WORLD_SIZE", "SLURM_NTASKS");
-	long long local_rank = gp_env_count_or("LOCAL_RANK", "SLURM_LOCALID");
-	long long local_world = gp_env_count_or("LOCAL_WORLD_SIZE", NULL);
+	long long rank = cfg->rank;
+	long long world = cfg->world_size;
+	long long local_rank = cfg->local_rank;
+	long long local_world = cfg->local_world_size;
 	if (rank >= 0)
 		gp_tw_arg_i64(w->tw, GP_F_RANK, rank);
 	if (world > 0)
@@ -485,9 +487,8 @@ static void write_meta(struct gp_writer_ctx *w)
 	if (local_world > 0)
 		gp_tw_arg_i64(w->tw, GP_F_LOCAL_WORLD_SIZE, local_world);
 	/* the launcher's start, the same in every process of the job */
-	size_t job_start;
-	if (gp_env_plain(GP_ENV_JOB_START_UNIX_NS, SIZE_MAX, &job_start) == 0)
-		gp_tw_arg_u64(w->tw, GP_F_JOB_START_UNIX_NS, job_start);
+	if (cfg->has_job_start)
+		gp_tw_arg_u64(w->tw, GP_F_JOB_START_UNIX_NS, cfg->job_start_unix_ns);
 	gp_tw_end(w->tw);
 
 	/* "python3 train.py (pid 1234)": the first two words say what it is. */
