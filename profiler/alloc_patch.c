@@ -22,9 +22,11 @@
  * either way once the callbacks are off: a library that links libcudart
  * statically (its calls reach the driver through pointers, not slots);
  * GPUPROF_PATCH=0 keeps the callbacks. */
+#include "alloc_patch.h"
+
+#include "api_callbacks.h"
 #include "config.h"
-#include "got_patch.h"
-#include "recorder.h"
+#include "state.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -151,7 +153,7 @@ static void update(const struct gp_got_result *res)
 	 * making its context at the first tick (tried again at the next) */
 	int now = all_patched(res) && !(gp_cb_async_running() && !atomic_load(&active));
 	if (now != atomic_exchange(&active, now) && gp_rec_running() &&
-	    gp_callbacks_enable(subscriber, gp_rec_live()) != 0) {
+	    gp_callbacks_enable(subscriber, gp_rec_live(), now) != 0) {
 		static atomic_flag said = ATOMIC_FLAG_INIT;
 		if (!atomic_flag_test_and_set(&said))
 			gp_rec_say("cannot switch CUPTI's allocation callbacks; stream-ordered allocations "

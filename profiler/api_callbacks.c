@@ -23,7 +23,12 @@
  * API event has: it carries its thread and API itself. Libraries' calls of
  * cudaMallocAsync and cudaFreeAsync are recorded in the calls instead, where
  * alloc_patch.c can patch them, with the recording at the end of this file. */
-#include "recorder.h"
+#include "api_callbacks.h"
+
+#include "context_devices.h"
+#include "host_events.h"
+#include "parts.h"
+#include "state.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -545,7 +550,7 @@ void gp_cb_find_driver(void)
 	}
 }
 
-int gp_callbacks_enable(void *subscriber, unsigned parts)
+int gp_callbacks_enable(void *subscriber, unsigned parts, int async_patched)
 {
 	CUpti_SubscriberHandle sub = subscriber;
 	int oom = !!(parts & GP_REC_OOM);
@@ -575,7 +580,7 @@ int gp_callbacks_enable(void *subscriber, unsigned parts)
 		if (wt->role == MAP)
 			on = !track; /* its caller, for CUPTI's record of it */
 		if (track && wt->driver && (wt->api == API_CU_MEM_ALLOC_ASYNC ||
-					    wt->api == API_CU_MEM_FREE_ASYNC) && gp_alloc_patch_active())
+					    wt->api == API_CU_MEM_FREE_ASYNC) && async_patched)
 			on = 0; /* the patched calls record them (alloc_patch.c) */
 		CUptiResult r = cuptiEnableCallback(on ? 1 : 0, sub, dom, wt->cbid);
 		if (r != CUPTI_SUCCESS)

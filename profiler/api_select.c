@@ -5,7 +5,9 @@
  * launches, allocations and frees, copies and sets, pool operations and
  * synchronization. They are chosen by name from CUPTI's own table so that
  * every version of an API (_v2, _ptsz, Ex...) is covered. */
-#include "recorder.h"
+#include "api_select.h"
+
+#include "parts.h"
 
 #include <cupti.h>
 #include <stdlib.h>

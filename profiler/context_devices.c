@@ -5,7 +5,7 @@
  * host of two GPUs: every rank's globals on GPU 0, its one context on GPU
  * 1), and no context id to tell by: a process whose contexts are all on one
  * device loaded them there. */
-#include "recorder.h"
+#include "context_devices.h"
 
 #include <cupti.h>
 #include <stdatomic.h>

@@ -10,7 +10,9 @@
  * ones from calloc, used ones zeroed by the writer thread when it gives them
  * back. Otherwise CUPTI zeroes each buffer itself, in the program's thread
  * that asked for it, inside a CUDA call. */
-#include "recorder.h"
+#include "cupti_buffers.h"
+
+#include "state.h"
 
 #include <cupti.h>
 #include <errno.h>

@@ -2,6 +2,9 @@
  * recorded by the API callbacks) -> trace events. Writer thread only. */
 #include "writer_ctx.h"
 
+#include "api_callbacks.h"
+#include "nvtx_inject.h"
+
 #include <cupti.h>
 #include <stdlib.h>
 #include <string.h>

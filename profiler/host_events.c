@@ -2,7 +2,9 @@
  * threads to the writer thread. Producers append under a mutex held for a
  * copy; the writer swaps the whole array out, so it never holds the lock
  * while encoding. Bounded: past max_events, events are dropped and counted. */
-#include "recorder.h"
+#include "host_events.h"
+
+#include "state.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -3,13 +3,19 @@
  * trace, subscribe to CUPTI, start the writer thread and return; at process
  * exit the trace is finished. Any failure says one "gpuprof:" line on stderr
  * and leaves the program running without us. */
+#include "alloc_patch.h"
+#include "api_callbacks.h"
+#include "api_select.h"
 #include "config.h"
+#include "cupti_buffers.h"
 #include "exit_patch.h"
-#include "recorder.h"
+#include "export.h"
+#include "host_events.h"
 #include "signals.h"
 #include "state.h"
 #include "trace_names.h"
 #include "trace_writer.h"
+#include "writer_thread.h"
 
 #include <cupti.h>
 #include <errno.h>
@@ -281,7 +287,7 @@ static int start(void)
 	gp_api_select_apply(gp_rec_live());
 	if (gp_rec_by_callbacks(gp_rec_live()))
 		gp_alloc_patch_start(subscriber);
-	r = (CUptiResult)gp_callbacks_enable(subscriber, gp_rec_live());
+	r = (CUptiResult)gp_callbacks_enable(subscriber, gp_rec_live(), gp_alloc_patch_active());
 	if (r != CUPTI_SUCCESS) {
 		fail("enabling CUPTI callbacks", r);
 		err = -EIO;
@@ -386,7 +392,7 @@ GP_EXPORT int gpuprof_bench_record(const char *parts)
 	if (err)
 		return err;
 	gp_api_select_apply(want);
-	err = gp_callbacks_enable(subscriber, want);
+	err = gp_callbacks_enable(subscriber, want, gp_alloc_patch_active());
 	if (err)
 		return err;
 	char text[160];

@@ -7,8 +7,12 @@
  * Systems does. A process may hold several NVTX copies (PyTorch has two):
  * each calls this entry point with its own tables, and all are filled.
  * Each callback copies its strings and hands an event to host_events.c. */
+#include "nvtx_inject.h"
+
 #include "config.h"
-#include "recorder.h"
+#include "export.h"
+#include "host_events.h"
+#include "state.h"
 #include "torch_marks.h"
 
 /* Types and callback ids only: the NVTX loader implementation belongs to the
@@ -362,7 +366,7 @@ static nvtxDomainHandle_t d_create_w(const wchar_t *name)
 	buf[n] = '\0';
 	return d_create_a(buf);
 }
-static void d_destroy(nvtxDomainHandle_t d) { (void)d; /* kept: see recorder.h */ }
+static void d_destroy(nvtxDomainHandle_t d) { (void)d; /* kept: see nvtx_inject.h */ }
 static void initialize(const void *reserved) { (void)reserved; }
 
 struct slot {

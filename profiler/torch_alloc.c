@@ -2,8 +2,12 @@
  * (torch_alloc.h): called on the program's allocating threads, inside
  * PyTorch's allocator lock, they only copy the event into the host-event
  * queue (host_events.c); the writer thread decodes it (torch_decode.c). */
-#include "recorder.h"
 #include "torch_alloc.h"
+
+#include "export.h"
+#include "host_events.h"
+#include "nvtx_inject.h"
+#include "state.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,11 +1,13 @@
 /* State owned by the writer thread, shared by its decoders
- * (cupti_decode.c, host_decode.c, writer_thread.c). Only the writer thread
- * touches it, so nothing here is locked. */
+ * (cupti_decode.c, host_decode.c, torch_decode.c, writer_thread.c), and the
+ * events more than one of them writes (writer_emit.c). Only the writer
+ * thread touches it, so nothing here is locked. */
 #ifndef GPUPROF_WRITER_CTX_H
 #define GPUPROF_WRITER_CTX_H
 
+#include "host_events.h"
 #include "mem_counters.h"
-#include "recorder.h"
+#include "state.h"
 #include "torch_counters.h"
 #include "trace_format.h"
 #include "trace_writer.h"
@@ -107,16 +109,25 @@ struct gp_memory_ev {
 /* The caller name of ev (a GP_HEV_ALLOC or GP_HEV_CALLER), kept by the
  * writer as long as the trace: NULL when it has none (or too many names). */
 const char *gp_caller_name(struct gp_writer_ctx *w, const struct gp_host_ev *ev);
-void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m);
 
+/* The decoders (writer_thread.c calls them) */
 void gp_decode_cupti_buffer(struct gp_writer_ctx *w, uint8_t *data, size_t valid);
 void gp_decode_host_events(struct gp_writer_ctx *w, struct gp_host_ev *evs, size_t n);
 /* GP_HEV_TORCH and GP_HEV_TORCH_STACK events (torch_decode.c) */
 void gp_decode_torch(struct gp_writer_ctx *w, const struct gp_host_ev *ev);
 void gp_decode_torch_stack(struct gp_writer_ctx *w, const struct gp_host_ev *ev);
+
+/* ---- What several decoders write (writer_emit.c) ---- */
+/* An alloc or free event and its counter update, from a CUPTI memory record
+ * or from the API callbacks' host events. */
+void gp_emit_memory(struct gp_writer_ctx *w, const struct gp_memory_ev *m);
+/* A device's memory counters (mem_counters.h's emit callback; ctx: the
+ * writer's struct gp_writer_ctx). */
 void gp_emit_counter(void *ctx, uint32_t device, uint64_t ts, const uint64_t totals[GP_MC_COUNT]);
 void gp_name_host_thread(struct gp_writer_ctx *w, uint32_t tid);
 void gp_name_stream(struct gp_writer_ctx *w, uint32_t device, uint32_t stream);
 void gp_note_device(struct gp_writer_ctx *w, uint32_t device);
+/* The trace's tid of a CUPTI stream id: 0 for none. */
+int64_t gp_stream_tid(uint32_t stream);
 
 #endif

@@ -5,7 +5,11 @@
  * Every GPUPROF_CUPTI_FLUSH_MS CUPTI is asked for its completed buffers, so
  * a memory record older than the flush before last has arrived; counters are
  * advanced up to there (the watermark). */
+#include "writer_thread.h"
+
+#include "alloc_patch.h"
 #include "config.h"
+#include "cupti_buffers.h"
 #include "exit_patch.h"
 #include "gz_sink.h"
 #include "signals.h"
@@ -54,17 +58,6 @@ static _Atomic unsigned flushes_asked, flushes_made;
  * flag, -1 for none. */
 static int flush_flag;
 static int cupti_flush_ms;
-
-void gp_emit_counter(void *p, uint32_t device, uint64_t ts, const uint64_t totals[GP_MC_COUNT])
-{
-	struct gp_writer_ctx *w = p;
-	gp_tw_begin(w->tw, GP_PH_GPU_MEMORY, GP_EV_GPU_MEMORY, GP_CAT_MEMORY, gp_gpu_pid(w->host_pid, device), 0,
-		    gp_rel_ts(ts));
-	gp_tw_args_begin(w->tw);
-	for (int i = 0; i < GP_MC_COUNT; i++)
-		gp_tw_arg_u64(w->tw, gp_mc_names[i], totals[i]);
-	gp_tw_end(w->tw);
-}
 
 static void drain(struct gp_writer_ctx *w)
 {
