@@ -82,6 +82,7 @@ def find_node(tree, path):
 # ---- the tests ----
 
 def test_train():
+    """Peak: when, how much, by layer/category/phase/API, top N; summary."""
     exp = make("train")
     doc, _ = analyze_json("train.json.gz")
     eq(doc["schema"], "gpuprof.analyze/1", "schema")
@@ -218,6 +219,7 @@ def test_labels():
 
 
 def test_teardown():
+    """The model freed at exit: its tensors stay parameters."""
     exp = make("teardown")
     doc, _ = analyze_json("teardown.json.gz")
     p = dev(doc)["peak"]
@@ -318,6 +320,7 @@ def test_blocks():
 
 
 def test_leak():
+    """Growth per step, its layer and phase, steps until full."""
     exp = make("leak")
     doc, _ = analyze_json("leak.json.gz")
     lk = dev(doc)["leak"]
@@ -338,6 +341,7 @@ def test_leak():
 
 
 def test_warmup():
+    """Growth in the first steps, then flat: no false alarm."""
     exp = make("warmup")
     doc, _ = analyze_json("warmup.json.gz")
     d = dev(doc)
@@ -347,6 +351,7 @@ def test_warmup():
 
 
 def test_oom():
+    """A failed allocation: request, who held what, advice; cut short."""
     exp = make("oom")
     doc, err = analyze_json("oom.json.gz")
     t = doc["traces"][0]
@@ -373,6 +378,8 @@ def test_oom():
 
 
 def test_native():
+    """Native mode: PyTorch's segments vs other libraries (two passes), allocated and fragmentation
+    from gpuprof:torch.memory marks."""
     exp = make("native")
     doc, _ = analyze_json("native.json.gz")
     d = dev(doc)
@@ -485,6 +492,7 @@ def test_growth_no_leak():
 
 
 def test_native_oom():
+    """Retry after releasing cached segments: fragmentation advice."""
     exp = make("native_oom")
     doc, _ = analyze_json("native_oom.json.gz")
     d = dev(doc)
@@ -593,6 +601,7 @@ def test_hook():
 
 
 def test_hook_leak():
+    """Native mode with the allocator hook: a leak's survivors by layer and line, its exact rate."""
     exp = make("hook_leak")
     doc, _ = analyze_json("hook_leak.json.gz")
     lk = dev(doc)["leak"]
@@ -1292,6 +1301,7 @@ def test_advice_h100():
 
 
 def test_multi():
+    """Two processes on one GPU, merged on one clock; --process, --device."""
     exp = make("multi")
     doc, _ = analyze_json("multi.json.gz", "multi.5002.json.gz")
     eq([t["pid"] for t in doc["traces"]], [5001, 5002], "both processes")
@@ -1330,6 +1340,8 @@ def manifest(job, traces, host="synth", pid=9000):
 
 
 def test_ranks():
+    """A run directory: ranks side by side, the first to run out and why; manifests read and
+    checked; collectives at each rank's peak."""
     exp = make("ranks")
     doc, err = analyze_json("ranks")
     check("has no manifest" in err and "(rank 3)" in err, "notes: no manifest, rank 3 missing: %r" % err)
@@ -1550,6 +1562,7 @@ def test_multigpu():
 
 
 def test_many():
+    """17 GPUs, 33 processes on one: none dropped."""
     exp = make("many")
     doc, _ = analyze_json(*exp["paths"])
     eq(len(doc["traces"]), sum(exp["shares"]), "every process")
@@ -1561,6 +1574,7 @@ def test_many():
 
 
 def test_cuda():
+    """A CUDA program: NVTX ranges as layers, a request beyond the device."""
     exp = make("cuda")
     doc, _ = analyze_json("cuda.json.gz")
     d = dev(doc)
@@ -1653,6 +1667,7 @@ def strip_trace(doc):
 
 
 def test_order():
+    """Out of order within watermark windows, no watermarks, late events."""
     exp = make("order")
     base, _ = analyze_json("order.sorted.json")
     eq(dev(base)["peak"]["bytes"], exp["peak"]["bytes"], "peak in order")
@@ -1737,6 +1752,7 @@ def test_signal_end():
 
 
 def test_cut():
+    """Cut short (truncated gzip, half line), recovered."""
     make("train")
     sim = synth.Sim()
     synth.train(sim, 6)
@@ -1795,6 +1811,7 @@ def bad_cases():
 
 
 def test_bad():
+    """Bad input: exit 2, one line on stderr."""
     for name, path in bad_cases():
         for extra in ([], ["--json"]):
             rc, out, err = run(*(extra + [path]))
@@ -1806,6 +1823,7 @@ def test_bad():
 
 
 def test_cli():
+    """Options and their errors."""
     make("train")
     os.makedirs(os.path.join(TMP, "emptydir"), exist_ok=True)
     for args, why in ((["--top", "0", "train.json.gz"], "--top 0"),

@@ -12,6 +12,7 @@ compare` on a run directory of many tiny synthetic traces (synth.py).
       keeps records of (the cap lowered to 100 by GPUPROF_TEST_MAX_LIVE_RECORDS,
       which only tests set): the rest summarised, said in the text and the
       JSON, every total and peak the same as without the cap
+  test_run_scale.py --list   the tests, one a line (CTest's)
 """
 import json
 import os
@@ -157,6 +158,9 @@ def test_live_cap():
 
 def main():
     global GP, TMP
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(n[len("test_"):] for n in list(globals()) if n.startswith("test_")))
+        return
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
     GP = os.path.abspath(sys.argv[1])

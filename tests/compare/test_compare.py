@@ -216,6 +216,7 @@ def test_phase_label():
 
 
 def test_improvement():
+    """NEW smaller: exit 0, said."""
     run_train("big.json.gz", act=(192 * MiB, 48 * MiB))
     run_train("base.json.gz")
     rc, doc, _ = compare_json("big.json.gz", "base.json.gz", rc=0)
@@ -277,6 +278,8 @@ def test_missing():
 
 
 def test_matching():
+    """Processes matched by device and command, start order, rank; directories, --base/--new, child
+    traces; unmatched processes."""
     # torchrun workers on two GPUs; the one on cuda:1 grew; pids all differ
     torchrun("base", [96 * MiB, 96 * MiB])
     torchrun("new", [96 * MiB, 192 * MiB], pid0=6000)
@@ -347,6 +350,7 @@ def test_matching():
 
 
 def test_metric():
+    """--metric across modes; not known: exit 2 with what to do."""
     synth.scenario("native", TMP)
     synth.scenario("train", TMP)
     sim = synth.Sim(mode="native", total=8 * GiB)
@@ -489,6 +493,7 @@ def mutations(good):
 
 
 def test_bad():
+    """Bad files and summaries (each member wrong in turn): exit 2, one line."""
     run_train("base.json.gz")
     good = json.load(open(path(summarize("base.json.gz", "good.json"))))
     for name, doc in bad_summaries(good):
@@ -533,6 +538,7 @@ def test_bad():
 
 
 def test_cli():
+    """Options, strict limits, their errors, --help, a full stdout."""
     run_train("base.json.gz")
     for args, why in (([], "no operands"), (["base.json.gz"], "one operand"),
                       (["base.json.gz"] * 3, "three operands"),
@@ -625,6 +631,7 @@ def test_cli():
 
 
 def test_check():
+    """gpuprof check: the verdict line, the layers, --device, N% of the GPU."""
     # the issue's example, to the letter
     sim = synth.Sim(total=80 * GiB)
     sim.torch_info()

@@ -399,6 +399,8 @@ def refused(args, want, what):
 
 
 def test_bad():
+    """Cut short, damaged lines, bad pids and ids, an existing output, usage: exit 2, one line,
+    nothing left behind."""
     r0, r1 = two_hosts()[:2]
     good = r0.write(tmp("good.json.gz"))
     r1.write(tmp("good1.json.gz"))

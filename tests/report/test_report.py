@@ -5,6 +5,7 @@ headless Chromium (it renders, says it is ready, draws the charts its data
 calls for, shows hostile names as text).
 
   test_report.py GPUPROF TEST [--update] [--artifacts DIR]
+  test_report.py --list      the tests, one a line, with their labels (CTest's)
 
 TEST is one of the functions named test_* below, without the prefix.
 --update rewrites golden/ instead of comparing. --artifacts: where the
@@ -43,7 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "analyze"))
 import make_traces  # noqa: E402
-from checks import check, eq, report  # noqa: E402
+from checks import check, eq, labels, list_tests, report  # noqa: E402
 
 GP = None
 TMP = None
@@ -630,14 +631,19 @@ def browser_test(kind):
     return m, selftest
 
 
+@labels("browser")
 def test_browser_train():
+    """A training loop: timeline, layers, categories, leak, fragmentation, steps."""
     browser_test("train")
 
 
+@labels("browser")
 def test_browser_oom():
+    """A training loop that runs out of memory."""
     browser_test("oom")
 
 
+@labels("browser")
 def test_browser_oom_trials():
     """Twenty failed allocations, one fatal: one set of counts, in the text
     report's words; one card and one label on the timeline, the fatal one's;
@@ -661,10 +667,13 @@ def test_browser_oom_trials():
        "trials: one label on the timeline, the fatal failure's")
 
 
+@labels("browser")
 def test_browser_cuda():
+    """A CUDA program: timeline and NVTX ranges."""
     browser_test("cuda")
 
 
+@labels("browser")
 def test_browser_ranks():
     """A run directory of three ranks (tests/analyze/synth.py's "ranks"): the
     Ranks section drawn first, the rank that runs out first and what differs."""
@@ -686,6 +695,7 @@ def test_browser_ranks():
         check("AllGather +1" in dom and "(after AllReduce)" in dom, "ranks: the table's collective column")
 
 
+@labels("browser")
 def test_browser_advice():
     """The run's advice and the cache on the page (H100 traces of
     fragmentation.py and inference_no_grad.py, tests/data/single-h100): the
@@ -715,6 +725,7 @@ def test_browser_advice():
           "advice: the cache and its fragmentation, named so")
 
 
+@labels("browser")
 def test_browser_summary():
     """A page from an analyze --json summary: no timeline, the rest."""
     chromium()
@@ -876,6 +887,7 @@ def test_labels():
     eq(js_table(js, "KIND_MEANINGS"), meanings, "KIND_MEANINGS: trace_format.def's meanings")
 
 
+@labels("browser")
 def test_browser_labels():
     """In the browser: the phase "none" shown as "(no phase)" in the by-phase
     legend and the largest allocations; module globals and pinned memory in
@@ -900,6 +912,7 @@ def test_browser_labels():
     check(not re.search(r"step \d+, none", dom), "no moment ends in none")
 
 
+@labels("browser")
 def test_browser_blocks():
     """A failure in a GPT-2-like model's forward, its 12 blocks alike: the
     peak's and the failure's layer tables show them as one row with the
@@ -934,6 +947,7 @@ def test_browser_blocks():
     check(drawn and drawn == sorted(drawn), "blocks: the icicle's blocks by number: %r" % drawn)
 
 
+@labels("browser")
 def test_browser_hostile():
     """Names that would act as HTML, or mislead: shown as text, and none
     of them ran (the title is not PWNED, no <img>, no script but the
@@ -994,6 +1008,7 @@ def test_size():
     eq(rep.failed, [], "large: the generator's trace passes check_trace.py's format checks")
 
 
+@labels("browser")
 def test_browser_large():
     """The page of the 1,000,000-event trace opens: ready, its charts."""
     chromium()
@@ -1050,6 +1065,7 @@ def test_base():
     check(not os.path.exists(out), "a bad --base: no page")
 
 
+@labels("browser")
 def test_browser_base():
     """--base in the browser: the two-run chart (steps, both runs)."""
     chromium()
@@ -1125,6 +1141,8 @@ def test_bad():
 
 def main():
     global GP, TMP, ARTIFACTS
+    if sys.argv[1:] == ["--list"]:
+        return list_tests(globals())
     args = [a for a in sys.argv[1:] if a != "--update"]
     if "--artifacts" in args:
         i = args.index("--artifacts")

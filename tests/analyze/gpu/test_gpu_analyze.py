@@ -4,6 +4,7 @@ diagnosis checked against what PyTorch itself measured in the same run (the
 GPUPROF_TORCH_EXPECT line each prints, samples/pytorch/README.md).
 
   test_gpu_analyze.py GPUPROF CASE
+  test_gpu_analyze.py --list   the cases, one a line (CTest's)
 
 CASE  what must hold
 leak  outputs_list_leak gpu: a leak at the rate memory_allocated() grew, held
@@ -238,6 +239,9 @@ CASES = {"leak": case_leak, "oom": case_oom, "grad": case_grad, "amp": case_amp,
 
 
 def main():
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(CASES))
+        return 0
     if len(sys.argv) != 3 or sys.argv[2] not in CASES:
         raise SystemExit(__doc__)
     gp, name = os.path.abspath(sys.argv[1]), sys.argv[2]
