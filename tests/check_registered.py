@@ -1,66 +1,56 @@
 #!/usr/bin/env python3
-"""Every test a driver holds is one CTest runs: the test_* functions of the
-Python drivers and the tests/cli/test_*.sh scripts against the name lists
-of their folders' CMakeLists.txt (set(_gp_<folder>_tests ...), every
-set() of the list, as one build or another may name its own), both ways.
-A function or script no list names never runs; a name no function has
-fails only when run.
+"""Every test file is one CTest runs: each tests/**/test_*.c, test_*.py and
+test_*.sh is named by the CMakeLists.txt of its folder or of a folder above
+it: by its file name, as test_${PART}.c with PART among the words of that
+CMakeLists.txt (a foreach over parts), or by a test_*.EXT glob there. A
+test file that nothing names never runs.
 
-  check_registered.py [ROOT]     exit 0 when they agree, 1 otherwise"""
-import glob
+The test functions of the Python drivers and tests/cli's scripts need no
+such check: CMake registers them from the drivers and the folder
+(tests/driver_tests.cmake, tests/cli/CMakeLists.txt).
+
+  check_registered.py [ROOT]     exit 0 when every test file is registered, 1 otherwise"""
 import os
 import re
 import sys
 
 ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))
-# folder: (the driver(s) whose test_* functions are the tests, the CMake lists naming them)
-FOLDERS = {
-    "analyze": (["test_analyze.py"], ["_gp_analyze_tests"]),
-    "compare": (["test_compare.py"], ["_gp_compare_tests"]),
-    "report": (["test_report.py"], ["_gp_report_tests", "_gp_report_browser_tests"]),
-    "merge": (["test_merge.py"], ["_gp_merge_tests"]),
-}
+TESTS = os.path.join(ROOT, "tests")
+# test data, not tests
+SKIP_DIRS = {"golden", "data", "fuzz_seeds", "bad", "__pycache__"}
 
 
-def cmake_names(text, var):
-    """The names of every set(var ...) in text, or None if there is none."""
-    blocks = re.findall(r"set\(%s\s*\n(.*?)\n\s*\)" % re.escape(var), text, re.S)
-    if not blocks:
-        return None
-    return {w for b in blocks for l in b.splitlines() for w in l.split("#")[0].split()}
+def named(name, cmake):
+    """Whether the text of a CMakeLists.txt names the test file name."""
+    stem, ext = os.path.splitext(name)
+    if re.search(r"(^|[/\s\"])%s([\s\"\)]|$)" % re.escape(name), cmake, re.M):
+        return True
+    if re.search(r"[/\s\"]test_\*%s[\s\"\)]" % re.escape(ext), cmake):
+        return True
+    part = stem[len("test_"):]
+    return ("test_${" in cmake and re.search(r"test_\$\{\w+\}%s" % re.escape(ext), cmake) is not None
+            and re.search(r"(?<![\w$])%s(?!\w)" % re.escape(part), cmake) is not None)
 
 
 def main():
     bad = []
-    for folder, (drivers, lists) in FOLDERS.items():
-        d = os.path.join(ROOT, "tests", folder)
-        text = open(os.path.join(d, "CMakeLists.txt")).read()
-        names = set()
-        for var in lists:
-            got = cmake_names(text, var)
-            if got is None:
-                bad.append("tests/%s/CMakeLists.txt: no list %s" % (folder, var))
+    for d, dirs, files in os.walk(TESTS):
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS)
+        for name in sorted(files):
+            if not re.match(r"test_\w+\.(c|py|sh)$", name):
                 continue
-            names |= got
-        funcs = set()
-        for drv in drivers:
-            funcs |= set(re.findall(r"^def test_(\w+)\(", open(os.path.join(d, drv)).read(), re.M))
-        for f in sorted(funcs - names):
-            bad.append("tests/%s: test_%s() is in no list of CMakeLists.txt: CTest never runs it" % (folder, f))
-        for n in sorted(names - funcs):
-            bad.append("tests/%s/CMakeLists.txt names %s, which no test_%s() holds" % (folder, n, n))
-    d = os.path.join(ROOT, "tests", "cli")
-    text = open(os.path.join(d, "CMakeLists.txt")).read()
-    names = cmake_names(text, "_gp_cli_tests") or set()
-    scripts = {os.path.basename(p)[5:-3] for p in glob.glob(os.path.join(d, "test_*.sh"))}
-    for s in sorted(scripts - names):
-        bad.append("tests/cli/test_%s.sh is in no list of CMakeLists.txt: CTest never runs it" % s)
-    for n in sorted(names - scripts):
-        bad.append("tests/cli/CMakeLists.txt names %s, which no test_%s.sh is" % (n, n))
+            up, ok = d, False
+            while not ok and up.startswith(TESTS):
+                cm = os.path.join(up, "CMakeLists.txt")
+                ok = os.path.exists(cm) and named(name, open(cm).read())
+                up = os.path.dirname(up)
+            if not ok:
+                bad.append(os.path.relpath(os.path.join(d, name), ROOT))
     for b in bad:
-        print("FAIL: " + b, file=sys.stderr)
-    print("%d test(s) unregistered or missing" % len(bad) if bad else "every driver's tests are registered")
+        print("FAIL: %s: no CMakeLists.txt of its folder or above names it: CTest never runs it" % b,
+              file=sys.stderr)
+    print("%d test file(s) unregistered" % len(bad) if bad else "every test file is registered")
     return 1 if bad else 0
 
 

@@ -1,4 +1,5 @@
 # What PROGRAM sees, and what happens when the recorder cannot be used.
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 
 dump='echo "CUDA=${CUDA_INJECTION64_PATH-unset}"; echo "NVTX=${NVTX_INJECTION64_PATH-unset}";

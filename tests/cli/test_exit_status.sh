@@ -1,5 +1,6 @@
 # gpuprof --trace exits with PROGRAM's status, or 128+N when a signal N
 # killed it (with one line saying so).
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 
 for code in 0 1 2 3 42 126 127 255; do

@@ -1,5 +1,6 @@
 # A PROGRAM that cannot be run: exit 2 with one clear line, and nothing runs
 # (no recorder messages, no trace search).
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 
 # cannot_run WHAT SHOWN ERROR ARGS...

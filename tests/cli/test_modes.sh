@@ -1,6 +1,7 @@
 # --mode and the environment a Python (PyTorch) program gets: the hooks on
 # PYTHONPATH (chained to the user's own sitecustomize), and in tensor mode
 # PyTorch's allocator configuration switched to cudaMallocAsync.
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 need_python
 

@@ -1,6 +1,7 @@
 # A gpuprof built without the recorder (GPUPROF_RECORDER=OFF, or no CUDA
 # Toolkit found): --trace says so in one line and exits 2 before PROGRAM
 # runs, even with a recorder named in GPUPROF_INJECT_LIB; --version says so.
+# needs: no recorder
 . "$(dirname "$0")/lib.sh"
 
 said="gpuprof: this gpuprof was built without the recorder (no CUDA Toolkit or -DGPUPROF_RECORDER=OFF): --trace cannot record; it reads traces only"

@@ -1,5 +1,6 @@
 # The output path: absolute for the recorder, default name, and refusals that
 # keep an existing file, or what a symbolic link points to, safe.
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 
 # The stand-in recorder writes nothing; PROGRAM prints the path it was given.

@@ -1,4 +1,5 @@
 # PROGRAM.py runs under a Python interpreter; options after PROGRAM are its own.
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 
 mkdir bin

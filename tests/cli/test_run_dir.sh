@@ -2,6 +2,7 @@
 # the launcher's manifest listing its own processes' traces; a second run
 # refused unless --force; analyze reads the directory. A program plays
 # torchrun and the recorder (trace_tool.py torchrun).
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 need_python
 

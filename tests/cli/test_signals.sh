@@ -1,6 +1,7 @@
 # Like system(3): Ctrl-C reaches PROGRAM (same process group) but not the
 # launcher, which must live to finish the trace; SIGTERM and SIGHUP sent to the
 # launcher alone are passed on to PROGRAM. PROGRAM's parent ($PPID) is gpuprof.
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 
 gp --trace -o int.json.gz -- sh -c 'kill -INT $PPID; kill -QUIT $PPID; sleep 0.3; echo survived'

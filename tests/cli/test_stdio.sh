@@ -1,5 +1,6 @@
 # PROGRAM's stdin, stdout and stderr are its own: bytes pass through
 # untouched and gpuprof writes nothing to stdout.
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 
 # every byte value, no trailing newline

@@ -1,6 +1,7 @@
 # After PROGRAM ends: the traces it left (its own and its children's) are
 # found, repaired when cut short, and listed. A program plays the recorder's
 # part here, writing traces where the recorder would (see trace_tool.py).
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 need_python
 tool() { "$PYTHON" "$HERE/trace_tool.py" "$@"; }

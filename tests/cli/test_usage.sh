@@ -2,6 +2,7 @@
 # 2, nothing on stdout; help and --version are the only stdout gpuprof writes:
 # the overview (gpuprof --help) and each command's own (gpuprof COMMAND --help,
 # gpuprof help COMMAND).
+# needs: recorder
 . "$(dirname "$0")/lib.sh"
 
 # usage_error WHAT MESSAGE ARGS...
