@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The test command (README.md): builds gpuprof four times — a -Werror build
+# The test command (README.md): builds gpuprof five times — a -Werror build
 # with the CUDA samples, the Release build of README.md's Install with -Werror,
-# an ASan/UBSan build, and the answer side alone without the recorder — and
-# runs every CTest test in all but the Release build, which is installed and
-# whose gpuprof reads a bundled trace; last, `pip install .`'s wheels in fresh
-# virtual environments (tests/pip/test_pip_install.sh).
+# an ASan/UBSan build, a ThreadSanitizer build of the recorder's threaded
+# code, and the answer side alone without the recorder — and runs every
+# CTest test in the first, the ASan and the answer-side builds; the Release
+# build is installed and its gpuprof reads a bundled trace; the
+# ThreadSanitizer build runs the tests of threaded code (label thread);
+# last, `pip install .`'s wheels in fresh virtual environments
+# (tests/pip/test_pip_install.sh).
 # GPU tests skip themselves (exit 77) on a machine without a GPU.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +45,18 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGPUPROF_WERROR=ON -DGPUPROF_
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE gpu
+
+# The recorder's threads (the writer, CUPTI's buffer pool, host events, the
+# exit and signal paths) under ThreadSanitizer, over the stand-in CUPTI of
+# tests/recorder/exits: only the tests labelled thread, and what they run
+# (the target thread_tests); a report fails them (tests/tsan.supp: the
+# reports that are no race, and why).
+echo "== build: ThreadSanitizer (the recorder's threads)"
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DGPUPROF_WERROR=ON -DGPUPROF_SANITIZE=thread \
+	-DGPUPROF_BUILD_SAMPLES=OFF >build/tsan.configure.log 2>&1 || { cat build/tsan.configure.log; exit 1; }
+cmake --build build/tsan -j"$jobs" --target thread_tests
+# one at a time: the exit tests time how soon a process ends
+ctest --test-dir build/tsan --output-on-failure -L thread
 
 # What a machine without the CUDA Toolkit builds: exporters/ and viewer/, no
 # CUDA header or library; its tests are those it registers.
