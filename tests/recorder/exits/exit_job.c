@@ -19,6 +19,11 @@
  *           it, the main thread calls _exit(3): the signal ends the process,
  *           as it would have without gpuprof
  *   run     steps every 10 ms until killed
+ *   threads after each of the six steps, 4 threads at once run 5 steps of
+ *           their own (job_thread_step: a range, an allocation, 8 kernels'
+ *           records through the stand-in CUPTI); then returns from main,
+ *           printing `kernels N lost L`: the records made, and those that
+ *           found no buffer
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -32,6 +37,10 @@
 
 int job_start(const char *recorder);
 void job_step(int n);
+int job_thread_step(int kernels);
+
+#define STEP_THREADS 4
+#define STEP_KERNELS 8
 
 static void sleep_ms(long ms)
 {
@@ -56,6 +65,24 @@ static void *exit_with_main(void *arg)
 	(void)arg;
 	pthread_barrier_wait(&together);
 	_exit(5);
+}
+
+static _Atomic int kernels_made, kernels_lost;
+
+static void *step_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 5; i++) {
+		int lost = job_thread_step(STEP_KERNELS);
+		if (lost < 0) {
+			kernels_lost += STEP_KERNELS; /* no stand-in CUPTI */
+			continue;
+		}
+		kernels_made += STEP_KERNELS - lost;
+		kernels_lost += lost;
+		sleep_ms(1);
+	}
+	return NULL;
 }
 
 static void exit_9(int sig)
@@ -88,6 +115,14 @@ int main(int argc, char **argv)
 		return 2;
 	for (int n = 1; n <= 6; n++) {
 		job_step(n);
+		if (strcmp(how, "threads") == 0) {
+			pthread_t workers[STEP_THREADS];
+			for (int i = 0; i < STEP_THREADS; i++)
+				if (pthread_create(&workers[i], NULL, step_thread, NULL) != 0)
+					return 2;
+			for (int i = 0; i < STEP_THREADS; i++)
+				pthread_join(workers[i], NULL);
+		}
 		if (n == 2 && strcmp(how, "vfork") == 0) {
 			pid_t child = vfork();
 			if (child == 0)
@@ -98,6 +133,10 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 		sleep_ms(20);
+	}
+	if (strcmp(how, "threads") == 0) {
+		printf("kernels %d lost %d\n", kernels_made, kernels_lost);
+		fflush(stdout);
 	}
 	if (strcmp(how, "thread") == 0) {
 		stepped = 1;

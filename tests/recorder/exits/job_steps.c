@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -20,7 +21,12 @@
 #define MIB (1ull << 20)
 
 static gp_ta_event_fn event;
+/* The allocator's state, under its lock as PyTorch's is: job_thread_step
+ * allocates from several threads. */
+static pthread_mutex_t allocator = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t allocated, max_allocated, next_addr = 0x7f0000000000ull;
+/* the stand-in CUPTI's kernel launch (stub_cupti.c), found at the start */
+static int (*stub_kernel)(const char *name);
 
 static uint64_t now_ns(void)
 {
@@ -46,19 +52,23 @@ static void send(uint16_t type, uint64_t addr, uint64_t bytes)
 
 static uint64_t alloc_block(uint64_t bytes)
 {
+	pthread_mutex_lock(&allocator);
 	uint64_t addr = next_addr;
 	next_addr += (bytes + MIB - 1) / MIB * MIB + MIB;
 	allocated += bytes;
 	if (allocated > max_allocated)
 		max_allocated = allocated;
 	send(GP_TA_ALLOC, addr, bytes);
+	pthread_mutex_unlock(&allocator);
 	return addr;
 }
 
 static void free_block(uint64_t addr, uint64_t bytes)
 {
+	pthread_mutex_lock(&allocator);
 	allocated -= bytes;
 	send(GP_TA_FREE, addr, 0);
+	pthread_mutex_unlock(&allocator);
 }
 
 __attribute__((visibility("default"))) int job_start(const char *recorder)
@@ -74,6 +84,7 @@ __attribute__((visibility("default"))) int job_start(const char *recorder)
 	event = (gp_ta_event_fn)dlsym(lib, "gpuprof_torch_alloc_event");
 	if (!init || !event)
 		return -1;
+	stub_kernel = (int (*)(const char *))dlsym(RTLD_DEFAULT, "gp_stub_cupti_kernel");
 	init();
 	send(GP_TA_ATTACH, 0, 0);
 	alloc_block(8 * MIB + 512); /* the parameters, kept */
@@ -106,4 +117,25 @@ __attribute__((visibility("default"))) void job_step(int n)
 	printf("step %d max_allocated=%llu t=%.6f\n", n, (unsigned long long)max_allocated,
 	       (double)t.tv_sec + (double)t.tv_nsec / 1e9);
 	fflush(stdout);
+}
+
+/* One thread's share of a step, as a data-parallel or pipelined job's
+ * threads run them at once: inside an NVTX range, a block allocated and
+ * freed and kernels kernels launched, their records made by the stand-in
+ * CUPTI on this thread (gp_stub_cupti_kernel). Returns how many of the
+ * records found no buffer (the recorder's pool was used up), or -1
+ * without the stand-in CUPTI. */
+__attribute__((visibility("default"))) int job_thread_step(int kernels)
+{
+	if (!stub_kernel)
+		return -1;
+	int lost = 0;
+	nvtxRangePushA("thread_step");
+	uint64_t a = alloc_block(MIB);
+	for (int k = 0; k < kernels; k++)
+		if (stub_kernel("gp_stub_kernel") != 0)
+			lost++;
+	free_block(a, MIB);
+	nvtxRangePop();
+	return lost;
 }

@@ -6,7 +6,10 @@ PyTorch's peak as the job printed it, and the process ends with the status
 it asked for; a job that cannot have its trace finished still ends, in
 bounded time; a signal being finished still ends the process. And what a
 job killed with SIGKILL leaves: the trace on disk is never far behind it,
-from its first second on.
+from its first second on. And a job whose threads step at once, the
+stand-in CUPTI making their kernels' records in buffers from the
+recorder's pool: every record reaches the trace, or is counted as lost
+when the pool is used up.
 
 usage: test_exits.py STUB_DIR RECORDER EXIT_JOB JOB_LIBRARY GPUPROF [PYTHON]
 (PYTHON empty: the os._exit case is left out, as in a sanitizer build)"""
@@ -33,7 +36,8 @@ def env_for(trace, extra=None):
     env["GPUPROF_OUTPUT"] = trace
     env["GPUPROF_MODE"] = "native"
     for k in ("GPUPROF_ROOT_PID", "GPUPROF_RUN_DIR", "GPUPROF_FLUSH_MS", "GPUPROF_EXIT_WAIT_MS",
-              "GP_STUB_FLUSH_MS", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"):
+              "GP_STUB_FLUSH_MS", "GP_STUB_BUFFER_RECORDS", "GPUPROF_BUFFER_MB", "NVTX_INJECTION64_PATH",
+              "CUDA_INJECTION64_PATH"):
         env.pop(k, None)
     env.update(extra or {})
     return env
@@ -47,6 +51,15 @@ def steps_printed(out):
         if len(w) == 4 and w[0] == "step":
             res.append((int(w[1]), int(w[2].split("=")[1]), float(w[3].split("=")[1])))
     return res
+
+
+def kernels_printed(out):
+    """(records made, records that found no buffer) as the threads job printed them."""
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) == 4 and w[0] == "kernels" and w[2] == "lost":
+            return int(w[1]), int(w[3])
+    return None
 
 
 def analyze(trace):
@@ -201,6 +214,41 @@ class Exits(unittest.TestCase):
         self.assertTrue(doc["traces"][0]["complete"])
         self.assertEqual(doc["traces"][0]["end_signal"], signal.SIGTERM)
         self.assertEqual(doc["devices"][0]["steps"]["count"], 6)
+
+    def threads_trace(self, trace):
+        """The threads job's kernels, its ranges and the trace's end."""
+        evs = events_on_disk(trace)
+        kernels = sum(1 for e in evs if e.get("cat") == "kernel" and e.get("name") == "gp_stub_kernel")
+        ranges = sum(1 for e in evs if e.get("ph") == "B" and e.get("name") == "thread_step")
+        end = [e["args"] for e in evs if e.get("name") == "gpuprof.end"]
+        self.assertEqual(len(end), 1)
+        return kernels, ranges, end[0]
+
+    def test_threads(self):
+        # four threads at once, six times: each range, allocation and
+        # kernel; the records' buffers (64 records each) handed back by the
+        # stand-in CUPTI's thread and the writer's flushes: none lost
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "threads"], {"GP_STUB_BUFFER_RECORDS": "64"})
+        self.assertEqual(st, 0, err)
+        self.check_whole(trace, out, err)
+        self.assertEqual(kernels_printed(out), (6 * 4 * 5 * 8, 0), out)
+        kernels, ranges, end = self.threads_trace(trace)
+        self.assertEqual(kernels, 6 * 4 * 5 * 8)
+        self.assertEqual(ranges, 6 * 4 * 5)
+        self.assertEqual((end["records"], end["dropped_cupti"], end["dropped_host"]), (kernels, 0, 0))
+
+    def test_threads_pool_full(self):
+        # the same with a pool of 4 buffers of one record each: the
+        # records that found no buffer are counted, the others all in the trace
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "threads"],
+                                              {"GP_STUB_BUFFER_RECORDS": "1", "GPUPROF_BUFFER_MB": "8"})
+        self.assertEqual(st, 0, err)
+        self.check_whole(trace, out, err)
+        made, lost = kernels_printed(out)
+        self.assertEqual(made + lost, 6 * 4 * 5 * 8)
+        self.assertGreater(lost, 0, "the pool of 4 buffers was never used up")
+        kernels, _, end = self.threads_trace(trace)
+        self.assertEqual((kernels, end["records"], end["dropped_cupti"]), (made, made, lost))
 
     def test_sigkill_early(self):
         """A job stepping every 10 ms, its trace read from disk every 10 ms
