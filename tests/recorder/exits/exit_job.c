@@ -24,6 +24,9 @@
  *           records through the stand-in CUPTI); then returns from main,
  *           printing `kernels N lost L`: the records made, and those that
  *           found no buffer
+ *   handled a child sends SIGTERM, which the job handles; 10 ms after its
+ *           handler ran the job returns from main, the recorder's flush for
+ *           the signal under way
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -83,6 +86,14 @@ static void *step_thread(void *arg)
 		sleep_ms(1);
 	}
 	return NULL;
+}
+
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	got_term = 1;
 }
 
 static void exit_9(int sig)
@@ -170,6 +181,19 @@ int main(int argc, char **argv)
 			return 2;
 		hold(1);
 		_exit(6);
+	}
+	if (strcmp(how, "handled") == 0) {
+		signal(SIGTERM, on_term);
+		pid_t child = fork();
+		if (child == 0) {
+			kill(getppid(), SIGTERM);
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+		while (!got_term)
+			sleep_ms(1);
+		sleep_ms(10); /* the recorder's thread has begun the flush */
+		return 0;
 	}
 	if (strcmp(how, "sigterm") == 0) {
 		pid_t child = fork();

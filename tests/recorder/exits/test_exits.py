@@ -215,6 +215,14 @@ class Exits(unittest.TestCase):
         self.assertEqual(doc["traces"][0]["end_signal"], signal.SIGTERM)
         self.assertEqual(doc["devices"][0]["steps"]["count"], 6)
 
+    def test_handled_then_exit(self):
+        # a SIGTERM the job handles: the recorder's signal thread asks the
+        # writer for a flush while the job returns from main and its exit
+        # stops the writer; the trace is finished, clean
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "handled"])
+        self.assertEqual(st, 0, err)
+        self.check_whole(trace, out, err)
+
     def threads_trace(self, trace):
         """The threads job's kernels, its ranges and the trace's end."""
         evs = events_on_disk(trace)
