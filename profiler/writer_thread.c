@@ -28,7 +28,10 @@
 
 static struct gp_writer_ctx ctx;
 static pthread_t thread;
-static int thread_started;
+/* Read by any thread (a signal's flush, an exit) while an exit's
+ * gp_writer_stop clears it: atomic. Set after thread, so that a thread that
+ * sees it set sees thread too. */
+static _Atomic int thread_started;
 static _Atomic int stop_requested;
 static _Atomic unsigned finished;
 /* The file's flush period (GPUPROF_FLUSH_MS): a program killed with
@@ -316,9 +319,8 @@ int gp_writer_start(struct gp_trace_writer *tw)
 
 void gp_writer_stop(int clean, int timeout_ms)
 {
-	if (!thread_started)
+	if (!atomic_exchange(&thread_started, 0))
 		return;
-	thread_started = 0;
 	clean_exit = clean;
 	atomic_store(&stop_requested, 1);
 	gp_bufs_wake();
