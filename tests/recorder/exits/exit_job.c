@@ -24,6 +24,9 @@
  *           records through the stand-in CUPTI); then returns from main,
  *           printing `kernels N lost L`: the records made, and those that
  *           found no buffer
+ *   busy    from step 1 on, 4 threads step without end (job_thread_step)
+ *           while the main thread makes the six steps and returns from
+ *           main: exit() finishes the trace with the threads recording
  *   handled a child sends SIGTERM, which the job handles; 10 ms after its
  *           handler ran the job returns from main, the recorder's flush for
  *           the signal under way
@@ -88,6 +91,16 @@ static void *step_thread(void *arg)
 	return NULL;
 }
 
+static void *busy_thread(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		job_thread_step(STEP_KERNELS);
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
 static volatile sig_atomic_t got_term;
 
 static void on_term(int sig)
@@ -124,8 +137,14 @@ int main(int argc, char **argv)
 	pthread_t t;
 	if (strcmp(how, "thread") == 0 && pthread_create(&t, NULL, exit_thread, NULL) != 0)
 		return 2;
+
 	for (int n = 1; n <= 6; n++) {
 		job_step(n);
+		/* after step 1's NVTX mark: NVTX's own first-call setup is not
+		 * made for threads racing to it */
+		for (int i = 0; n == 1 && strcmp(how, "busy") == 0 && i < STEP_THREADS; i++)
+			if (pthread_create(&t, NULL, busy_thread, NULL) != 0)
+				return 2;
 		if (strcmp(how, "threads") == 0) {
 			pthread_t workers[STEP_THREADS];
 			for (int i = 0; i < STEP_THREADS; i++)

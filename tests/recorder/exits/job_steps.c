@@ -112,9 +112,12 @@ __attribute__((visibility("default"))) void job_step(int n)
 	char mark[32];
 	snprintf(mark, sizeof(mark), "step:%d", n);
 	nvtxMarkA(mark);
+	pthread_mutex_lock(&allocator);
+	unsigned long long peak = max_allocated;
+	pthread_mutex_unlock(&allocator);
 	struct timespec t;
 	clock_gettime(CLOCK_REALTIME, &t);
-	printf("step %d max_allocated=%llu t=%.6f\n", n, (unsigned long long)max_allocated,
+	printf("step %d max_allocated=%llu t=%.6f\n", n, peak,
 	       (double)t.tv_sec + (double)t.tv_nsec / 1e9);
 	fflush(stdout);
 }

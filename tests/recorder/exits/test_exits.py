@@ -223,6 +223,21 @@ class Exits(unittest.TestCase):
         self.assertEqual(st, 0, err)
         self.check_whole(trace, out, err)
 
+    def test_busy_exit(self):
+        # four threads recording without end (ranges, allocations, kernels'
+        # records) when the job returns from main: exit() finishes the
+        # trace while they go on, and the process ends with its status
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "busy"], {"GP_STUB_BUFFER_RECORDS": "64"})
+        self.assertEqual(st, 0, err)
+        self.assertEqual([s[0] for s in steps_printed(out)], [1, 2, 3, 4, 5, 6], out)
+        doc = analyze(trace)
+        self.assertTrue(doc["traces"][0]["complete"], err)
+        self.assertEqual(doc["devices"][0]["steps"]["count"], 6)
+        kernels, ranges, end = self.threads_trace(trace)
+        self.assertTrue(end["clean"])
+        self.assertGreater(kernels, 0)
+        self.assertGreater(ranges, 0)
+
     def threads_trace(self, trace):
         """The threads job's kernels, its ranges and the trace's end."""
         evs = events_on_disk(trace)
