@@ -27,6 +27,9 @@
  *   busy    from step 1 on, 4 threads step without end (job_thread_step)
  *           while the main thread makes the six steps and returns from
  *           main: exit() finishes the trace with the threads recording
+ *   busy_sigterm  busy's threads, and after the six steps a child sends
+ *           SIGTERM, which ends the job while they record; the main
+ *           thread sleeps
  *   handled a child sends SIGTERM, which the job handles; 10 ms after its
  *           handler ran the job returns from main, the recorder's flush for
  *           the signal under way
@@ -142,7 +145,8 @@ int main(int argc, char **argv)
 		job_step(n);
 		/* after step 1's NVTX mark: NVTX's own first-call setup is not
 		 * made for threads racing to it */
-		for (int i = 0; n == 1 && strcmp(how, "busy") == 0 && i < STEP_THREADS; i++)
+		int busy = strcmp(how, "busy") == 0 || strcmp(how, "busy_sigterm") == 0;
+		for (int i = 0; n == 1 && busy && i < STEP_THREADS; i++)
 			if (pthread_create(&t, NULL, busy_thread, NULL) != 0)
 				return 2;
 		if (strcmp(how, "threads") == 0) {
@@ -213,6 +217,16 @@ int main(int argc, char **argv)
 			sleep_ms(1);
 		sleep_ms(10); /* the recorder's thread has begun the flush */
 		return 0;
+	}
+	if (strcmp(how, "busy_sigterm") == 0) {
+		pid_t child = fork();
+		if (child == 0) {
+			kill(getppid(), SIGTERM);
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+		for (;;)
+			sleep_ms(10); /* the signal ends the process */
 	}
 	if (strcmp(how, "sigterm") == 0) {
 		pid_t child = fork();

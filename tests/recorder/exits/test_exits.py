@@ -238,6 +238,21 @@ class Exits(unittest.TestCase):
         self.assertGreater(kernels, 0)
         self.assertGreater(ranges, 0)
 
+    def test_busy_sigterm(self):
+        # busy's threads recording when a SIGTERM from outside ends the job:
+        # the recorder's signal thread has the trace finished while they go
+        # on, then the signal ends the process
+        st, out, err, trace, _ = self.run_job([EXIT_JOB, RECORDER, "busy_sigterm"],
+                                              {"GP_STUB_BUFFER_RECORDS": "64"})
+        self.assertEqual(st, 128 + signal.SIGTERM, err)
+        doc = analyze(trace)
+        self.assertTrue(doc["traces"][0]["complete"], err)
+        self.assertEqual(doc["traces"][0]["end_signal"], signal.SIGTERM)
+        self.assertEqual(doc["devices"][0]["steps"]["count"], 6)
+        kernels, ranges, _ = self.threads_trace(trace)
+        self.assertGreater(kernels, 0)
+        self.assertGreater(ranges, 0)
+
     def threads_trace(self, trace):
         """The threads job's kernels, its ranges and the trace's end."""
         evs = events_on_disk(trace)
