@@ -1,6 +1,8 @@
 /* `gpuprof analyze --json`: the result (result.h) as a gpuprof.analyze/1
- * document (SCHEMA.md). Members in the schema's order; null where the
- * result says not known; numbers with the schema's decimals. */
+ * document (SCHEMA.md). The members of each object, their order and how
+ * each is written come from result_schema.def; the functions here make
+ * the nested values and say which objects are null or left out. Numbers
+ * with the schema's decimals. */
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -29,17 +31,72 @@ static struct json_object *jint_or_null(struct gp_jb *b, int64_t v)
 	return v >= 0 ? gp_jb_int(b, v) : NULL;
 }
 
-/* "step" and "step_when" of a moment (result.h, enum gp_an_step_when):
- * both null where the process marked no step. */
-static void put_step(struct gp_jb *b, struct json_object *o, const char *key, const char *when_key,
-		     int64_t step, int when)
+/* a moment's step_when (result.h, enum gp_an_step_when): null where the
+ * process marked no step */
+static struct json_object *jstep_when(struct gp_jb *b, int64_t step, int when)
 {
-	gp_jb_put(b, o, key, jint_or_null(b, step));
-	gp_jb_put(b, o, when_key, step >= 0 && when >= 0 && when < GP_AN_STEP_WHEN_N
-					  ? gp_jb_str(b, gp_an_step_when_names[when]) : NULL);
+	return step >= 0 && when >= 0 && when < GP_AN_STEP_WHEN_N ? gp_jb_str(b, gp_an_step_when_names[when])
+								    : NULL;
 }
 
-/* [{key: name, bytes, share, count}]; null when not present */
+static struct json_object *jhex(struct gp_jb *b, uint64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "0x%" PRIx64, v);
+	return gp_jb_str(b, s);
+}
+
+/* One member of result_schema.def, put into o from x (both in scope, with
+ * the builder b), written as its TYPE says. */
+#define RS_MEMBER(key, field, type, unit, read, meaning) RS_PUT_##type(key, field, unit);
+#define RS_PUT(key, v) gp_jb_put(b, o, key, v)
+#define RS_PUT_STR(k, f, u) RS_PUT(k, gp_jb_str(b, x->f))
+#define RS_PUT_HEX(k, f, u) RS_PUT(k, jhex(b, x->f))
+#define RS_PUT_U64(k, f, u) RS_PUT(k, gp_jb_int(b, (int64_t)x->f))
+#define RS_PUT_I64(k, f, u) RS_PUT(k, gp_jb_int(b, x->f))
+#define RS_PUT_I64N(k, f, u) RS_PUT(k, jint_or_null(b, x->f))
+#define RS_PUT_I64Z(k, f, u) RS_PUT(k, x->f ? gp_jb_int(b, x->f) : NULL)
+#define RS_PUT_U64K(k, f, u) RS_PUT(k, x->known ? gp_jb_int(b, (int64_t)x->f) : NULL)
+#define RS_PUT_OPT(k, f, u) RS_PUT(k, jopt(b, x->f))
+#define RS_PUT_BOOL(k, f, u) RS_PUT(k, gp_jb_bool(b, x->f))
+#define RS_PUT_BOOLN(k, f, u) RS_PUT(k, x->f >= 0 ? gp_jb_bool(b, x->f) : NULL)
+#define RS_PUT_NUM0(k, f, u) RS_PUT(k, gp_jb_num(b, x->f, 0))
+#define RS_PUT_NUM1(k, f, u) RS_PUT(k, gp_jb_num(b, x->f, 1))
+#define RS_PUT_NUM4(k, f, u) RS_PUT(k, gp_jb_num(b, x->f, 4))
+#define RS_PUT_NUM6(k, f, u) RS_PUT(k, jsec(b, x->f))
+#define RS_PUT_NUM9(k, f, u) RS_PUT(k, gp_jb_num(b, x->f, 9))
+#define RS_PUT_ENUM(k, f, u) RS_PUT(k, gp_jb_str(b, u[x->f]))
+#define RS_PUT_STEP_WHEN(k, f, u) RS_PUT(k, RS_##f)
+#define RS_WHEN(step, when) jstep_when(b, x->step, x->when)
+#define RS_PUT_OBJ(k, f, u) RS_PUT(k, f(b, x))
+#define RS_PUT_ARR(k, f, u) RS_PUT(k, f(b, x))
+#define RS_PUT_OBJ_OPT(k, f, u) f(b, o, k, x)
+#define RS_PUT_ARR_OPT(k, f, u) f(b, o, k, x)
+
+/* name(b, o, x): the members of LIST into o. */
+#define RS_MEMBERS(name, ctype, LIST)                                                    \
+	static void name(struct gp_jb *b, struct json_object *o, const ctype *x)         \
+	{                                                                                \
+		LIST(RS_MEMBER)                                                          \
+	}
+/* name(b, x): an object of the members of LIST. */
+#define RS_OBJECT(name, ctype, LIST)                                                     \
+	RS_MEMBERS(name##_members, ctype, LIST)                                          \
+	static struct json_object *name(struct gp_jb *b, const ctype *x)                 \
+	{                                                                                \
+		struct json_object *o = gp_jb_obj(b);                                    \
+                                                                                         \
+		name##_members(b, o, x);                                                 \
+		return o;                                                                \
+	}
+
+#include "result_schema.def"
+
+/* ---- a set: groups, the layer tree, source lines, the top ---- */
+
+/* [{key: name, bytes, share, count}]; null when not present. key: the
+ * grouping's (a Group's first member in result_schema.def). */
 static struct json_object *groups_json(struct gp_jb *b, const struct gp_an_groups *g, const char *key)
 {
 	struct json_object *arr;
@@ -59,35 +116,31 @@ static struct json_object *groups_json(struct gp_jb *b, const struct gp_an_group
 	return arr;
 }
 
-static struct json_object *node_json(struct gp_jb *b, const struct gp_an_node *nd)
+RS_OBJECT(alike_json, struct gp_an_node, GP_RS_ALIKE)
+
+/* on the first of a run of alike siblings only */
+static void alike_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_node *nd)
 {
-	struct json_object *o = gp_jb_obj(b);
-
-	gp_jb_put(b, o, "name", gp_jb_str(b, nd->name));
-	gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)nd->bytes));
-	gp_jb_put(b, o, "share", gp_jb_num(b, nd->share, 4));
-	gp_jb_put(b, o, "count", gp_jb_int(b, (int64_t)nd->count));
-	if (nd->alike.n) {
-		struct json_object *run = gp_jb_obj(b);
-
-		gp_jb_put(b, run, "siblings", gp_jb_int(b, (int64_t)nd->alike.n));
-		gp_jb_put(b, run, "label", gp_jb_str(b, nd->alike.label));
-		gp_jb_put(b, run, "bytes", gp_jb_int(b, (int64_t)nd->alike.bytes));
-		gp_jb_put(b, run, "share", gp_jb_num(b, nd->alike.share, 4));
-		gp_jb_put(b, run, "count", gp_jb_int(b, (int64_t)nd->alike.count));
-		gp_jb_put(b, run, "min_bytes", gp_jb_int(b, (int64_t)nd->alike.min));
-		gp_jb_put(b, run, "max_bytes", gp_jb_int(b, (int64_t)nd->alike.max));
-		gp_jb_put(b, o, "alike", run);
-	}
-	if (nd->nchildren) {
-		struct json_object *kids = gp_jb_arr(b);
-
-		for (size_t i = 0; i < nd->nchildren; i++)
-			gp_jb_push(b, kids, node_json(b, &nd->children[i]));
-		gp_jb_put(b, o, "children", kids);
-	}
-	return o;
+	if (nd->alike.n)
+		RS_PUT(key, alike_json(b, nd));
 }
+
+static struct json_object *node_json(struct gp_jb *b, const struct gp_an_node *x);
+
+/* absent when none */
+static void children_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_node *nd)
+{
+	struct json_object *kids;
+
+	if (!nd->nchildren)
+		return;
+	kids = gp_jb_arr(b);
+	for (size_t i = 0; i < nd->nchildren; i++)
+		gp_jb_push(b, kids, node_json(b, &nd->children[i]));
+	RS_PUT(key, kids);
+}
+
+RS_OBJECT(node_json, struct gp_an_node, GP_RS_NODE)
 
 static struct json_object *tree_json(struct gp_jb *b, const struct gp_an_node *v, size_t n)
 {
@@ -98,6 +151,16 @@ static struct json_object *tree_json(struct gp_jb *b, const struct gp_an_node *v
 	return arr;
 }
 
+/* `other` only: by what it is */
+static void category_by_put(struct gp_jb *b, struct json_object *o, const char *key,
+			    const struct gp_an_category *c)
+{
+	if (c->by.present)
+		RS_PUT(key, groups_json(b, &c->by, "name"));
+}
+
+RS_OBJECT(category_json, struct gp_an_category, GP_RS_CATEGORY)
+
 static struct json_object *categories_json(struct gp_jb *b, const struct gp_an_set *s)
 {
 	struct json_object *arr;
@@ -105,44 +168,23 @@ static struct json_object *categories_json(struct gp_jb *b, const struct gp_an_s
 	if (!s->has_categories)
 		return NULL;
 	arr = gp_jb_arr(b);
-	for (size_t i = 0; i < s->ncategories; i++) {
-		const struct gp_an_category *c = &s->categories[i];
-		struct json_object *o = gp_jb_obj(b);
-
-		gp_jb_put(b, o, "category", gp_jb_str(b, c->category));
-		gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)c->bytes));
-		gp_jb_put(b, o, "share", gp_jb_num(b, c->share, 4));
-		gp_jb_put(b, o, "count", gp_jb_int(b, (int64_t)c->count));
-		if (c->by.present)
-			gp_jb_put(b, o, "by", groups_json(b, &c->by, "name"));
-		gp_jb_push(b, arr, o);
-	}
+	for (size_t i = 0; i < s->ncategories; i++)
+		gp_jb_push(b, arr, category_json(b, &s->categories[i]));
 	return arr;
 }
 
-static struct json_object *alloc_json(struct gp_jb *b, const struct gp_an_alloc *e)
-{
-	struct json_object *o = gp_jb_obj(b);
-	char addr[24];
+RS_OBJECT(alloc_json, struct gp_an_alloc, GP_RS_ALLOC)
 
-	snprintf(addr, sizeof(addr), "0x%" PRIx64, e->addr);
-	gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)e->bytes));
-	gp_jb_put(b, o, "addr", gp_jb_str(b, addr));
-	gp_jb_put(b, o, "t", jsec(b, e->t));
-	put_step(b, o, "step", "step_when", e->step, e->step_when);
-	gp_jb_put(b, o, "phase", gp_jb_str(b, e->phase));
-	gp_jb_put(b, o, "layer", gp_jb_str(b, e->layer));
-	gp_jb_put(b, o, "category", gp_jb_str(b, e->category));
-	gp_jb_put(b, o, "what", gp_jb_str(b, e->what));
-	gp_jb_put(b, o, "api", gp_jb_str(b, e->api));
-	gp_jb_put(b, o, "library", gp_jb_str(b, e->library));
-	gp_jb_put(b, o, "op", gp_jb_str(b, e->op));
-	gp_jb_put(b, o, "kind", gp_jb_str(b, e->kind));
-	gp_jb_put(b, o, "line", gp_jb_str(b, e->line));
-	gp_jb_put(b, o, "requested", jopt(b, e->requested));
-	gp_jb_put(b, o, "freed_t", jsec(b, e->freed_t));
-	return o;
+static struct json_object *stack_json(struct gp_jb *b, const struct gp_an_line *e)
+{
+	struct json_object *st = gp_jb_arr(b);
+
+	for (size_t k = 0; k < e->nstack; k++)
+		gp_jb_push(b, st, gp_jb_str(b, e->stack[k]));
+	return st;
 }
+
+RS_OBJECT(line_json, struct gp_an_line, GP_RS_LINE)
 
 /* by_line: null where the trace has no Python stacks */
 static struct json_object *lines_json(struct gp_jb *b, const struct gp_an_lines *l)
@@ -152,315 +194,230 @@ static struct json_object *lines_json(struct gp_jb *b, const struct gp_an_lines 
 	if (!l->present)
 		return NULL;
 	arr = gp_jb_arr(b);
-	for (size_t i = 0; i < l->n; i++) {
-		const struct gp_an_line *e = &l->v[i];
-		struct json_object *o = gp_jb_obj(b), *st = gp_jb_arr(b);
-
-		gp_jb_put(b, o, "name", gp_jb_str(b, e->name));
-		gp_jb_put(b, o, "file", gp_jb_str(b, e->file));
-		gp_jb_put(b, o, "line", jint_or_null(b, e->line));
-		gp_jb_put(b, o, "function", gp_jb_str(b, e->function));
-		gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)e->bytes));
-		gp_jb_put(b, o, "share", gp_jb_num(b, e->share, 4));
-		gp_jb_put(b, o, "count", gp_jb_int(b, (int64_t)e->count));
-		for (size_t k = 0; k < e->nstack; k++)
-			gp_jb_push(b, st, gp_jb_str(b, e->stack[k]));
-		gp_jb_put(b, o, "stack", st);
-		gp_jb_put(b, o, "library_frames", gp_jb_int(b, (int64_t)e->library_frames));
-		gp_jb_push(b, arr, o);
-	}
+	for (size_t i = 0; i < l->n; i++)
+		gp_jb_push(b, arr, line_json(b, &l->v[i]));
 	return arr;
 }
 
-/* The members of a Set, into o. */
-static void set_json(struct gp_jb *b, struct json_object *o, const struct gp_an_set *s)
+static struct json_object *layers_json(struct gp_jb *b, const struct gp_an_set *s)
 {
-	struct json_object *arr;
+	return tree_json(b, s->layers, s->nlayers);
+}
 
-	gp_jb_put(b, o, "live_bytes", gp_jb_int(b, (int64_t)s->live_bytes));
-	gp_jb_put(b, o, "live_allocations", gp_jb_int(b, (int64_t)s->live_allocations));
-	gp_jb_put(b, o, "by_category", categories_json(b, s));
-	gp_jb_put(b, o, "by_layer", tree_json(b, s->layers, s->nlayers));
-	gp_jb_put(b, o, "by_phase", groups_json(b, &s->by_phase, "phase"));
-	gp_jb_put(b, o, "by_op", groups_json(b, &s->by_op, "op"));
-	gp_jb_put(b, o, "by_api", groups_json(b, &s->by_api, "api"));
-	gp_jb_put(b, o, "by_line", lines_json(b, &s->by_line));
-	arr = gp_jb_obj(b);
-	gp_jb_put(b, arr, "bytes", gp_jb_int(b, (int64_t)s->attributed.bytes));
-	gp_jb_put(b, arr, "layer", gp_jb_int(b, (int64_t)s->attributed.layer));
-	gp_jb_put(b, arr, "line", gp_jb_int(b, (int64_t)s->attributed.line));
-	gp_jb_put(b, arr, "either", gp_jb_int(b, (int64_t)s->attributed.either));
-	gp_jb_put(b, o, "attributed", arr);
-	arr = gp_jb_arr(b);
+static struct json_object *by_phase_json(struct gp_jb *b, const struct gp_an_set *s)
+{
+	return groups_json(b, &s->by_phase, "phase");
+}
+
+static struct json_object *by_op_json(struct gp_jb *b, const struct gp_an_set *s)
+{
+	return groups_json(b, &s->by_op, "op");
+}
+
+static struct json_object *by_api_json(struct gp_jb *b, const struct gp_an_set *s)
+{
+	return groups_json(b, &s->by_api, "api");
+}
+
+static struct json_object *by_line_json(struct gp_jb *b, const struct gp_an_set *s)
+{
+	return lines_json(b, &s->by_line);
+}
+
+RS_OBJECT(attributed_json, struct gp_an_set, GP_RS_ATTRIBUTED)
+
+static struct json_object *top_json(struct gp_jb *b, const struct gp_an_set *s)
+{
+	struct json_object *arr = gp_jb_arr(b);
+
 	for (size_t i = 0; i < s->ntop; i++)
 		gp_jb_push(b, arr, alloc_json(b, &s->top[i]));
-	gp_jb_put(b, o, "top", arr);
+	return arr;
 }
+
+/* The members of a Set, into the object that holds them. */
+RS_MEMBERS(set_members, struct gp_an_set, GP_RS_SET)
 
 /* ---- per trace ---- */
 
-static struct json_object *trace_json(struct gp_jb *b, const struct gp_an_trace *t)
+RS_OBJECT(torch_obj, struct gp_an_trace, GP_RS_TORCH)
+
+static struct json_object *torch_json(struct gp_jb *b, const struct gp_an_trace *t)
 {
-	struct json_object *o = gp_jb_obj(b), *notes = gp_jb_arr(b), *d;
+	return t->has_torch ? torch_obj(b, t) : NULL;
+}
 
-	gp_jb_put(b, o, "path", gp_jb_str(b, t->path));
-	gp_jb_put(b, o, "pid", gp_jb_int(b, t->pid));
-	gp_jb_put(b, o, "cmdline", gp_jb_str(b, t->cmdline));
-	gp_jb_put(b, o, "hostname", gp_jb_str(b, t->hostname));
-	gp_jb_put(b, o, "mode", gp_jb_str(b, gp_an_mode_names[t->mode]));
-	if (t->has_torch) {
-		struct json_object *x = gp_jb_obj(b);
+RS_OBJECT(dropped_json, struct gp_an_trace, GP_RS_DROPPED)
+RS_OBJECT(torch_history_obj, struct gp_an_trace, GP_RS_TORCH_HISTORY)
 
-		gp_jb_put(b, x, "version", gp_jb_str(b, t->torch_version));
-		gp_jb_put(b, x, "alloc_conf", gp_jb_str(b, t->torch_alloc_conf));
-		gp_jb_put(b, x, "backend", gp_jb_str(b, t->torch_backend));
-		gp_jb_put(b, o, "torch", x);
-	} else {
-		gp_jb_put(b, o, "torch", NULL);
-	}
-	gp_jb_put(b, o, "start_unix_ns", gp_jb_int(b, t->start_unix_ns));
-	gp_jb_put(b, o, "rank", jint_or_null(b, t->rank));
-	gp_jb_put(b, o, "world_size", jint_or_null(b, t->world_size));
-	gp_jb_put(b, o, "local_rank", jint_or_null(b, t->local_rank));
-	gp_jb_put(b, o, "local_world_size", jint_or_null(b, t->local_world_size));
-	gp_jb_put(b, o, "job_start_unix_ns", jint_or_null(b, t->job_start_unix_ns));
-	gp_jb_put(b, o, "complete", gp_jb_bool(b, t->complete));
-	gp_jb_put(b, o, "cut_short", gp_jb_bool(b, t->cut_short));
-	gp_jb_put(b, o, "recovered", gp_jb_bool(b, t->recovered));
-	gp_jb_put(b, o, "clean_exit", t->clean_exit >= 0 ? gp_jb_bool(b, t->clean_exit) : NULL);
-	gp_jb_put(b, o, "end_signal", t->end_signal ? gp_jb_int(b, t->end_signal) : NULL);
-	gp_jb_put(b, o, "end_t", isnan(t->end_t) ? NULL : jsec(b, t->end_t));
-	gp_jb_put(b, o, "events", gp_jb_int(b, (int64_t)t->events));
-	gp_jb_put(b, o, "late_events", gp_jb_int(b, (int64_t)t->late_events));
-	gp_jb_put(b, o, "window_overflows", gp_jb_int(b, (int64_t)t->window_overflows));
-	gp_jb_put(b, o, "max_events_held", gp_jb_int(b, (int64_t)t->max_events_held));
-	gp_jb_put(b, o, "watermarks", gp_jb_bool(b, t->watermarks));
-	d = gp_jb_obj(b);
-	gp_jb_put(b, d, "cupti", gp_jb_int(b, (int64_t)t->dropped_cupti));
-	gp_jb_put(b, d, "host", gp_jb_int(b, (int64_t)t->dropped_host));
-	gp_jb_put(b, d, "marked", gp_jb_int(b, (int64_t)t->dropped_marked));
-	gp_jb_put(b, o, "dropped", d);
-	gp_jb_put(b, o, "late_memory_records", gp_jb_int(b, (int64_t)t->late_memory_records));
-	gp_jb_put(b, o, "unmatched_frees", gp_jb_int(b, (int64_t)t->unmatched_frees));
-	gp_jb_put(b, o, "reused_addresses", gp_jb_int(b, (int64_t)t->reused_addresses));
-	gp_jb_put(b, o, "unattributed_allocations", gp_jb_int(b, (int64_t)t->unattributed_allocations));
-	gp_jb_put(b, o, "profiler_windows", gp_jb_int(b, t->profiler_windows));
-	if (t->has_torch_history) {
-		struct json_object *h = gp_jb_obj(b);
+static struct json_object *torch_history_json(struct gp_jb *b, const struct gp_an_trace *t)
+{
+	return t->has_torch_history ? torch_history_obj(b, t) : NULL;
+}
 
-		gp_jb_put(b, h, "points", gp_jb_int(b, (int64_t)t->history_points));
-		gp_jb_put(b, h, "marks", gp_jb_int(b, (int64_t)t->history_marks));
-		gp_jb_put(b, h, "complete", gp_jb_bool(b, t->history_complete));
-		gp_jb_put(b, o, "torch_history", h);
-	} else {
-		gp_jb_put(b, o, "torch_history", NULL);
-	}
-	if (t->has_hook) {
-		struct json_object *h = gp_jb_obj(b);
+RS_OBJECT(allocator_hook_obj, struct gp_an_trace, GP_RS_HOOK)
 
-		gp_jb_put(b, h, "attached", gp_jb_bool(b, t->hook.attached));
-		gp_jb_put(b, h, "stacks", gp_jb_bool(b, t->hook.stacks));
-		gp_jb_put(b, h, "why", gp_jb_str(b, t->hook.why));
-		gp_jb_put(b, h, "allocated_before", gp_jb_int(b, (int64_t)t->hook.allocated_before));
-		gp_jb_put(b, h, "reserved_before", gp_jb_int(b, (int64_t)t->hook.reserved_before));
-		gp_jb_put(b, h, "sizes_guessed", gp_jb_int(b, (int64_t)t->hook.sizes_guessed));
-		gp_jb_put(b, o, "allocator_hook", h);
-	} else {
-		gp_jb_put(b, o, "allocator_hook", NULL);
-	}
+static struct json_object *allocator_hook_json(struct gp_jb *b, const struct gp_an_trace *t)
+{
+	return t->has_hook ? allocator_hook_obj(b, t) : NULL;
+}
+
+static struct json_object *notes_json(struct gp_jb *b, const struct gp_an_trace *t)
+{
+	struct json_object *notes = gp_jb_arr(b);
+
 	for (size_t i = 0; i < t->nnotes; i++)
 		gp_jb_push(b, notes, gp_jb_str(b, t->notes[i]));
-	gp_jb_put(b, o, "notes", notes);
-	return o;
+	return notes;
 }
+
+RS_OBJECT(trace_json, struct gp_an_trace, GP_RS_TRACE)
 
 /* ---- per process and device ---- */
 
-static struct json_object *moment_json(struct gp_jb *b, const struct gp_an_moment *m)
-{
-	struct json_object *x = gp_jb_obj(b);
+RS_OBJECT(moment_json, struct gp_an_moment, GP_RS_MOMENT)
+RS_OBJECT(amount_json, struct gp_an_amount, GP_RS_AMOUNT)
 
-	gp_jb_put(b, x, "gap", gp_jb_int(b, (int64_t)m->gap));
-	gp_jb_put(b, x, "reserved", gp_jb_int(b, (int64_t)m->reserved));
-	gp_jb_put(b, x, "allocated", gp_jb_int(b, (int64_t)m->allocated));
-	gp_jb_put(b, x, "t", jsec(b, m->t));
-	put_step(b, x, "step", "step_when", m->step, m->step_when);
-	gp_jb_put(b, x, "phase", gp_jb_str(b, m->phase));
-	return x;
+static struct json_object *allocated_json(struct gp_jb *b, const struct gp_an_summary *s)
+{
+	return amount_json(b, &s->allocated);
 }
 
-static struct json_object *amount_json(struct gp_jb *b, const struct gp_an_amount *a)
+static struct json_object *reserved_json(struct gp_jb *b, const struct gp_an_summary *s)
 {
-	struct json_object *x = gp_jb_obj(b);
-
-	gp_jb_put(b, x, "known", gp_jb_bool(b, a->known));
-	gp_jb_put(b, x, "end", jopt(b, a->end));
-	gp_jb_put(b, x, "peak", jopt(b, a->peak));
-	gp_jb_put(b, x, "peak_t", jsec(b, a->peak_t));
-	gp_jb_put(b, x, "source", gp_jb_str(b, a->source));
-	return x;
+	return amount_json(b, &s->reserved);
 }
+
+RS_OBJECT(device_total_json, struct gp_an_summary, GP_RS_DEVICE_TOTAL)
+RS_OBJECT(other_obj, struct gp_an_summary, GP_RS_OTHER)
+
+/* null in cuda mode */
+static struct json_object *other_json(struct gp_jb *b, const struct gp_an_summary *s)
+{
+	return s->has_other ? other_obj(b, s) : NULL;
+}
+
+RS_OBJECT(kind_use_json, struct gp_an_kind_use, GP_RS_KIND_USE)
+
+static struct json_object *kinds_json(struct gp_jb *b, const struct gp_an_summary *s)
+{
+	struct json_object *kinds = gp_jb_obj(b);
+
+	for (size_t i = 0; i < s->nkinds; i++)
+		gp_jb_put(b, kinds, s->kinds[i].kind, kind_use_json(b, &s->kinds[i]));
+	return kinds;
+}
+
+RS_OBJECT(split_worst_obj, struct gp_an_split, GP_RS_SPLIT_WORST)
+
+static struct json_object *split_worst_json(struct gp_jb *b, const struct gp_an_split *sp)
+{
+	return sp->has_worst ? split_worst_obj(b, sp) : NULL;
+}
+
+RS_OBJECT(split_obj, struct gp_an_split, GP_RS_SPLIT)
 
 /* The cache's fragmentation (summary.cache.fragmentation). */
-static struct json_object *split_json(struct gp_jb *b, const struct gp_an_split *sp)
+static struct json_object *split_json(struct gp_jb *b, const struct gp_an_summary *s)
 {
-	struct json_object *o = gp_jb_obj(b), *w = NULL;
-
-	gp_jb_put(b, o, "known", gp_jb_bool(b, sp->known));
-	gp_jb_put(b, o, "why", gp_jb_str(b, sp->why));
-	gp_jb_put(b, o, "expandable_segments", gp_jb_bool(b, sp->expandable));
-	gp_jb_put(b, o, "segments", sp->known ? gp_jb_int(b, (int64_t)sp->segments) : NULL);
-	gp_jb_put(b, o, "bytes", sp->known ? gp_jb_int(b, (int64_t)sp->bytes) : NULL);
-	if (sp->has_worst) {
-		w = gp_jb_obj(b);
-		gp_jb_put(b, w, "cached", gp_jb_int(b, (int64_t)sp->worst.cached));
-		gp_jb_put(b, w, "block", gp_jb_int(b, (int64_t)sp->worst.block));
-		gp_jb_put(b, w, "segment", gp_jb_int(b, (int64_t)sp->worst.segment));
-		gp_jb_put(b, w, "reserved", gp_jb_int(b, (int64_t)sp->worst.reserved));
-		gp_jb_put(b, w, "allocated", gp_jb_int(b, (int64_t)sp->worst.allocated));
-		gp_jb_put(b, w, "t", jsec(b, sp->worst.t));
-		put_step(b, w, "step", "step_when", sp->worst.step, sp->worst.step_when);
-		gp_jb_put(b, w, "phase", gp_jb_str(b, sp->worst.phase));
-	}
-	gp_jb_put(b, o, "worst", w);
-	return o;
+	return split_obj(b, &s->split);
 }
 
-/* Reserved less allocated: the cache; with_split: and its fragmentation
- * (summary.cache; summary.fragmentation is the same, without it). */
-static struct json_object *cache_json(struct gp_jb *b, const struct gp_an_summary *s, int with_split)
+static struct json_object *cache_worst_json(struct gp_jb *b, const struct gp_an_summary *s)
 {
-	struct json_object *f = gp_jb_obj(b);
-
-	gp_jb_put(b, f, "known", gp_jb_bool(b, s->frag.known));
-	gp_jb_put(b, f, "source", gp_jb_str(b, s->frag.source));
-	gp_jb_put(b, f, "why", gp_jb_str(b, s->frag.why));
-	gp_jb_put(b, f, "worst", s->frag.has_worst ? moment_json(b, &s->frag.worst) : NULL);
-	gp_jb_put(b, f, "at_peak", s->frag.has_at_peak ? moment_json(b, &s->frag.at_peak) : NULL);
-	gp_jb_put(b, f, "end", jopt(b, s->frag.end));
-	if (with_split)
-		gp_jb_put(b, f, "fragmentation", split_json(b, &s->split));
-	return f;
+	return s->frag.has_worst ? moment_json(b, &s->frag.worst) : NULL;
 }
 
-static struct json_object *summary_json(struct gp_jb *b, const struct gp_an_summary *s)
+static struct json_object *cache_at_peak_json(struct gp_jb *b, const struct gp_an_summary *s)
 {
-	struct json_object *o = gp_jb_obj(b), *x, *kinds;
-
-	gp_jb_put(b, o, "allocated", amount_json(b, &s->allocated));
-	gp_jb_put(b, o, "reserved", amount_json(b, &s->reserved));
-	x = gp_jb_obj(b);
-	gp_jb_put(b, x, "end", gp_jb_int(b, (int64_t)s->total_end));
-	gp_jb_put(b, x, "peak", gp_jb_int(b, (int64_t)s->total_peak));
-	gp_jb_put(b, x, "peak_t", jsec(b, s->total_peak_t));
-	gp_jb_put(b, o, "device_total", x);
-	if (s->has_other) {
-		x = gp_jb_obj(b);
-		gp_jb_put(b, x, "end", gp_jb_int(b, (int64_t)s->other_end));
-		gp_jb_put(b, x, "peak", gp_jb_int(b, (int64_t)s->other_peak));
-		gp_jb_put(b, x, "allocations", gp_jb_int(b, (int64_t)s->other_allocations));
-		gp_jb_put(b, o, "other", x);
-	} else {
-		gp_jb_put(b, o, "other", NULL);
-	}
-	gp_jb_put(b, o, "allocations", gp_jb_int(b, (int64_t)s->allocations));
-	gp_jb_put(b, o, "frees", gp_jb_int(b, (int64_t)s->frees));
-	gp_jb_put(b, o, "live_allocations_end", gp_jb_int(b, (int64_t)s->live_allocations_end));
-	gp_jb_put(b, o, "max_live_allocations", gp_jb_int(b, (int64_t)s->max_live_allocations));
-	kinds = gp_jb_obj(b);
-	for (size_t i = 0; i < s->nkinds; i++) {
-		x = gp_jb_obj(b);
-		gp_jb_put(b, x, "end", gp_jb_int(b, (int64_t)s->kinds[i].end));
-		gp_jb_put(b, x, "peak", gp_jb_int(b, (int64_t)s->kinds[i].peak));
-		gp_jb_put(b, x, "allocations", gp_jb_int(b, (int64_t)s->kinds[i].allocations));
-		gp_jb_put(b, kinds, s->kinds[i].kind, x);
-	}
-	gp_jb_put(b, o, "kinds", kinds);
-	/* the former name of the cache, kept within version 1 */
-	gp_jb_put(b, o, "fragmentation", cache_json(b, s, 0));
-	gp_jb_put(b, o, "cache", cache_json(b, s, 1));
-	return o;
+	return s->frag.has_at_peak ? moment_json(b, &s->frag.at_peak) : NULL;
 }
 
-static struct json_object *collective_json(struct gp_jb *b, const struct gp_an_collective *c)
+RS_MEMBERS(cache_members, struct gp_an_summary, GP_RS_CACHE)
+RS_MEMBERS(cache_split_members, struct gp_an_summary, GP_RS_CACHE_SPLIT)
+
+/* Reserved less allocated: the cache, and its fragmentation
+ * (summary.cache). */
+static struct json_object *cache_json(struct gp_jb *b, const struct gp_an_summary *s)
 {
 	struct json_object *o = gp_jb_obj(b);
 
-	gp_jb_put(b, o, "op", gp_jb_str(b, c->op));
-	gp_jb_put(b, o, "kernel", gp_jb_str(b, c->kernel));
-	gp_jb_put(b, o, "call", gp_jb_str(b, c->call));
-	gp_jb_put(b, o, "launch_t", jsec(b, c->launch_t));
-	gp_jb_put(b, o, "start_t", jsec(b, c->start_t));
-	gp_jb_put(b, o, "end_t", jsec(b, c->end_t));
-	gp_jb_put(b, o, "stream", gp_jb_int(b, c->stream));
-	gp_jb_put(b, o, "tid", jint_or_null(b, c->tid));
+	cache_members(b, o, s);
+	cache_split_members(b, o, s);
 	return o;
 }
+
+/* summary.fragmentation, the former name of the cache, kept within
+ * version 1: the same, without its fragmentation */
+static struct json_object *fragmentation_json(struct gp_jb *b, const struct gp_an_summary *s)
+{
+	struct json_object *o = gp_jb_obj(b);
+
+	cache_members(b, o, s);
+	return o;
+}
+
+RS_OBJECT(summary_json, struct gp_an_summary, GP_RS_SUMMARY)
+
+RS_OBJECT(collective_json, struct gp_an_collective, GP_RS_COLLECTIVE)
+
+static struct json_object *during_json(struct gp_jb *b, const struct gp_an_collectives *c)
+{
+	struct json_object *during = gp_jb_arr(b);
+
+	for (size_t i = 0; i < c->nduring; i++)
+		gp_jb_push(b, during, collective_json(b, &c->during[i]));
+	return during;
+}
+
+static struct json_object *before_json(struct gp_jb *b, const struct gp_an_collectives *c)
+{
+	return c->has_before ? collective_json(b, &c->before) : NULL;
+}
+
+static struct json_object *after_json(struct gp_jb *b, const struct gp_an_collectives *c)
+{
+	return c->has_after ? collective_json(b, &c->after) : NULL;
+}
+
+RS_OBJECT(collectives_obj, struct gp_an_collectives, GP_RS_COLLECTIVES)
 
 static struct json_object *collectives_json(struct gp_jb *b, const struct gp_an_collectives *c)
 {
-	struct json_object *o, *during;
-
-	if (!c->present)
-		return NULL;
-	o = gp_jb_obj(b);
-	during = gp_jb_arr(b);
-	for (size_t i = 0; i < c->nduring; i++)
-		gp_jb_push(b, during, collective_json(b, &c->during[i]));
-	gp_jb_put(b, o, "seen", gp_jb_int(b, (int64_t)c->seen));
-	gp_jb_put(b, o, "during", during);
-	gp_jb_put(b, o, "during_left_out", gp_jb_int(b, (int64_t)c->more));
-	gp_jb_put(b, o, "before", c->has_before ? collective_json(b, &c->before) : NULL);
-	gp_jb_put(b, o, "after", c->has_after ? collective_json(b, &c->after) : NULL);
-	return o;
+	return c->present ? collectives_obj(b, c) : NULL;
 }
+
+static struct json_object *peak_collectives_json(struct gp_jb *b, const struct gp_an_peak *p)
+{
+	return collectives_json(b, &p->collectives);
+}
+
+RS_MEMBERS(peak_members, struct gp_an_peak, GP_RS_PEAK)
 
 static struct json_object *peak_json(struct gp_jb *b, const struct gp_an_device *d)
 {
-	const struct gp_an_peak *p = &d->peak;
 	struct json_object *o;
 
 	if (!d->has_peak)
 		return NULL;
 	o = gp_jb_obj(b);
-	gp_jb_put(b, o, "what", gp_jb_str(b, p->what));
-	gp_jb_put(b, o, "bytes", gp_jb_int(b, (int64_t)p->bytes));
-	gp_jb_put(b, o, "t", jsec(b, p->t));
-	put_step(b, o, "step", "step_when", p->step, p->step_when);
-	gp_jb_put(b, o, "phase", gp_jb_str(b, p->phase));
-	gp_jb_put(b, o, "layer", gp_jb_str(b, p->layer));
-	gp_jb_put(b, o, "other", gp_jb_int(b, (int64_t)p->other));
-	gp_jb_put(b, o, "device_total", gp_jb_int(b, (int64_t)p->device_total));
-	gp_jb_put(b, o, "device_static", gp_jb_int(b, (int64_t)p->device_static));
-	gp_jb_put(b, o, "reserved", jopt(b, p->reserved));
-	gp_jb_put(b, o, "collectives", collectives_json(b, &p->collectives));
-	set_json(b, o, &p->set);
+	peak_members(b, o, &d->peak);
+	set_members(b, o, &d->peak.set);
 	return o;
 }
 
-static struct json_object *steps_json(struct gp_jb *b, const struct gp_an_device *d)
+RS_OBJECT(step_point_json, struct gp_an_step_point, GP_RS_STEP_POINT)
+
+static struct json_object *series_json(struct gp_jb *b, const struct gp_an_device *d)
 {
-	struct json_object *o = gp_jb_obj(b), *arr = gp_jb_arr(b);
+	struct json_object *arr = gp_jb_arr(b);
 
-	gp_jb_put(b, o, "count", gp_jb_int(b, (int64_t)d->steps.count));
-	gp_jb_put(b, o, "stride", gp_jb_int(b, d->steps.stride));
-	gp_jb_put(b, o, "begin_t", jsec(b, d->steps.begin_t));
-	gp_jb_put(b, o, "unfinished", gp_jb_bool(b, d->steps.unfinished));
-	for (size_t i = 0; i < d->steps.nseries; i++) {
-		const struct gp_an_step_point *s = &d->steps.series[i];
-		struct json_object *e = gp_jb_obj(b);
-
-		gp_jb_put(b, e, "step", gp_jb_int(b, s->step));
-		gp_jb_put(b, e, "t", jsec(b, s->t));
-		gp_jb_put(b, e, "live", gp_jb_int(b, (int64_t)s->live));
-		gp_jb_put(b, e, "peak", gp_jb_int(b, (int64_t)s->peak));
-		gp_jb_put(b, e, "reserved", jopt(b, s->reserved));
-		gp_jb_put(b, e, "total", gp_jb_int(b, (int64_t)s->total));
-		gp_jb_push(b, arr, e);
-	}
-	gp_jb_put(b, o, "series", arr);
-	return o;
+	for (size_t i = 0; i < d->steps.nseries; i++)
+		gp_jb_push(b, arr, step_point_json(b, &d->steps.series[i]));
+	return arr;
 }
+
+RS_OBJECT(steps_json, struct gp_an_device, GP_RS_STEPS)
 
 /* n values from a, those before first null */
 static struct json_object *values_json(struct gp_jb *b, const uint64_t *a, size_t n, size_t first)
@@ -498,28 +455,46 @@ static struct json_object *timeline_json(struct gp_jb *b, const struct gp_an_tim
 	return o;
 }
 
-static struct json_object *growth_json(struct gp_jb *b, const struct gp_an_growth *g)
+/* only where asked for (gpuprof report): other documents unchanged */
+static void timeline_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_device *d)
 {
-	struct json_object *o;
-
-	if (!g->present)
-		return NULL;
-	o = gp_jb_obj(b);
-	gp_jb_put(b, o, "since_step", gp_jb_int(b, g->since_step));
-	gp_jb_put(b, o, "last_step", gp_jb_int(b, g->last_step));
-	gp_jb_put(b, o, "first_peak", gp_jb_int(b, (int64_t)g->first_peak));
-	gp_jb_put(b, o, "last_peak", gp_jb_int(b, (int64_t)g->last_peak));
-	gp_jb_put(b, o, "last_increase", gp_jb_int(b, (int64_t)g->last_increase));
-	gp_jb_put(b, o, "factor_per_step", gp_jb_num(b, g->factor_per_step, 4));
-	gp_jb_put(b, o, "bytes_per_step", gp_jb_num(b, g->bytes_per_step, 1));
-	gp_jb_put(b, o, "live_first", gp_jb_int(b, (int64_t)g->live_first));
-	gp_jb_put(b, o, "live_last", gp_jb_int(b, (int64_t)g->live_last));
-	gp_jb_put(b, o, "next_peak", jopt(b, g->next_peak));
-	return o;
+	if (d->timeline.present)
+		RS_PUT(key, timeline_json(b, &d->timeline));
 }
 
-static struct json_object *leak_json(struct gp_jb *b, const struct gp_an_leak *lk)
+RS_OBJECT(growth_obj, struct gp_an_growth, GP_RS_GROWTH)
+
+static struct json_object *growth_json(struct gp_jb *b, const struct gp_an_device *d)
 {
+	return d->growth.present ? growth_obj(b, &d->growth) : NULL;
+}
+
+static struct json_object *survivors_layers_json(struct gp_jb *b, const struct gp_an_survivors *s)
+{
+	return tree_json(b, s->layers, s->nlayers);
+}
+
+static struct json_object *survivors_by_phase_json(struct gp_jb *b, const struct gp_an_survivors *s)
+{
+	return groups_json(b, &s->by_phase, "phase");
+}
+
+static struct json_object *survivors_by_op_json(struct gp_jb *b, const struct gp_an_survivors *s)
+{
+	return groups_json(b, &s->by_op, "op");
+}
+
+static struct json_object *survivors_by_line_json(struct gp_jb *b, const struct gp_an_survivors *s)
+{
+	return lines_json(b, &s->by_line);
+}
+
+RS_OBJECT(survivors_json, struct gp_an_survivors, GP_RS_SURVIVORS)
+
+/* The members there are depend on the verdict (result.h, struct gp_an_leak). */
+static struct json_object *leak_json(struct gp_jb *b, const struct gp_an_device *d)
+{
+	const struct gp_an_leak *lk = &d->leak;
 	struct json_object *o = gp_jb_obj(b);
 
 	gp_jb_put(b, o, "verdict", gp_jb_str(b, gp_an_leak_verdicts[lk->verdict]));
@@ -544,174 +519,99 @@ static struct json_object *leak_json(struct gp_jb *b, const struct gp_an_leak *l
 	gp_jb_put(b, o, "steps_until_full", gp_jb_num(b, lk->steps_until_full, 0));
 	if (lk->verdict == GP_AN_LEAK_NONE)
 		gp_jb_put(b, o, "why", gp_jb_str(b, lk->why));
-	if (lk->has_survivors) {
-		const struct gp_an_survivors *s = &lk->survivors;
-		struct json_object *sv = gp_jb_obj(b);
-
-		gp_jb_put(b, sv, "from_step", gp_jb_int(b, s->from_step));
-		gp_jb_put(b, sv, "to_step", gp_jb_int(b, s->to_step));
-		gp_jb_put(b, sv, "bytes", gp_jb_int(b, (int64_t)s->bytes));
-		gp_jb_put(b, sv, "per_step", gp_jb_num(b, s->per_step, 1));
-		gp_jb_put(b, sv, "allocations", gp_jb_int(b, (int64_t)s->allocations));
-		gp_jb_put(b, sv, "by_layer", tree_json(b, s->layers, s->nlayers));
-		gp_jb_put(b, sv, "by_phase", groups_json(b, &s->by_phase, "phase"));
-		gp_jb_put(b, sv, "by_op", groups_json(b, &s->by_op, "op"));
-		gp_jb_put(b, sv, "by_line", lines_json(b, &s->by_line));
-		gp_jb_put(b, o, "survivors", sv);
-	}
+	if (lk->has_survivors)
+		gp_jb_put(b, o, "survivors", survivors_json(b, &lk->survivors));
 	return o;
 }
 
-static struct json_object *oom_json(struct gp_jb *b, const struct gp_an_oom *o)
+RS_OBJECT(pytorch_obj, struct gp_an_oom, GP_RS_PYTORCH)
+
+/* with raised only */
+static struct json_object *pytorch_json(struct gp_jb *b, const struct gp_an_oom *e)
 {
-	struct json_object *j = gp_jb_obj(b), *adv = gp_jb_arr(b);
-
-	gp_jb_put(b, j, "t", jsec(b, o->t));
-	put_step(b, j, "step", "step_when", o->step, o->step_when);
-	gp_jb_put(b, j, "phase", gp_jb_str(b, o->phase));
-	gp_jb_put(b, j, "layer", gp_jb_str(b, o->layer));
-	gp_jb_put(b, j, "op", gp_jb_str(b, o->op));
-	gp_jb_put(b, j, "api", gp_jb_str(b, o->api));
-	gp_jb_put(b, j, "tid", gp_jb_int(b, o->tid));
-	gp_jb_put(b, j, "request", gp_jb_int(b, (int64_t)o->request));
-	gp_jb_put(b, j, "free", jopt(b, o->free));
-	gp_jb_put(b, j, "total", jopt(b, o->total));
-	gp_jb_put(b, j, "result", gp_jb_int(b, o->result));
-	gp_jb_put(b, j, "allocated", gp_jb_int(b, (int64_t)o->allocated));
-	gp_jb_put(b, j, "other", gp_jb_int(b, (int64_t)o->other));
-	gp_jb_put(b, j, "device_total", gp_jb_int(b, (int64_t)o->device_total));
-	gp_jb_put(b, j, "device_static", gp_jb_int(b, (int64_t)o->device_static));
-	gp_jb_put(b, j, "reserved", jopt(b, o->reserved));
-	gp_jb_put(b, j, "outside_trace", jopt(b, o->outside_trace));
-	gp_jb_put(b, j, "retries", gp_jb_int(b, o->retries));
-	gp_jb_put(b, j, "released_after", gp_jb_int(b, (int64_t)o->released_after));
-	gp_jb_put(b, j, "recovered", gp_jb_bool(b, o->recovered));
-	gp_jb_put(b, j, "fatal", gp_jb_bool(b, o->fatal));
-	gp_jb_put(b, j, "outcome", gp_jb_str(b, gp_an_oom_outcomes[o->outcome]));
-	gp_jb_put(b, j, "past_after", isnan(o->past_after) ? NULL : jsec(b, o->past_after));
-	gp_jb_put(b, j, "raised", gp_jb_bool(b, o->raised));
-	if (o->raised) {
-		struct json_object *x = gp_jb_obj(b);
-
-		gp_jb_put(b, x, "request", gp_jb_int(b, (int64_t)o->request));
-		gp_jb_put(b, x, "block", gp_jb_int(b, (int64_t)o->pytorch.block));
-		gp_jb_put(b, x, "allocated", gp_jb_int(b, (int64_t)o->pytorch.allocated));
-		gp_jb_put(b, x, "reserved", gp_jb_int(b, (int64_t)o->pytorch.reserved));
-		gp_jb_put(b, x, "free", gp_jb_int(b, (int64_t)o->pytorch.free));
-		gp_jb_put(b, j, "pytorch", x);
-	} else {
-		gp_jb_put(b, j, "pytorch", NULL);
-	}
-	gp_jb_put(b, j, "collectives", collectives_json(b, &o->collectives));
-	gp_jb_put(b, j, "detailed", gp_jb_bool(b, o->detailed));
-	if (o->detailed)
-		set_json(b, j, &o->set);
-	for (size_t i = 0; i < o->nadvice; i++) {
-		struct json_object *e = gp_jb_obj(b);
-
-		gp_jb_put(b, e, "kind", gp_jb_str(b, gp_an_advice_kinds[o->advice[i].kind]));
-		gp_jb_put(b, e, "text", gp_jb_str(b, o->advice[i].text));
-		gp_jb_push(b, adv, e);
-	}
-	gp_jb_put(b, j, "advice", adv);
-	return j;
+	return e->raised ? pytorch_obj(b, e) : NULL;
 }
 
-static struct json_object *device_json(struct gp_jb *b, const struct gp_an_device *d)
+static struct json_object *oom_collectives_json(struct gp_jb *b, const struct gp_an_oom *e)
 {
-	struct json_object *o = gp_jb_obj(b), *ooms = gp_jb_arr(b);
+	return collectives_json(b, &e->collectives);
+}
 
-	gp_jb_put(b, o, "pid", gp_jb_int(b, d->pid));
-	gp_jb_put(b, o, "trace", gp_jb_int(b, (int64_t)d->trace));
-	gp_jb_put(b, o, "device", gp_jb_int(b, d->device));
-	gp_jb_put(b, o, "name", gp_jb_str(b, d->name));
-	gp_jb_put(b, o, "uuid", gp_jb_str(b, d->uuid));
-	gp_jb_put(b, o, "capacity", jopt(b, d->capacity));
-	gp_jb_put(b, o, "mode", gp_jb_str(b, gp_an_mode_names[d->mode]));
-	gp_jb_put(b, o, "summary", summary_json(b, &d->summary));
-	gp_jb_put(b, o, "peak", peak_json(b, d));
-	gp_jb_put(b, o, "steps", steps_json(b, d));
-	gp_jb_put(b, o, "leak", leak_json(b, &d->leak));
-	gp_jb_put(b, o, "growth", growth_json(b, &d->growth));
-	{
-		struct json_object *adv = gp_jb_arr(b);
+RS_OBJECT(oom_advice_item, struct gp_an_advice, GP_RS_OOM_ADVICE)
 
-		for (size_t i = 0; i < d->nadvice; i++) {
-			struct json_object *e = gp_jb_obj(b);
+static struct json_object *oom_advice_json(struct gp_jb *b, const struct gp_an_oom *e)
+{
+	struct json_object *adv = gp_jb_arr(b);
 
-			gp_jb_put(b, e, "kind", gp_jb_str(b, gp_an_advice_kinds[d->advice[i].kind]));
-			gp_jb_put(b, e, "bytes", gp_jb_int(b, (int64_t)d->advice[i].bytes));
-			gp_jb_put(b, e, "of", gp_jb_int(b, (int64_t)d->advice[i].of));
-			gp_jb_put(b, e, "text", gp_jb_str(b, d->advice[i].text));
-			gp_jb_push(b, adv, e);
-		}
-		gp_jb_put(b, o, "advice", adv);
-	}
-	/* only where asked for (gpuprof report): other documents unchanged */
-	if (d->timeline.present)
-		gp_jb_put(b, o, "timeline", timeline_json(b, &d->timeline));
+	for (size_t i = 0; i < e->nadvice; i++)
+		gp_jb_push(b, adv, oom_advice_item(b, &e->advice[i]));
+	return adv;
+}
+
+RS_MEMBERS(oom_members, struct gp_an_oom, GP_RS_OOM)
+RS_MEMBERS(oom_end_members, struct gp_an_oom, GP_RS_OOM_END)
+
+static struct json_object *oom_json(struct gp_jb *b, const struct gp_an_oom *e)
+{
+	struct json_object *o = gp_jb_obj(b);
+
+	oom_members(b, o, e);
+	if (e->detailed)
+		set_members(b, o, &e->set);
+	oom_end_members(b, o, e);
+	return o;
+}
+
+static struct json_object *device_summary_json(struct gp_jb *b, const struct gp_an_device *d)
+{
+	return summary_json(b, &d->summary);
+}
+
+RS_OBJECT(run_advice_item, struct gp_an_advice, GP_RS_RUN_ADVICE)
+
+static struct json_object *run_advice_json(struct gp_jb *b, const struct gp_an_device *d)
+{
+	struct json_object *adv = gp_jb_arr(b);
+
+	for (size_t i = 0; i < d->nadvice; i++)
+		gp_jb_push(b, adv, run_advice_item(b, &d->advice[i]));
+	return adv;
+}
+
+static struct json_object *ooms_json(struct gp_jb *b, const struct gp_an_device *d)
+{
+	struct json_object *ooms = gp_jb_arr(b);
+
 	for (size_t i = 0; i < d->nooms; i++)
 		gp_jb_push(b, ooms, oom_json(b, &d->ooms[i]));
-	gp_jb_put(b, o, "ooms", ooms);
-	gp_jb_put(b, o, "oom_count", gp_jb_int(b, (int64_t)d->oom_count));
-	{
-		struct json_object *lo = gp_jb_obj(b);
-
-		gp_jb_put(b, lo, "count", gp_jb_int(b, (int64_t)d->ooms_left_out.count));
-		gp_jb_put(b, lo, "recovered", gp_jb_int(b, (int64_t)d->ooms_left_out.recovered));
-		gp_jb_put(b, lo, "raised", gp_jb_int(b, (int64_t)d->ooms_left_out.raised));
-		gp_jb_put(b, lo, "released", gp_jb_int(b, (int64_t)d->ooms_left_out.released));
-		gp_jb_put(b, lo, "retries", gp_jb_int(b, (int64_t)d->ooms_left_out.retries));
-		gp_jb_put(b, o, "ooms_left_out", lo);
-	}
-	{
-		struct json_object *oc = gp_jb_obj(b), *gp = gp_jb_obj(b);
-
-		for (int k = 0; k < GP_AN_OOM_N; k++)
-			gp_jb_put(b, oc, gp_an_oom_outcomes[k], gp_jb_int(b, (int64_t)d->oom_outcomes[k]));
-		gp_jb_put(b, o, "oom_outcomes", oc);
-		gp_jb_put(b, gp, "count", gp_jb_int(b, (int64_t)d->ooms_got_past.count));
-		gp_jb_put(b, gp, "bytes", gp_jb_int(b, (int64_t)d->ooms_got_past.bytes));
-		gp_jb_put(b, gp, "seconds", jsec(b, d->ooms_got_past.seconds));
-		gp_jb_put(b, o, "ooms_got_past", gp);
-	}
-	return o;
+	return ooms;
 }
 
-static struct json_object *gpu_json(struct gp_jb *b, const struct gp_an_gpu *g)
+RS_OBJECT(ooms_left_out_json, struct gp_an_device, GP_RS_OOMS_LEFT_OUT)
+RS_OBJECT(oom_outcomes_json, struct gp_an_device, GP_RS_OOM_OUTCOMES)
+RS_OBJECT(ooms_got_past_json, struct gp_an_device, GP_RS_OOMS_GOT_PAST)
+RS_OBJECT(device_json, struct gp_an_device, GP_RS_DEVICE)
+
+RS_OBJECT(gpu_share_json, struct gp_an_gpu_share, GP_RS_GPU_SHARE)
+
+static struct json_object *by_process_json(struct gp_jb *b, const struct gp_an_gpu *g)
 {
-	struct json_object *o = gp_jb_obj(b), *by = gp_jb_arr(b);
+	struct json_object *by = gp_jb_arr(b);
 
-	gp_jb_put(b, o, "uuid", gp_jb_str(b, g->uuid));
-	gp_jb_put(b, o, "name", gp_jb_str(b, g->name));
-	gp_jb_put(b, o, "capacity", jopt(b, g->capacity));
-	gp_jb_put(b, o, "peak", gp_jb_int(b, (int64_t)g->peak));
-	gp_jb_put(b, o, "peak_t", jsec(b, g->peak_t));
-	for (size_t i = 0; i < g->nby_process; i++) {
-		struct json_object *e = gp_jb_obj(b);
-
-		gp_jb_put(b, e, "pid", gp_jb_int(b, g->by_process[i].pid));
-		gp_jb_put(b, e, "device", gp_jb_int(b, g->by_process[i].device));
-		gp_jb_put(b, e, "bytes", gp_jb_int(b, (int64_t)g->by_process[i].bytes));
-		gp_jb_push(b, by, e);
-	}
-	gp_jb_put(b, o, "by_process", by);
-	return o;
+	for (size_t i = 0; i < g->nby_process; i++)
+		gp_jb_push(b, by, gpu_share_json(b, &g->by_process[i]));
+	return by;
 }
+
+RS_OBJECT(gpu_json, struct gp_an_gpu, GP_RS_GPU)
+RS_OBJECT(rank_diff_json, struct gp_an_rank_diff, GP_RS_RANK_DIFF)
 
 static struct json_object *diffs_json(struct gp_jb *b, const struct gp_an_rank_diff *v, size_t n)
 {
 	struct json_object *arr = gp_jb_arr(b);
 
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = gp_jb_obj(b);
-
-		gp_jb_put(b, e, "name", gp_jb_str(b, v[i].name));
-		gp_jb_put(b, e, "first", gp_jb_int(b, (int64_t)v[i].first));
-		gp_jb_put(b, e, "typical", gp_jb_int(b, (int64_t)v[i].typical));
-		gp_jb_put(b, e, "delta", gp_jb_int(b, v[i].delta));
-		gp_jb_push(b, arr, e);
-	}
+	for (size_t i = 0; i < n; i++)
+		gp_jb_push(b, arr, rank_diff_json(b, &v[i]));
 	return arr;
 }
 
@@ -748,8 +648,8 @@ static struct json_object *ranks_json(struct gp_jb *b, const struct gp_an_result
 		gp_jb_put(b, e, "headroom", jopt(b, x->headroom));
 		gp_jb_put(b, e, "oom_count", gp_jb_int(b, (int64_t)x->oom_count));
 		gp_jb_put(b, e, "first_oom_t", isnan(x->first_oom_t) ? NULL : jsec(b, x->first_oom_t));
-		put_step(b, e, "first_oom_step", "first_oom_step_when", x->first_oom_step,
-			 x->first_oom_step_when);
+		gp_jb_put(b, e, "first_oom_step", jint_or_null(b, x->first_oom_step));
+		gp_jb_put(b, e, "first_oom_step_when", jstep_when(b, x->first_oom_step, x->first_oom_step_when));
 		gp_jb_put(b, e, "end_signal", x->end_signal ? gp_jb_int(b, x->end_signal) : NULL);
 		gp_jb_put(b, e, "end_t", isnan(x->end_t) ? NULL : jsec(b, x->end_t));
 		gp_jb_put(b, e, "stopped_after_first", gp_jb_bool(b, x->stopped_after_first));
@@ -783,17 +683,16 @@ static struct json_object *ranks_json(struct gp_jb *b, const struct gp_an_result
 	return o;
 }
 
+RS_OBJECT(options_json, struct gp_an_result, GP_RS_OPTIONS)
+
+/* The document: its lists are hand-made here (result_schema.def, GP_RS_DOC). */
 static struct json_object *doc_json(struct gp_jb *b, const struct gp_an_result *r)
 {
 	struct json_object *doc = gp_jb_obj(b), *traces = gp_jb_arr(b), *devs = gp_jb_arr(b), *gpus = gp_jb_arr(b);
-	struct json_object *opts = gp_jb_obj(b);
 
 	gp_jb_put(b, doc, "schema", gp_jb_str(b, GP_AN_SCHEMA));
 	gp_jb_put(b, doc, "gpuprof_version", gp_jb_str(b, r->version));
-	gp_jb_put(b, opts, "top", gp_jb_int(b, r->top));
-	gp_jb_put(b, opts, "device", r->device >= 0 ? gp_jb_int(b, r->device) : NULL);
-	gp_jb_put(b, opts, "process", jint_or_null(b, r->process));
-	gp_jb_put(b, doc, "options", opts);
+	gp_jb_put(b, doc, "options", options_json(b, r));
 	gp_jb_put(b, doc, "time_origin_ns", gp_jb_int(b, r->time_origin_ns));
 	for (size_t i = 0; i < r->ntraces; i++)
 		gp_jb_push(b, traces, trace_json(b, &r->traces[i]));
