@@ -124,15 +124,6 @@ static int get_bytes(struct vx *v, struct json_object *o, const char *path, cons
 	return rc;
 }
 
-static int get_bool(struct vx *v, struct json_object *o, const char *path, const char *key, int *out)
-{
-	struct json_object *m;
-	int rc = member(v, o, path, key, REQUIRED, json_type_boolean, &m);
-
-	*out = rc ? 0 : json_object_get_boolean(m);
-	return rc;
-}
-
 static int get_num(struct vx *v, struct json_object *o, const char *path, const char *key, int need,
 		   double *out)
 {
@@ -169,6 +160,116 @@ static void *arena_array(struct vx *v, size_t n, size_t size)
 	return n && n <= SIZE_MAX / size ? gp_an_alloc(v->r, n * size) : NULL;
 }
 
+/* A boolean; *out 0 for null (or absent, when OPTIONAL). */
+static int get_flag(struct vx *v, struct json_object *o, const char *path, const char *key, int need,
+		    int *out)
+{
+	struct json_object *m;
+	int rc = member(v, o, path, key, need, json_type_boolean, &m);
+
+	*out = m ? json_object_get_boolean(m) : 0;
+	return rc;
+}
+
+/* A string among the n allowed: its index into *idx (left as it was for
+ * null, or absent when OPTIONAL). */
+static int get_enum(struct vx *v, struct json_object *o, const char *path, const char *key, int need,
+		    const char *const *allowed, size_t n, int *idx)
+{
+	const char *s;
+	int rc = get_str(v, o, path, key, need, &s);
+
+	if (rc || !s)
+		return rc;
+	return one_of(v, path, key, s, allowed, n, idx);
+}
+
+/* ---- the members result_schema.def marks REQ, NUL or OPT ----
+ *
+ * RS_READER(name, ctype, LIST) makes name(v, o, path, x): those members of
+ * LIST read from the JSON object o into x, each checked for its type and
+ * for the range its UNIT allows, in the list's order; the first one wrong
+ * ends it. An integer that may be null is -1 for null. */
+#define RS_MAX_BYTES ((int64_t)GP_CMP_MAX_BYTES)
+#define RS_MAX_COUNT ((int64_t)GP_CMP_MAX_BYTES)
+#define RS_MAX_PID ((int64_t)INT_MAX)
+#define RS_MAX_DEVICE ((int64_t)63)
+#define RS_MAX_STEP (INT64_C(1) << 53)
+#define RS_MAX_RANK ((int64_t)MAX_RANK)
+#define RS_MAX_NS INT64_MAX
+
+#define RS_READ(key, field, type, unit, read, meaning) RS_READ_##read(key, field, type, unit)
+#define RS_READ_NO(k, f, t, u)
+#define RS_READ_HAND(k, f, t, u)
+#define RS_READ_REQ(k, f, t, u) RS_GET_##t(REQUIRED, k, f, u)
+#define RS_READ_NUL(k, f, t, u) RS_GET_##t(NULLABLE, k, f, u)
+#define RS_READ_OPT(k, f, t, u) RS_GET_##t(OPTIONAL, k, f, u)
+#define RS_TRY(call)                                                                     \
+	if ((rc = (call)))                                                               \
+		return rc;
+#define RS_GET_STR(need, k, f, u) RS_TRY(get_str(v, o, path, k, need, &x->f))
+#define RS_GET_BOOL(need, k, f, u) RS_TRY(get_flag(v, o, path, k, need, &x->f))
+#define RS_GET_NUM6(need, k, f, u) RS_TRY(get_num(v, o, path, k, need, &x->f))
+#define RS_GET_U64(need, k, f, u)                                                        \
+	{                                                                                \
+		int64_t n_;                                                              \
+		RS_TRY(get_int(v, o, path, k, need, 0, RS_MAX_##u, &n_, NULL))           \
+		x->f = (uint64_t)n_;                                                     \
+	}
+#define RS_GET_OPT(need, k, f, u)                                                        \
+	{                                                                                \
+		int64_t n_;                                                              \
+		RS_TRY(get_int(v, o, path, k, need, 0, RS_MAX_##u, &n_, &x->f.known))    \
+		x->f.v = (uint64_t)n_;                                                   \
+	}
+#define RS_GET_I64(need, k, f, u)                                                        \
+	{                                                                                \
+		int64_t n_;                                                              \
+		int known_;                                                              \
+		RS_TRY(get_int(v, o, path, k, need, 0, RS_MAX_##u, &n_, &known_))        \
+		x->f = known_ ? n_ : -1;                                                 \
+	}
+#define RS_GET_I64N RS_GET_I64
+#define RS_GET_ENUM(need, k, f, u)                                                       \
+	{                                                                                \
+		int i_ = 0;                                                              \
+		RS_TRY(get_enum(v, o, path, k, need, u, sizeof(u) / sizeof(u[0]), &i_))  \
+		x->f = i_;                                                               \
+	}
+/* absent or null: in (a summary written before step_when) */
+#define RS_GET_STEP_WHEN(need, k, f, u)                                                  \
+	{                                                                                \
+		int i_ = GP_AN_STEP_IN;                                                  \
+		RS_TRY(get_enum(v, o, path, k, need, gp_an_step_when_names,              \
+				GP_AN_STEP_WHEN_N, &i_))                                 \
+		x->RS_WHEN_##f = (uint8_t)i_;                                            \
+	}
+#define RS_WHEN_WHEN(step, when) when
+
+#define RS_READER(name, ctype, LIST)                                                     \
+	static int name(struct vx *v, struct json_object *o, const char *path, ctype *x) \
+	{                                                                                \
+		int rc = 0;                                                              \
+                                                                                         \
+		LIST(RS_READ)                                                            \
+		return rc;                                                               \
+	}
+
+#include "viewer/analyze/result_schema.def"
+
+RS_READER(read_options_members, struct gp_an_result, GP_RS_OPTIONS)
+RS_READER(read_trace_members, struct gp_an_trace, GP_RS_TRACE)
+RS_READER(read_device_members, struct gp_an_device, GP_RS_DEVICE)
+RS_READER(read_amount_members, struct gp_an_amount, GP_RS_AMOUNT)
+RS_READER(read_peak_members, struct gp_an_peak, GP_RS_PEAK)
+RS_READER(read_set_members, struct gp_an_set, GP_RS_SET)
+RS_READER(read_category_members, struct gp_an_category, GP_RS_CATEGORY)
+RS_READER(read_group_members, struct gp_an_group, GP_RS_GROUP)
+RS_READER(read_node_members, struct gp_an_node, GP_RS_NODE)
+RS_READER(read_alloc_members, struct gp_an_alloc, GP_RS_ALLOC)
+RS_READER(read_oom_members, struct gp_an_oom, GP_RS_OOM)
+RS_READER(read_ooms_left_out_members, struct gp_an_device, GP_RS_OOMS_LEFT_OUT)
+
 /* ---- the layer tree ---- */
 
 /* The nodes of arr into *out: names and bytes (the rest of a Node is not
@@ -198,8 +299,7 @@ static int read_nodes(struct vx *v, const char *path, struct json_object *arr, i
 
 		if (!node || !json_object_is_type(node, json_type_object))
 			return cmp_bad(&v->at, where, "not an object");
-		if ((rc = get_str(v, node, where, "name", REQUIRED, &nd->name)) ||
-		    (rc = get_bytes(v, node, where, "bytes", REQUIRED, &nd->bytes, NULL)) ||
+		if ((rc = read_node_members(v, node, where, nd)) ||
 		    (rc = member(v, node, where, "children", OPTIONAL, json_type_array, &kids)))
 			return rc;
 		if (kids) {
@@ -241,8 +341,7 @@ static int read_categories(struct vx *v, struct json_object *peak, const char *p
 		snprintf(q, sizeof(q), "%s[%zu]", p, i);
 		if (!c || !json_object_is_type(c, json_type_object))
 			return cmp_bad(&v->at, q, "not an object");
-		if ((rc = get_str(v, c, q, "category", REQUIRED, &cat->category)) ||
-		    (rc = get_bytes(v, c, q, "bytes", REQUIRED, &cat->bytes, NULL)) ||
+		if ((rc = read_category_members(v, c, q, cat)) ||
 		    (rc = member(v, c, q, "by", OPTIONAL, json_type_array, &by)))
 			return rc;
 		set->ncategories = i + 1;
@@ -259,8 +358,7 @@ static int read_categories(struct vx *v, struct json_object *peak, const char *p
 			snprintf(r, sizeof(r), "%s.by[%zu]", q, j);
 			if (!o || !json_object_is_type(o, json_type_object))
 				return cmp_bad(&v->at, r, "not an object");
-			if ((rc = get_str(v, o, r, "name", REQUIRED, &cat->by.v[j].name)) ||
-			    (rc = get_bytes(v, o, r, "bytes", REQUIRED, &cat->by.v[j].bytes, NULL)))
+			if ((rc = read_group_members(v, o, r, &cat->by.v[j])))
 				return rc;
 			cat->by.n = j + 1;
 		}
@@ -287,13 +385,7 @@ static int read_top(struct vx *v, struct json_object *peak, const char *path, st
 		snprintf(q, sizeof(q), "%s.top[%zu]", path, i);
 		if (!o || !json_object_is_type(o, json_type_object))
 			return cmp_bad(&v->at, q, "not an object");
-		if ((rc = get_bytes(v, o, q, "bytes", REQUIRED, &a->bytes, NULL)) ||
-		    (rc = get_str(v, o, q, "layer", NULLABLE, &a->layer)) ||
-		    (rc = get_str(v, o, q, "category", NULLABLE, &a->category)) ||
-		    (rc = get_str(v, o, q, "phase", NULLABLE, &a->phase)) ||
-		    (rc = get_str(v, o, q, "op", NULLABLE, &a->op)) ||
-		    (rc = get_str(v, o, q, "api", NULLABLE, &a->api)) ||
-		    (rc = get_str(v, o, q, "what", NULLABLE, &a->what)))
+		if ((rc = read_alloc_members(v, o, q, a)))
 			return rc;
 		set->ntop = i + 1;
 	}
@@ -307,31 +399,16 @@ static int read_peak(struct vx *v, struct json_object *d, const char *path, stru
 	struct gp_an_peak *pk = &dev->peak;
 	struct json_object *peak, *layers;
 	char p[64], lp[96];
-	const char *when = NULL;
-	int known, rc, when_idx = GP_AN_STEP_IN;
+	int rc;
 
 	snprintf(p, sizeof(p), "%s.peak", path);
 	if ((rc = member(v, d, path, "peak", NULLABLE, json_type_object, &peak)) || !peak)
 		return rc;
 	dev->has_peak = 1;
-	if ((rc = get_str(v, peak, p, "what", REQUIRED, &pk->what)) ||
+	if ((rc = read_peak_members(v, peak, p, pk)) ||
 	    (rc = one_of(v, p, "what", pk->what, peak_whats, 3, NULL)) ||
-	    (rc = get_bytes(v, peak, p, "bytes", REQUIRED, &pk->bytes, NULL)) ||
-	    (rc = get_num(v, peak, p, "t", REQUIRED, &pk->t)) ||
-	    (rc = get_int(v, peak, p, "step", NULLABLE, 0, INT64_C(1) << 53, &pk->step, &known)) ||
-	    (rc = get_str(v, peak, p, "phase", NULLABLE, &pk->phase)) ||
-	    (rc = get_str(v, peak, p, "layer", NULLABLE, &pk->layer)) ||
-	    (rc = get_bytes(v, peak, p, "live_bytes", REQUIRED, &pk->set.live_bytes, NULL)) ||
-	    (rc = get_bytes(v, peak, p, "live_allocations", REQUIRED, &pk->set.live_allocations, NULL)))
+	    (rc = read_set_members(v, peak, p, &pk->set)))
 		return rc;
-	if (!known)
-		pk->step = -1;
-	/* step_when: added within version 1; a summary without it says "in" */
-	if ((rc = get_str(v, peak, p, "step_when", OPTIONAL, &when)) ||
-	    (when && (rc = one_of(v, p, "step_when", when, gp_an_step_when_names, GP_AN_STEP_WHEN_N,
-				  &when_idx))))
-		return rc;
-	pk->step_when = (uint8_t)when_idx;
 	snprintf(lp, sizeof(lp), "%s.by_layer", p);
 	if ((rc = read_categories(v, peak, p, &pk->set)) ||
 	    (rc = member(v, peak, p, "by_layer", REQUIRED, json_type_array, &layers)) ||
@@ -350,23 +427,10 @@ static int read_amount(struct vx *v, struct json_object *sum, const char *path, 
 
 	snprintf(p, sizeof(p), "%s.%s", path, key);
 	if ((rc = member(v, sum, path, key, REQUIRED, json_type_object, &a)) ||
-	    (rc = get_bool(v, a, p, "known", &out->known)) ||
-	    (rc = get_bytes(v, a, p, "peak", NULLABLE, &out->peak.v, &out->peak.known)))
+	    (rc = read_amount_members(v, a, p, out)))
 		return rc;
 	if (out->known && !out->peak.known)
 		return cmp_bad(&v->at, p, "known, but its 'peak' is null");
-	return 0;
-}
-
-static int read_mode(struct vx *v, struct json_object *o, const char *path, enum gp_an_mode *out)
-{
-	const char *s;
-	int m = 0, rc;
-
-	if ((rc = get_str(v, o, path, "mode", REQUIRED, &s)) ||
-	    (rc = one_of(v, path, "mode", s, gp_an_mode_names, GP_AN_MODE_N, &m)))
-		return rc;
-	*out = (enum gp_an_mode)m;
 	return 0;
 }
 
@@ -376,7 +440,7 @@ static int read_traces(struct vx *v, struct json_object *doc)
 	struct gp_an_trace *t;
 	char p[48];
 	size_t n;
-	int rc, known;
+	int rc;
 
 	if ((rc = member(v, doc, "", "traces", REQUIRED, json_type_array, &arr)))
 		return rc;
@@ -393,24 +457,8 @@ static int read_traces(struct vx *v, struct json_object *doc)
 		snprintf(p, sizeof(p), "traces[%zu]", i);
 		if (!o || !json_object_is_type(o, json_type_object))
 			return cmp_bad(&v->at, p, "not an object");
-		if ((rc = get_str(v, o, p, "path", REQUIRED, &t[i].path)) ||
-		    (rc = get_int(v, o, p, "pid", REQUIRED, 0, INT_MAX, &t[i].pid, NULL)) ||
-		    (rc = get_str(v, o, p, "cmdline", NULLABLE, &t[i].cmdline)) ||
-		    (rc = get_str(v, o, p, "hostname", NULLABLE, &t[i].hostname)) ||
-		    (rc = get_int(v, o, p, "start_unix_ns", NULLABLE, 0, INT64_MAX, &t[i].start_unix_ns,
-				  &known)) ||
-		    (rc = read_mode(v, o, p, &t[i].mode)) ||
-		    (rc = get_bool(v, o, p, "cut_short", &t[i].cut_short)) ||
-		    (rc = get_bool(v, o, p, "recovered", &t[i].recovered)))
+		if ((rc = read_trace_members(v, o, p, &t[i])))
 			return rc;
-		if (!known)
-			t[i].start_unix_ns = -1;
-		/* added within gpuprof.analyze/1: the torch.distributed rank,
-		 * when the recorder learned it (RANK). Read when there. */
-		if ((rc = get_int(v, o, p, "rank", OPTIONAL, 0, MAX_RANK, &t[i].rank, &known)))
-			return rc;
-		if (!known)
-			t[i].rank = -1;
 		v->r->ntraces = i + 1;
 	}
 	return 0;
@@ -454,8 +502,7 @@ static int read_ooms(struct vx *v, struct json_object *d, const char *path, stru
 	}
 	if (lo) {
 		snprintf(p, sizeof(p), "%s.ooms_left_out", path);
-		if ((rc = get_bytes(v, lo, p, "count", REQUIRED, &u->ooms_left_out.count, NULL)) ||
-		    (rc = get_bytes(v, lo, p, "recovered", REQUIRED, &u->ooms_left_out.recovered, NULL)))
+		if ((rc = read_ooms_left_out_members(v, lo, p, u)))
 			return rc;
 	}
 	n = arr ? json_object_array_length(arr) : 0;
@@ -470,15 +517,7 @@ static int read_ooms(struct vx *v, struct json_object *d, const char *path, stru
 		snprintf(p, sizeof(p), "%s.ooms[%zu]", path, i);
 		if (!o || !json_object_is_type(o, json_type_object))
 			return cmp_bad(&v->at, p, "not an object");
-		if ((rc = get_int(v, o, p, "step", NULLABLE, 0, INT64_MAX, &x->step, &known)) ||
-		    (rc = get_bytes(v, o, p, "request", REQUIRED, &x->request, NULL)) ||
-		    (rc = get_str(v, o, p, "phase", NULLABLE, &x->phase)) ||
-		    (rc = get_str(v, o, p, "layer", NULLABLE, &x->layer)) ||
-		    (rc = get_bool(v, o, p, "recovered", &x->recovered)))
-			return rc;
-		if (!known)
-			x->step = -1;
-		if ((rc = get_opt_bool(v, o, p, "raised", &x->raised, &known)) ||
+		if ((rc = read_oom_members(v, o, p, x)) ||
 		    (rc = get_opt_bool(v, o, p, "fatal", &x->fatal, &known)))
 			return rc;
 		if (u->has_oom_outcomes && !known)
@@ -491,7 +530,7 @@ static int read_ooms(struct vx *v, struct json_object *d, const char *path, stru
 static int read_device(struct vx *v, struct json_object *d, const char *path, struct gp_an_device *u)
 {
 	struct json_object *sum;
-	int64_t t, x;
+	int64_t t;
 	size_t ntr = v->r->ntraces;
 	int rc;
 	char p[64];
@@ -501,18 +540,12 @@ static int read_device(struct vx *v, struct json_object *d, const char *path, st
 	if ((rc = get_int(v, d, path, "trace", REQUIRED, 0, (int64_t)ntr - 1, &t, NULL)))
 		return ntr ? rc : cmp_bad(&v->at, path, "a device, but 'traces' is empty");
 	u->trace = (size_t)t;
-	if ((rc = get_int(v, d, path, "pid", REQUIRED, 0, INT_MAX, &u->pid, NULL)) ||
-	    (rc = get_int(v, d, path, "device", REQUIRED, 0, 63, &x, NULL)))
+	if ((rc = read_device_members(v, d, path, u)))
 		return rc;
-	u->device = (int)x;
 	if (v->r->traces[t].pid != u->pid)
 		return cmp_bad(&v->at, path, "pid %lld, but its trace is of pid %lld", (long long)u->pid,
 			   (long long)v->r->traces[t].pid);
-	if ((rc = get_str(v, d, path, "name", NULLABLE, &u->name)) ||
-	    (rc = get_bytes(v, d, path, "capacity", NULLABLE, &u->capacity.v, &u->capacity.known)) ||
-	    (rc = read_mode(v, d, path, &u->mode)) ||
-	    (rc = get_bytes(v, d, path, "oom_count", REQUIRED, &u->oom_count, NULL)) ||
-	    (rc = read_ooms(v, d, path, u)) ||
+	if ((rc = read_ooms(v, d, path, u)) ||
 	    (rc = member(v, d, path, "summary", REQUIRED, json_type_object, &sum)))
 		return rc;
 	snprintf(p, sizeof(p), "%s.summary", path);
@@ -525,21 +558,17 @@ static int read_device(struct vx *v, struct json_object *d, const char *path, st
 static int read_options(struct vx *v, struct json_object *doc, struct cmp_side *side)
 {
 	struct json_object *o;
-	int64_t dev, pid;
-	int has_dev, has_pid, rc;
+	int rc;
 
 	if ((rc = member(v, doc, "", "options", REQUIRED, json_type_object, &o)) ||
-	    (rc = get_int(v, o, "options", "device", NULLABLE, 0, 63, &dev, &has_dev)) ||
-	    (rc = get_int(v, o, "options", "process", NULLABLE, 0, INT_MAX, &pid, &has_pid)))
+	    (rc = read_options_members(v, o, "options", v->r)))
 		return rc;
-	v->r->device = has_dev ? (int)dev : -1;
-	v->r->process = has_pid ? pid : -1;
 	/* a device missing from a filtered summary is no surprise: say why */
-	if (has_dev && cmp_note(&side->notes, "%s: %s holds GPU %lld only (analyze --device)", side->label,
-				v->at.input, (long long)dev))
+	if (v->r->device >= 0 && cmp_note(&side->notes, "%s: %s holds GPU %lld only (analyze --device)",
+					  side->label, v->at.input, (long long)v->r->device))
 		return -ENOMEM;
-	if (has_pid && cmp_note(&side->notes, "%s: %s holds process %lld only (analyze --process)",
-				side->label, v->at.input, (long long)pid))
+	if (v->r->process >= 0 && cmp_note(&side->notes, "%s: %s holds process %lld only (analyze --process)",
+					   side->label, v->at.input, (long long)v->r->process))
 		return -ENOMEM;
 	return 0;
 }
