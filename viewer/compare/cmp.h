@@ -2,7 +2,8 @@
  *   input.c    files of a side: directories, child traces, trace or summary;
  *              traces analyzed in this process into a result (result.h)
  *   summary.c  a gpuprof.analyze/1 document, validated, into a result
- *   unit.c     a result, from either, into units: one input model
+ *   unit.c     the units of a result, from either: its devices, read
+ *              where they are, and the rows a diff merges
  *   match.c    which process/GPU of BASE goes with which of NEW
  *   diff.c     the metric, the verdict, what changed at the peak
  *   render.c   the text and Markdown reports (their tables: viewer/render/);
@@ -50,30 +51,14 @@ struct cmp_row {
 	uint64_t bytes;
 };
 
-/* One of the largest allocations at the peak; strings are the result's. */
-struct cmp_alloc {
-	uint64_t bytes;
-	const char *layer, *category, *phase, *op, *api, *what;
-};
-
 /* One process on one GPU: a device of a result (struct cmp_side keeps the
- * results), with what compare derives from it. Strings belong to the
- * result unless said otherwise. */
+ * results), read where it is, and what compare derives from it. Pointers
+ * into the result are borrowed; rows and top are owned. */
 struct cmp_unit {
 	const struct gp_an_device *dev; /* the result's; from a summary, only
 					 * what summary.c reads is filled */
+	const struct gp_an_trace *tr;   /* its trace: the result's traces[dev->trace] */
 	const char *input;   /* the file it was read from (a summary, or the first trace) */
-	const char *trace;   /* traces[].path */
-	int64_t pid;
-	int device;
-	int64_t rank;        /* -1: not known */
-	const char *cmdline, *hostname, *mode, *gpu_name; /* cmdline, hostname may be NULL */
-	int64_t start_unix_ns; /* -1: not known */
-	uint64_t capacity;   /* 0: not known */
-	int cut_short, recovered;
-	int alloc_known, reserved_known;
-	uint64_t alloc_peak, reserved_peak;
-	uint64_t oom_count;
 	/* failed allocations the program did not get past (fatal), and the
 	 * one to name: the result's first listed fatal one (NULL: none
 	 * listed). guessed: a summary written before analyze said which were
@@ -81,19 +66,11 @@ struct cmp_unit {
 	uint64_t oom_fatal;
 	const struct gp_an_oom *oom_lead;
 	int oom_fatal_guessed;
-	/* the peak analyze reports, and what was live then */
-	int has_peak;
-	const char *peak_what; /* allocated, reserved, device */
-	uint64_t peak_bytes;
-	double peak_t;
-	int64_t peak_step;     /* -1: null */
-	uint8_t peak_step_when; /* enum gp_an_step_when */
-	const char *peak_phase, *peak_layer;
-	uint64_t live_bytes, live_allocations;
+	/* what was live at the peak (dev->peak), as rows a diff merges */
 	int has_cats;          /* null in cuda mode */
 	struct cmp_row *cats, *layers; /* owned */
 	size_t ncats, nlayers;
-	struct cmp_alloc *top; /* owned array */
+	const struct gp_an_alloc *top; /* the peak's top (dev->peak.set's); none without a peak */
 	size_t ntop;
 	int top_complete;      /* every allocation alive at the peak is in top */
 	uint64_t top_cut;      /* else: the smallest one listed */
@@ -120,21 +97,14 @@ int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int d
 		  int progress, const char *prog, char *err, size_t cap);
 
 /* summary.c: a gpuprof.analyze/1 document (from file input) into *out, a
- * new result holding what compare uses: options' device and process;
- * traces' path, pid, cmdline, hostname, start_unix_ns, mode, cut_short,
- * recovered, rank; devices' trace, pid, device, name, capacity, mode,
- * oom_count, oom_outcomes, ooms_left_out (count, recovered), of ooms
- * step, request, phase, layer, recovered, raised, fatal;
- * summary.allocated and .reserved (known, peak) and the peak:
- * what, bytes, t, step, phase, layer, and of its set live_bytes,
- * live_allocations, categories (category, bytes, by: name, bytes), the
- * layer tree (name, bytes, children) and top (bytes, layer, category,
- * phase, op, api, what). Notes about the options go to side->notes. */
+ * new result holding what compare uses: the members
+ * viewer/analyze/result_schema.def marks REQ, NUL, OPT or HAND (its READ
+ * column), each checked. Notes about the options go to side->notes. */
 int cmp_summary_read(struct cmp_side *side, struct json_object *doc, const char *input,
 		     struct gp_an_result **out, char *err, size_t cap);
 
-/* unit.c: the units of result r (borrowed: side->results keeps it) added
- * to side; input: the summary it was read from, NULL for traces. device >=
+/* unit.c: the units of result r (borrowed: side->results keeps it, and
+ * the units point into it) added to side; input: the summary it was read from, NULL for traces. device >=
  * 0 keeps that device index only. Checks that sizes add up. */
 int cmp_units_add(struct cmp_side *side, const struct gp_an_result *r, const char *input, int device,
 		  char *err, size_t cap);
@@ -151,7 +121,7 @@ struct cmp_change {
  * counterpart may be under the other side's list cut: then *_below holds
  * that cut, the value is not known, and delta is the least change. */
 struct cmp_achange {
-	const struct cmp_alloc *a; /* for its layer, category... */
+	const struct gp_an_alloc *a; /* for its layer, category... */
 	int base_known, new_known;
 	uint64_t base, new_;
 	uint64_t base_below, new_below; /* not known: less than or equal to this */

@@ -52,13 +52,13 @@ void cmp_unit_where(char *buf, size_t cap, const struct cmp_unit *u, const struc
 	size_t same = 0;
 
 	for (size_t i = 0; i < side->n; i++)
-		same += side->u[i].device == u->device;
+		same += side->u[i].dev->device == u->dev->device;
 	if (same <= 1)
-		snprintf(buf, cap, "cuda:%d", u->device);
-	else if (u->rank >= 0)
-		snprintf(buf, cap, "cuda:%d of rank %lld", u->device, (long long)u->rank);
+		snprintf(buf, cap, "cuda:%d", u->dev->device);
+	else if (u->tr->rank >= 0)
+		snprintf(buf, cap, "cuda:%d of rank %lld", u->dev->device, (long long)u->tr->rank);
 	else
-		snprintf(buf, cap, "cuda:%d of process %lld", u->device, (long long)u->pid);
+		snprintf(buf, cap, "cuda:%d of process %lld", u->dev->device, (long long)u->dev->pid);
 }
 
 const char *cmp_metric_option(enum gp_cmp_metric m)
@@ -98,38 +98,38 @@ int cmp_metric_value(const struct cmp_unit *u, enum gp_cmp_metric m, const char 
 	switch (m) {
 	case GP_CMP_PEAK_ALLOCATED:
 		*what = "peak allocated";
-		if (!u->alloc_known) {
+		if (!u->dev->summary.allocated.known) {
 			snprintf(err, cap,
 				 "%s: %s: peak allocated is not known for GPU %d of process %lld "
 				 "(%s mode%s): use --metric peak-reserved%s",
-				 side, u->input, u->device, (long long)u->pid, u->mode,
-				 strcmp(u->mode, "native") == 0 ? ": PyTorch's allocator hides its tensors"
+				 side, u->input, u->dev->device, (long long)u->dev->pid, gp_an_mode_names[u->dev->mode],
+				 strcmp(gp_an_mode_names[u->dev->mode], "native") == 0 ? ": PyTorch's allocator hides its tensors"
 								: "",
-				 strcmp(u->mode, "native") == 0 ? ", or trace in tensor mode" : "");
+				 strcmp(gp_an_mode_names[u->dev->mode], "native") == 0 ? ", or trace in tensor mode" : "");
 			return -ENODATA;
 		}
-		*v = u->alloc_peak;
+		*v = u->dev->summary.allocated.peak.v;
 		return 0;
 	case GP_CMP_PEAK_RESERVED:
 		*what = "peak reserved";
-		if (!u->reserved_known) {
+		if (!u->dev->summary.reserved.known) {
 			snprintf(err, cap,
 				 "%s: %s: peak reserved is not known for GPU %d of process %lld "
 				 "(%s mode: no memory pools or segments in the trace): use --metric "
 				 "peak-allocated",
-				 side, u->input, u->device, (long long)u->pid, u->mode);
+				 side, u->input, u->dev->device, (long long)u->dev->pid, gp_an_mode_names[u->dev->mode]);
 			return -ENODATA;
 		}
-		*v = u->reserved_peak;
+		*v = u->dev->summary.reserved.peak.v;
 		return 0;
 	default:
-		if (u->has_peak) {
-			*what = peak_name(u->peak_what);
-			*v = u->peak_bytes;
+		if (u->dev->has_peak) {
+			*what = peak_name(u->dev->peak.what);
+			*v = u->dev->peak.bytes;
 		} else {
 			/* nothing allocated: the peak of whatever the mode counts is 0 */
-			*what = peak_name(strcmp(u->mode, "native") == 0 ? "reserved" :
-					  strcmp(u->mode, "tensor") == 0 ? "allocated" : "device");
+			*what = peak_name(strcmp(gp_an_mode_names[u->dev->mode], "native") == 0 ? "reserved" :
+					  strcmp(gp_an_mode_names[u->dev->mode], "tensor") == 0 ? "allocated" : "device");
 			*v = 0;
 		}
 		return 0;
@@ -200,7 +200,7 @@ static int opt_cmp(const char *a, const char *b)
 	return strcmp(a, b);
 }
 
-static int key_cmp(const struct cmp_alloc *a, const struct cmp_alloc *b)
+static int key_cmp(const struct gp_an_alloc *a, const struct gp_an_alloc *b)
 {
 	int c;
 
@@ -213,8 +213,8 @@ static int key_cmp(const struct cmp_alloc *a, const struct cmp_alloc *b)
 
 static int alloc_cmp(const void *x, const void *y)
 {
-	const struct cmp_alloc *a = *(const struct cmp_alloc *const *)x;
-	const struct cmp_alloc *b = *(const struct cmp_alloc *const *)y;
+	const struct gp_an_alloc *a = *(const struct gp_an_alloc *const *)x;
+	const struct gp_an_alloc *b = *(const struct gp_an_alloc *const *)y;
 	int c = key_cmp(a, b);
 
 	if (c)
@@ -245,9 +245,9 @@ static int same_change(const struct cmp_achange *a, const struct cmp_achange *b)
 	       a->new_below == b->new_below;
 }
 
-static const struct cmp_alloc **sorted_top(const struct cmp_unit *u)
+static const struct gp_an_alloc **sorted_top(const struct cmp_unit *u)
 {
-	const struct cmp_alloc **v = malloc((u->ntop ? u->ntop : 1) * sizeof(*v));
+	const struct gp_an_alloc **v = malloc((u->ntop ? u->ntop : 1) * sizeof(*v));
 
 	if (!v)
 		return NULL;
@@ -263,7 +263,7 @@ static const struct cmp_alloc **sorted_top(const struct cmp_unit *u)
 static int diff_allocs(const struct cmp_unit *ub, const struct cmp_unit *un, struct cmp_achange **out,
 		       size_t *nout)
 {
-	const struct cmp_alloc **b = sorted_top(ub), **n = sorted_top(un);
+	const struct gp_an_alloc **b = sorted_top(ub), **n = sorted_top(un);
 	struct cmp_achange *c = calloc(ub->ntop + un->ntop + 1, sizeof(*c));
 	size_t i = 0, j = 0, k = 0;
 	int rc = -ENOMEM;
@@ -345,12 +345,12 @@ int cmp_diff(struct cmp_pair *p, const struct gp_cmp_settings *s, char *err, siz
 	if (strcmp(wb, wn) != 0) {
 		snprintf(err, cap, "GPU %d: BASE's peak is of %s (%s mode), NEW's of %s (%s mode): "
 			 "trace both the same way, or choose --metric peak-allocated or peak-reserved",
-			 b->device, memory_kind(wb), b->mode, memory_kind(wn), n->mode);
+			 b->dev->device, memory_kind(wb), gp_an_mode_names[b->dev->mode], memory_kind(wn), gp_an_mode_names[n->dev->mode]);
 		return -EINVAL;
 	}
-	if (strcmp(b->mode, n->mode) != 0 &&
+	if (strcmp(gp_an_mode_names[b->dev->mode], gp_an_mode_names[n->dev->mode]) != 0 &&
 	    cmp_note(&p->notes, "BASE was traced in %s mode, NEW in %s mode: %s means a different thing "
-		     "in each (viewer/analyze/CATEGORIES.md)", b->mode, n->mode, p->what))
+		     "in each (viewer/analyze/CATEGORIES.md)", gp_an_mode_names[b->dev->mode], gp_an_mode_names[n->dev->mode], p->what))
 		return -ENOMEM;
 	p->delta = (int64_t)p->vn - (int64_t)p->vb;
 	p->has_percent = p->vb != 0;
@@ -364,13 +364,13 @@ int cmp_diff(struct cmp_pair *p, const struct gp_cmp_settings *s, char *err, siz
 		p->verdict = CMP_SHRANK;
 	else
 		p->verdict = CMP_UNCHANGED;
-	if (n->cut_short && !b->cut_short &&
+	if (n->tr->cut_short && !b->tr->cut_short &&
 	    cmp_note(&p->notes, "NEW's trace was cut short: its peak is that of the part recorded"))
 		return -ENOMEM;
-	if (n->oom_count > b->oom_count &&
+	if (n->dev->oom_count > b->dev->oom_count &&
 	    cmp_note(&p->notes, "NEW had %llu failed allocation%s (BASE %llu): `gpuprof analyze` says why",
-		     (unsigned long long)n->oom_count, n->oom_count == 1 ? "" : "s",
-		     (unsigned long long)b->oom_count))
+		     (unsigned long long)n->dev->oom_count, n->dev->oom_count == 1 ? "" : "s",
+		     (unsigned long long)b->dev->oom_count))
 		return -ENOMEM;
 	/* NEW's fails the comparison (run.c); BASE's makes its peak a poor
 	 * baseline */
@@ -378,12 +378,12 @@ int cmp_diff(struct cmp_pair *p, const struct gp_cmp_settings *s, char *err, siz
 	    cmp_note(&p->notes, "BASE's program did not get past an out-of-memory error: its peak is that "
 		     "of a run that did not finish"))
 		return -ENOMEM;
-	if (!b->has_peak || !n->has_peak)
+	if (!b->dev->has_peak || !n->dev->has_peak)
 		return 0;
 	if (s->metric != GP_CMP_PEAK &&
-	    strcmp(b->peak_what, s->metric == GP_CMP_PEAK_ALLOCATED ? "allocated" : "reserved") != 0 &&
+	    strcmp(b->dev->peak.what, s->metric == GP_CMP_PEAK_ALLOCATED ? "allocated" : "reserved") != 0 &&
 	    cmp_note(&p->notes, "the categories, layers and allocations are those alive at the peak "
-		     "analyze reports, of %s", memory_kind(peak_name(b->peak_what))))
+		     "analyze reports, of %s", memory_kind(peak_name(b->dev->peak.what))))
 		return -ENOMEM;
 	p->has_breakdown = 1;
 	if (b->has_cats && n->has_cats &&

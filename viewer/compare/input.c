@@ -597,12 +597,12 @@ int gp_cmp_read_summary(const char *path, struct json_object **out, char *err, s
 
 static int same_process(const struct cmp_unit *a, const struct cmp_unit *b)
 {
-	if (a->pid != b->pid || a->device != b->device || a->start_unix_ns < 0 ||
-	    a->start_unix_ns != b->start_unix_ns)
+	if (a->dev->pid != b->dev->pid || a->dev->device != b->dev->device || a->tr->start_unix_ns < 0 ||
+	    a->tr->start_unix_ns != b->tr->start_unix_ns)
 		return 0;
-	if (!a->hostname || !b->hostname)
-		return a->hostname == b->hostname;
-	return strcmp(a->hostname, b->hostname) == 0;
+	if (!a->tr->hostname || !b->tr->hostname)
+		return a->tr->hostname == b->tr->hostname;
+	return strcmp(a->tr->hostname, b->tr->hostname) == 0;
 }
 
 int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int device, int progress,
@@ -654,7 +654,7 @@ int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int d
 			if (!same_process(&side->u[i], &side->u[j]))
 				continue;
 			snprintf(err, cap, "%s: process %lld (GPU %d) is in both %s and %s: give one of them",
-				 side->label, (long long)side->u[i].pid, side->u[i].device, side->u[j].input,
+				 side->label, (long long)side->u[i].dev->pid, side->u[i].dev->device, side->u[j].input,
 				 side->u[i].input);
 			rc = -EINVAL;
 			goto cleanup;
@@ -663,8 +663,8 @@ int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int d
 	for (size_t i = 0; i < side->n; i++) {
 		size_t j = 0;
 
-		while (j < i && !(side->u[j].pid == side->u[i].pid &&
-				  side->u[j].start_unix_ns == side->u[i].start_unix_ns))
+		while (j < i && !(side->u[j].dev->pid == side->u[i].dev->pid &&
+				  side->u[j].tr->start_unix_ns == side->u[i].tr->start_unix_ns))
 			j++;
 		side->nprocs += j == i;
 	}

@@ -58,29 +58,29 @@ static struct json_object *unit_json(struct gp_jb *b, const struct cmp_unit *u, 
 	struct json_object *o = gp_jb_obj(b), *pk;
 
 	gp_jb_put(b, o, "input", gp_jb_str(b, u->input));
-	gp_jb_put(b, o, "trace", gp_jb_str(b, u->trace));
-	gp_jb_put(b, o, "pid", gp_jb_int(b, u->pid));
-	gp_jb_put(b, o, "rank", u->rank >= 0 ? gp_jb_int(b, u->rank) : NULL);
-	gp_jb_put(b, o, "device", gp_jb_int(b, u->device));
-	gp_jb_put(b, o, "cmdline", gp_jb_str(b, u->cmdline));
-	gp_jb_put(b, o, "hostname", gp_jb_str(b, u->hostname));
-	gp_jb_put(b, o, "mode", gp_jb_str(b, u->mode));
+	gp_jb_put(b, o, "trace", gp_jb_str(b, u->tr->path));
+	gp_jb_put(b, o, "pid", gp_jb_int(b, u->dev->pid));
+	gp_jb_put(b, o, "rank", u->tr->rank >= 0 ? gp_jb_int(b, u->tr->rank) : NULL);
+	gp_jb_put(b, o, "device", gp_jb_int(b, u->dev->device));
+	gp_jb_put(b, o, "cmdline", gp_jb_str(b, u->tr->cmdline));
+	gp_jb_put(b, o, "hostname", gp_jb_str(b, u->tr->hostname));
+	gp_jb_put(b, o, "mode", gp_jb_str(b, gp_an_mode_names[u->dev->mode]));
 	gp_jb_put(b, o, "value", gp_jb_int(b, (int64_t)value));
 	gp_jb_put(b, o, "out_of_memory", oom_json(b, u, allow_oom));
-	if (!u->has_peak) {
+	if (!u->dev->has_peak) {
 		gp_jb_put(b, o, "peak", NULL);
 		return o;
 	}
 	pk = gp_jb_obj(b);
-	gp_jb_put(b, pk, "what", gp_jb_str(b, u->peak_what));
-	gp_jb_put(b, pk, "bytes", gp_jb_int(b, (int64_t)u->peak_bytes));
-	gp_jb_put(b, pk, "t", gp_jb_num(b, u->peak_t, 6));
-	gp_jb_put(b, pk, "step", u->peak_step >= 0 ? gp_jb_int(b, u->peak_step) : NULL);
-	gp_jb_put(b, pk, "step_when", u->peak_step >= 0 ? gp_jb_str(b, gp_an_step_when_names[u->peak_step_when])
+	gp_jb_put(b, pk, "what", gp_jb_str(b, u->dev->peak.what));
+	gp_jb_put(b, pk, "bytes", gp_jb_int(b, (int64_t)u->dev->peak.bytes));
+	gp_jb_put(b, pk, "t", gp_jb_num(b, u->dev->peak.t, 6));
+	gp_jb_put(b, pk, "step", u->dev->peak.step >= 0 ? gp_jb_int(b, u->dev->peak.step) : NULL);
+	gp_jb_put(b, pk, "step_when", u->dev->peak.step >= 0 ? gp_jb_str(b, gp_an_step_when_names[u->dev->peak.step_when])
 							 : NULL);
-	gp_jb_put(b, pk, "phase", gp_jb_str(b, u->peak_phase));
-	gp_jb_put(b, pk, "layer", gp_jb_str(b, u->peak_layer));
-	gp_jb_put(b, pk, "live_bytes", gp_jb_int(b, (int64_t)u->live_bytes));
+	gp_jb_put(b, pk, "phase", gp_jb_str(b, u->dev->peak.phase));
+	gp_jb_put(b, pk, "layer", gp_jb_str(b, u->dev->peak.layer));
+	gp_jb_put(b, pk, "live_bytes", gp_jb_int(b, (int64_t)u->dev->peak.set.live_bytes));
 	gp_jb_put(b, o, "peak", pk);
 	return o;
 }
@@ -107,7 +107,7 @@ static struct json_object *achanges_json(struct gp_jb *b, const struct cmp_achan
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = gp_jb_obj(b);
-		const struct cmp_alloc *x = c[i].a;
+		const struct gp_an_alloc *x = c[i].a;
 
 		gp_jb_put(b, o, "layer", gp_jb_str(b, x->layer));
 		gp_jb_put(b, o, "category", gp_jb_str(b, x->category));
@@ -181,7 +181,7 @@ int cmp_json_compare(const struct gp_cmp_settings *s, const struct cmp_side *bas
 		struct json_object *o = gp_jb_obj(&b);
 		int both = p[i].b && p[i].n;
 
-		gp_jb_put(&b, o, "device", gp_jb_int(&b, (p[i].b ? p[i].b : p[i].n)->device));
+		gp_jb_put(&b, o, "device", gp_jb_int(&b, (p[i].b ? p[i].b : p[i].n)->dev->device));
 		gp_jb_put(&b, o, "verdict", gp_jb_str(&b, verdict_id(p[i].verdict)));
 		gp_jb_put(&b, o, "matched_by", gp_jb_str(&b, p[i].matched_by));
 		gp_jb_put(&b, o, "what", gp_jb_str(&b, p[i].what));
@@ -246,10 +246,10 @@ int cmp_json_check(const struct gp_cmp_settings *s, const struct cmp_side *side,
 		gp_jb_put(&b, o, "what", gp_jb_str(&b, c[i].what));
 		gp_jb_put(&b, o, "limit", gp_jb_int(&b, (int64_t)c[i].limit));
 		gp_jb_put(&b, o, "over", gp_jb_chk(&b, json_object_new_boolean(c[i].over)));
-		gp_jb_put(&b, o, "categories", c[i].u->has_peak && c[i].u->has_cats ?
+		gp_jb_put(&b, o, "categories", c[i].u->dev->has_peak && c[i].u->has_cats ?
 						 rows_json(&b, c[i].u->cats, c[i].u->ncats) : NULL);
 		gp_jb_put(&b, o, "layers",
-		    c[i].u->has_peak ? rows_json(&b, c[i].u->layers, c[i].u->nlayers) : NULL);
+		    c[i].u->dev->has_peak ? rows_json(&b, c[i].u->layers, c[i].u->nlayers) : NULL);
 		gp_jb_push(&b, devs, o);
 	}
 	gp_jb_put(&b, doc, "devices", devs);

@@ -27,11 +27,11 @@ static int start_cmp(const void *x, const void *y, void *side)
 	const struct cmp_unit *a = &s->u[*(const size_t *)x];
 	const struct cmp_unit *b = &s->u[*(const size_t *)y];
 
-	if (a->start_unix_ns != b->start_unix_ns)
-		return a->start_unix_ns < b->start_unix_ns ? -1 : 1;
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	return a->device - b->device;
+	if (a->tr->start_unix_ns != b->tr->start_unix_ns)
+		return a->tr->start_unix_ns < b->tr->start_unix_ns ? -1 : 1;
+	if (a->dev->pid != b->dev->pid)
+		return a->dev->pid < b->dev->pid ? -1 : 1;
+	return a->dev->device - b->dev->device;
 }
 
 static size_t *start_order(const struct cmp_side *s)
@@ -52,7 +52,7 @@ static size_t count_like(const struct cmp_side *s, const int *used, const struct
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->n; i++)
-		n += !used[i] && s->u[i].device == u->device && same_str(s->u[i].cmdline, u->cmdline);
+		n += !used[i] && s->u[i].dev->device == u->dev->device && same_str(s->u[i].tr->cmdline, u->tr->cmdline);
 	return n;
 }
 
@@ -88,12 +88,12 @@ int cmp_match(const struct cmp_side *base, const struct cmp_side *new_, struct c
 		const struct cmp_unit *b = &base->u[i];
 		size_t hit = 0, nhits = 0, same = 0;
 
-		if (b->rank < 0)
+		if (b->tr->rank < 0)
 			continue;
 		for (size_t j = 0; j < nb; j++)
-			same += base->u[j].rank == b->rank && base->u[j].device == b->device;
+			same += base->u[j].tr->rank == b->tr->rank && base->u[j].dev->device == b->dev->device;
 		for (size_t j = 0; j < nn; j++)
-			if (!un[j] && new_->u[j].rank == b->rank && new_->u[j].device == b->device)
+			if (!un[j] && new_->u[j].tr->rank == b->tr->rank && new_->u[j].dev->device == b->dev->device)
 				hit = j, nhits++;
 		if (same == 1 && nhits == 1) {
 			ub[i] = un[hit] = 1;
@@ -116,8 +116,8 @@ int cmp_match(const struct cmp_side *base, const struct cmp_side *new_, struct c
 		for (size_t m = 0; m < nn; m++) {
 			size_t j = on[m];
 
-			if (un[j] || new_->u[j].device != b->device ||
-			    !same_str(new_->u[j].cmdline, b->cmdline))
+			if (un[j] || new_->u[j].dev->device != b->dev->device ||
+			    !same_str(new_->u[j].tr->cmdline, b->tr->cmdline))
 				continue;
 			ub[i] = un[j] = 1;
 			with[i] = j + 1;
@@ -132,9 +132,9 @@ int cmp_match(const struct cmp_side *base, const struct cmp_side *new_, struct c
 		if (ub[i])
 			continue;
 		for (size_t j = 0; j < nb; j++)
-			same += !ub[j] && base->u[j].device == base->u[i].device;
+			same += !ub[j] && base->u[j].dev->device == base->u[i].dev->device;
 		for (size_t j = 0; j < nn; j++)
-			if (!un[j] && new_->u[j].device == base->u[i].device)
+			if (!un[j] && new_->u[j].dev->device == base->u[i].dev->device)
 				hit = j, nhits++;
 		if (same == 1 && nhits == 1) {
 			ub[i] = un[hit] = 1;
@@ -151,14 +151,14 @@ int cmp_match(const struct cmp_side *base, const struct cmp_side *new_, struct c
 		if (with[i]) {
 			q->n = &new_->u[with[i] - 1];
 			q->matched_by = how[i];
-			if (!same_str(q->b->cmdline, q->n->cmdline) &&
+			if (!same_str(q->b->tr->cmdline, q->n->tr->cmdline) &&
 			    cmp_note(&q->notes, "the command lines differ: BASE '%.200s', NEW '%.200s'",
-				     q->b->cmdline ? q->b->cmdline : "(not known)",
-				     q->n->cmdline ? q->n->cmdline : "(not known)"))
+				     q->b->tr->cmdline ? q->b->tr->cmdline : "(not known)",
+				     q->n->tr->cmdline ? q->n->tr->cmdline : "(not known)"))
 				goto cleanup;
 			if (strcmp(how[i], "device, command and start order") == 0 &&
 			    cmp_note(&q->notes, "several processes ran this command on GPU %d: "
-				     "matched in the order they started", q->b->device))
+				     "matched in the order they started", q->b->dev->device))
 				goto cleanup;
 		}
 	}

@@ -16,11 +16,11 @@ void cmp_oom_line(char *buf, size_t cap, const struct cmp_unit *u, int md, int a
 	enum gp_table_fmt fmt = md ? GP_TABLE_MD : GP_TABLE_TEXT;
 	char who[96], at[48] = "", what[512] = "", more[96] = "", req[32], layer[256], phase[64];
 
-	if (u->rank >= 0)
-		snprintf(who, sizeof(who), "rank %lld (process %lld, cuda:%d)", (long long)u->rank,
-			 (long long)u->pid, u->device);
+	if (u->tr->rank >= 0)
+		snprintf(who, sizeof(who), "rank %lld (process %lld, cuda:%d)", (long long)u->tr->rank,
+			 (long long)u->dev->pid, u->dev->device);
 	else
-		snprintf(who, sizeof(who), "process %lld (cuda:%d)", (long long)u->pid, u->device);
+		snprintf(who, sizeof(who), "process %lld (cuda:%d)", (long long)u->dev->pid, u->dev->device);
 	if (o) {
 		/* "none": no phase was open, not a phase's name */
 		const char *ph = o->phase && strcmp(o->phase, "none") != 0 ? o->phase : NULL;

@@ -66,24 +66,24 @@ static void limit_words(char *buf, size_t cap, const struct gp_cmp_limit *l)
 static void moment(char *buf, size_t cap, const struct out *o, const struct cmp_unit *u)
 {
 	char v[32], layer[CELL], step[32] = "", what_cell[64], phase[64];
-	const char *what = u->peak_what && strcmp(u->peak_what, "device") == 0 ? "of device memory" :
-			   gp_table_cell(what_cell, sizeof(what_cell), o->fmt, u->peak_what, 0, 40);
-	int has_phase = u->peak_phase && strcmp(u->peak_phase, "none") != 0;
+	const char *what = u->dev->peak.what && strcmp(u->dev->peak.what, "device") == 0 ? "of device memory" :
+			   gp_table_cell(what_cell, sizeof(what_cell), o->fmt, u->dev->peak.what, 0, 40);
+	int has_phase = u->dev->peak.phase && strcmp(u->dev->peak.phase, "none") != 0;
 
-	an_fmt_bytes(v, sizeof(v), u->peak_bytes);
-	if (u->peak_step >= 0) {
+	an_fmt_bytes(v, sizeof(v), u->dev->peak.bytes);
+	if (u->dev->peak.step >= 0) {
 		char st[32];
 
 		snprintf(step, sizeof(step), ", %s",
-			 gp_an_step_text(st, sizeof(st), u->peak_step, u->peak_step_when));
+			 gp_an_step_text(st, sizeof(st), u->dev->peak.step, u->dev->peak.step_when));
 	}
-	if (u->peak_layer)
-		gp_table_cell(layer, sizeof(layer), o->fmt, u->peak_layer, 1, LAYER_CHARS);
+	if (u->dev->peak.layer)
+		gp_table_cell(layer, sizeof(layer), o->fmt, u->dev->peak.layer, 1, LAYER_CHARS);
 	/* no phase ("none") is not said, as analyze's text does not */
-	snprintf(buf, cap, "%s %s at %.3f s%s%s%s%s%s", v, what, u->peak_t, step, has_phase ? ", " : "",
-		 has_phase ? gp_table_cell(phase, sizeof(phase), o->fmt, u->peak_phase, 0, 40) : "",
-		 u->peak_layer ? ", in " : "",
-		 u->peak_layer ? layer : "");
+	snprintf(buf, cap, "%s %s at %.3f s%s%s%s%s%s", v, what, u->dev->peak.t, step, has_phase ? ", " : "",
+		 has_phase ? gp_table_cell(phase, sizeof(phase), o->fmt, u->dev->peak.phase, 0, 40) : "",
+		 u->dev->peak.layer ? ", in " : "",
+		 u->dev->peak.layer ? layer : "");
 }
 
 static void para(const struct out *o, const char *text)
@@ -162,16 +162,16 @@ static void pair_where(char *buf, size_t cap, const struct out *o, const struct 
 	size_t same = 0;
 
 	for (size_t i = 0; i < n; i++)
-		same += (all[i].b ? all[i].b : all[i].n)->device == u->device;
+		same += (all[i].b ? all[i].b : all[i].n)->dev->device == u->dev->device;
 	if (same <= 1)
-		snprintf(buf, cap, "cuda:%d", u->device);
-	else if (u->rank >= 0)
-		snprintf(buf, cap, "cuda:%d rank %lld", u->device, (long long)u->rank);
+		snprintf(buf, cap, "cuda:%d", u->dev->device);
+	else if (u->tr->rank >= 0)
+		snprintf(buf, cap, "cuda:%d rank %lld", u->dev->device, (long long)u->tr->rank);
 	else if (p->b && p->n)
-		snprintf(buf, cap, "cuda:%d pid %lld%s%lld", u->device, (long long)p->b->pid,
-			 o->fmt == GP_TABLE_MD ? "→" : "->", (long long)p->n->pid);
+		snprintf(buf, cap, "cuda:%d pid %lld%s%lld", u->dev->device, (long long)p->b->dev->pid,
+			 o->fmt == GP_TABLE_MD ? "→" : "->", (long long)p->n->dev->pid);
 	else
-		snprintf(buf, cap, "cuda:%d pid %lld", u->device, (long long)u->pid);
+		snprintf(buf, cap, "cuda:%d pid %lld", u->dev->device, (long long)u->dev->pid);
 }
 
 static void headline(const struct out *o, const struct cmp_pair *p, size_t n, int over, const char *what,
@@ -254,10 +254,10 @@ static void inputs_list(const struct out *o, const struct cmp_side *s, char *buf
 /* The command, when one process on each side ran the same one. */
 static const char *one_command(const struct cmp_side *b, const struct cmp_side *n)
 {
-	if (b->nprocs != 1 || n->nprocs != 1 || !b->n || !n->n || !b->u[0].cmdline || !n->u[0].cmdline ||
-	    strcmp(b->u[0].cmdline, n->u[0].cmdline) != 0)
+	if (b->nprocs != 1 || n->nprocs != 1 || !b->n || !n->n || !b->u[0].tr->cmdline || !n->u[0].tr->cmdline ||
+	    strcmp(b->u[0].tr->cmdline, n->u[0].tr->cmdline) != 0)
 		return NULL;
-	return b->u[0].cmdline;
+	return b->u[0].tr->cmdline;
 }
 
 static void summary_table(struct out *o, const struct cmp_pair *p, size_t n)
@@ -324,7 +324,7 @@ static void change_table(struct out *o, const char *title, const struct cmp_chan
 }
 
 /* "<Net>.fc1, activations, forward" */
-static void alloc_name(char *buf, size_t cap, const struct out *o, const struct cmp_alloc *a,
+static void alloc_name(char *buf, size_t cap, const struct out *o, const struct gp_an_alloc *a,
 		       const char *mode)
 {
 	/* as analyze names the rest in its layer tree */
@@ -414,7 +414,7 @@ static void peak_line(const struct out *o, const char *label, const struct cmp_u
 	char m[2 * CELL], live[32];
 
 	moment(m, sizeof(m), o, u);
-	an_fmt_bytes(live, sizeof(live), u->live_bytes);
+	an_fmt_bytes(live, sizeof(live), u->dev->peak.set.live_bytes);
 	if (o->fmt == GP_TABLE_MD)
 		fprintf(o->f, "- %s: %s; %s live then\n", label, m, live);
 	else
@@ -444,13 +444,13 @@ static void pair_details(struct out *o, const struct cmp_pair *all, size_t nall,
 	if (o->fmt == GP_TABLE_MD) {
 		fprintf(o->f, "<details%s><summary>%s: what changed at the peak</summary>\n\n",
 			p->verdict == CMP_REGRESSION ? " open" : "", where);
-		if (procs && u->cmdline)
+		if (procs && u->tr->cmdline)
 			fprintf(o->f, "Command: %s\n\n",
-				gp_table_cell(cmd, sizeof(cmd), o->fmt, u->cmdline, 1, 0));
+				gp_table_cell(cmd, sizeof(cmd), o->fmt, u->tr->cmdline, 1, 0));
 	} else {
 		fprintf(o->f, "\n%s", where);
-		if (procs && u->cmdline)
-			fprintf(o->f, " (%s)", gp_table_cell(cmd, sizeof(cmd), o->fmt, u->cmdline, 0, CMD_CHARS));
+		if (procs && u->tr->cmdline)
+			fprintf(o->f, " (%s)", gp_table_cell(cmd, sizeof(cmd), o->fmt, u->tr->cmdline, 0, CMD_CHARS));
 		fputs(": what changed at the peak\n", o->f);
 	}
 	if (p->has_breakdown) {
@@ -471,7 +471,7 @@ static void pair_details(struct out *o, const struct cmp_pair *all, size_t nall,
 	change_table(o, "layer (own bytes)", p->layers, p->nlayers, 1);
 	if (o->fmt == GP_TABLE_TEXT && p->nlayers && p->nallocs)
 		blank(o);
-	alloc_table(o, p->allocs, p->nallocs, p->n->mode);
+	alloc_table(o, p->allocs, p->nallocs, gp_an_mode_names[p->n->dev->mode]);
 	if (o->fmt == GP_TABLE_MD)
 		fputs("</details>\n\n", o->f);
 }
@@ -551,7 +551,7 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 	size_t shown;
 	uint64_t rest = 0;
 
-	if (!u->has_peak)
+	if (!u->dev->has_peak)
 		return;
 	cmp_unit_where(where, sizeof(where), u, side);
 	if (o->fmt == GP_TABLE_MD)
@@ -559,9 +559,9 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 	else if (several)
 		fprintf(o->f, "\n%s:\n", where);
 	moment(m, sizeof(m), o, u);
-	an_fmt_bytes(live, sizeof(live), u->live_bytes);
+	an_fmt_bytes(live, sizeof(live), u->dev->peak.set.live_bytes);
 	snprintf(line, sizeof(line), "peak: %s; live then: %s in %llu allocations", m, live,
-		 (unsigned long long)u->live_allocations);
+		 (unsigned long long)u->dev->peak.set.live_allocations);
 	para(o, line);
 	if (u->has_cats && u->ncats && !cmp_rows_sorted(u->cats, u->ncats, &rows)) {
 		size_t n = (size_t)snprintf(line, sizeof(line), "categories: ");
@@ -592,8 +592,8 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 			continue;
 		}
 		an_fmt_bytes(b, sizeof(b), rows[i]->bytes);
-		snprintf(sh, sizeof(sh), "%.1f%%", u->live_bytes ? 100.0 * (double)rows[i]->bytes /
-								   (double)u->live_bytes : 0.0);
+		snprintf(sh, sizeof(sh), "%.1f%%", u->dev->peak.set.live_bytes ? 100.0 * (double)rows[i]->bytes /
+								   (double)u->dev->peak.set.live_bytes : 0.0);
 		gp_table_row(&t, gp_table_cell(name, sizeof(name), o->fmt, rows[i]->name, 1, LAYER_CHARS), b, sh);
 	}
 	if (shown < u->nlayers) {
@@ -603,7 +603,7 @@ static void check_details(struct out *o, const struct cmp_check *c, const struct
 			 u->nlayers - shown);
 		an_fmt_bytes(b, sizeof(b), rest);
 		snprintf(sh, sizeof(sh), "%.1f%%",
-			 u->live_bytes ? 100.0 * (double)rest / (double)u->live_bytes : 0.0);
+			 u->dev->peak.set.live_bytes ? 100.0 * (double)rest / (double)u->dev->peak.set.live_bytes : 0.0);
 		gp_table_row(&t, more, b, sh);
 	}
 	print_table(o, &t, "  ");

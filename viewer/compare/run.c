@@ -105,15 +105,15 @@ int gp_cmp_check(const struct gp_cmp_settings *s)
 			goto cleanup;
 		}
 		if (s->limit.has_percent) {
-			if (!u->capacity) {
+			if (!u->dev->capacity.known || !u->dev->capacity.v) {
 				snprintf(err, sizeof(err),
 					 "%s: the memory of GPU %d of process %lld is not known: "
 					 "give --max-peak as a size",
-					 u->input, u->device, (long long)u->pid);
+					 u->input, u->dev->device, (long long)u->dev->pid);
 				status = fail(s, -EINVAL, err);
 				goto cleanup;
 			}
-			c[i].limit = (uint64_t)((double)u->capacity * s->limit.percent / 100.0);
+			c[i].limit = (uint64_t)((double)u->dev->capacity.v * s->limit.percent / 100.0);
 		} else {
 			c[i].limit = s->limit.bytes;
 			c[i].limit_decimal = s->limit.decimal;

@@ -1,8 +1,10 @@
-/* The units compare and check work on, one per process and GPU, from a
+/* The units compare and check work on, one per process and GPU of a
  * result (viewer/analyze/result.h): analyze's, for traces, or the one
- * summary.c read from a summary. One piece of code for both kinds of
- * input: the rows of categories and layers, the largest allocations, and
- * the checks that what a result says adds up. */
+ * summary.c read from a summary. A unit points at its device and trace in
+ * the result, which the side keeps; it adds only what compare derives:
+ * the rows of categories and layers, what the peak's top leaves out, the
+ * failures not got past, and the checks that what a result says adds up.
+ * One piece of code for both kinds of input. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -271,32 +273,29 @@ cleanup:
 	return rc;
 }
 
+/* The peak's largest allocations, borrowed from the result, and what a
+ * diff must know of the rest: whether they are all there, else the
+ * smallest listed. */
 static int top_allocs(struct cmp_where *x, const struct gp_an_set *s, const char *path, struct cmp_unit *u)
 {
 	char q[128];
 	int rc;
 
 	if (!s->ntop) {
-		u->top_complete = !u->live_allocations;
+		u->top_complete = !s->live_allocations;
 		u->top_cut = UINT64_MAX;
 		return 0;
 	}
-	u->top = calloc(s->ntop, sizeof(*u->top));
-	if (!u->top)
-		return -ENOMEM;
 	for (size_t i = 0; i < s->ntop; i++) {
-		const struct gp_an_alloc *e = &s->top[i];
-		struct cmp_alloc *a = &u->top[i];
-
 		snprintf(q, sizeof(q), "%s.top[%zu]", path, i);
-		if ((rc = size_ok(x, q, "bytes", e->bytes)))
+		if ((rc = size_ok(x, q, "bytes", s->top[i].bytes)))
 			return rc;
-		*a = (struct cmp_alloc){ e->bytes, e->layer, e->category, e->phase, e->op, e->api, e->what };
-		u->ntop++;
-		if (i == 0 || a->bytes < u->top_cut)
-			u->top_cut = a->bytes;
+		if (i == 0 || s->top[i].bytes < u->top_cut)
+			u->top_cut = s->top[i].bytes;
 	}
-	u->top_complete = u->ntop >= u->live_allocations;
+	u->top = s->top;
+	u->ntop = s->ntop;
+	u->top_complete = u->ntop >= s->live_allocations;
 	return 0;
 }
 
@@ -308,7 +307,6 @@ void cmp_unit_free(struct cmp_unit *u)
 		free(u->layers[i].name);
 	free(u->cats);
 	free(u->layers);
-	free(u->top);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -316,56 +314,29 @@ static int unit_make(struct cmp_where *x, const struct gp_an_result *r, size_t i
 		     struct cmp_unit *u)
 {
 	const struct gp_an_device *d = &r->devices[i];
-	const struct gp_an_trace *tr = &r->traces[d->trace];
 	const struct gp_an_peak *pk = &d->peak;
 	char path[48], p[64];
 	int rc;
 
 	snprintf(path, sizeof(path), "devices[%zu]", i);
 	u->dev = d;
-	u->trace = tr->path;
-	u->input = input ? input : tr->path;
-	u->cmdline = tr->cmdline;
-	u->hostname = tr->hostname;
-	u->start_unix_ns = tr->start_unix_ns;
-	u->rank = tr->rank;
-	u->cut_short = tr->cut_short;
-	u->recovered = tr->recovered;
-	u->pid = d->pid;
-	u->device = d->device;
-	u->gpu_name = d->name;
-	u->capacity = d->capacity.known ? d->capacity.v : 0;
-	u->mode = gp_an_mode_names[d->mode];
-	u->oom_count = d->oom_count;
+	u->tr = &r->traces[d->trace];
+	u->input = input ? input : u->tr->path;
 	if ((rc = oom_fatal(x, d, path, u)))
 		return rc;
-	u->alloc_known = d->summary.allocated.known;
-	u->alloc_peak = d->summary.allocated.peak.v;
-	u->reserved_known = d->summary.reserved.known;
-	u->reserved_peak = d->summary.reserved.peak.v;
 	if (d->pid < 0 || d->pid > INT_MAX)
 		return cmp_bad(x, path, "'pid' is %lld, not from 0 to %d", (long long)d->pid, INT_MAX);
 	snprintf(p, sizeof(p), "%s.summary", path);
 	if ((rc = size_ok(x, path, "capacity", d->capacity.v)) ||
-	    (rc = size_ok(x, p, "allocated.peak", u->alloc_peak)) ||
-	    (rc = size_ok(x, p, "reserved.peak", u->reserved_peak)))
+	    (rc = size_ok(x, p, "allocated.peak", d->summary.allocated.peak.v)) ||
+	    (rc = size_ok(x, p, "reserved.peak", d->summary.reserved.peak.v)))
 		return rc;
 	if (!d->has_peak)
 		return 0;
 	snprintf(p, sizeof(p), "%s.peak", path);
-	u->has_peak = 1;
-	u->peak_what = pk->what;
-	u->peak_bytes = pk->bytes;
-	u->peak_t = pk->t;
-	u->peak_step = pk->step;
-	u->peak_step_when = pk->step_when;
-	u->peak_phase = pk->phase;
-	u->peak_layer = pk->layer;
-	u->live_bytes = pk->set.live_bytes;
-	u->live_allocations = pk->set.live_allocations;
-	if ((rc = size_ok(x, p, "bytes", u->peak_bytes)) ||
-	    (rc = size_ok(x, p, "live_bytes", u->live_bytes)) ||
-	    (rc = size_ok(x, p, "live_allocations", u->live_allocations)) ||
+	if ((rc = size_ok(x, p, "bytes", pk->bytes)) ||
+	    (rc = size_ok(x, p, "live_bytes", pk->set.live_bytes)) ||
+	    (rc = size_ok(x, p, "live_allocations", pk->set.live_allocations)) ||
 	    (rc = category_rows(x, &pk->set, p, u)) ||
 	    (rc = layer_rows(x, &pk->set, p, d->mode == GP_AN_MODE_CUDA, u)))
 		return rc;
@@ -393,7 +364,7 @@ int cmp_units_add(struct cmp_side *side, const struct gp_an_result *r, const cha
 		struct cmp_unit u = { 0 };
 
 		rc = unit_make(&x, r, i, input, &u);
-		if (!rc && device >= 0 && u.device != device) {
+		if (!rc && device >= 0 && u.dev->device != device) {
 			cmp_unit_free(&u);
 			continue;
 		}
