@@ -1,7 +1,9 @@
 /* The result of an analysis, typed, in memory: what `gpuprof analyze`
  * prints as text (render_text.c) or as JSON (render_json.c, schema
  * gpuprof.analyze/1 in SCHEMA.md), and what compare and check work on.
- * Members mirror the schema's, one for one; SCHEMA.md says what each means.
+ * Members mirror the schema's, one for one: result_schema.def lists the
+ * JSON members and the struct members they come from; SCHEMA.md says what
+ * each means.
  *
  * Ownership: gp_an_result_new() makes a result and its arena; everything
  * the result points to (strings, arrays, trees) is in that arena, or is a
@@ -13,7 +15,7 @@
  * Who fills it: gp_an_analyze() (analyze.h) from traces, every member; or
  * compare's reader of summaries (viewer/compare/summary.c) from a
  * gpuprof.analyze/1 document, only the members compare uses
- * (viewer/compare/cmp.h lists them): a result from a summary is never
+ * (result_schema.def's READ column): a result from a summary is never
  * rendered.
  *
  * Numbers that JSON may give as null: sizes are struct gp_an_opt (known: 0

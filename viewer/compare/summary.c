@@ -3,8 +3,10 @@
  * and check have one input model whether a side was a trace or a summary
  * (unit.c makes the units of either).
  *
- * Only the members compare uses are read and filled (cmp.h lists them);
- * the rest of the result stays zero, and a result read here is never
+ * Only the members compare uses are read and filled: those
+ * viewer/analyze/result_schema.def marks REQ, NUL or OPT are read by the
+ * readers made from it below, those it marks HAND by the code here; the
+ * rest of the result stays zero, and a result read here is never
  * rendered. The document may come from anywhere (a baseline kept for
  * months, a file edited by hand), so every member read is checked for its
  * type and range, and the first one wrong ends the load with its path in
