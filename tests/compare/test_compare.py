@@ -537,6 +537,59 @@ def test_bad():
     check(n > 200, "mutations tried: %d" % n)
 
 
+def test_schema_reader():
+    """The summary reader checks what viewer/analyze/result_schema.def says
+    it reads: a member marked REQ may be neither absent nor null, one marked
+    NUL not absent, and neither may have a value of another type; each
+    exits 2 with one line that names the member."""
+    sys.path.insert(0, os.path.join(ROOT, "viewer", "analyze"))
+    import result_schema as rs
+
+    def at(doc, where):
+        node = doc
+        for part in where.split("."):
+            if part == "(top)":
+                continue
+            key, arr = (part[:-2], True) if part.endswith("[]") else (part, False)
+            node = node.get(key) if isinstance(node, dict) else None
+            if arr:
+                node = node[0] if isinstance(node, list) and node else None
+            if node is None:
+                return None
+        return node if isinstance(node, dict) else None
+
+    run_train("base.json.gz")
+    good = json.load(open(path(summarize("base.json.gz", "good.json"))))
+    wrong_type = {"string": 7, "integer": "7", "number": "7", "boolean": "yes", "object": 7, "array": 7}
+    tried = 0
+    for o in rs.load().values():
+        where = o.paths[0]
+        if at(good, where) is None:
+            continue
+        for m in o.members.values():
+            if m.read not in ("REQ", "NUL") or m.key not in at(good, where):
+                continue
+            cases = [("absent", None), ("of another type", wrong_type[m.json])]
+            if m.read == "REQ":
+                cases.append(("null", "null"))
+            for how, value in cases:
+                doc = copy.deepcopy(good)
+                obj = at(doc, where)
+                if how == "absent":
+                    del obj[m.key]
+                else:
+                    obj[m.key] = None if value == "null" else value
+                f = path("schema_reader.json")
+                json.dump(doc, open(f, "w"))
+                rc, out, err = compare(f, f)
+                tried += 1
+                what = "%s.%s %s" % (where, m.key, how)
+                eq(rc, 2, what + ": exit status")
+                one_line(err, "gpuprof compare: ", what)
+                check("'%s'" % m.key in err, "%s: the message names it: %r" % (what, err))
+    check(tried > 60, "members tried: %d" % tried)
+
+
 def test_cli():
     """Options, strict limits, their errors, --help, a full stdout."""
     run_train("base.json.gz")
