@@ -13,10 +13,12 @@ viewer/analyze/result_schema.def, the one list of gpuprof.analyze/1's members:
            a destructuring, and the keys the page passes to its helpers
            col(label, "key") and sumOf(list, "key")
   def      the definition is well formed: every list read, every
-           render_json.c and summary.c use of it names a list there
+           render_json.c and summary.c use of it names a list there; every
+           member of the analyze goldens' JSON is in it
 
 Run: python3 tests/analyze/test_result_schema.py [doc|page|def|all]"""
 import glob
+import json
 import os
 import re
 import sys
@@ -210,12 +212,40 @@ def check_def(objs):
     return errors
 
 
+def check_goldens(objs):
+    """Every member of the analyze goldens' documents is one the definition
+    lists (what render_json.c writes by hand too: groups, the leak, the
+    ranks); kinds' members are memory kinds' names."""
+    errors = []
+    keys = rs.keys(objs)
+
+    def walk(node, where, name):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if where.endswith(".kinds"):
+                    walk(v, where + ".*", name)
+                    continue
+                if k not in keys:
+                    errors.append("%s: %s.%s is in no list of result_schema.def" % (name, where, k))
+                walk(v, where + "." + k, name)
+        elif isinstance(node, list):
+            for x in node:
+                walk(x, where + "[]", name)
+
+    files = sorted(glob.glob(os.path.join(ROOT, "tests", "analyze", "golden", "*.json")))
+    for f in files:
+        walk(json.load(open(f, encoding="utf-8")), "", os.path.relpath(f, ROOT))
+    if not files:
+        errors.append("no tests/analyze/golden/*.json")
+    return errors
+
+
 def main(argv):
     what = argv[1] if len(argv) > 1 else "all"
     objs = rs.load()
     errors = []
     if what in ("def", "all"):
-        errors += check_def(objs)
+        errors += check_def(objs) + check_goldens(objs)
     if what in ("doc", "all"):
         errors += check_doc(objs, open(SCHEMA_MD, encoding="utf-8").read())
     if what in ("page", "all"):
