@@ -14,7 +14,7 @@ viewer/analyze/result_schema.def, the one list of gpuprof.analyze/1's members:
            col(label, "key") and sumOf(list, "key")
   def      the definition is well formed: every list read, every
            render_json.c and summary.c use of it names a list there; every
-           member of the analyze goldens' JSON is in it
+           member of the analyze and report goldens' documents is in it
 
 Run: python3 tests/analyze/test_result_schema.py [doc|page|def|all]"""
 import glob
@@ -213,9 +213,10 @@ def check_def(objs):
 
 
 def check_goldens(objs):
-    """Every member of the analyze goldens' documents is one the definition
-    lists (what render_json.c writes by hand too: groups, the leak, the
-    ranks); kinds' members are memory kinds' names."""
+    """Every member of the analyze goldens' documents, and of the report
+    golden's, is one the definition lists (what render_json.c writes by hand
+    too: groups, the leak, the ranks, the timeline); kinds' members are
+    memory kinds' names."""
     errors = []
     keys = rs.keys(objs)
 
@@ -235,8 +236,15 @@ def check_goldens(objs):
     files = sorted(glob.glob(os.path.join(ROOT, "tests", "analyze", "golden", "*.json")))
     for f in files:
         walk(json.load(open(f, encoding="utf-8")), "", os.path.relpath(f, ROOT))
-    if not files:
-        errors.append("no tests/analyze/golden/*.json")
+    # the report's data: its run's and base's documents, with their timelines
+    pages = sorted(glob.glob(os.path.join(ROOT, "tests", "report", "golden", "*.data.json")))
+    for f in pages:
+        data = json.load(open(f, encoding="utf-8"))
+        for side in ("run", "base"):
+            if isinstance(data.get(side), dict):
+                walk(data[side], "", "%s: %s" % (os.path.relpath(f, ROOT), side))
+    if not files or not pages:
+        errors.append("no tests/analyze/golden/*.json or tests/report/golden/*.data.json")
     return errors
 
 
