@@ -82,6 +82,8 @@ struct gp_cmp_files {
 	size_t n;
 };
 
+struct json_object;
+
 struct gp_cmp_settings {
 	const char *prog;        /* "gpuprof compare", what stderr lines start with */
 	struct gp_cmp_files base; /* check: the TRACEs */
@@ -98,9 +100,10 @@ struct gp_cmp_settings {
 	 * (--allow-oom); else it fails, whatever its peak */
 	int allow_oom;
 	FILE *out;
+	/* format GP_CMP_JSON: when set, the report is handed over here as a
+	 * document (the caller's, json_object_put) instead of written to out */
+	struct json_object **json;
 };
-
-struct json_object;
 
 /* What a file given to compare, check or report is, from its first bytes:
  * 1 a summary (JSON that starts with '{', gzipped or not), 0 a trace; or

@@ -145,7 +145,9 @@ static struct json_object *limit_json(struct gp_jb *b, const struct gp_cmp_limit
 	return o;
 }
 
-static int emit(struct gp_jb *b, struct json_object *doc, FILE *out)
+/* doc written to out, or handed over to *json when the caller asked for
+ * the document (gp_cmp_settings.json) */
+static int emit(struct gp_jb *b, struct json_object *doc, FILE *out, struct json_object **json)
 {
 	const char *s;
 	int rc = 0;
@@ -153,6 +155,10 @@ static int emit(struct gp_jb *b, struct json_object *doc, FILE *out)
 	if (b->oom || !doc) {
 		json_object_put(doc);
 		return -ENOMEM;
+	}
+	if (json) {
+		*json = doc;
+		return 0;
 	}
 	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 							  JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -204,7 +210,7 @@ int cmp_json_compare(const struct gp_cmp_settings *s, const struct cmp_side *bas
 	for (size_t i = 0; i < new_->notes.n; i++)
 		gp_jb_push(&b, notes, gp_jb_str(&b, new_->notes.s[i]));
 	gp_jb_put(&b, doc, "notes", notes);
-	return emit(&b, doc, s->out);
+	return emit(&b, doc, s->out, s->json);
 }
 
 static struct json_object *rows_json(struct gp_jb *b, const struct cmp_row *r, size_t n)
@@ -254,5 +260,5 @@ int cmp_json_check(const struct gp_cmp_settings *s, const struct cmp_side *side,
 	}
 	gp_jb_put(&b, doc, "devices", devs);
 	gp_jb_put(&b, doc, "notes", notes_json(&b, &side->notes));
-	return emit(&b, doc, s->out);
+	return emit(&b, doc, s->out, s->json);
 }
