@@ -36,7 +36,7 @@ ASSETS = os.path.join(ROOT, "viewer", "report", "assets")
 # code and need no entry here.
 PAGE_NAMES = {
     # JavaScript
-    "length", "prototype", "message", "stack", "done", "size", "PI",
+    "length", "prototype", "hasOwnProperty", "message", "stack", "done", "size", "PI",
     # the DOM and events
     "style", "display", "body", "documentElement", "textContent", "innerHTML", "className", "classList",
     "dataset", "target", "currentTarget", "clientX", "clientY", "pageX", "pageY", "offsetX", "offsetY",
@@ -136,7 +136,7 @@ def strip_comments(js, blank_strings=False):
 _NAME = r"[A-Za-z_$][\w$]*"
 # what the page reads: a member not called, a key in brackets, a
 # destructuring, the keys of the page's helpers that read rows
-READS = [re.compile(r"[\w$\])]\s*\??\.\s*(%s)\b(?!\s*\()" % _NAME),
+READS = [re.compile(r"(?<=[\w$\])])\??\.(%s)\b(?!\s*\()" % _NAME),
          re.compile(r"\[\s*\"(%s)\"\s*\]" % _NAME),
          re.compile(r"\bcol\(\s*\"[^\"]*\"\s*,\s*\"(%s)\"" % _NAME),
          re.compile(r"\bsumOf\([^,()]*,\s*\"(%s)\"\s*\)" % _NAME)]
@@ -257,7 +257,8 @@ def main(argv):
     if what in ("doc", "all"):
         errors += check_doc(objs, open(SCHEMA_MD, encoding="utf-8").read())
     if what in ("page", "all"):
-        files = sorted(glob.glob(os.path.join(ASSETS, "**", "*.js"), recursive=True))
+        files = sorted(f for f in glob.glob(os.path.join(ASSETS, "**", "*.js"), recursive=True)
+                       if "node_modules" not in f.split(os.sep) and not f.endswith(".min.js"))
         errors += check_page(objs, files)
     for e in errors:
         print("FAIL:", e)
