@@ -2,8 +2,10 @@
 """Every test file is one CTest runs: each tests/**/test_*.c, test_*.py and
 test_*.sh is named by the CMakeLists.txt of its folder or of a folder above
 it: by its file name, as test_${PART}.c with PART among the words of that
-CMakeLists.txt (a foreach over parts), or by a test_*.EXT glob there. A
-test file that nothing names never runs.
+CMakeLists.txt (a foreach over parts), or by a test_*.EXT glob there; or
+tests/run_tests.sh, the test command, runs it by its path (a test that
+builds the whole project again, as pip does). A test file that nothing
+names never runs.
 
 The test functions of the Python drivers and tests/cli's scripts need no
 such check: CMake registers them from the drivers and the folder
@@ -35,6 +37,8 @@ def named(name, cmake):
 
 def main():
     bad = []
+    with open(os.path.join(TESTS, "run_tests.sh")) as f:
+        run_tests = "\n".join(l for l in f.read().splitlines() if not l.lstrip().startswith("#"))
     for d, dirs, files in os.walk(TESTS):
         dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS)
         for name in sorted(files):
@@ -45,10 +49,12 @@ def main():
                 cm = os.path.join(up, "CMakeLists.txt")
                 ok = os.path.exists(cm) and named(name, open(cm).read())
                 up = os.path.dirname(up)
+            rel = os.path.relpath(os.path.join(d, name), ROOT)
+            ok = ok or re.search(r"(^|\s)(bash\s+)?%s(\s|$)" % re.escape(rel), run_tests, re.M) is not None
             if not ok:
                 bad.append(os.path.relpath(os.path.join(d, name), ROOT))
     for b in bad:
-        print("FAIL: %s: no CMakeLists.txt of its folder or above names it: CTest never runs it" % b,
+        print("FAIL: %s: no CMakeLists.txt of its folder or above names it, nor does tests/run_tests.sh run it: it never runs" % b,
               file=sys.stderr)
     print("%d test file(s) unregistered" % len(bad) if bad else "every test file is registered")
     return 1 if bad else 0

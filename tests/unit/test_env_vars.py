@@ -9,7 +9,8 @@ exporters/env_vars.def:
   those must be in the list (the ENVIRONMENT section: ones users set);
 - who reads and sets each, as the list says: the recorder
   (profiler/config.c), the launcher (viewer/cmd_trace.c, viewer/trace/),
-  analyze (viewer/analyze/) name it, and only they; the Python hooks
+  analyze (viewer/analyze/) name it, and only they; the build's tools
+  (.pip/, the page's dev/) read the BUILD ones and only those; the Python hooks
   (profiler/python/, which cannot include the list) read the variables
   marked HOOKS and only those, with the list's defaults;
 - the documents: the README's table lists exactly the variables users set,
@@ -26,7 +27,9 @@ ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEF = "exporters/env_vars.def"
 SETTERS = {"USER", "LAUNCHER", "LAUNCHER_USER", "DEV"}
-READERS = {"RECORDER", "HOOKS", "RECORDER_HOOKS", "LAUNCHER", "ANALYZE"}
+READERS = {"RECORDER", "HOOKS", "RECORDER_HOOKS", "LAUNCHER", "ANALYZE", "BUILD"}
+# BUILD: the project's own build and development tools, in Python
+BUILD_TOOLS = [".pip/*.py", "viewer/report/dev/*.py"]
 NAME = re.compile(r"GPUPROF_[A-Z0-9_]*[A-Z0-9]")
 ENTRY = re.compile(r'^GP_ENV\((\w+), (\w+), ("[^"]*"|\d+), (\d+), (\d+), (\w+), (\w+), "([^"]*)"\)$')
 
@@ -176,6 +179,24 @@ def check_readers(entries):
                            % (vid, ", ".join(users), DEF, role.lower()))
 
 
+def check_build_tools(entries):
+    """The build's tools read the BUILD variables, only those."""
+    named = {}
+    for rel in files(*BUILD_TOOLS):
+        for m in re.finditer(r"""environ(?:\.get\(|\[)\s*["'](GPUPROF_\w+)["']""", read(rel)):
+            named.setdefault(m.group(1)[len("GPUPROF_"):], rel)
+    for vid, e in sorted(entries.items()):
+        if e["read"] == "BUILD" and vid not in named:
+            bad.append("GPUPROF_%s: %s says the build's tools read it; none of %s does"
+                       % (vid, DEF, ", ".join(BUILD_TOOLS)))
+    for vid, rel in sorted(named.items()):
+        if vid not in entries:
+            bad.append("%s: reads GPUPROF_%s, which %s does not list" % (rel, vid, DEF))
+        elif entries[vid]["read"] != "BUILD":
+            bad.append("%s: reads GPUPROF_%s, which %s does not say the build's tools read"
+                       % (rel, vid, DEF))
+
+
 def check_hooks(entries):
     """The Python hooks read the HOOKS variables, only those, as listed."""
     read_by_hooks = set()
@@ -206,6 +227,7 @@ def cmake_options():
     opts = set()
     for rel in files("CMakeLists.txt", "*/CMakeLists.txt", "*/*/CMakeLists.txt"):
         opts |= set(re.findall(r"\boption\((GPUPROF_\w+)", read(rel)))
+        opts |= set(re.findall(r"\bset\((GPUPROF_\w+)\s+\S+\s+CACHE\b", read(rel)))
     return opts
 
 
@@ -226,7 +248,9 @@ def check_docs(entries):
     if not rows:
         bad.append("README.md: no table of the environment variables")
         return
-    users = {vid for vid, e in entries.items() if "USER" in e["set"]}
+    # the table is of the variables a traced run reads; the build's are
+    # documented where the build is
+    users = {vid for vid, e in entries.items() if "USER" in e["set"] and e["read"] != "BUILD"}
     for vid in sorted(users - set(rows)):
         bad.append("README.md: its table lacks GPUPROF_%s, which %s says users set" % (vid, DEF))
     for vid in sorted(set(rows) - users):
@@ -245,6 +269,7 @@ def main():
     check_c(entries)
     check_readers(entries)
     check_hooks(entries)
+    check_build_tools(entries)
     check_docs(entries)
     for b in bad:
         print("test_env_vars: " + b)
