@@ -25,14 +25,12 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "exporters/trace_scan.h"
 #include "strtab.h"
 
 #define AN_COLL_MAX 8    /* outstanding collectives kept per moment */
 #define AN_COLL_OPEN 64  /* kernels running at once, per device, that are followed */
 #define AN_COLL_CALLS 64 /* NCCL calls kept per process to name the kernels they launch */
-
-/* The kernel-name prefix that makes a kernel a collective (NCCL's). */
-#define AN_COLL_PREFIX "nccl"
 
 struct an_coll {
 	struct an_str *kernel; /* reference: the kernel's name up to its arguments */
@@ -90,8 +88,8 @@ void an_coll_call_push(struct an_analysis *a, struct an_proc *p, int64_t tid, in
 void an_coll_call_pop(struct an_proc *p, int64_t tid, const struct an_str *name, int64_t ts);
 void an_coll_calls_free(struct an_analysis *a, struct an_coll_calls *c);
 
-/* Whether a kernel name is a collective's (n: its length). */
-int an_coll_is_kernel(const char *name, size_t n);
+/* Whether a kernel name is a collective's: an_coll_is_kernel(), with
+ * AN_COLL_PREFIX, in exporters/trace_scan.h (the scanner keeps them). */
 /* The length of a kernel name without its argument list ("(...)"). */
 size_t an_coll_kernel_len(const char *name, size_t n);
 

@@ -1,16 +1,15 @@
-/* One trace line -> raw values of the members that matter, see parse.h.
+/* One trace line -> raw values of the members that matter, see trace_scan.h.
  * The hand-written scanner of exporters/json_scan.h rather than json-c:
  * this is the hot loop of the whole analysis (bench/RESULTS.md has both
  * measured). Here: the key tables and the loop over an event's members. */
-#include "parse.h"
+#include "trace_scan.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "collective.h"
-#include "exporters/json_scan.h"
+#include "json_scan.h"
 
 /* The analyzer's strictness on top of the shared scanner: nesting at most
  * AN_MAX_DEPTH, numbers at most AN_MAX_NUMBER bytes. */
@@ -22,7 +21,7 @@ struct keydef {
 	unsigned char key;
 };
 
-/* Made from exporters/trace_format.def (parse.h's enums). */
+/* Made from exporters/trace_format.def (trace_scan.h's enums). */
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning)
 #define GP_KIND(id, name, meaning)
@@ -32,16 +31,16 @@ struct keydef {
 #define GP_TOP(id, key, read, type, unit, meaning) \
 	GP_FMT_IF_##read({ key, sizeof(key) - 1, TK_##id }, )
 static const struct keydef top_keys[] = {
-#include "exporters/trace_format.def"
+#include "trace_format.def"
 };
 #undef GP_TOP
 #define GP_TOP(id, key, read, type, unit, meaning)
 #undef GP_FIELD
 #define GP_FIELD(id, key, read) GP_FMT_IF_##read({ key, sizeof(key) - 1, AK_##id }, )
 static const struct keydef arg_keys[] = {
-#include "exporters/trace_format.def"
+#include "trace_format.def"
 };
-#include "exporters/trace_format_undef.h"
+#include "trace_format_undef.h"
 
 /* Keys are found by length and first byte (at most a few candidates),
  * then compared a word at a time. */

@@ -1,7 +1,8 @@
-/* Trace bytes to lines, see input.h. */
-#include "input.h"
+/* Trace bytes to lines, see trace_reader.h. */
+#include "trace_reader.h"
+#include "trace_reader_int.h"
 
-#include "exporters/in_file.h"
+#include "in_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,21 +15,14 @@
 #define ZCHUNK (256u << 10)
 #define DCHUNK (1u << 20)
 
-static int init_common(struct an_input *in)
-{
-	in->cap = DCHUNK;
-	in->buf = malloc(in->cap);
-	return in->buf ? 0 : -ENOMEM;
-}
-
 /* The file inputs holding a descriptor, most recently used first. One
  * thread reads inputs (analyze, merge): no lock. */
 static struct {
-	struct an_input *newest, *oldest;
+	struct gp_tr *newest, *oldest;
 	size_t n;
 } open_files;
 
-size_t an_input_max_open(void)
+size_t gp_tr_max_open(void)
 {
 	static size_t max;
 	struct rlimit rl;
@@ -46,7 +40,7 @@ size_t an_input_max_open(void)
 	return max;
 }
 
-static void unlink_open(struct an_input *in)
+static void unlink_open(struct gp_tr *in)
 {
 	if (in->newer)
 		in->newer->older = in->older;
@@ -60,7 +54,7 @@ static void unlink_open(struct an_input *in)
 	open_files.n--;
 }
 
-static void link_newest(struct an_input *in)
+static void link_newest(struct gp_tr *in)
 {
 	in->older = open_files.newest;
 	in->newer = NULL;
@@ -74,7 +68,7 @@ static void link_newest(struct an_input *in)
 
 /* Closes in's descriptor, keeping its place; what it has read but not yet
  * used stays, and buffers it does not need meanwhile are given back. */
-static void suspend(struct an_input *in)
+static void suspend(struct gp_tr *in)
 {
 	in->pos = lseek(in->fd, 0, SEEK_CUR);
 	close(in->fd);
@@ -103,12 +97,12 @@ static void suspend(struct an_input *in)
 /* Room for another descriptor: the least recently used one closed. */
 static void make_room(void)
 {
-	while (open_files.n >= an_input_max_open() && open_files.oldest)
+	while (open_files.n >= gp_tr_max_open() && open_files.oldest)
 		suspend(open_files.oldest);
 }
 
 /* in's descriptor again (the same file), at its place. 0 or -errno. */
-static int resume(struct an_input *in)
+static int resume(struct gp_tr *in)
 {
 	struct stat st;
 	int fd;
@@ -128,7 +122,7 @@ static int resume(struct an_input *in)
 }
 
 /* Buffers that suspend() gave back, before reading on. */
-static int restore_buffers(struct an_input *in)
+static int restore_buffers(struct gp_tr *in)
 {
 	if (in->cap < DCHUNK) {
 		char *b = realloc(in->buf, DCHUNK);
@@ -147,64 +141,107 @@ static int restore_buffers(struct an_input *in)
 	return 0;
 }
 
-int an_input_open_file(struct an_input *in, const char *path)
+unsigned gp_tr_threads(void)
 {
-	struct stat st;
+	const char *env = getenv("GPUPROF_THREADS");
+	long n = env && atoi(env) > 0 ? atoi(env) : sysconf(_SC_NPROCESSORS_ONLN);
 
-	memset(in, 0, sizeof(*in));
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+static struct gp_tr *new_reader(void)
+{
+	struct gp_tr *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		return NULL;
+	in->fd = -1;
+	in->threads = gp_tr_threads();
+	in->cap = DCHUNK;
+	in->buf = malloc(in->cap);
+	if (!in->buf) {
+		free(in);
+		return NULL;
+	}
+	return in;
+}
+
+int gp_tr_open_file(struct gp_tr **out, const char *path)
+{
+	struct gp_tr *in;
+	struct stat st;
+	int err;
+
+	*out = NULL;
+	if (!(in = new_reader()))
+		return -ENOMEM;
 	make_room();
 	/* a regular file only: a FIFO or a device would block or never end */
 	in->fd = gp_in_open(path);
 	if (in->fd < 0) {
-		int err = in->fd;
-
+		err = in->fd;
 		in->fd = -1;
-		return err;
+		goto fail;
 	}
 	if (fstat(in->fd, &st) != 0 || !(in->path = strdup(path))) {
-		int err = in->path ? -errno : -ENOMEM;
-
+		err = in->path ? -errno : -ENOMEM;
 		close(in->fd);
 		in->fd = -1;
-		return err;
+		goto fail;
 	}
 	in->dev = st.st_dev;
 	in->ino = st.st_ino;
-	in->size = (uint64_t)st.st_size;
+	in->st.size = (uint64_t)st.st_size;
 	link_newest(in);
-	return init_common(in);
+	*out = in; /* handed over */
+	return 0;
+fail:
+	gp_tr_close(in);
+	return err;
 }
 
-int an_input_open_mem(struct an_input *in, const void *p, size_t n)
+int gp_tr_open_mem(struct gp_tr **out, const void *p, size_t n)
 {
-	memset(in, 0, sizeof(*in));
-	in->fd = -1;
+	struct gp_tr *in;
+
+	*out = NULL;
+	if (!(in = new_reader()))
+		return -ENOMEM;
 	in->mem = p;
 	in->mem_len = n;
-	in->size = n;
-	return init_common(in);
+	in->st.size = n;
+	*out = in; /* handed over */
+	return 0;
 }
 
-void an_input_close(struct an_input *in)
+void gp_tr_set_threads(struct gp_tr *in, unsigned threads)
 {
+	in->threads = threads ? threads : 1;
+}
+
+const struct gp_tr_state *gp_tr_state(const struct gp_tr *in)
+{
+	return &in->st;
+}
+
+void gp_tr_close(struct gp_tr *in)
+{
+	if (!in)
+		return;
 	if (in->fd >= 0) {
 		close(in->fd);
 		unlink_open(in);
 	}
-	in->fd = -1;
 	if (in->z_ready)
 		inflateEnd(&in->zs);
-	in->z_ready = 0;
 	free(in->zbuf);
 	free(in->buf);
 	free(in->path);
-	in->zbuf = NULL;
-	in->buf = NULL;
-	in->path = NULL;
+	free(in);
 }
 
 /* Up to n raw bytes into p; 0 at the end. */
-static ssize_t raw_read(struct an_input *in, unsigned char *p, size_t n)
+ssize_t gp_tr_raw_read(struct gp_tr *in, unsigned char *p, size_t n)
 {
 	ssize_t r;
 
@@ -215,14 +252,14 @@ static ssize_t raw_read(struct an_input *in, unsigned char *p, size_t n)
 			n = left;
 		memcpy(p, in->mem + in->mem_pos, n);
 		in->mem_pos += n;
-		in->bytes_in += n;
+		in->st.bytes_in += n;
 		return (ssize_t)n;
 	}
 	if (in->fd < 0) {
 		int err = resume(in);
 
 		if (err) {
-			in->io_errno = -err;
+			in->st.io_errno = -err;
 			return -1;
 		}
 	} else if (open_files.newest != in) {
@@ -233,10 +270,10 @@ static ssize_t raw_read(struct an_input *in, unsigned char *p, size_t n)
 		r = read(in->fd, p, n);
 	while (r < 0 && errno == EINTR);
 	if (r < 0) {
-		in->io_errno = errno;
+		in->st.io_errno = errno;
 		return -1;
 	}
-	in->bytes_in += (uint64_t)r;
+	in->st.bytes_in += (uint64_t)r;
 	return r;
 }
 
@@ -276,7 +313,7 @@ static size_t gzip_header_len(const unsigned char *p, size_t n)
  * gzip mode would also compute the CRC-32 of everything, a tenth of the
  * reading time, for a check the JSON reader makes anyway (damage shows as
  * bad JSON). Later members, if any, go through zlib's gzip mode. */
-static int detect(struct an_input *in)
+static int detect(struct gp_tr *in)
 {
 	ssize_t r;
 	size_t hdr;
@@ -286,7 +323,7 @@ static int detect(struct an_input *in)
 	if (!in->zbuf)
 		return -ENOMEM;
 	in->detected = 1;
-	r = raw_read(in, in->zbuf, in->zbuf_cap);
+	r = gp_tr_raw_read(in, in->zbuf, in->zbuf_cap);
 	if (r < 0)
 		return -EIO;
 	if (r == 0)
@@ -311,13 +348,13 @@ static int detect(struct an_input *in)
 }
 
 /* More compressed input when zlib has used what it had. 0, or -EIO. */
-static int refill_z(struct an_input *in)
+static int refill_z(struct gp_tr *in)
 {
 	ssize_t r;
 
 	if (in->zs.avail_in || in->raw_eof)
 		return 0;
-	r = raw_read(in, in->zbuf, in->zbuf_cap);
+	r = gp_tr_raw_read(in, in->zbuf, in->zbuf_cap);
 	if (r < 0)
 		return -EIO;
 	if (r == 0)
@@ -329,7 +366,7 @@ static int refill_z(struct an_input *in)
 
 /* After a member: skips the raw member's trailer, then either ends or goes
  * on with the next member in zlib's gzip mode. 0, or -EIO / -ENOMEM. */
-static int member_end(struct an_input *in)
+int gp_tr_member_end(struct gp_tr *in)
 {
 	if (in->gz_raw) {
 		size_t left = 8; /* CRC-32 and size */
@@ -340,8 +377,8 @@ static int member_end(struct an_input *in)
 			if (refill_z(in))
 				return -EIO;
 			if (!in->zs.avail_in) {
-				in->gzip_cut = 1; /* the trailer itself is cut */
-				in->done = 1;
+				in->st.gzip_cut = 1; /* the trailer itself is cut */
+				in->st.done = 1;
 				return 0;
 			}
 			k = in->zs.avail_in < left ? in->zs.avail_in : left;
@@ -376,20 +413,20 @@ static int member_end(struct an_input *in)
 	/* trailing bytes that are not gzip are ignored, as gzip does */
 	in->raw_eof = 1;
 	in->zs.avail_in = 0;
-	in->done = 1;
+	in->st.done = 1;
 	return 0;
 }
 
 /* Appends decompressed (or plain) bytes at buf+end, at most room bytes.
  * Returns bytes added, 0 at the end of data, -EIO or -ENOMEM. */
-static ssize_t fill(struct an_input *in, size_t room)
+static ssize_t fill(struct gp_tr *in, size_t room)
 {
 	if (!in->gz) {
 		ssize_t r;
 
 		if (in->raw_eof)
 			return 0;
-		r = raw_read(in, (unsigned char *)in->buf + in->end, room);
+		r = gp_tr_raw_read(in, (unsigned char *)in->buf + in->end, room);
 		if (r < 0)
 			return -EIO;
 		if (r == 0)
@@ -401,13 +438,13 @@ static ssize_t fill(struct an_input *in, size_t room)
 		int zr;
 		size_t got;
 
-		if (in->done)
+		if (in->st.done)
 			return 0;
 		if (refill_z(in))
 			return -EIO;
 		if (in->zs.avail_in == 0 && in->raw_eof) {
 			/* the file ended inside the gzip member */
-			in->gzip_cut = 1;
+			in->st.gzip_cut = 1;
 			return 0;
 		}
 		in->zs.next_out = (Bytef *)in->buf + in->end;
@@ -416,7 +453,7 @@ static ssize_t fill(struct an_input *in, size_t room)
 		got = room - in->zs.avail_out;
 		in->end += got;
 		if (zr == Z_STREAM_END) {
-			int err = member_end(in);
+			int err = gp_tr_member_end(in);
 
 			if (err)
 				return err;
@@ -425,8 +462,8 @@ static ssize_t fill(struct an_input *in, size_t room)
 			continue;
 		}
 		if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
-			in->gzip_damaged = 1;
-			in->done = 1;
+			in->st.gzip_damaged = 1;
+			in->st.done = 1;
 			return got ? (ssize_t)got : 0;
 		}
 		if (zr == Z_MEM_ERROR)
@@ -437,7 +474,7 @@ static ssize_t fill(struct an_input *in, size_t room)
 	}
 }
 
-int an_input_line(struct an_input *in, const char **line, size_t *len)
+int gp_tr_line(struct gp_tr *in, const char **line, size_t *len)
 {
 	size_t scan_from;
 	int err;
@@ -460,19 +497,19 @@ int an_input_line(struct an_input *in, const char **line, size_t *len)
 				n--;
 			*len = n;
 			in->start = (size_t)(nl - in->buf) + 1;
-			in->line_no++;
-			if (n > AN_MAX_LINE)
+			in->st.line_no++;
+			if (n > GP_TR_MAX_LINE)
 				return -EFBIG;
 			return 1;
 		}
-		if (in->done) {
+		if (in->st.done) {
 			if (in->end > in->start) {
 				*line = in->buf + in->start;
 				*len = in->end - in->start;
 				in->start = in->end;
-				in->line_no++;
-				in->last_unterminated = 1;
-				return *len > AN_MAX_LINE ? -EFBIG : 1;
+				in->st.line_no++;
+				in->st.last_unterminated = 1;
+				return *len > GP_TR_MAX_LINE ? -EFBIG : 1;
 			}
 			return 0;
 		}
@@ -487,7 +524,7 @@ int an_input_line(struct an_input *in, const char **line, size_t *len)
 			size_t cap = in->cap * 2;
 			char *b;
 
-			if (in->end > AN_MAX_LINE + 2)
+			if (in->end > GP_TR_MAX_LINE + 2)
 				return -EFBIG;
 			b = realloc(in->buf, cap);
 			if (!b)
@@ -501,7 +538,7 @@ int an_input_line(struct an_input *in, const char **line, size_t *len)
 			if (r < 0)
 				return (int)r;
 			if (r == 0)
-				in->done = 1;
+				in->st.done = 1;
 		}
 	}
 }
