@@ -219,6 +219,11 @@ void gp_tr_set_threads(struct gp_tr *in, unsigned threads)
 	in->threads = threads ? threads : 1;
 }
 
+void gp_tr_set_chunk_min(struct gp_tr *in, size_t bytes)
+{
+	in->chunk_min = bytes;
+}
+
 const struct gp_tr_state *gp_tr_state(const struct gp_tr *in)
 {
 	return &in->st;
@@ -232,6 +237,7 @@ void gp_tr_close(struct gp_tr *in)
 		close(in->fd);
 		unlink_open(in);
 	}
+	gp_tr_chunks_free(in);
 	if (in->z_ready)
 		inflateEnd(&in->zs);
 	free(in->zbuf);
@@ -332,6 +338,15 @@ static int detect(struct gp_tr *in)
 		in->gz = 1;
 		hdr = gzip_header_len(in->zbuf, (size_t)r);
 		in->gz_raw = hdr != 0;
+		/* the first member on workers, where there are any */
+		if (hdr && in->threads > 1) {
+			int err = gp_tr_chunks_start(in, in->zbuf + hdr, (size_t)r - hdr);
+
+			if (err)
+				return err;
+			if (in->chunks)
+				return 0;
+		}
 		if (inflateInit2(&in->zs, hdr ? -15 : 15 + 16) != Z_OK)
 			return -ENOMEM;
 		in->z_ready = 1;
@@ -433,6 +448,13 @@ static ssize_t fill(struct gp_tr *in, size_t room)
 			in->raw_eof = 1;
 		in->end += (size_t)r;
 		return r;
+	}
+	if (in->chunks) {
+		ssize_t r = gp_tr_chunks_fill(in, room);
+
+		if (r != 0 || in->chunks)
+			return r;
+		/* serial from here on */
 	}
 	for (;;) {
 		int zr;

@@ -34,6 +34,7 @@ struct gp_tr_state {
 	int io_errno;          /* a read failed */
 	uint64_t bytes_in;     /* file bytes consumed, for progress */
 	uint64_t size;         /* file size, 0 if unknown */
+	uint64_t chunks;       /* chunks inflated on workers and used (tests, bench) */
 };
 
 /* The most files open at once: a quarter of RLIMIT_NOFILE's soft limit,
@@ -56,6 +57,9 @@ int gp_tr_open_file(struct gp_tr **out, const char *path);
 int gp_tr_open_mem(struct gp_tr **out, const void *p, size_t n);
 /* Sets the threads of this reader (1: serial) before its first line. */
 void gp_tr_set_threads(struct gp_tr *r, unsigned threads);
+/* Cuts chunks from this many compressed bytes on (tests: the flushes of a
+ * small trace each a chunk); 0: the default, 128 KiB. */
+void gp_tr_set_chunk_min(struct gp_tr *r, size_t bytes);
 void gp_tr_close(struct gp_tr *r);
 
 /* The next line, without its newline (or "\r\n"). 1: the line and its

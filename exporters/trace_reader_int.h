@@ -35,6 +35,7 @@ struct gp_tr {
 	size_t cap, start, end;
 	int raw_eof;                /* no more bytes from the file or buffer */
 	unsigned threads;           /* gp_tr_set_threads(); 1: serial */
+	size_t chunk_min;           /* gp_tr_set_chunk_min(); 0: the default */
 	struct gp_tr_chunks *chunks; /* the first member inflated on workers; NULL: serial */
 	struct gp_tr_state st;
 };
