@@ -188,8 +188,15 @@ static int scan_object(struct gp_json_cur *c, int depth, const struct keyindex *
 				else
 					*args_set |= 1ull << which;
 			}
-			if (line && (which == TK_PH || which == TK_CAT))
+			if (line && (which == TK_PH || which == TK_CAT)) {
 				line->ignored = ignorable(line);
+				if (line->ignored && line->skip_ignored) {
+					if (c->end[-1] != '}')
+						return gp_json_fail(c, "unterminated object");
+					c->p = c->end;
+					return 0;
+				}
+			}
 		}
 		gp_json_ws(c);
 		if (c->p >= c->end)

@@ -62,7 +62,10 @@ struct an_line {
 	uint32_t top_set;  /* which members the last line had */
 	uint64_t args_set;
 	int ignored;       /* an event no analysis uses: members after ph and
-			    * cat were checked, not recorded */
+			    * cat were checked, not recorded (or skipped) */
+	int skip_ignored;  /* the caller's: the rest of an ignored event's line
+			    * is skipped, not checked (the line holds one event,
+			    * TRACE_FORMAT.md; its object must still close there) */
 };
 
 /* 0, or -EINVAL with *why set to a short reason ("bad string", ...). out

@@ -960,6 +960,8 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 			return GP_AN_BAD_INPUT;
 		}
 	}
+	/* a gpuprof trace: events no analysis uses need not be read whole */
+	s->line.skip_ignored = 1;
 	return 0;
 }
 
