@@ -77,7 +77,7 @@ static void read_path(const char *path, unsigned threads, struct seen *s)
 static int same(const struct seen *a, const struct seen *b)
 {
 	return a->rc == b->rc && a->text.n == b->text.n &&
-	       !memcmp(a->text.p, b->text.p, a->text.n) && a->end.line_no == b->end.line_no &&
+	       (!a->text.n || !memcmp(a->text.p, b->text.p, a->text.n)) && a->end.line_no == b->end.line_no &&
 	       a->end.done == b->end.done && a->end.gzip_cut == b->end.gzip_cut &&
 	       a->end.gzip_damaged == b->end.gzip_damaged &&
 	       a->end.last_unterminated == b->end.last_unterminated &&
