@@ -17,6 +17,7 @@
 #include "check.h"
 #include "gz_sink.h"
 #include "testutil.h"
+#include "trace_meta.h"
 #include "trace_reader.h"
 
 static char dir[PATH_MAX];
@@ -310,9 +311,54 @@ static void test_small(void)
 	tu_bytes_free(&p);
 }
 
+static void put(const char *path, const char *text)
+{
+	tu_write_file(path, text, strlen(text));
+}
+
+/* gpuprof.meta into its struct: numbers, the root pid given as a string,
+ * escaped strings, what is absent -1; what is no trace's first event. */
+static void test_meta(void)
+{
+	static const char trace[] =
+		"[\n{\"ph\":\"i\",\"name\":\"gpuprof.meta\",\"cat\":\"gpuprof\",\"pid\":7,\"tid\":0,"
+		"\"ts\":0.0,\"args\":{\"format\":1,\"pid\":7,\"ppid\":3,\"hostname\":\"h\\u00e9\","
+		"\"ts_base_ns\":1000,\"mode\":\"native\",\"root_pid\":\"5\",\"rank\":1,"
+		"\"world_size\":2}},\n]\n";
+	struct tu_bytes gz, plain = { 0 };
+	struct gp_tr_meta m;
+	char path[PATH_MAX], err[512];
+
+	tu_path(path, dir, "meta.json.gz");
+	tu_bytes_add(&plain, trace, sizeof(trace) - 1);
+	gz = gzip_with(&plain, 6, Z_FULL_FLUSH, 1000);
+	tu_write_file(path, gz.p, gz.n);
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), 0);
+	CHECK(m.pid == 7 && m.ppid == 3 && m.root_pid == 5 && m.ts_base_ns == 1000);
+	CHECK(m.rank == 1 && m.world_size == 2 && m.local_rank == -1 && m.start_unix_ns == -1);
+	CHECK_STR(m.host, "h\xc3\xa9");
+	CHECK_STR(m.mode, "native");
+	tu_bytes_free(&gz);
+	/* a merged trace, no pid, not a trace, nothing */
+	put(path, "[\n{\"name\":\"gpuprof.merge\"},\n]\n");
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "merge") != NULL);
+	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{}}\n");
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "no pid or ts_base_ns") != NULL);
+	put(path, "{\"a\":1}\n");
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "does not begin with gpuprof.meta") != NULL);
+	put(path, "");
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "empty") != NULL);
+	tu_bytes_free(&plain);
+}
+
 int main(int argc, char **argv)
 {
 	tu_mkdtemp(dir, "trace_reader");
+	test_meta();
 	test_small();
 	test_long_trace();
 	/* every flush point a chunk */
