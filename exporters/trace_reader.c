@@ -336,6 +336,7 @@ static int detect(struct gp_tr *in)
 		in->raw_eof = 1;
 	if (r >= 2 && in->zbuf[0] == 0x1f && in->zbuf[1] == 0x8b) {
 		in->gz = 1;
+		in->st.gzip = 1;
 		hdr = gzip_header_len(in->zbuf, (size_t)r);
 		in->gz_raw = hdr != 0;
 		/* the first member on workers, where there are any */

@@ -27,6 +27,7 @@ struct gp_tr;
 /* Where reading stands, for the caller's messages and decisions. */
 struct gp_tr_state {
 	uint64_t line_no;      /* of the line last returned, 1-based */
+	int gzip;              /* the input is gzip (known from the first line on) */
 	int done;              /* no more bytes to cut into lines */
 	int gzip_cut;          /* the gzip stream ended without its trailer */
 	int gzip_damaged;      /* the gzip stream held invalid data */
