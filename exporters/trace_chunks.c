@@ -12,12 +12,21 @@
  * with the stream state or the 32 KiB window it needs: the bytes handed out
  * are exactly those one thread would have inflated, damage and all.
  *
+ * Where the caller asks (gp_tr_set_scan), the worker also scans the lines
+ * whole inside its chunk (trace_scan.h) and keeps their members' values as
+ * offsets; the consumer takes them in place of scanning (gp_tr_scanned).
+ *
  * The chunks go to the reader's one consumer strictly in file order. A
- * reader has at most threads + 1 chunks in flight, and all readers together
- * about twice the workers (each reader at least one): memory is those
- * chunks' compressed bytes and output, about ten times the compressed size
- * of the writer's flush interval each, at most CH_OUT_MAX. */
+ * reader has at most min(threads, CH_AHEAD) + 1 chunks in flight, and all
+ * readers together about twice the workers (each reader at least one):
+ * memory is those chunks' compressed bytes, their output (about ten times
+ * the compressed size of the writer's flush interval, at most CH_OUT_MAX)
+ * and what their lines scanned to (about two thirds of the output), plus
+ * up to 8 spare output buffers while any chunk is in flight. With the
+ * recorder's flush of about 1 MiB compressed, about 100 MiB at most for
+ * one trace, whatever the threads (analyze's serial reader: about 20). */
 #include "trace_reader_int.h"
+#include "trace_scan.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -30,11 +39,39 @@
 #define CH_OUT_MAX (64u << 20) /* a chunk's output on a worker at most; then serial */
 #define WIN (32u << 10)        /* deflate's window */
 #define Q_MAX 65               /* per reader: threads + 1, threads <= 64 */
+/* Chunks a reader has inflated and scanned ahead of its consumer, at most:
+ * a worker inflates and scans a chunk in about a third of the time the
+ * consumer takes to analyze its events, so a few keep it busy, and memory
+ * stays a few chunks. */
+#define CH_AHEAD 4
 
 enum ch_end { CH_BOUNDARY = 1, CH_MIDBLOCK, CH_STREAM_END, CH_ERROR, CH_NOMEM };
 
+/* Lines a worker scanned (gp_tr_set_scan): where each is in its chunk's
+ * output, whether it is ignored, and its members' values (p an offset into
+ * the line; UINT32_MAX: none). */
+struct sc_line {
+	uint32_t off, len;
+	uint16_t nvals;
+	uint8_t ignored;
+};
+struct sc_val {
+	uint8_t slot;            /* a top member's TK_*, or 32 + an args field's AK_* */
+	struct gp_json_val v;
+};
+struct scanned {
+	struct sc_line *lines;
+	size_t nlines, cap_lines;
+	struct sc_val *vals;
+	size_t nvals, cap_vals;
+	uint64_t goff, len;      /* the chunk's output in the stream */
+	size_t cur_line, cur_val; /* the consumer's cursors */
+};
+
 struct chunk {
 	struct chunk *next_job;  /* the pool's queue */
+	int scan;                /* scan its lines too */
+	struct scanned *sc;      /* owned: what its worker scanned; NULL: none */
 	unsigned char *in;       /* owned: its compressed bytes */
 	size_t in_len;
 	char *out;               /* owned: what they inflate to */
@@ -46,7 +83,12 @@ struct chunk {
 	int done;                /* under pool.lock: the worker is through with it */
 };
 
+#define RQ_MAX (Q_MAX + 2)
+
 struct gp_tr_chunks {
+	struct scanned *rq[RQ_MAX]; /* scanned lines of chunks handed out, oldest first */
+	size_t rq_head, rq_n;
+	uint64_t out_total;      /* output handed out so far */
 	unsigned char *cbuf;     /* read, not yet cut into a chunk */
 	size_t clen, ccap, scanned;
 	size_t min;              /* CH_MIN, or the reader's gp_tr_set_chunk_min() */
@@ -68,8 +110,40 @@ static struct {
 	unsigned workers;
 	size_t inflight;
 	int atfork;
+	/* output buffers given back, for the next chunks: fresh memory
+	 * costs a page fault a page */
+	struct spare { char *p; size_t cap; } spare[8];
+	unsigned nspare;
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	   NULL, NULL, 0, 0, 0 };
+	   NULL, NULL, 0, 0, 0, { { NULL, 0 } }, 0 };
+
+/* A spare output buffer of at least want bytes, or a new one. Under lock. */
+static char *take_spare(size_t want, size_t *cap)
+{
+	for (unsigned i = 0; i < pool.nspare; i++)
+		if (pool.spare[i].cap >= want) {
+			char *p = pool.spare[i].p;
+
+			*cap = pool.spare[i].cap;
+			pool.spare[i] = pool.spare[--pool.nspare];
+			return p;
+		}
+	*cap = want;
+	return NULL;
+}
+
+/* p back among the spares, or freed. Under lock. */
+static void give_spare(char *p, size_t cap)
+{
+	if (!p)
+		return;
+	if (pool.nspare < sizeof(pool.spare) / sizeof(pool.spare[0])) {
+		pool.spare[pool.nspare].p = p;
+		pool.spare[pool.nspare++].cap = cap;
+		return;
+	}
+	free(p);
+}
 
 /* Inflates c's bytes alone and says how it ended. */
 static void inflate_chunk(struct chunk *c)
@@ -81,11 +155,15 @@ static void inflate_chunk(struct chunk *c)
 		c->end = CH_NOMEM;
 		return;
 	}
-	/* JSON lines deflate about tenfold */
-	c->out_cap = c->in_len * 12 < (1u << 20) ? (1u << 20) : c->in_len * 12;
+	/* JSON lines deflate about tenfold; whole MiB, so that spares fit */
+	c->out_cap = ((c->in_len * 12 >> 20) + 1) << 20;
 	if (c->out_cap > CH_OUT_MAX)
 		c->out_cap = CH_OUT_MAX;
-	c->out = malloc(c->out_cap);
+	pthread_mutex_lock(&pool.lock);
+	c->out = take_spare(c->out_cap, &c->out_cap);
+	pthread_mutex_unlock(&pool.lock);
+	if (!c->out)
+		c->out = malloc(c->out_cap);
 	if (!c->out) {
 		inflateEnd(&c->zs);
 		c->end = CH_NOMEM;
@@ -137,6 +215,100 @@ static void inflate_chunk(struct chunk *c)
 	c->end = end;
 }
 
+static void scanned_free(struct scanned *sc)
+{
+	if (!sc)
+		return;
+	free(sc->lines);
+	free(sc->vals);
+	free(sc);
+}
+
+static int sc_grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	void *p;
+	size_t c = *cap ? *cap : 1024;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(p = realloc(*v, c * size)))
+		return -1;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static int sc_add_val(struct scanned *sc, unsigned slot, const struct gp_json_val *v, const char *line)
+{
+	struct sc_val *e;
+
+	if (sc_grow((void **)&sc->vals, &sc->cap_vals, sc->nvals + 1, sizeof(*sc->vals)))
+		return -1;
+	e = &sc->vals[sc->nvals++];
+	e->slot = (uint8_t)slot;
+	e->v = *v;
+	e->v.p = (const char *)(uintptr_t)(v->p ? (uint32_t)(v->p - line) : UINT32_MAX);
+	return 0;
+}
+
+/* The lines whole inside c's output (after its first newline, up to its
+ * last), trimmed and scanned as the consumer would: what scans cleanly is
+ * kept; anything else (the brackets, a bad line) the consumer does itself. */
+static struct scanned *scan_chunk(const struct chunk *c)
+{
+	struct scanned *sc = calloc(1, sizeof(*sc));
+	struct an_line *l = calloc(1, sizeof(*l));
+	const char *out = c->out, *end = c->out + c->out_len, *p;
+
+	if (!sc || !l)
+		goto fail;
+	l->skip_ignored = 1;
+	p = memchr(out, '\n', c->out_len);
+	for (p = p ? p + 1 : end; p < end;) {
+		const char *e = memchr(p, '\n', (size_t)(end - p)), *lp = p, *why;
+		size_t n;
+		struct sc_line *sl;
+		uint32_t top;
+		uint64_t args;
+
+		if (!e)
+			break;
+		n = (size_t)(e - p);
+		p = e + 1;
+		if (n && lp[n - 1] == '\r')
+			n--;
+		if (n > GP_TR_MAX_LINE)
+			continue;
+		an_line_trim(&lp, &n);
+		if (!n || (n == 1 && (lp[0] == '[' || lp[0] == ']')) || an_parse_line(lp, n, l, &why))
+			continue;
+		if (sc_grow((void **)&sc->lines, &sc->cap_lines, sc->nlines + 1, sizeof(*sc->lines)))
+			goto fail;
+		sl = &sc->lines[sc->nlines++];
+		sl->off = (uint32_t)(lp - out);
+		sl->len = (uint32_t)n;
+		sl->ignored = (uint8_t)l->ignored;
+		sl->nvals = 0;
+		if (l->ignored)
+			continue;
+		for (top = l->top_set; top; top &= top - 1, sl->nvals++)
+			if (sc_add_val(sc, (unsigned)__builtin_ctz(top), &l->top[__builtin_ctz(top)], lp))
+				goto fail;
+		for (args = l->args_set; args; args &= args - 1, sl->nvals++)
+			if (sc_add_val(sc, 32u + (unsigned)__builtin_ctzll(args),
+				       &l->args[__builtin_ctzll(args)], lp))
+				goto fail;
+	}
+	free(l);
+	return sc;
+fail:
+	free(l);
+	scanned_free(sc);
+	return NULL; /* the consumer scans them all */
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -152,6 +324,8 @@ static void *worker(void *arg)
 			pool.tail = NULL;
 		pthread_mutex_unlock(&pool.lock);
 		inflate_chunk(c); /* c->end written unlocked: read only after done */
+		if (c->scan && c->end != CH_ERROR && c->end != CH_NOMEM)
+			c->sc = scan_chunk(c);
 		pthread_mutex_lock(&pool.lock);
 		c->next_job = NULL;
 		c->done = 1;
@@ -205,9 +379,15 @@ static void chunk_free(struct chunk *c)
 	if (c->zs_live)
 		inflateEnd(&c->zs);
 	free(c->in);
-	free(c->out);
-	free(c);
+	scanned_free(c->sc);
 	pool.inflight--;
+	pthread_mutex_lock(&pool.lock);
+	give_spare(c->out, c->out_cap);
+	/* nothing in flight: no reader is inflating, the spares go */
+	while (!pool.inflight && pool.nspare)
+		free(pool.spare[--pool.nspare].p);
+	pthread_mutex_unlock(&pool.lock);
+	free(c);
 }
 
 static void wait_done(struct chunk *c)
@@ -237,9 +417,10 @@ int gp_tr_chunks_start(struct gp_tr *in, const unsigned char *p, size_t n)
 	memcpy(ch->cbuf, p, n);
 	ch->clen = n;
 	ch->min = in->chunk_min >= 4 ? in->chunk_min : CH_MIN;
-	ch->qmax = (in->threads < workers ? in->threads : workers) + 1;
-	if (ch->qmax > Q_MAX)
-		ch->qmax = Q_MAX;
+	ch->qmax = (in->threads < workers ? in->threads : workers);
+	if (ch->qmax > CH_AHEAD)
+		ch->qmax = CH_AHEAD;
+	ch->qmax++;
 	in->chunks = ch; /* handed over */
 	return 0;
 }
@@ -257,6 +438,8 @@ void gp_tr_chunks_free(struct gp_tr *in)
 		chunk_free(c);
 	}
 	chunk_free(ch->cur);
+	while (ch->rq_n--)
+		scanned_free(ch->rq[(ch->rq_head + ch->rq_n) % RQ_MAX]);
 	free(ch->cbuf);
 	free(ch);
 	in->chunks = NULL;
@@ -335,6 +518,7 @@ static int cut(struct gp_tr *in, struct chunk **out)
 		ch->clen = rest;
 		ch->scanned = 0;
 	}
+	c->scan = in->scan;
 	pool.inflight++;
 	*out = c;
 	return 0;
@@ -483,5 +667,59 @@ ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room)
 		ch->cur = c;
 		ch->cur_off = 0;
 		in->st.chunks++;
+		if (c->sc) {
+			if (ch->rq_n == RQ_MAX) { /* the oldest, long read: cannot happen */
+				scanned_free(ch->rq[ch->rq_head]);
+				ch->rq_head = (ch->rq_head + 1) % RQ_MAX;
+				ch->rq_n--;
+			}
+			c->sc->goff = ch->out_total;
+			c->sc->len = c->out_len;
+			ch->rq[(ch->rq_head + ch->rq_n++) % RQ_MAX] = c->sc;
+			c->sc = NULL; /* handed over */
+		}
+		ch->out_total += c->out_len;
 	}
+}
+
+int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct an_line *out)
+{
+	struct gp_tr_chunks *ch = in->chunks;
+	struct scanned *sc;
+	const struct sc_line *sl;
+	uint64_t rel;
+
+	/* lines come in order: what ends before this one is done with */
+	while (ch->rq_n && ch->rq[ch->rq_head]->goff + ch->rq[ch->rq_head]->len <= g) {
+		scanned_free(ch->rq[ch->rq_head]);
+		ch->rq_head = (ch->rq_head + 1) % RQ_MAX;
+		ch->rq_n--;
+	}
+	if (!ch->rq_n || g < ch->rq[ch->rq_head]->goff)
+		return 0;
+	sc = ch->rq[ch->rq_head];
+	rel = g - sc->goff;
+	while (sc->cur_line < sc->nlines && sc->lines[sc->cur_line].off < rel)
+		sc->cur_val += sc->lines[sc->cur_line++].nvals;
+	if (sc->cur_line == sc->nlines || sc->lines[sc->cur_line].off != rel ||
+	    sc->lines[sc->cur_line].len != n)
+		return 0;
+	sl = &sc->lines[sc->cur_line++];
+	an_line_clear(out);
+	out->ignored = sl->ignored;
+	for (unsigned i = 0; i < sl->nvals; i++) {
+		const struct sc_val *e = &sc->vals[sc->cur_val++];
+		uintptr_t off = (uintptr_t)e->v.p;
+		struct gp_json_val v = e->v;
+
+		v.p = off == UINT32_MAX ? NULL : p + off;
+		if (e->slot < 32) {
+			out->top[e->slot] = v;
+			out->top_set |= 1u << e->slot;
+		} else {
+			out->args[e->slot - 32] = v;
+			out->args_set |= 1ull << (e->slot - 32);
+		}
+	}
+	return 1;
 }

@@ -1,6 +1,7 @@
 /* Trace bytes to lines, see trace_reader.h. */
 #include "trace_reader.h"
 #include "trace_reader_int.h"
+#include "trace_scan.h"
 
 #include "in_file.h"
 
@@ -80,6 +81,7 @@ static void suspend(struct gp_tr *in)
 	}
 	if (in->start > 0) {
 		memmove(in->buf, in->buf + in->start, in->end - in->start);
+		in->buf_off += in->start;
 		in->end -= in->start;
 		in->start = 0;
 	}
@@ -217,6 +219,18 @@ int gp_tr_open_mem(struct gp_tr **out, const void *p, size_t n)
 void gp_tr_set_threads(struct gp_tr *in, unsigned threads)
 {
 	in->threads = threads ? threads : 1;
+}
+
+void gp_tr_set_scan(struct gp_tr *in, int scan)
+{
+	in->scan = scan;
+}
+
+int gp_tr_scanned(struct gp_tr *in, const char *p, size_t n, struct an_line *out)
+{
+	if (!in->chunks || !out->skip_ignored || p < in->buf || p > in->buf + in->end)
+		return 0;
+	return gp_tr_chunks_scanned(in, in->buf_off + (uint64_t)(p - in->buf), p, n, out);
 }
 
 void gp_tr_set_chunk_min(struct gp_tr *in, size_t bytes)
@@ -539,6 +553,7 @@ int gp_tr_line(struct gp_tr *in, const char **line, size_t *len)
 		/* make room: drop consumed bytes, grow if one line fills it */
 		if (in->start > 0) {
 			memmove(in->buf, in->buf + in->start, in->end - in->start);
+			in->buf_off += in->start;
 			in->end -= in->start;
 			in->start = 0;
 		}

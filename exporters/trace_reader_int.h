@@ -12,6 +12,7 @@
 #include "trace_reader.h"
 
 struct gp_tr_chunks;
+struct an_line;
 
 struct gp_tr {
 	/* A file's descriptor is held only while it is among the last used
@@ -33,6 +34,8 @@ struct gp_tr {
 	size_t zbuf_cap;
 	char *buf;                  /* decompressed bytes; lines are cut here */
 	size_t cap, start, end;
+	uint64_t buf_off;           /* where buf[0] is in the inflated stream */
+	int scan;                   /* gp_tr_set_scan() */
 	int raw_eof;                /* no more bytes from the file or buffer */
 	unsigned threads;           /* gp_tr_set_threads(); 1: serial */
 	size_t chunk_min;           /* gp_tr_set_chunk_min(); 0: the default */
@@ -48,6 +51,9 @@ struct gp_tr {
  * -EIO or -ENOMEM. */
 int gp_tr_chunks_start(struct gp_tr *in, const unsigned char *p, size_t n);
 ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room);
+/* gp_tr_scanned() where in->chunks is set; g: the line's offset in the
+ * inflated stream. */
+int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct an_line *out);
 void gp_tr_chunks_free(struct gp_tr *in);
 
 /* For trace_chunks.c. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,7 @@ struct keyindex {
 };
 static struct keyindex top_index, arg_index;
 static int index_ready;
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
 
 static void key_words(const char *p, uint32_t n, const char *end, uint64_t w[3]);
 
@@ -214,17 +216,16 @@ static int scan_object(struct gp_json_cur *c, int depth, const struct keyindex *
 	}
 }
 
-int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why)
+static void indexes_build(void)
 {
-	struct gp_json_cur c = { (const unsigned char *)p, (const unsigned char *)p + n, NULL,
-				  AN_MAX_DEPTH, AN_MAX_NUMBER };
+	index_build(&top_index, top_keys, sizeof(top_keys) / sizeof(top_keys[0]));
+	index_build(&arg_index, arg_keys, sizeof(arg_keys) / sizeof(arg_keys[0]));
+	__atomic_store_n(&index_ready, 1, __ATOMIC_RELEASE);
+}
 
-	if (!index_ready) {
-		index_build(&top_index, top_keys, sizeof(top_keys) / sizeof(top_keys[0]));
-		index_build(&arg_index, arg_keys, sizeof(arg_keys) / sizeof(arg_keys[0]));
-		index_ready = 1;
-	}
-	/* clear what the previous line set, not the whole struct */
+void an_line_clear(struct an_line *out)
+{
+	/* what the previous line set, not the whole struct */
 	out->ignored = 0;
 	while (out->top_set) {
 		int i = __builtin_ctz(out->top_set);
@@ -238,6 +239,16 @@ int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why
 		out->args[i].type = GP_JSON_NONE;
 		out->args_set &= out->args_set - 1;
 	}
+}
+
+int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why)
+{
+	struct gp_json_cur c = { (const unsigned char *)p, (const unsigned char *)p + n, NULL,
+				  AN_MAX_DEPTH, AN_MAX_NUMBER };
+
+	if (!__atomic_load_n(&index_ready, __ATOMIC_ACQUIRE))
+		pthread_once(&index_once, indexes_build); /* workers scan too */
+	an_line_clear(out);
 	gp_json_ws(&c);
 	if (c.p >= c.end || *c.p != '{') {
 		*why = "not a JSON object";

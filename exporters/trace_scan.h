@@ -73,6 +73,21 @@ struct an_line {
  * only what the previous line set is cleared. Members absent from the line
  * have type GP_JSON_NONE. */
 int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why);
+/* Clears what the previous line set in out (as an_parse_line does first). */
+void an_line_clear(struct an_line *out);
+/* The line's trim before it is scanned (a trace's reader's): blanks at
+ * both ends and one trailing ','. */
+static inline void an_line_trim(const char **p, size_t *n)
+{
+	while (*n && ((*p)[*n - 1] == ' ' || (*p)[*n - 1] == '\t'))
+		(*n)--;
+	while (*n && ((*p)[0] == ' ' || (*p)[0] == '\t')) {
+		(*p)++;
+		(*n)--;
+	}
+	if (*n && (*p)[*n - 1] == ',')
+		(*n)--;
+}
 
 /* Conversions of raw values; each returns 0 or -EINVAL (wrong type/range). */
 int an_jv_u64(const struct gp_json_val *v, uint64_t *out);

@@ -6,7 +6,9 @@
  * flushed with Z_SYNC_FLUSH (chunks that refer back), flush patterns that
  * are no flush point (stored data holding 00 00 FF FF), several members
  * and trailing bytes; and the traces given on the command line (the
- * project's samples and test data). */
+ * project's samples and test data). The lines scanned on the workers hold
+ * what the scanner finds in them on the calling thread. gpuprof.meta read
+ * into its struct. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -19,6 +21,7 @@
 #include "testutil.h"
 #include "trace_meta.h"
 #include "trace_reader.h"
+#include "trace_scan.h"
 
 static char dir[PATH_MAX];
 
@@ -88,6 +91,54 @@ static int same(const struct seen *a, const struct seen *b)
 static void seen_free(struct seen *s)
 {
 	tu_bytes_free(&s->text);
+}
+
+static int same_val(const struct gp_json_val *a, const struct gp_json_val *b)
+{
+	if (a->type != b->type)
+		return 0;
+	if (a->type == GP_JSON_OBJ && !a->n && !b->n)
+		return 1; /* args: its members are what counts */
+	return a->n == b->n && a->esc == b->esc && a->num == b->num && a->p == b->p;
+}
+
+/* Every line a worker scanned (gp_tr_scanned) holds what an_parse_line
+ * finds in it: how many were. */
+static uint64_t check_scanned(const void *gz, size_t len, unsigned threads)
+{
+	struct gp_tr *r;
+	struct an_line *mine = calloc(1, sizeof(*mine)), *ref = calloc(1, sizeof(*ref));
+	const char *p, *why;
+	size_t n;
+	uint64_t hits = 0;
+
+	if (!mine || !ref || gp_tr_open_mem(&r, gz, len))
+		tu_die("check_scanned");
+	gp_tr_set_threads(r, threads);
+	gp_tr_set_chunk_min(r, chunk_min);
+	gp_tr_set_scan(r, 1);
+	mine->skip_ignored = ref->skip_ignored = 1;
+	while (gp_tr_line(r, &p, &n) == 1) {
+		int ok;
+
+		an_line_trim(&p, &n);
+		if (gp_tr_scanned(r, p, n, mine) != 1)
+			continue;
+		hits++;
+		ok = an_parse_line(p, n, ref, &why) == 0 && mine->ignored == ref->ignored &&
+		     (ref->ignored || (mine->top_set == ref->top_set && mine->args_set == ref->args_set));
+		for (int i = 0; ok && !ref->ignored && i < TK_N; i++)
+			ok = same_val(&mine->top[i], &ref->top[i]);
+		for (int i = 0; ok && !ref->ignored && i < AK_N; i++)
+			ok = same_val(&mine->args[i], &ref->args[i]);
+		CHECK(ok);
+		if (!ok)
+			break;
+	}
+	gp_tr_close(r);
+	free(mine);
+	free(ref);
+	return hits;
 }
 
 /* p[0..n) read on 1, 2 and 4 threads: the same; *chunks how many chunks
@@ -207,6 +258,8 @@ static void test_long_trace(void)
 	gz = write_trace(path, &plain);
 	check_same_mem(gz.p, gz.n, "whole", &chunks);
 	CHECK(chunks > 4); /* it did go through the workers */
+	CHECK(check_scanned(gz.p, gz.n, 4) > 100000); /* and the lines were scanned there */
+	CHECK_EQ_U64(check_scanned(gz.p, gz.n, 1), 0);
 	/* the lines are the plain text's */
 	read_mem(gz.p, gz.n, 4, &many);
 	CHECK(!many.end.gzip_cut && !many.end.gzip_damaged && many.rc == 0);
@@ -373,6 +426,7 @@ int main(int argc, char **argv)
 
 		CHECK(ok);
 		check_same_mem(t.p, t.n, argv[i], NULL);
+		CHECK(check_scanned(t.p, t.n, 4) > 0 || t.n < 10000);
 		read_path(argv[i], 1, &one);
 		read_path(argv[i], 4, &many);
 		CHECK(same(&one, &many));

@@ -847,19 +847,6 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 	return 0;
 }
 
-/* Trims whitespace and one trailing ','. */
-static void trim(const char **p, size_t *n)
-{
-	while (*n && ((*p)[*n - 1] == ' ' || (*p)[*n - 1] == '\t'))
-		(*n)--;
-	while (*n && ((*p)[0] == ' ' || (*p)[0] == '\t')) {
-		(*p)++;
-		(*n)--;
-	}
-	if (*n && (*p)[*n - 1] == ',')
-		(*n)--;
-}
-
 static int input_error(struct an_source *s, int r, char *err, size_t errcap)
 {
 	if (r == -EFBIG)
@@ -883,7 +870,7 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		return input_error(s, r, err, errcap);
 	if (r == 0)
 		return 0;
-	trim(&p, &n);
+	an_line_trim(&p, &n);
 	if (n == 0)
 		return 1;
 	if (!s->started) {
@@ -903,7 +890,8 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		s->closed = 1;
 		return 1;
 	}
-	if (an_parse_line(p, n, &s->line, &why) != 0) {
+	/* scanned on a worker already, or here */
+	if (gp_tr_scanned(s->in, p, n, &s->line) != 1 && an_parse_line(p, n, &s->line, &why) != 0) {
 		/* the last line of a trace cut short is usually half a line */
 		if (gp_tr_state(s->in)->last_unterminated && s->have_meta) {
 			s->cut_line_bytes = n;
@@ -930,6 +918,8 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 	an_corr_init(&s->corr);
 	r = inp->mem ? gp_tr_open_mem(&s->in, inp->mem, inp->len)
 		     : gp_tr_open_file(&s->in, inp->path);
+	if (!r)
+		gp_tr_set_scan(s->in, 1);
 	if (r == -ENOMEM) {
 		snprintf(err, errcap, "%s: out of memory", s->path);
 		return GP_AN_FAIL;
