@@ -22,7 +22,7 @@
  * memory is those chunks' compressed bytes, their output (about ten times
  * the compressed size of the writer's flush interval, at most CH_OUT_MAX)
  * and what their lines scanned to (about two thirds of the output), plus
- * up to 8 spare output buffers while any chunk is in flight. With the
+ * up to 4 spare output buffers while any chunk is in flight. With the
  * recorder's flush of about 1 MiB compressed, about 100 MiB at most for
  * one trace, whatever the threads (analyze's serial reader: about 20). */
 #include "trace_reader_int.h"
@@ -112,7 +112,7 @@ static struct {
 	int atfork;
 	/* output buffers given back, for the next chunks: fresh memory
 	 * costs a page fault a page */
-	struct spare { char *p; size_t cap; } spare[8];
+	struct spare { char *p; size_t cap; } spare[4];
 	unsigned nspare;
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
 	   NULL, NULL, 0, 0, 0, { { NULL, 0 } }, 0 };
