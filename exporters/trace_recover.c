@@ -684,9 +684,11 @@ static int trailer_check_failed(const z_stream *zs)
 /* The repair of in_path into o's temporary file for out_path, closed but
  * not yet renamed (the caller's gp_out_commit or gp_out_abandon). dry: no
  * output, only res; then 1 where the stream is not whole and checked, or
- * something follows it in the file (the trace is no copy's to keep). */
+ * something follows it in the file (the trace is no copy's to keep).
+ * *strict: whether the stream is not whole and checked; -1: not known yet,
+ * then found out (a pass over the file) and set. */
 static int repair(const char *in_path, struct gp_out_file *o, const char *out_path, int force,
-		  mode_t mode, int dry, struct gp_recover_result *res)
+		  mode_t mode, int dry, int *strict, struct gp_recover_result *res)
 {
 	struct rec r = { .out_path = out_path, .mode = mode, .force = force, .out = o, .dry = dry };
 	unsigned char *inbuf = NULL, *obuf = NULL;
@@ -710,16 +712,20 @@ static int repair(const char *in_path, struct gp_out_file *o, const char *out_pa
 		rc = -ENOMEM;
 		goto out_free;
 	}
-	/* whole and checked, or each chunk must show itself sound */
-	r.strict = !stream_intact(fd, inbuf, obuf, &alone);
-	if (dry && (r.strict || !alone)) {
-		rc = 1;
-		goto out_free;
+	/* whole and checked, or each chunk must show itself sound (known
+	 * from the dry pass, where there was one) */
+	if (*strict < 0) {
+		*strict = !stream_intact(fd, inbuf, obuf, &alone);
+		if (dry && (*strict || !alone)) {
+			rc = 1;
+			goto out_free;
+		}
+		if (lseek(fd, 0, SEEK_SET) != 0) {
+			rc = -errno;
+			goto out_free;
+		}
 	}
-	if (lseek(fd, 0, SEEK_SET) != 0) {
-		rc = -errno;
-		goto out_free;
-	}
+	r.strict = *strict;
 	/* 16 + MAX_WBITS: gzip only; a zlib or raw stream is not a trace. */
 	zr = inflateInit2(&zs, 16 + MAX_WBITS);
 	if (zr != Z_OK) {
@@ -889,7 +895,8 @@ out:
 static int recover(const char *in_path, struct gp_out_file *o, const char *out_path, int force,
 		   mode_t mode, int in_place, struct gp_recover_result *res)
 {
-	int rc = repair(in_path, o, out_path, force, mode, 1, res);
+	int strict = -1;
+	int rc = repair(in_path, o, out_path, force, mode, 1, &strict, res);
 
 	if (rc < 0)
 		return rc;
@@ -906,7 +913,7 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 		}
 		return rc;
 	}
-	return repair(in_path, o, out_path, force, mode, 0, res);
+	return repair(in_path, o, out_path, force, mode, 0, &strict, res);
 }
 
 int gp_trace_recover(const char *in_path, const char *out_path, int force,
