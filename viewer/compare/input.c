@@ -254,7 +254,7 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
-/* From a trace's first event, gpuprof.meta (viewer/run/meta.c); -EINVAL
+/* From a trace's first event, gpuprof.meta (exporters/trace_meta.h); -EINVAL
  * when that cannot be read. */
 static int trace_meta(const char *path, struct gp_run_meta *m)
 {
