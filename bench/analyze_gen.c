@@ -5,7 +5,8 @@
  * updates), NVTX forward/backward/phase ranges and step marks, in the mix
  * and the disorder of the recorder: CUPTI records a flush late and shuffled
  * within each 500 ms flush, a gpuprof.watermark after each flush, gzip
- * level 1. What is alive at once does not depend on STEPS, so neither
+ * level 1 flushed with Z_FULL_FLUSH at each (so the reader's chunks are
+ * the recorder's). What is alive at once does not depend on STEPS, so neither
  * should the analyzer's memory.
  *
  *   analyze_gen OUT.json.gz EVENTS     (about EVENTS events; prints the count)
@@ -224,6 +225,7 @@ static void flush_to(int64_t edge, int final)
 			events++;
 			last_wm = wm;
 		}
+		gzflush(out, Z_FULL_FLUSH); /* as the recorder's writer, each tick */
 	}
 	flushed_to = edge;
 }

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Speed and memory of `gpuprof analyze` on synthetic tensor-mode traces
-# (bench/analyze_gen.c) of two lengths: events per second on one core (the
-# command is single-threaded) and peak RSS, which must not grow with the
-# trace's length. For scale, the time zlib alone takes to inflate the same
-# file, and Python's json.load on the shorter trace.
+# (bench/analyze_gen.c) of two lengths: events per second and peak RSS,
+# which must not grow with the trace's length, for each thread count (the
+# reader inflates a trace's flushed chunks on GPUPROF_THREADS threads; 1:
+# all on one). For scale, the time zlib alone takes to inflate the same
+# file, and Python's json.load on the shorter trace. With BASELINE set to
+# another gpuprof (an older build), it is timed beside, on the same files.
 #
-#   bash bench/analyze_speed.sh [GPUPROF] [EVENTS_SHORT] [EVENTS_LONG]
+#   [THREADS="1 2 16"] [BASELINE=GPUPROF] bash bench/analyze_speed.sh [GPUPROF] [EVENTS_SHORT] [EVENTS_LONG]
 #
-# GPUPROF defaults to build/bench/viewer/gpuprof, built here (RelWithDebInfo,
-# as CI builds it) when missing. Each timing is the best of 3 runs.
+# THREADS defaults to "1 N" (N: the online CPUs). GPUPROF defaults to
+# build/bench/viewer/gpuprof, built here (RelWithDebInfo, as CI builds it)
+# when missing. Each timing is the best of 3 runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 gp=${1:-}
 short=${2:-1000000}
 long=${3:-5000000}
+threads=${THREADS:-"1 $(nproc)"}
+baseline=${BASELINE:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -26,11 +31,11 @@ if [ -z "$gp" ]; then
 	fi
 fi
 cc -O2 -o "$work/gen" "$root/bench/analyze_gen.c" -lz
-cat >"$work/inflate.c" <<'EOF'
+cat >"$work/inflate.c" <<'EOC'
 #include <zlib.h>
 int main(int c, char **v) { static char b[1 << 20]; gzFile g = gzopen(v[1], "rb");
   (void)c; gzbuffer(g, 1 << 18); while (gzread(g, b, sizeof b) > 0) ; return 0; }
-EOF
+EOC
 cc -O2 -o "$work/inflate" "$work/inflate.c" -lz
 
 best() { # best of 3: "wall user maxrss_kib"
@@ -38,16 +43,24 @@ best() { # best of 3: "wall user maxrss_kib"
 }
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "gpuprof: $gp"
-printf '%-10s %10s %9s %12s %9s %9s %12s\n' events "file MiB" "time s" "events/s" "RSS MiB" "zlib s" "w/o zlib ev/s"
+echo "gpuprof: $gp${baseline:+; baseline: $baseline}"
+printf '%-9s %-10s %8s %8s %9s %12s %9s %9s\n' build events "file MiB" threads "time s" "events/s" "RSS MiB" "zlib s"
 for n in "$short" "$long"; do
 	f=$work/t$n.json.gz
 	events=$("$work/gen" "$f" "$n")
-	read -r wall _ rss <<<"$(best "$gp" analyze --json "$f")"
 	read -r zwall _ _ <<<"$(best "$work/inflate" "$f")"
-	awk -v n="$events" -v w="$wall" -v r="$rss" -v z="$zwall" -v s="$(stat -c %s "$f")" 'BEGIN {
-		printf "%-10d %10.1f %9.2f %12.0f %9.1f %9.2f %12.0f\n", n, s / 1048576, w, n / w, r / 1024, z,
-		       (w > z ? n / (w - z) : 0) }'
+	for build in gpuprof ${baseline:+baseline}; do
+		bin=$gp
+		[ "$build" = baseline ] && bin=$baseline
+		for t in $threads; do
+			read -r wall _ rss <<<"$(GPUPROF_THREADS=$t best "$bin" analyze --json "$f")"
+			awk -v b="$build" -v n="$events" -v t="$t" -v w="$wall" -v r="$rss" -v z="$zwall" \
+				-v s="$(stat -c %s "$f")" 'BEGIN {
+				printf "%-9s %-10d %8.1f %8d %9.2f %12.0f %9.1f %9.2f\n", b, n, s / 1048576, t, w,
+				       n / w, r / 1024, z }'
+			[ "$build" = baseline ] && break # one thread whatever it is told
+		done
+	done
 done
 if command -v python3 >/dev/null; then
 	f=$work/t$short.json.gz

@@ -4,7 +4,7 @@
  *
  * Its users keep their own strictness on top of it:
  *   exporters/json_check.c        any JSON object (recovery's line check)
- *   viewer/analyze/parse.c        trace lines, the analyzer's hot loop: the
+ *   exporters/trace_scan.c        trace lines, the analyzer's hot loop: the
  *                                 members it reads, kept as raw values
  *   profiler/torch_counters.c     PyTorch's marks: integers only
  * and set the limits of their cursor (nesting, a number's length).

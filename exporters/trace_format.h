@@ -16,7 +16,7 @@
  *
  * Readers and tests that need more (types, which fields an event holds)
  * define the seven GP_* macros themselves and include trace_format.def: see
- * viewer/analyze/parse.h (its key tables) and tests/recorder/test_trace_format.c. */
+ * exporters/trace_scan.h (its key tables) and tests/recorder/test_trace_format.c. */
 #ifndef GPUPROF_TRACE_FORMAT_H
 #define GPUPROF_TRACE_FORMAT_H
 

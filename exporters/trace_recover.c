@@ -74,6 +74,7 @@ struct rec {
 	int strict;            /* the stream is not whole and checked: a chunk with a
 				* bad line is dropped whole (chunk_commit) */
 	uint64_t chunks_dropped, chunk_bytes_dropped;
+	int dry;               /* only find what a repair would do: no output */
 };
 
 /* Copies the raw value of top-level `key` into dst if it is a JSON number
@@ -131,7 +132,7 @@ static size_t event_obj(const char *s, size_t len, int *comma)
 
 static int out_write(struct rec *r, const void *p, size_t n)
 {
-	int rc = gp_gz_write(r->gz, p, n);
+	int rc = r->dry ? 0 : gp_gz_write(r->gz, p, n);
 
 	if (rc)
 		r->out_err = 1;
@@ -143,8 +144,11 @@ static int out_write(struct rec *r, const void *p, size_t n)
 static int create_output(struct rec *r)
 {
 	char err[256];
-	int rc = gp_out_open(r->out, r->out_path, r->force, r->mode, err, sizeof(err));
+	int rc;
 
+	if (r->dry)
+		return 0;
+	rc = gp_out_open(r->out, r->out_path, r->force, r->mode, err, sizeof(err));
 	if (rc) {
 		r->out_err = 1;
 		return rc;
@@ -642,8 +646,9 @@ static int resync(struct rec *r, z_stream *zs, int fd, unsigned char *inbuf, int
 
 /* Whether fd's gzip stream decodes whole and passes its check (CRC-32 and
  * length): then every line in it is as the writer wrote it, and a bad one
- * is the writer's or a hand's, passed over alone. fd is read to its end. */
-static int stream_intact(int fd, unsigned char *inbuf, unsigned char *obuf)
+ * is the writer's or a hand's, passed over alone. *alone: nothing follows
+ * the member in the file. fd is read to its end. */
+static int stream_intact(int fd, unsigned char *inbuf, unsigned char *obuf, int *alone)
 {
 	z_stream zs = { 0 };
 	int zr = Z_OK;
@@ -663,6 +668,7 @@ static int stream_intact(int fd, unsigned char *inbuf, unsigned char *obuf)
 		zs.avail_out = OUT_CHUNK;
 		zr = inflate(&zs, Z_NO_FLUSH);
 	}
+	*alone = zr == Z_STREAM_END && zs.avail_in == 0 && read_some(fd, inbuf, 1) == 0;
 	inflateEnd(&zs);
 	return zr == Z_STREAM_END;
 }
@@ -676,15 +682,19 @@ static int trailer_check_failed(const z_stream *zs)
 }
 
 /* The repair of in_path into o's temporary file for out_path, closed but
- * not yet renamed (the caller's gp_out_commit or gp_out_abandon). */
-static int recover(const char *in_path, struct gp_out_file *o, const char *out_path, int force,
-		   mode_t mode, struct gp_recover_result *res)
+ * not yet renamed (the caller's gp_out_commit or gp_out_abandon). dry: no
+ * output, only res; then 1 where the stream is not whole and checked, or
+ * something follows it in the file (the trace is no copy's to keep).
+ * *strict: whether the stream is not whole and checked; -1: not known yet,
+ * then found out (a pass over the file) and set. */
+static int repair(const char *in_path, struct gp_out_file *o, const char *out_path, int force,
+		  mode_t mode, int dry, int *strict, struct gp_recover_result *res)
 {
-	struct rec r = { .out_path = out_path, .mode = mode, .force = force, .out = o };
+	struct rec r = { .out_path = out_path, .mode = mode, .force = force, .out = o, .dry = dry };
 	unsigned char *inbuf = NULL, *obuf = NULL;
 	z_stream zs = { 0 };
 	Bytef *in_end = NULL, *stop = NULL; /* the input read; where inflate stops */
-	int in_eof = 0, stream_end = 0;
+	int in_eof = 0, stream_end = 0, alone = 0;
 	int fd, rc, zr;
 
 	memset(res, 0, sizeof(*res));
@@ -702,12 +712,20 @@ static int recover(const char *in_path, struct gp_out_file *o, const char *out_p
 		rc = -ENOMEM;
 		goto out_free;
 	}
-	/* whole and checked, or each chunk must show itself sound */
-	r.strict = !stream_intact(fd, inbuf, obuf);
-	if (lseek(fd, 0, SEEK_SET) != 0) {
-		rc = -errno;
-		goto out_free;
+	/* whole and checked, or each chunk must show itself sound (known
+	 * from the dry pass, where there was one) */
+	if (*strict < 0) {
+		*strict = !stream_intact(fd, inbuf, obuf, &alone);
+		if (dry && (*strict || !alone)) {
+			rc = 1;
+			goto out_free;
+		}
+		if (lseek(fd, 0, SEEK_SET) != 0) {
+			rc = -errno;
+			goto out_free;
+		}
 	}
+	r.strict = *strict;
 	/* 16 + MAX_WBITS: gzip only; a zlib or raw stream is not a trace. */
 	zr = inflateInit2(&zs, 16 + MAX_WBITS);
 	if (zr != Z_OK) {
@@ -826,6 +844,78 @@ out_free:
 	return rc;
 }
 
+/* in_path's bytes into o's temporary file for out_path. */
+static int copy_whole(const char *in_path, struct gp_out_file *o, const char *out_path, int force,
+		      mode_t mode, struct gp_recover_result *res)
+{
+	char err[256];
+	unsigned char *buf = malloc(OUT_CHUNK);
+	int fd = gp_in_open(in_path), rc = 0;
+
+	if (!buf || fd < 0) {
+		rc = fd < 0 ? fd : -ENOMEM;
+		goto out;
+	}
+	rc = gp_out_open(o, out_path, force, mode, err, sizeof(err));
+	if (rc) {
+		res->output_failed = 1;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read_some(fd, buf, OUT_CHUNK);
+
+		if (n <= 0) {
+			rc = (int)n;
+			break;
+		}
+		for (ssize_t at = 0; at < n;) {
+			ssize_t w = write(o->fd, buf + at, (size_t)(n - at));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				rc = w < 0 ? -errno : -EIO;
+				res->output_failed = 1;
+				goto out;
+			}
+			at += w;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return rc;
+}
+
+/* A trace already complete (its gzip stream whole and checked, alone in
+ * the file, closed, its own gpuprof.end, nothing passed over) is copied as
+ * it is, not decoded and compressed again; in place, it is left alone.
+ * Anything else is repaired. */
+static int recover(const char *in_path, struct gp_out_file *o, const char *out_path, int force,
+		   mode_t mode, int in_place, struct gp_recover_result *res)
+{
+	int strict = -1;
+	int rc = repair(in_path, o, out_path, force, mode, 1, &strict, res);
+
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && res->already_complete && !res->gzip_truncated) {
+		if (in_place)
+			return 0;
+		rc = copy_whole(in_path, o, out_path, force, mode, res);
+		if (rc) {
+			int out_failed = res->output_failed;
+
+			gp_out_abandon(o);
+			memset(res, 0, sizeof(*res));
+			res->output_failed = out_failed;
+		}
+		return rc;
+	}
+	return repair(in_path, o, out_path, force, mode, 0, &strict, res);
+}
+
 int gp_trace_recover(const char *in_path, const char *out_path, int force,
 		     struct gp_recover_result *res)
 {
@@ -837,7 +927,7 @@ int gp_trace_recover(const char *in_path, const char *out_path, int force,
 	if (!res)
 		res = &local;
 	o.path = out_path;
-	rc = recover(in_path, &o, out_path, force, 0666, res);
+	rc = recover(in_path, &o, out_path, force, 0666, 0, res);
 	if (!rc && (rc = gp_out_commit(&o, err, sizeof(err)))) {
 		memset(res, 0, sizeof(*res));
 		res->output_failed = 1;
@@ -891,7 +981,7 @@ int gp_trace_recover_in_place(const char *path, struct gp_recover_result *res)
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	o.path = path;
-	rc = recover(path, &o, path, 1, st.st_mode & 0666, res);
+	rc = recover(path, &o, path, 1, st.st_mode & 0666, 1, res);
 	if (rc)
 		goto out;
 	if (res->already_complete && !res->gzip_truncated)

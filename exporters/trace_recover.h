@@ -28,7 +28,8 @@ struct gp_recover_result {
 				   * decoded of them is passed over too (in
 				   * lines_skipped, bytes_skipped) */
 	uint64_t chunk_bytes_dropped; /* those decoded bytes */
-	int already_complete;     /* the input ended cleanly, undamaged; output is a copy */
+	int already_complete;     /* the input ended cleanly, undamaged; output is a
+				   * copy of its bytes (not compressed again) */
 	int gzip_truncated;       /* the gzip stream ended before its trailer */
 	int gzip_lost_tail;       /* compressed data that did not decode ended the
 				   * repair: what followed it is lost */

@@ -27,7 +27,7 @@ ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEF = "exporters/env_vars.def"
 SETTERS = {"USER", "LAUNCHER", "LAUNCHER_USER", "DEV"}
-READERS = {"RECORDER", "HOOKS", "RECORDER_HOOKS", "LAUNCHER", "ANALYZE", "BUILD"}
+READERS = {"RECORDER", "HOOKS", "RECORDER_HOOKS", "LAUNCHER", "ANALYZE", "READER", "BUILD"}
 # BUILD: the project's own build and development tools, in Python
 BUILD_TOOLS = [".pip/*.py", "viewer/report/dev/*.py"]
 NAME = re.compile(r"GPUPROF_[A-Z0-9_]*[A-Z0-9]")
@@ -164,6 +164,7 @@ def check_readers(entries):
         "RECORDER": (["profiler/*.c"], None),
         "LAUNCHER": (["viewer/cmd_trace.c", "viewer/trace/*.c"], env_calls),
         "ANALYZE": (["viewer/analyze/**/*.c"], env_calls),
+        "READER": (["exporters/trace_*.c"], env_calls),
     }
     for vid, e in sorted(entries.items()):
         roles = set(e["read"].split("_"))

@@ -550,6 +550,10 @@ static void test_complete_and_paths(void)
 	out = read_output(out_path);
 	CHECK(out.n == tr.text.n && memcmp(out.p, tr.text.p, out.n) == 0);
 	tu_bytes_free(&out);
+	/* copied as it is, byte for byte: not compressed again */
+	out = tu_read_file(out_path, NULL);
+	CHECK(out.n == tr.gz.n && memcmp(out.p, tr.gz.p, out.n) == 0);
+	tu_bytes_free(&out);
 
 	/* a bad CRC in the trailer, no damage found to account for it: the
 	 * data or the check was altered, and which events nothing tells */

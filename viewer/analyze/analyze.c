@@ -66,7 +66,7 @@ static void progress(struct run *r, int done)
 		return;
 	r->last_progress = t;
 	for (size_t i = 0; i < r->nsrc; i++)
-		in += r->src[i].in.bytes_in;
+		in += gp_tr_state(r->src[i].in)->bytes_in;
 	fprintf(stderr, "\r\033[Kgpuprof: analyzing%s: %.0f%% of %.1f MiB", r->a.pass == 2 ? " (pass 2)" : "",
 		r->total_size ? 100.0 * (double)in / (double)r->total_size : 0.0,
 		(double)r->total_size / 1048576.0);
@@ -194,7 +194,7 @@ static int open_all(struct run *r, struct carry *keep)
 			memset(&keep->hist[i], 0, sizeof(keep->hist[i]));
 		}
 		r->inputs[r->nsrc - 1] = &s->inputs[i];
-		r->total_size += src->in.size;
+		r->total_size += gp_tr_state(src->in)->size;
 		if (src->ts_base_ns < origin)
 			origin = src->ts_base_ns;
 		p = calloc(1, sizeof(*p));
@@ -397,8 +397,8 @@ static void notes(struct run *r)
 		if (s->cut_short) {
 			snprintf(line, sizeof(line),
 				 "%s was cut short (%s): analyzed the %" PRIu64 " events it holds",
-				 s->path, s->in.gzip_cut ? "truncated gzip stream" :
-				 s->in.gzip_damaged ? "damaged gzip data" : "no gpuprof.end",
+				 s->path, gp_tr_state(s->in)->gzip_cut ? "truncated gzip stream" :
+				 gp_tr_state(s->in)->gzip_damaged ? "damaged gzip data" : "no gpuprof.end",
 				 s->events);
 			r->note(r->note_ctx, line);
 		}

@@ -739,8 +739,8 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 	if (src->cut_short) {
 		snprintf(line, sizeof(line),
 			 "the trace was cut short (%s): what it holds up to %.3f s is analyzed",
-			 src->in.gzip_cut ? "its gzip stream ends early" :
-			 src->in.gzip_damaged ? "its gzip data is damaged" : "no gpuprof.end",
+			 gp_tr_state(src->in)->gzip_cut ? "its gzip stream ends early" :
+			 gp_tr_state(src->in)->gzip_damaged ? "its gzip data is damaged" : "no gpuprof.end",
 			 src->last_ts == INT64_MIN ? 0.0 :
 			 (double)(src->ts_base_ns + src->last_ts - b->a->origin) / 1e9);
 		note(notes, line);

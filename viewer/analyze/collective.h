@@ -26,6 +26,7 @@
 
 #include "coll_kernel.h"
 #include "event.h"
+#include "exporters/trace_scan.h"
 #include "strtab.h"
 
 #define AN_COLL_MAX 8    /* outstanding collectives kept per moment */

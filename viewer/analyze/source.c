@@ -34,7 +34,7 @@ static int say(struct an_source *s, char *err, size_t errcap, int status, const 
 	va_list ap;
 	int n;
 
-	n = snprintf(err, errcap, "%s:%" PRIu64 ": ", s->path, s->in.line_no);
+	n = snprintf(err, errcap, "%s:%" PRIu64 ": ", s->path, gp_tr_state(s->in)->line_no);
 	if (n < 0 || (size_t)n >= errcap)
 		n = 0;
 	va_start(ap, fmt);
@@ -858,27 +858,15 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 	return 0;
 }
 
-/* Trims whitespace and one trailing ','. */
-static void trim(const char **p, size_t *n)
-{
-	while (*n && ((*p)[*n - 1] == ' ' || (*p)[*n - 1] == '\t'))
-		(*n)--;
-	while (*n && ((*p)[0] == ' ' || (*p)[0] == '\t')) {
-		(*p)++;
-		(*n)--;
-	}
-	if (*n && (*p)[*n - 1] == ',')
-		(*n)--;
-}
-
 static int input_error(struct an_source *s, int r, char *err, size_t errcap)
 {
 	if (r == -EFBIG)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "line longer than %u MiB: not a gpuprof trace",
-			   AN_MAX_LINE >> 20);
+			   GP_TR_MAX_LINE >> 20);
 	if (r == -ENOMEM)
 		return oom_err(s, err, errcap);
-	snprintf(err, errcap, "%s: read error: %s", s->path, strerror(s->in.io_errno ? s->in.io_errno : EIO));
+	snprintf(err, errcap, "%s: read error: %s", s->path,
+		 strerror(gp_tr_state(s->in)->io_errno ? gp_tr_state(s->in)->io_errno : EIO));
 	return -GP_AN_FAIL;
 }
 
@@ -887,18 +875,18 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 {
 	const char *p, *why = NULL;
 	size_t n;
-	int r = an_input_line(&s->in, &p, &n);
+	int r = gp_tr_line(s->in, &p, &n);
 
 	if (r < 0)
 		return input_error(s, r, err, errcap);
 	if (r == 0)
 		return 0;
-	trim(&p, &n);
+	an_line_trim(&p, &n);
 	if (n == 0)
 		return 1;
 	if (!s->started) {
 		if (n != 1 || p[0] != '[') {
-			if (s->in.gzip_damaged && s->in.line_no <= 1)
+			if (gp_tr_state(s->in)->gzip_damaged && gp_tr_state(s->in)->line_no <= 1)
 				return say(s, err, errcap, GP_AN_BAD_INPUT,
 					   "not a gpuprof trace (damaged gzip data)");
 			return say(s, err, errcap, GP_AN_BAD_INPUT,
@@ -913,9 +901,10 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		s->closed = 1;
 		return 1;
 	}
-	if (an_parse_line(p, n, &s->line, &why) != 0) {
+	/* scanned on a worker already, or here */
+	if (gp_tr_scanned(s->in, p, n, &s->line) != 1 && an_parse_line(p, n, &s->line, &why) != 0) {
 		/* the last line of a trace cut short is usually half a line */
-		if (s->in.last_unterminated && s->have_meta) {
+		if (gp_tr_state(s->in)->last_unterminated && s->have_meta) {
 			s->cut_line_bytes = n;
 			return 1;
 		}
@@ -938,8 +927,10 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 	s->end_ts = INT64_MIN;
 	an_reorder_init(&s->ro);
 	an_corr_init(&s->corr);
-	r = inp->mem ? an_input_open_mem(&s->in, inp->mem, inp->len)
-		     : an_input_open_file(&s->in, inp->path);
+	r = inp->mem ? gp_tr_open_mem(&s->in, inp->mem, inp->len)
+		     : gp_tr_open_file(&s->in, inp->path);
+	if (!r)
+		gp_tr_set_scan(s->in, 1);
 	if (r == -ENOMEM) {
 		snprintf(err, errcap, "%s: out of memory", s->path);
 		return GP_AN_FAIL;
@@ -956,18 +947,22 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 		if (r < 0)
 			return -r;
 		if (r == 0) {
-			if (s->in.gzip_damaged || s->in.gzip_cut)
+			const struct gp_tr_state *rs = gp_tr_state(s->in);
+
+			if (rs->gzip_damaged || rs->gzip_cut)
 				snprintf(err, errcap, "%s: not a gpuprof trace (%s gzip data, no events)",
-					 s->path, s->in.gzip_damaged ? "damaged" : "truncated");
+					 s->path, rs->gzip_damaged ? "damaged" : "truncated");
 			else if (!s->started)
 				snprintf(err, errcap, "%s: not a gpuprof trace (%s)", s->path,
-					 s->in.line_no ? "no '[' line" : "empty file");
+					 rs->line_no ? "no '[' line" : "empty file");
 			else
 				snprintf(err, errcap, "%s: not a gpuprof trace (no gpuprof.meta event)",
 					 s->path);
 			return GP_AN_BAD_INPUT;
 		}
 	}
+	/* a gpuprof trace: events no analysis uses need not be read whole */
+	s->line.skip_ignored = 1;
 	return 0;
 }
 
@@ -998,7 +993,7 @@ void an_source_close(struct an_source *s)
 		an_str_unref(s->st, ev.name);
 	an_reorder_free(&s->ro);
 	an_corr_free(&s->corr, s->st);
-	an_input_close(&s->in);
+	gp_tr_close(s->in);
 	for (int d = 0; d < AN_MAX_DEVICES; d++) {
 		an_str_unref(s->st, s->dev[d].name);
 		an_str_unref(s->st, s->dev[d].uuid);

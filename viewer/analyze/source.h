@@ -1,5 +1,5 @@
 /* One trace file as a stream of events in time order: reads its lines
- * (input.c), checks and decodes each (parse.c), keeps what describes the
+ * (exporters/trace_reader.h), checks and decodes each (trace_scan.h), keeps what describes the
  * trace (gpuprof.meta, devices, gpuprof.end) and the API calls (corr.c), and
  * sends memory, OOM and NVTX events through the reorder window (reorder.c).
  * Anything malformed stops it with one line in err. */
@@ -12,8 +12,8 @@
 #include "analyze.h"
 #include "corr.h"
 #include "event.h"
-#include "input.h"
-#include "parse.h"
+#include "exporters/trace_reader.h"
+#include "exporters/trace_scan.h"
 #include "history.h"
 #include "reorder.h"
 #include "stacks.h"
@@ -29,7 +29,7 @@ struct an_devinfo {
 
 struct an_source {
 	const char *path;
-	struct an_input in;
+	struct gp_tr *in;          /* owned */
 	struct an_line line;
 	char *scratch;
 	size_t scratch_cap;

@@ -26,6 +26,7 @@
 #include "analyze.h"
 #include "viewer/render/term.h"
 #include "exporters/in_file.h"
+#include "exporters/trace_reader.h"
 #include "exporters/trace_format.h"
 #include "exporters/trace_names.h"
 #include "cmp.h"
@@ -197,58 +198,48 @@ static int add_dir(struct files *fs, const char *dir, struct cmp_notes *notes, c
 }
 
 /* A trace is gzip, or JSON that starts with '['; a summary, JSON that starts
- * with '{'. Only the start is read: traces can be gigabytes. */
+ * with '{'. Only the first line is read (exporters/trace_reader.h): traces
+ * can be gigabytes. */
 static int sniff(struct file *f, char *err, size_t cap)
 {
-	unsigned char buf[4096];
-	int fd = gp_in_open(f->path); /* a regular file only: a FIFO would block */
-	FILE *fp = fd >= 0 ? fdopen(fd, "rb") : NULL;
-	size_t n, i = 0;
+	struct gp_tr *r;
+	const char *p = NULL;
+	size_t n = 0;
+	int rc = gp_tr_open_file(&r, f->path); /* a regular file only: a FIFO would block */
 
-	if (!fp) {
-		int e = fd < 0 ? fd : -errno;
-
-		if (fd >= 0)
-			close(fd);
-		snprintf(err, cap, "%s: %s", f->path, gp_in_strerror(e));
-		return e;
+	if (rc) {
+		snprintf(err, cap, "%s: %s", f->path, gp_in_strerror(rc));
+		return rc;
 	}
-	n = fread(buf, 1, sizeof(buf), fp);
-	if (ferror(fp)) {
-		fclose(fp);
-		snprintf(err, cap, "%s: read error", f->path);
-		return -EIO;
+	gp_tr_set_threads(r, 1); /* a look at the start: no workers */
+	while ((rc = gp_tr_line(r, &p, &n)) == 1) {
+		while (n && strchr(" \t\r", p[0])) {
+			p++;
+			n--;
+		}
+		if (n)
+			break;
 	}
-	fclose(fp);
-	if (n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+	if (gp_tr_state(r)->gzip) {
 		/* a summary kept gzipped (a CI artifact); anything else that is
 		 * gzip goes to analyze, which says best what is wrong with it */
-		int gfd = gp_in_open(f->path);
-		gzFile gz = gfd >= 0 ? gzdopen(gfd, "rb") : NULL;
-		int got = gz ? gzread(gz, buf, sizeof(buf)) : -1;
-
-		if (gz)
-			gzclose(gz);
-		else if (gfd >= 0)
-			close(gfd);
-		for (i = 0; got > 0 && i < (size_t)got && strchr(" \t\r\n", buf[i]); i++)
-			;
-		f->kind = got > 0 && i < (size_t)got && buf[i] == '{' ? SUMMARY : TRACE;
-		return 0;
+		f->kind = rc == 1 && p[0] == '{' ? SUMMARY : TRACE;
+		rc = 0;
+	} else if (rc == -EIO) {
+		snprintf(err, cap, "%s: read error", f->path);
+	} else if (rc == 1 && (p[0] == '[' || p[0] == '{')) {
+		f->kind = p[0] == '[' ? TRACE : SUMMARY;
+		rc = 0;
+	} else if (rc != -ENOMEM) {
+		snprintf(err, cap, "%s: %s", f->path,
+			 gp_tr_state(r)->bytes_in ? "neither a gpuprof trace nor a `gpuprof analyze --json` summary"
+						  : "empty");
+		rc = -EINVAL;
+	} else {
+		snprintf(err, cap, "%s: out of memory", f->path);
 	}
-	while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
-		i++;
-	if (i < n && buf[i] == '[') {
-		f->kind = TRACE;
-		return 0;
-	}
-	if (i < n && buf[i] == '{') {
-		f->kind = SUMMARY;
-		return 0;
-	}
-	snprintf(err, cap, "%s: %s", f->path,
-		 n ? "neither a gpuprof trace nor a `gpuprof analyze --json` summary" : "empty");
-	return -EINVAL;
+	gp_tr_close(r);
+	return rc;
 }
 
 /* A copy of dirname(path), "." for a bare name. */
@@ -263,7 +254,7 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
-/* From a trace's first event, gpuprof.meta (viewer/run/meta.c); -EINVAL
+/* From a trace's first event, gpuprof.meta (exporters/trace_meta.h); -EINVAL
  * when that cannot be read. */
 static int trace_meta(const char *path, struct gp_run_meta *m)
 {

@@ -13,10 +13,9 @@
 #include "exporters/json_check.h"
 #include "exporters/json_scan.h"
 #include "exporters/trace_format.h"
+#include "exporters/trace_reader.h"
+#include "exporters/trace_scan.h"
 #include "internal.h"
-#include "viewer/analyze/collective.h"
-#include "viewer/analyze/input.h"
-#include "viewer/analyze/parse.h"
 
 #define MAX_NUMBER 64
 #define KEY(v, lit) ((v)->n == sizeof(lit) - 1 && !(v)->esc && memcmp((v)->p, lit, (v)->n) == 0)
@@ -29,7 +28,7 @@ struct ev {
 };
 
 struct reader {
-	struct an_input in;
+	struct gp_tr *in; /* owned */
 	const char *path;
 	int opened, closed; /* "[" and "]" seen */
 	char *err;
@@ -38,7 +37,7 @@ struct reader {
 
 static int fail_line(struct reader *r, const char *why)
 {
-	snprintf(r->err, r->cap, "%s: line %" PRIu64 ": %s", r->path, r->in.line_no, why);
+	snprintf(r->err, r->cap, "%s: line %" PRIu64 ": %s", r->path, gp_tr_state(r->in)->line_no, why);
 	return -EINVAL;
 }
 
@@ -46,8 +45,8 @@ static int fail_line(struct reader *r, const char *why)
 static int fail_cut(struct reader *r)
 {
 	snprintf(r->err, r->cap, "%s: %s; repair it first: gpuprof recover %s", r->path,
-		 r->in.gzip_damaged ? "damaged compressed data"
-		 : r->in.gzip_cut  ? "cut short (no gzip trailer)"
+		 gp_tr_state(r->in)->gzip_damaged ? "damaged compressed data"
+		 : gp_tr_state(r->in)->gzip_cut  ? "cut short (no gzip trailer)"
 				   : "cut short (no closing ']')",
 		 r->path);
 	return -EINVAL;
@@ -61,7 +60,7 @@ static int reader_open(struct reader *r, const char *path, char *err, size_t cap
 	r->path = path;
 	r->err = err;
 	r->cap = cap;
-	rc = an_input_open_file(&r->in, path);
+	rc = gp_tr_open_file(&r->in, path);
 	if (rc)
 		snprintf(err, cap, "%s: %s", path, gp_in_strerror(rc));
 	return rc;
@@ -147,17 +146,17 @@ static int reader_next(struct reader *r, const char **line, struct ev *e)
 	int rc;
 
 	for (;;) {
-		rc = an_input_line(&r->in, &p, &n);
+		rc = gp_tr_line(r->in, &p, &n);
 		if (rc == -EFBIG)
 			return fail_line(r, "a line longer than 64 MiB");
 		if (rc == -EIO) {
-			snprintf(r->err, r->cap, "%s: %s", r->path, strerror(r->in.io_errno));
+			snprintf(r->err, r->cap, "%s: %s", r->path, strerror(gp_tr_state(r->in)->io_errno));
 			return -EIO;
 		}
 		if (rc < 0)
 			return rc;
 		if (rc == 0) {
-			if (r->in.gzip_cut || r->in.gzip_damaged || !r->closed)
+			if (gp_tr_state(r->in)->gzip_cut || gp_tr_state(r->in)->gzip_damaged || !r->closed)
 				return fail_cut(r);
 			return 0;
 		}
@@ -179,7 +178,8 @@ static int reader_next(struct reader *r, const char **line, struct ev *e)
 		}
 		why = scan_event(p, n, e);
 		/* the half line a killed recorder leaves is no damage of its own */
-		if (why && r->in.done && (r->in.gzip_cut || r->in.gzip_damaged))
+		if (why && gp_tr_state(r->in)->done &&
+		    (gp_tr_state(r->in)->gzip_cut || gp_tr_state(r->in)->gzip_damaged))
 			return fail_cut(r);
 		if (why)
 			return fail_line(r, why);
@@ -389,7 +389,7 @@ int mg_copy_trace(struct mg_out *o, const struct mg_trace *t, size_t k, size_t n
 	}
 	rc = mg_out_drain(o, 0);
 cleanup:
-	an_input_close(&cp->r.in);
+	gp_tr_close(cp->r.in);
 	free(cp);
 	return rc;
 }
@@ -463,6 +463,6 @@ int mg_collect_kernels(const struct mg_trace *t, struct mg_kernels *ks, struct m
 	}
 	if (rc == -ENOMEM)
 		snprintf(err, cap, "out of memory");
-	an_input_close(&r.in);
+	gp_tr_close(r.in);
 	return rc;
 }

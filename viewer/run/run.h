@@ -24,26 +24,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "trace_meta.h"
+
 #define GP_RUN_SCHEMA "gpuprof.run/1"
 /* A manifest larger than this is not one: 4 MiB holds some 20,000 traces. */
 #define GP_RUN_MANIFEST_MAX (4u << 20)
 /* Traces one run may have: far above any job's processes per directory. */
 #define GP_RUN_MAX_TRACES 65536
 
-/* What a trace's first event, gpuprof.meta, says of its process. Numbers
- * not in the trace are -1; host is "" when not said. */
-struct gp_run_meta {
-	int64_t pid, ppid, root_pid;
-	int64_t rank, world_size, local_rank, local_world_size;
-	int64_t start_unix_ns, job_start_unix_ns;
-	int64_t ts_base_ns;  /* the clock ts counts from (CUPTI's, ns) */
-	char host[256];
-	char mode[16];
-};
-
-/* Reads path's gpuprof.meta (gzip or plain). 0; -EINVAL when the file does
- * not begin with one (err says so); -errno when it cannot be read. */
-int gp_run_read_meta(const char *path, struct gp_run_meta *m, char *err, size_t cap);
+/* What a trace's first event, gpuprof.meta, says of its process, and its
+ * reading (gzip or plain): the trace library's (exporters/trace_meta.h),
+ * under the names the run's code has. */
+#define gp_run_meta gp_tr_meta
+#define gp_run_read_meta gp_tr_read_meta
 
 /* The order of a run's processes: ranks first, by rank; then the rest by
  * host, then pid. <0, 0, >0 as strcmp. */

@@ -1,4 +1,5 @@
-/* Strict, fast reading of one trace line: one JSON object (RFC 8259,
+/* The trace format's line scanner (the reader's second half, after
+ * trace_reader.h cut the lines). Strict, fast reading of one trace line: one JSON object (RFC 8259,
  * well-formed UTF-8, nesting at most AN_MAX_DEPTH), of which the members an
  * analysis uses are kept as raw values: the top-level ones (ph, name, ts...)
  * and those of the "args" object. Everything else is checked and skipped.
@@ -7,16 +8,26 @@
  * benchmark ran on; this reader at about 3 million (bench/RESULTS.md),
  * which is what the 1M events/s target needs. json-c still parses the few
  * JSON values nested inside strings (the gpuprof:torch mark). */
-#ifndef GPUPROF_AN_PARSE_H
-#define GPUPROF_AN_PARSE_H
+#ifndef GPUPROF_TRACE_SCAN_H
+#define GPUPROF_TRACE_SCAN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exporters/json_scan.h"
-#include "exporters/trace_format.h"
+#include "json_scan.h"
+#include "trace_format.h"
 
 #define AN_MAX_DEPTH 32
+
+/* The kernel-name prefix that makes a kernel a collective (NCCL's): the
+ * scanner keeps those kernels, the analysis follows them. */
+#define AN_COLL_PREFIX "nccl"
+static inline int an_coll_is_kernel(const char *name, size_t n)
+{
+	size_t k = sizeof(AN_COLL_PREFIX) - 1;
+
+	return n > k && __builtin_memcmp(name, AN_COLL_PREFIX, k) == 0;
+}
 
 /* Raw values are exporters/json_scan.h's struct gp_json_val: for strings
  * the bytes between the quotes, still escaped when esc is set; for numbers
@@ -32,7 +43,7 @@
 #define GP_FIELD(id, key, read)
 #define GP_TOP(id, key, read, type, unit, meaning) GP_FMT_IF_##read(TK_##id, )
 enum an_top_key {
-#include "exporters/trace_format.def"
+#include "trace_format.def"
 	TK_N
 };
 #undef GP_TOP
@@ -40,10 +51,10 @@ enum an_top_key {
 #undef GP_FIELD
 #define GP_FIELD(id, key, read) GP_FMT_IF_##read(AK_##id, )
 enum an_arg_key {
-#include "exporters/trace_format.def"
+#include "trace_format.def"
 	AK_N
 };
-#include "exporters/trace_format_undef.h"
+#include "trace_format_undef.h"
 
 struct an_line {
 	struct gp_json_val top[TK_N];
@@ -51,7 +62,10 @@ struct an_line {
 	uint32_t top_set;  /* which members the last line had */
 	uint64_t args_set;
 	int ignored;       /* an event no analysis uses: members after ph and
-			    * cat were checked, not recorded */
+			    * cat were checked, not recorded (or skipped) */
+	int skip_ignored;  /* the caller's: the rest of an ignored event's line
+			    * is skipped, not checked (the line holds one event,
+			    * TRACE_FORMAT.md; its object must still close there) */
 };
 
 /* 0, or -EINVAL with *why set to a short reason ("bad string", ...). out
@@ -59,6 +73,21 @@ struct an_line {
  * only what the previous line set is cleared. Members absent from the line
  * have type GP_JSON_NONE. */
 int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why);
+/* Clears what the previous line set in out (as an_parse_line does first). */
+void an_line_clear(struct an_line *out);
+/* The line's trim before it is scanned (a trace's reader's): blanks at
+ * both ends and one trailing ','. */
+static inline void an_line_trim(const char **p, size_t *n)
+{
+	while (*n && ((*p)[*n - 1] == ' ' || (*p)[*n - 1] == '\t'))
+		(*n)--;
+	while (*n && ((*p)[0] == ' ' || (*p)[0] == '\t')) {
+		(*p)++;
+		(*n)--;
+	}
+	if (*n && (*p)[*n - 1] == ',')
+		(*n)--;
+}
 
 /* Conversions of raw values; each returns 0 or -EINVAL (wrong type/range). */
 int an_jv_u64(const struct gp_json_val *v, uint64_t *out);

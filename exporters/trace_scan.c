@@ -1,16 +1,16 @@
-/* One trace line -> raw values of the members that matter, see parse.h.
+/* One trace line -> raw values of the members that matter, see trace_scan.h.
  * The hand-written scanner of exporters/json_scan.h rather than json-c:
  * this is the hot loop of the whole analysis (bench/RESULTS.md has both
  * measured). Here: the key tables and the loop over an event's members. */
-#include "parse.h"
+#include "trace_scan.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_kernel.h"
-#include "exporters/json_scan.h"
+#include "json_scan.h"
 
 /* The analyzer's strictness on top of the shared scanner: nesting at most
  * AN_MAX_DEPTH, numbers at most AN_MAX_NUMBER bytes. */
@@ -22,7 +22,7 @@ struct keydef {
 	unsigned char key;
 };
 
-/* Made from exporters/trace_format.def (parse.h's enums). */
+/* Made from exporters/trace_format.def (trace_scan.h's enums). */
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning)
 #define GP_KIND(id, name, meaning)
@@ -32,16 +32,16 @@ struct keydef {
 #define GP_TOP(id, key, read, type, unit, meaning) \
 	GP_FMT_IF_##read({ key, sizeof(key) - 1, TK_##id }, )
 static const struct keydef top_keys[] = {
-#include "exporters/trace_format.def"
+#include "trace_format.def"
 };
 #undef GP_TOP
 #define GP_TOP(id, key, read, type, unit, meaning)
 #undef GP_FIELD
 #define GP_FIELD(id, key, read) GP_FMT_IF_##read({ key, sizeof(key) - 1, AK_##id }, )
 static const struct keydef arg_keys[] = {
-#include "exporters/trace_format.def"
+#include "trace_format.def"
 };
-#include "exporters/trace_format_undef.h"
+#include "trace_format_undef.h"
 
 /* Keys are found by length and first byte (at most a few candidates),
  * then compared a word at a time. */
@@ -53,6 +53,7 @@ struct keyindex {
 };
 static struct keyindex top_index, arg_index;
 static int index_ready;
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
 
 static void key_words(const char *p, uint32_t n, const char *end, uint64_t w[3]);
 
@@ -189,8 +190,15 @@ static int scan_object(struct gp_json_cur *c, int depth, const struct keyindex *
 				else
 					*args_set |= 1ull << which;
 			}
-			if (line && (which == TK_PH || which == TK_CAT))
+			if (line && (which == TK_PH || which == TK_CAT)) {
 				line->ignored = ignorable(line);
+				if (line->ignored && line->skip_ignored) {
+					if (c->end[-1] != '}')
+						return gp_json_fail(c, "unterminated object");
+					c->p = c->end;
+					return 0;
+				}
+			}
 		}
 		gp_json_ws(c);
 		if (c->p >= c->end)
@@ -208,17 +216,16 @@ static int scan_object(struct gp_json_cur *c, int depth, const struct keyindex *
 	}
 }
 
-int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why)
+static void indexes_build(void)
 {
-	struct gp_json_cur c = { (const unsigned char *)p, (const unsigned char *)p + n, NULL,
-				  AN_MAX_DEPTH, AN_MAX_NUMBER };
+	index_build(&top_index, top_keys, sizeof(top_keys) / sizeof(top_keys[0]));
+	index_build(&arg_index, arg_keys, sizeof(arg_keys) / sizeof(arg_keys[0]));
+	__atomic_store_n(&index_ready, 1, __ATOMIC_RELEASE);
+}
 
-	if (!index_ready) {
-		index_build(&top_index, top_keys, sizeof(top_keys) / sizeof(top_keys[0]));
-		index_build(&arg_index, arg_keys, sizeof(arg_keys) / sizeof(arg_keys[0]));
-		index_ready = 1;
-	}
-	/* clear what the previous line set, not the whole struct */
+void an_line_clear(struct an_line *out)
+{
+	/* what the previous line set, not the whole struct */
 	out->ignored = 0;
 	while (out->top_set) {
 		int i = __builtin_ctz(out->top_set);
@@ -232,6 +239,16 @@ int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why
 		out->args[i].type = GP_JSON_NONE;
 		out->args_set &= out->args_set - 1;
 	}
+}
+
+int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why)
+{
+	struct gp_json_cur c = { (const unsigned char *)p, (const unsigned char *)p + n, NULL,
+				  AN_MAX_DEPTH, AN_MAX_NUMBER };
+
+	if (!__atomic_load_n(&index_ready, __ATOMIC_ACQUIRE))
+		pthread_once(&index_once, indexes_build); /* workers scan too */
+	an_line_clear(out);
 	gp_json_ws(&c);
 	if (c.p >= c.end || *c.p != '{') {
 		*why = "not a JSON object";

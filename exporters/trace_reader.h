@@ -1,0 +1,85 @@
+/* The trace format's reader: a trace's bytes cut into lines (TRACE_FORMAT.md:
+ * "[", one event per line, "]"), from a plain or gzip file (gzip is detected
+ * by its magic) or a buffer in memory. A gzip stream that stops early (no
+ * trailer: the recorder was killed) or turns into damaged data ends the
+ * lines there and says so; the caller decides whether that is a trace cut
+ * short or no trace at all.
+ *
+ * A gzip trace is inflated on worker threads where it can be (the writer's
+ * Z_FULL_FLUSH points cut it into chunks that inflate on their own,
+ * trace_chunks.c); the lines come out the same, in the same order, as from
+ * one thread. gp_tr_threads() says how many.
+ *
+ * Each line's members: trace_scan.h. The reader is opaque; one thread uses
+ * a given reader (and the open-file bookkeeping below is not locked: one
+ * thread reads traces). */
+#ifndef GPUPROF_TRACE_READER_H
+#define GPUPROF_TRACE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The format's own limit on an event line (GP_TW_MAX_LINE). */
+#define GP_TR_MAX_LINE (64u << 20)
+
+struct gp_tr;
+struct an_line;
+
+/* Where reading stands, for the caller's messages and decisions. */
+struct gp_tr_state {
+	uint64_t line_no;      /* of the line last returned, 1-based */
+	int gzip;              /* the input is gzip (known from the first line on) */
+	int done;              /* no more bytes to cut into lines */
+	int gzip_cut;          /* the gzip stream ended without its trailer */
+	int gzip_damaged;      /* the gzip stream held invalid data */
+	int last_unterminated; /* the last line returned had no newline */
+	int io_errno;          /* a read failed */
+	uint64_t bytes_in;     /* file bytes consumed, for progress */
+	uint64_t size;         /* file size, 0 if unknown */
+	uint64_t chunks;       /* chunks inflated on workers and used (tests, bench) */
+};
+
+/* The most files open at once: a quarter of RLIMIT_NOFILE's soft limit,
+ * within 16..256; GPUPROF_MAX_OPEN_INPUTS lowers it (tests). However many
+ * traces are read together, at most that many descriptors are held: the
+ * least recently read ones are closed, their place kept, and reopened (the
+ * same file, checked by device and inode) when read again. */
+size_t gp_tr_max_open(void);
+
+/* The threads a gzip trace is inflated on: GPUPROF_THREADS when set (1:
+ * all on the calling thread, as a plain reader), else the online CPUs;
+ * at most 64. */
+unsigned gp_tr_threads(void);
+
+/* 0 with *out a new reader, or -errno from open/fstat (the file cannot be
+ * read); -EINVAL when it is not a regular file (exporters/in_file.h);
+ * -ENOMEM. */
+int gp_tr_open_file(struct gp_tr **out, const char *path);
+/* The same over n bytes at p, borrowed: they must outlive the reader. */
+int gp_tr_open_mem(struct gp_tr **out, const void *p, size_t n);
+/* Sets the threads of this reader (1: serial) before its first line. */
+void gp_tr_set_threads(struct gp_tr *r, unsigned threads);
+/* Cuts chunks from this many compressed bytes on (tests: the flushes of a
+ * small trace each a chunk); 0: the default, 128 KiB. */
+void gp_tr_set_chunk_min(struct gp_tr *r, size_t bytes);
+void gp_tr_close(struct gp_tr *r);
+
+/* The next line, without its newline (or "\r\n"). 1: the line and its
+ * length set (valid until the next call); 0: no more lines; -EFBIG: a line
+ * longer than GP_TR_MAX_LINE; -EIO (io_errno set) or -ENOMEM. */
+int gp_tr_line(struct gp_tr *r, const char **line, size_t *len);
+
+/* Asks r to scan lines on its workers too (trace_scan.h's an_parse_line,
+ * with skip_ignored), before the first line; gp_tr_scanned() gives them. */
+void gp_tr_set_scan(struct gp_tr *r, int scan);
+/* The members of the line gp_tr_line() last returned, p[0..n) being that
+ * line trimmed as an_line_trim() does, where a worker scanned it: 1 with
+ * out as an_parse_line() (out->skip_ignored set) would fill it; 0 where it
+ * was not scanned there (out->skip_ignored clear, a line across chunks, a
+ * line that does not scan cleanly): the caller scans it itself. */
+int gp_tr_scanned(struct gp_tr *r, const char *p, size_t n, struct an_line *out);
+
+/* Valid until the next call on r. */
+const struct gp_tr_state *gp_tr_state(const struct gp_tr *r);
+
+#endif
