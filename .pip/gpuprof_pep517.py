@@ -141,11 +141,31 @@ def _run(cmd):
         raise BuildError("%s exited %d" % (os.path.basename(cmd[0]), rc))
 
 
+def _find_cmake():
+    """The first cmake on PATH that runs. A cmake that pip installed into a
+    virtual environment is a Python script importing its own package,
+    which pip's isolated build environment hides: it fails, and one further
+    along PATH (the system's) may serve."""
+    seen = set()
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        cand = shutil.which("cmake", path=d or ".")
+        if not cand or os.path.realpath(cand) in seen:
+            continue
+        seen.add(os.path.realpath(cand))
+        try:
+            ok = subprocess.run([cand, "--version"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, timeout=60).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        if ok:
+            return cand
+        sys.stderr.write("gpuprof: %s does not run here; looking further along PATH\n" % cand)
+    raise BuildError("no cmake on PATH that runs: gpuprof builds with CMake >= 3.24 "
+                     "(Debian, Ubuntu: apt-get install cmake)")
+
+
 def _build_and_stage(settings, build_dir, stage):
-    cmake = shutil.which("cmake")
-    if not cmake:
-        raise BuildError("no cmake on PATH: gpuprof builds with CMake >= 3.24 "
-                         "(Debian, Ubuntu: apt-get install cmake)")
+    cmake = _find_cmake()
     _run([cmake, "-S", ROOT, "-B", build_dir] + _cmake_args(settings))
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
     _run([cmake, "--build", build_dir, "--parallel", jobs])

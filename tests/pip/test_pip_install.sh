@@ -133,7 +133,7 @@ sys.exit(0 if b._project() == with_toml and with_toml["summary"] else "without t
 echo "== pip wheel . (the recorder where CUDA is, else the answer side)"
 # GPUPROF_CMAKE_ARGS reaches CMake's configure, last
 GPUPROF_CMAKE_ARGS="-DGPUPROF_WERROR=ON" "$py" -m pip wheel -v --no-deps -w "$tmp/wheel" . >"$tmp/wheel.log" 2>&1 ||
-	{ tail -40 "$tmp/wheel.log"; fail "pip wheel . exited $?"; }
+	{ rc=$?; tail -40 "$tmp/wheel.log"; fail "pip wheel . exited $rc"; }
 grep -q "gpuprof: running: .*cmake -S .* -DGPUPROF_WERROR=ON$" "$tmp/wheel.log" ||
 	fail "GPUPROF_CMAKE_ARGS did not reach CMake's configure"
 whl=$(ls "$tmp"/wheel/gpuprof-*.whl) || fail "pip wheel . wrote no gpuprof-*.whl"
@@ -167,7 +167,7 @@ with open(sys.argv[1], "w") as f:
     f.write(os.environ.get("CUDA_INJECTION64_PATH", "") + "\n" + os.environ.get("PYTHONPATH", "") + "\n")
 EOF
 	"$v/bin/gpuprof" --trace --python "$v/bin/python" -o "$tmp/env.json.gz" "$tmp/show_env.py" "$tmp/env.txt" \
-		>"$tmp/trace.log" 2>&1 || { cat "$tmp/trace.log"; fail "gpuprof --trace show_env.py exited $?"; }
+		>"$tmp/trace.log" 2>&1 || { rc=$?; cat "$tmp/trace.log"; fail "gpuprof --trace show_env.py exited $rc"; }
 	real=$(cd "$v" && pwd -P)
 	[ "$(sed -n 1p "$tmp/env.txt")" = "$real/lib/gpuprof/libgpuprof_inject.so" ] ||
 		fail "--trace handed the program the recorder '$(sed -n 1p "$tmp/env.txt")', not the environment's"
@@ -185,7 +185,7 @@ EOF
 	if [ -n "$sample" ]; then
 		echo "== the installed gpuprof records $sample"
 		"$v/bin/gpuprof" --trace -o "$tmp/sample.json.gz" -- "$sample" >"$tmp/trace.log" 2>&1 ||
-			{ cat "$tmp/trace.log"; fail "gpuprof --trace $sample exited $?"; }
+			{ rc=$?; cat "$tmp/trace.log"; fail "gpuprof --trace $sample exited $rc"; }
 		"$v/bin/gpuprof" analyze "$tmp/sample.json.gz" >"$tmp/sample.txt" ||
 			fail "analyze of what the installed gpuprof recorded exited $?"
 		grep -q "^GPU 0 of process" "$tmp/sample.txt" || { cat "$tmp/sample.txt"; fail "no GPU recorded"; }
@@ -210,13 +210,21 @@ tar xzf "$tmp/$sdist" -C "$tmp/outer/src" --strip-components=1
 	"$tmp/outer/again") || fail "build_sdist of the unpacked $sdist exited $?"
 cmp -s "$tmp/$sdist" "$tmp/outer/again/$sdist" ||
 	fail "the unpacked $sdist archived anew differs: $(tar tzf "$tmp/outer/again/$sdist" | wc -l) entries, not $(wc -l <"$tmp/sdist.txt")"
-# every setting: a CMake define, more arguments, the build type, a kept build tree
-"$py" -m pip wheel -v --no-deps -w "$tmp/norec" --config-settings cmake.define.GPUPROF_RECORDER=OFF \
+# every setting: a CMake define, more arguments, the build type, a kept build
+# tree; and, first on PATH, a cmake that does not run (as pip's cmake in a
+# virtual environment does in pip's isolated build): the backend goes on
+# along PATH
+mkdir -p "$tmp/broken-cmake"
+printf '#!/bin/sh\nexit 1\n' >"$tmp/broken-cmake/cmake"
+chmod +x "$tmp/broken-cmake/cmake"
+PATH=$tmp/broken-cmake:$PATH "$py" -m pip wheel -v --no-deps -w "$tmp/norec" --config-settings cmake.define.GPUPROF_RECORDER=OFF \
 	--config-settings "cmake.args=-DGPUPROF_WERROR=ON" --config-settings cmake.build-type=RelWithDebInfo \
 	--config-settings "build-dir=$tmp/norec-build" \
-	"$tmp/$sdist" >"$tmp/norec.log" 2>&1 || { tail -40 "$tmp/norec.log"; fail "pip wheel $sdist exited $?"; }
+	"$tmp/$sdist" >"$tmp/norec.log" 2>&1 || { rc=$?; tail -40 "$tmp/norec.log"; fail "pip wheel $sdist exited $rc"; }
 grep -q "gpuprof: running: .*cmake -S .* -DCMAKE_BUILD_TYPE=RelWithDebInfo .* -DGPUPROF_RECORDER=OFF -DGPUPROF_WERROR=ON$" \
 	"$tmp/norec.log" || { grep "gpuprof: running" "$tmp/norec.log"; fail "the settings did not reach CMake's configure"; }
+grep -q "gpuprof: $tmp/broken-cmake/cmake does not run here; looking further along PATH" "$tmp/norec.log" ||
+	fail "a cmake that does not run, first on PATH: the backend did not pass over it"
 grep -qx "CMAKE_BUILD_TYPE:STRING=RelWithDebInfo" "$tmp/norec-build/CMakeCache.txt" ||
 	fail "build-dir=$tmp/norec-build: no build tree kept there"
 grep -q "gpuprof: gpuprof-$version-py3-none-.*\.whl: WITHOUT the recorder" "$tmp/norec.log" ||
