@@ -1,10 +1,10 @@
 /* A `gpuprof analyze --json` document (viewer/analyze/SCHEMA.md) into the
- * result analyze makes in memory (viewer/analyze/result.h), so that compare
+ * result analyze makes in memory (viewer/analyze/result/result.h), so that compare
  * and check have one input model whether a side was a trace or a summary
  * (unit.c makes the units of either).
  *
  * Only the members compare uses are read and filled: those
- * viewer/analyze/result_schema.def marks REQ, NUL or OPT are read by the
+ * viewer/analyze/result/result_schema.def marks REQ, NUL or OPT are read by the
  * readers made from it below, those it marks HAND by the code here; the
  * rest of the result stays zero, and a result read here is never
  * rendered. The document may come from anywhere (a baseline kept for
@@ -257,7 +257,7 @@ static int get_enum(struct vx *v, struct json_object *o, const char *path, const
 		return rc;                                                               \
 	}
 
-#include "viewer/analyze/result_schema.def"
+#include "viewer/analyze/result/result_schema.def"
 
 RS_READER(read_options_members, struct gp_an_result, GP_RS_OPTIONS)
 RS_READER(read_trace_members, struct gp_an_trace, GP_RS_TRACE)
@@ -294,7 +294,9 @@ static int read_nodes(struct vx *v, const char *path, struct json_object *arr, i
 	nodes = arena_array(v, n, sizeof(*nodes));
 	if (!nodes)
 		return -ENOMEM;
-	snprintf(where, sizeof(where), "%s: a layer under '%.60s'", path, parent ? parent : "the root");
+	if (snprintf(where, sizeof(where), "%s: a layer under '%.60s'", path, parent ? parent : "the root") >=
+	    (int)sizeof(where))
+		memcpy(where + sizeof(where) - 4, "...", 4); /* a message's place, cut */
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *node = json_object_array_get_idx(arr, i), *kids;
 		struct gp_an_node *nd = &nodes[i];
@@ -307,8 +309,10 @@ static int read_nodes(struct vx *v, const char *path, struct json_object *arr, i
 		if (kids) {
 			char below[64];
 
-			snprintf(below, sizeof(below), "%s%s%s", parent ? parent : "", parent ? sep : "",
-				 nd->name);
+			/* a label for messages only: a deep path is cut, and says so */
+			if (snprintf(below, sizeof(below), "%s%s%s", parent ? parent : "", parent ? sep : "",
+				     nd->name) >= (int)sizeof(below))
+				memcpy(below + sizeof(below) - 4, "...", 4);
 			if ((rc = read_nodes(v, path, kids, depth + 1, below, sep, &nd->children,
 					     &nd->nchildren)))
 				return rc;

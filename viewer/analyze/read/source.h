@@ -1,0 +1,109 @@
+/* One trace file as a stream of events in time order: reads its lines
+ * (exporters/trace_reader.h), checks and decodes each (trace_scan.h), keeps what describes the
+ * trace (gpuprof.meta, devices, gpuprof.end) and the API calls (corr.c), and
+ * sends memory, OOM and NVTX events through the reorder window (reorder.c).
+ * Anything malformed stops it with one line in err. */
+#ifndef GPUPROF_AN_SOURCE_H
+#define GPUPROF_AN_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze.h"
+#include "corr.h"
+#include "event.h"
+#include "exporters/trace_reader.h"
+#include "exporters/trace_scan.h"
+#include "history.h"
+#include "reorder.h"
+#include "stacks.h"
+#include "strtab.h"
+
+enum an_mode { MODE_CUDA, MODE_TENSOR, MODE_NATIVE };
+
+struct an_devinfo {
+	int seen;
+	struct an_str *name, *uuid;
+	uint64_t total_memory;
+};
+
+struct an_source {
+	const char *path;
+	struct gp_tr *in;          /* owned */
+	struct an_line line;
+	char *scratch;
+	size_t scratch_cap;
+	struct an_strtab *st;
+	struct an_reorder ro;
+	struct an_corr corr;
+
+	int started, closed, eof, have_meta;
+	uint64_t events;       /* event lines read */
+	uint64_t ignored;      /* kernels, copies, counters... */
+
+	/* gpuprof.meta */
+	int64_t pid;
+	int64_t ts_base_ns;
+	uint64_t start_unix_ns;
+	int64_t rank;            /* torch.distributed's RANK; -1: not known */
+	int64_t world_size, local_rank, local_world_size; /* the same; -1: not known */
+	uint64_t job_start_unix_ns; /* the launcher's start; 0: not known */
+	int mode;
+	int statics;             /* module globals recorded: STATICS_* */
+	int memory_by_context;   /* meta memory_device "context": module globals on their own device */
+	struct an_str *cmdline, *hostname, *version;
+	struct an_devinfo dev[AN_MAX_DEVICES];
+
+	/* gpuprof.end and gpuprof.dropped */
+	int have_end, end_clean, end_recovered, end_counts;
+	int end_signal; /* gpuprof.end's signal: what the program died of; 0: none said */
+	/* The libraries that made allocation calls (alloc events' caller),
+	 * each once, as the library it is ("cuBLAS") or its file; an alloc
+	 * event's f is its index + 1. References. */
+	struct an_str *libraries[AN_MAX_LIBRARIES];
+	unsigned nlibraries;
+	/* what gpuprof recover passed over (its fields in gpuprof.end) */
+	uint64_t recover_lines_skipped, recover_bytes_skipped, recover_gzip_gaps, recover_damage_after;
+	uint64_t dropped_cupti, dropped_host, late_records, dropped_marks;
+
+	/* how the trace ends */
+	int cut_short;           /* no gpuprof.end / no closing ']' */
+	uint64_t cut_line_bytes; /* a partial last line that was dropped */
+	int64_t last_ts;         /* newest ts read */
+	int64_t end_ts;          /* gpuprof.end's ts; INT64_MIN: none */
+	/* names seen lately (API calls repeat): a hit skips the hashing */
+	struct an_str *recent[16];
+	uint64_t unattributed_api; /* memory events whose API call was not found */
+
+	/* PyTorch's caching allocator as gpuprof's hook saw it (torch.* events) */
+	struct an_stacks stacks;  /* torch.stack: the Python stacks by id */
+	struct an_str *torch_api; /* the name its blocks give as their API */
+	uint64_t torch_guessed;   /* blocks whose size the hook could not read */
+
+	/* PyTorch's allocator history: collected in pass 1; in pass 2 given
+	 * before reading (hist_given) and its marks skipped */
+	struct an_history hist;
+	int hist_given;
+	uint64_t hist_marks;
+};
+
+/* gpuprof.meta's "statics": whether module globals (device_static) were
+ * recorded (also in traces that do not say) or not. */
+enum { STATICS_RUN, STATICS_NONE };
+
+/* Opens the input and reads its first event (gpuprof.meta). Returns 0, or
+ * GP_AN_BAD_INPUT / GP_AN_FAIL with err set. */
+int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an_strtab *st,
+		   char *err, size_t errcap);
+/* The next event in time order: 1 (*ev filled, holding a name reference
+ * the caller releases), 0 at the end, or GP_AN_BAD_INPUT / GP_AN_FAIL
+ * negated, with err set. */
+int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errcap);
+void an_source_close(struct an_source *s);
+/* What the API call of corr says, or NULL. */
+static inline const struct an_corr_ent *an_source_api(const struct an_source *s, uint64_t corr)
+{
+	return an_corr_get(&s->corr, corr);
+}
+
+#endif
