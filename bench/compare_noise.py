@@ -37,7 +37,7 @@ METRICS = (
 
 
 def fmt_bytes(v):
-    """As gpuprof prints sizes (viewer/analyze/units.h)."""
+    """As gpuprof prints sizes (viewer/analyze/result/units.h)."""
     units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
     d, u = float(v), 0
     while d >= 1024.0 and u + 1 < len(units):

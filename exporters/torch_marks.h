@@ -2,7 +2,7 @@
  * gpuprof:torch.history, and the names of tensors, gpuprof:torch.tensor) as
  * their readers take them: the recorder,
  * which draws them as counter tracks (profiler/torch_counters.c), and
- * gpuprof analyze (viewer/analyze/history.c, marks.c). One set of names and
+ * gpuprof analyze (viewer/analyze/read/history.c, marks.c). One set of names and
  * limits, so that a mark one of them refuses the other refuses too. */
 #ifndef GPUPROF_TORCH_MARKS_H
 #define GPUPROF_TORCH_MARKS_H

@@ -13,8 +13,18 @@ found as well. Each FOLDER is a source folder relative to the build's
 source root (viewer/analyze, profiler); its objects are those CMake made
 from its own .c files, whichever target compiled them.
 
-  check_call_cycles.py BUILD FOLDER...   exit 0 when there is no cycle,
-                                         1 printing each one, 2 on bad use
+A folder may also be a pipeline of stages, its subfolders in order
+(FOLDER=STAGE,STAGE,...): a file of a stage uses (by a symbol, a header's
+inline function, or an #include of a header) only its own stage's files
+and earlier stages'; the folder's own files (the pipeline that runs the
+stages) come after every stage, and no stage uses them; the folder's own
+headers are its interface (the types and codes of its input, settings
+and errors), which every stage may include.
+
+  check_call_cycles.py BUILD FOLDER[=STAGE,...]...
+                                         exit 0 when there is no cycle and
+                                         no stage uses a later one, 1
+                                         printing each, 2 on bad use
   NM=... names the nm to run (default nm)"""
 import os
 import re
@@ -71,9 +81,10 @@ def all_objects(build):
 
 
 def objects(found, folder):
-    """{source path: [object paths]} of the folder's own .c files."""
+    """{source path: [object paths]} of the folder's .c files, its
+    subfolders' included."""
     folder = os.path.normpath(folder)
-    return {src: objs for src, objs in found.items() if os.path.dirname(src) == folder}
+    return {src: objs for src, objs in found.items() if src.startswith(folder + os.sep)}
 
 
 def symbols(objs):
@@ -209,7 +220,12 @@ def main(argv):
         print("usage:\n" + "\n".join(__doc__.strip().splitlines()[-3:]), file=sys.stderr)
         return 2
     global ROOT
-    build, folders = argv[1], argv[2:]
+    build, folders, pipelines = argv[1], [], {}
+    for arg in argv[2:]:
+        folder, _, stages = arg.partition("=")
+        folders.append(folder)
+        if stages:
+            pipelines[os.path.normpath(folder)] = stages.split(",")
     ROOT = source_root(build)
     chosen, built = {}, all_objects(build)
     for folder in folders:
@@ -236,8 +252,74 @@ def main(argv):
                  for a, b in zip(cycle, cycle[1:])]
         print("FAIL: call cycle among %s:\n  %s" % (", ".join(comp), "\n  ".join(steps)),
               file=sys.stderr)
-    print("%d call cycle(s) among %d files of %s" % (len(comps), len(files), " ".join(folders)))
-    return 1 if comps else 0
+    late = 0
+    for folder, stages in sorted(pipelines.items()):
+        late += stage_order(folder, stages, edges)
+    print("%d call cycle(s) among %d files of %s%s" % (len(comps), len(files), " ".join(folders),
+          "; %d use(s) of a later stage" % late if pipelines else ""))
+    return 1 if comps or late else 0
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def stage_order(folder, stages, edges):
+    """The uses, by symbol and by #include, of a later stage by an earlier
+    one, printed; how many."""
+    def rank(path):
+        rel = os.path.relpath(path, folder)
+        if rel.startswith(".."):
+            return None  # outside the pipeline
+        top = rel.split(os.sep)[0]
+        return stages.index(top) if top in stages else len(stages)
+
+    for s in stages:
+        if not os.path.isdir(os.path.join(ROOT, folder, s)):
+            print("check_call_cycles: %s has no stage %s" % (folder, s), file=sys.stderr)
+            return 1
+    headers = {}  # a header's name -> its path, the folder's own
+    for top, _, names in os.walk(os.path.join(ROOT, folder)):
+        for n in names:
+            if n.endswith(".h"):
+                headers[n] = os.path.relpath(os.path.join(top, n), ROOT)
+    bad = 0
+    for f in sorted(edges):
+        rf = rank(f)
+        if rf is None:
+            continue
+        for g, names in sorted(edges[f].items()):
+            rg = rank(g)
+            if rg is not None and rg > rf:
+                print("FAIL: %s (stage %s) uses %s (stage %s): %s" % (
+                    f, stages[rf] if rf < len(stages) else "pipeline", g,
+                    stages[rg] if rg < len(stages) else "pipeline", ", ".join(names[:3])),
+                    file=sys.stderr)
+                bad += 1
+    for top, _, names in os.walk(os.path.join(ROOT, folder)):
+        for n in sorted(names):
+            if not n.endswith((".c", ".h")):
+                continue
+            path = os.path.relpath(os.path.join(top, n), ROOT)
+            rf = rank(path)
+            for inc in INCLUDE.findall(code_of_includes(os.path.join(ROOT, path))):
+                h = headers.get(os.path.basename(inc)) if "/" not in inc else None
+                if h is None:
+                    continue
+                rh = rank(h)
+                if rh == len(stages):
+                    continue  # the folder's interface: its types and codes
+                if rh > rf:
+                    print("FAIL: %s (stage %s) includes %s (stage %s)" % (
+                        path, stages[rf] if rf < len(stages) else "pipeline", h,
+                        stages[rh] if rh < len(stages) else "pipeline"), file=sys.stderr)
+                    bad += 1
+    return bad
+
+
+def code_of_includes(path):
+    """The file's text without comments (its #include lines kept)."""
+    with open(path, errors="replace") as f:
+        return re.sub(r"/\*.*?\*/|//[^\n]*", " ", f.read(), flags=re.S)
 
 
 if __name__ == "__main__":

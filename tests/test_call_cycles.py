@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_call_cycles.py on small made-up builds: it finds a cycle of two
 files through their objects, one through a header's static inline
-function, one across two folders, and passes a graph without one.
+function, one across two folders, and passes a graph without one; a
+pipeline's stages used out of order, by a call or an #include.
 
   test_call_cycles.py     CC and NM name the compiler and nm (cc, nm)"""
 import os
@@ -33,7 +34,11 @@ def build(files):
         folder, name = os.path.split(path)
         obj = os.path.join(out, folder, "CMakeFiles", "lib.dir", name + ".o")
         os.makedirs(os.path.dirname(obj), exist_ok=True)
-        subprocess.run([CC, "-c", "-O2", "-I", os.path.join(src, folder), "-o", obj,
+        # every folder's headers by their names, as CMake's include
+        # directories give them
+        incs = ["-I" + os.path.join(src, d)
+                for d in sorted({os.path.dirname(h) for h in files if h.endswith(".h")} | {folder})]
+        subprocess.run([CC, "-c", "-O2"] + incs + ["-o", obj,
                         os.path.join(src, path)], check=True)
     with open(os.path.join(out, "CMakeCache.txt"), "w") as f:
         f.write("CMAKE_HOME_DIRECTORY:INTERNAL=%s\n" % src)
@@ -99,6 +104,33 @@ def test_folders():
     rc, text = check(out, "low", "high")
     expect("folders together: the cycle through both", rc == 1 and "low/a.c -> high/b.c" in text,
            text)
+
+
+def test_stages():
+    good = {
+        "p/api.h": "int run(void);\n",
+        "p/run.c": "#include \"api.h\"\nint m(void);\nint run(void) { return m(); }\n",
+        "p/read/r.c": "#include \"api.h\"\nint r(void) { return 1; }\n",
+        "p/model/m.h": "int m(void);\n",
+        "p/model/m.c": "int r(void);\nint m(void) { return r(); }\n",
+    }
+    rc, text = check(build(good), "p=read,model")
+    expect("stages used in order, the pipeline on top: passes", rc == 0 and
+           "0 use(s) of a later stage" in text, text)
+    rc, text = check(build(dict(good, **{"p/read/bad.c": "int m(void);\nint bad(void) { return m(); }\n"})),
+                     "p=read,model")
+    expect("an earlier stage calling a later one fails", rc == 1 and
+           "p/read/bad.c (stage read) uses p/model/m.c (stage model): m" in text, text)
+    rc, text = check(build(dict(good, **{"p/read/inc.c": "#include \"m.h\"\nint inc(void) { return 0; }\n"})),
+                     "p=read,model")
+    expect("an earlier stage including a later one's header fails", rc == 1 and
+           "p/read/inc.c (stage read) includes p/model/m.h (stage model)" in text, text)
+    rc, text = check(build(dict(good, **{"p/model/up.c": "int run(void);\nint up(void) { return run(); }\n"})),
+                     "p=read,model")
+    expect("a stage calling the pipeline fails", rc == 1 and
+           "p/model/up.c (stage model) uses p/run.c (stage pipeline): run" in text, text)
+    rc, text = check(build(good), "p=read,nosuch")
+    expect("a stage that is no subfolder is bad", rc != 0, text)
 
 
 def test_none():

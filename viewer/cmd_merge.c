@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "viewer/analyze/units.h"
+#include "viewer/analyze/result/units.h"
 #include "viewer/merge/merge.h"
 #include "viewer/render/term.h"
 #include "viewer/run/run.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """SCHEMA.md and the report page's code agree with
-viewer/analyze/result_schema.def, the one list of gpuprof.analyze/1's members:
+viewer/analyze/result/result_schema.def, the one list of gpuprof.analyze/1's members:
 
   doc      every member of the definition is named (`key`) in the section
            of SCHEMA.md its list names, and every member a table of SCHEMA.md
@@ -24,7 +24,7 @@ import re
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "viewer", "analyze"))
+sys.path.insert(0, os.path.join(ROOT, "viewer", "analyze", "result"))
 import result_schema as rs  # noqa: E402
 
 SCHEMA_MD = os.path.join(ROOT, "viewer", "analyze", "SCHEMA.md")
@@ -196,7 +196,7 @@ def check_page(objs, files):
 def check_def(objs):
     errors = []
     used = set()
-    for rel in ("viewer/analyze/render_json.c", "viewer/compare/summary.c"):
+    for rel in ("viewer/analyze/render/render_json.c", "viewer/compare/summary.c"):
         text = open(os.path.join(ROOT, rel), encoding="utf-8").read()
         for name in re.findall(r"\bGP_RS_([A-Z_]+)\b", text):
             used.add(name)

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 need_python
 tool() { "$PYTHON" "$HERE/trace_tool.py" "$@"; }
-# the size as gpuprof prints it (viewer/analyze/units.h): "N B" below 1 KiB,
+# the size as gpuprof prints it (viewer/analyze/result/units.h): "N B" below 1 KiB,
 # else three significant digits: "7.08 KiB", "15.2 KiB", "118 KiB"
 hsize() {
 	stat -c %s "$1" | awk '{ v = $1; u = 1; split("B KiB MiB GiB TiB", unit, " ");

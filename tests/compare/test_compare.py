@@ -538,11 +538,11 @@ def test_bad():
 
 
 def test_schema_reader():
-    """The summary reader checks what viewer/analyze/result_schema.def says
+    """The summary reader checks what viewer/analyze/result/result_schema.def says
     it reads: a member marked REQ may be neither absent nor null, one marked
     NUL not absent, and neither may have a value of another type; each
     exits 2 with one line that names the member."""
-    sys.path.insert(0, os.path.join(ROOT, "viewer", "analyze"))
+    sys.path.insert(0, os.path.join(ROOT, "viewer", "analyze", "result"))
     import result_schema as rs
 
     def at(doc, where):

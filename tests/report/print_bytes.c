@@ -1,5 +1,5 @@
 /* Prints each byte count given on the command line as the text report
- * does (viewer/analyze/units.h), one per line: test_report.py formatting
+ * does (viewer/analyze/result/units.h), one per line: test_report.py formatting
  * holds the page's bytes() to it. */
 #include <inttypes.h>
 #include <stdio.h>

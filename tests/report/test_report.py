@@ -796,7 +796,7 @@ def byte_counts():
 
 def test_formatting():
     """The page's byte counts (format.js bytes()) are the text report's
-    (viewer/analyze/units.h), digit for digit, run by node on the module
+    (viewer/analyze/result/units.h), digit for digit, run by node on the module
     itself."""
     node = shutil.which("node")
     if not node:

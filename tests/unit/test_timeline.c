@@ -1,4 +1,4 @@
-/* viewer/analyze/timeline.c: a peak of one nanosecond survives every
+/* viewer/analyze/model/timeline.c: a peak of one nanosecond survives every
  * merge, buckets stay bounded, values carry over empty buckets, a series
  * known late starts where it became known, and each bucket names the phase
  * that took most of it. */

@@ -98,7 +98,7 @@ int cmp_side_load(struct cmp_side *side, const struct gp_cmp_files *files, int d
 
 /* summary.c: a gpuprof.analyze/1 document (from file input) into *out, a
  * new result holding what compare uses: the members
- * viewer/analyze/result_schema.def marks REQ, NUL, OPT or HAND (its READ
+ * viewer/analyze/result/result_schema.def marks REQ, NUL, OPT or HAND (its READ
  * column), each checked. Notes about the options go to side->notes. */
 int cmp_summary_read(struct cmp_side *side, struct json_object *doc, const char *input,
 		     struct gp_an_result **out, char *err, size_t cap);

@@ -1,5 +1,5 @@
 /* The units compare and check work on, one per process and GPU of a
- * result (viewer/analyze/result.h): analyze's, for traces, or the one
+ * result (viewer/analyze/result/result.h): analyze's, for traces, or the one
  * summary.c read from a summary. A unit points at its device and trace in
  * the result, which the side keeps; it adds only what compare derives:
  * the rows of categories and layers, what the peak's top leaves out, the

@@ -11,7 +11,7 @@
 
 #include "exporters/trace_names.h"
 #include "launch.h"
-#include "viewer/analyze/units.h"
+#include "viewer/analyze/result/units.h"
 #include "viewer/cli.h"
 #include "viewer/run/run.h"
 

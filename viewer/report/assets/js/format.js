@@ -46,7 +46,7 @@ export const OOM_OUTCOMES = [["fatal", "fatal (the program did not get past it)"
 export const carded = (o) => typeof o.outcome !== "string" || o.outcome === "fatal" || o.outcome === "later_steps";
 /** bytes, or undefined (a fact left out) where not known */
 export const size = (v) => (isNum(v) ? bytes(v) : undefined);
-/** A phase as the text report shows it (gp_an_phase_label, viewer/analyze/result.c): the schema's
+/** A phase as the text report shows it (gp_an_phase_label, viewer/analyze/result/result.c): the schema's
  * "none" (made outside forward, backward, the optimizer's step and zero_grad) is "(no phase)". */
 const PHASE_LABELS = { none: "(no phase)" };
 export const phaseLabel = (p) => (typeof p === "string" && Object.prototype.hasOwnProperty.call(PHASE_LABELS, p) ? PHASE_LABELS[p] : p);
