@@ -76,6 +76,9 @@ int an_corr_put(struct an_corr *m, struct an_strtab *st, uint64_t corr, int64_t 
 	}
 	if (e->corr)
 		an_str_unref(st, e->api);
+	/* ids come in increasing order and the slot of the next ones was
+	 * last used a whole table ago: ask the cache for it now */
+	__builtin_prefetch(&m->slots[(corr + 4) & (m->cap - 1)], 1);
 	e->corr = corr;
 	e->tid = tid;
 	e->end = end;

@@ -9,6 +9,8 @@
  * what is moved to ready reaches this far past it, so that a sweep of
  * pending comes once per eighth of a window, not once per event. */
 #define NO_WM_SLACK (AN_WINDOW_NS / 8)
+/* how many events of ready ahead a pop asks the cache for */
+#define PREFETCH_AHEAD 8
 
 void an_reorder_init(struct an_reorder *r)
 {
@@ -286,10 +288,19 @@ int an_reorder_pop(struct an_reorder *r, int all, struct an_ev *out)
 	}
 	if (!any && ts >= h)
 		return 0;
-	if (from_heap)
+	if (from_heap) {
 		heap_pop(r);
-	else
+	} else {
 		r->ready_head++;
+		/* the slab is read out of order: ask for an event a few pops
+		 * ahead now, so it is in the cache when its turn comes */
+		if (r->ready_head + PREFETCH_AHEAD < r->n_ready) {
+			const struct an_ev *next = &r->slab[r->ready[r->ready_head + PREFETCH_AHEAD].idx];
+
+			__builtin_prefetch(next);
+			__builtin_prefetch((const char *)next + sizeof(*next) - 1);
+		}
+	}
 	*out = r->slab[idx];
 	r->free_idx[r->n_free++] = idx;
 	r->n--;
