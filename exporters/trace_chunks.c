@@ -637,7 +637,12 @@ ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room)
 
 		if (c && ch->cur_off < c->out_len) {
 			size_t k = c->out_len - ch->cur_off < room ? c->out_len - ch->cur_off : room;
+			const char *nl = memchr(c->out + ch->cur_off, '\n', k);
 
+			/* up to the line's end: the lines after it are handed
+			 * out in place (gp_tr_chunks_line) */
+			if (nl)
+				k = (size_t)(nl - (c->out + ch->cur_off)) + 1;
 			memcpy(in->buf + in->end, c->out + ch->cur_off, k);
 			in->end += k;
 			ch->cur_off += k;
@@ -680,6 +685,33 @@ ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room)
 		}
 		ch->out_total += c->out_len;
 	}
+}
+
+int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len)
+{
+	struct gp_tr_chunks *ch = in->chunks;
+	const struct chunk *c = ch->cur;
+	const char *p, *nl;
+	size_t n;
+
+	if (!c || ch->cur_off >= c->out_len)
+		return 0;
+	p = c->out + ch->cur_off;
+	nl = memchr(p, '\n', c->out_len - ch->cur_off);
+	/* a line cut by the chunk's end, or too long (its error said where
+	 * the buffer says it), goes through the buffer */
+	if (!nl || (size_t)(nl - p) > GP_TR_MAX_LINE)
+		return 0;
+	n = (size_t)(nl - p);
+	in->direct_line = p;
+	in->direct_off = ch->out_total - c->out_len + ch->cur_off;
+	ch->cur_off += n + 1;
+	in->buf_off += n + 1; /* the buffer is empty: it starts past the line */
+	if (n > 0 && p[n - 1] == '\r')
+		n--;
+	*line = p;
+	*len = n;
+	return 1;
 }
 
 int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct an_line *out)

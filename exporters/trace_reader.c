@@ -119,7 +119,11 @@ void gp_tr_set_scan(struct gp_tr *in, int scan)
 
 int gp_tr_scanned(struct gp_tr *in, const char *p, size_t n, struct an_line *out)
 {
-	if (!in->chunks || !out->skip_ignored || p < in->buf || p > in->buf + in->end)
+	if (!in->chunks || !out->skip_ignored)
+		return 0;
+	if (p == in->direct_line)
+		return gp_tr_chunks_scanned(in, in->direct_off, p, n, out);
+	if (p < in->buf || p > in->buf + in->end)
 		return 0;
 	return gp_tr_chunks_scanned(in, in->buf_off + (uint64_t)(p - in->buf), p, n, out);
 }
@@ -306,6 +310,11 @@ int gp_tr_line(struct gp_tr *in, const char **line, size_t *len)
 		return err;
 	if ((err = restore_buffers(in)))
 		return err;
+	in->direct_line = NULL;
+	if (in->chunks && in->start == in->end && gp_tr_chunks_line(in, line, len)) {
+		in->st.line_no++;
+		return 1;
+	}
 	scan_from = in->start;
 	for (;;) {
 		char *nl = NULL;

@@ -40,6 +40,8 @@ struct gp_tr {
 	unsigned threads;           /* gp_tr_set_threads(); 1: serial */
 	size_t chunk_min;           /* gp_tr_set_chunk_min(); 0: the default */
 	struct gp_tr_chunks *chunks; /* the first member inflated on workers; NULL: serial */
+	const char *direct_line;    /* the last line, where handed out in a chunk's output */
+	uint64_t direct_off;        /* that line's offset in the inflated stream */
 	struct gp_tr_state st;
 };
 
@@ -51,6 +53,11 @@ struct gp_tr {
  * -EIO or -ENOMEM. */
 int gp_tr_chunks_start(struct gp_tr *in, const unsigned char *p, size_t n);
 ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room);
+/* While the line buffer is empty: the next line, where it lies whole in the
+ * current chunk's output, handed out there (no copy through the buffer);
+ * sets direct_line and direct_off, moves buf_off past it. 1, or 0: the
+ * caller reads it through the buffer. */
+int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len);
 /* gp_tr_scanned() where in->chunks is set; g: the line's offset in the
  * inflated stream. */
 int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct an_line *out);
