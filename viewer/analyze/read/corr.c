@@ -12,6 +12,8 @@ void an_corr_init(struct an_corr *m)
 
 void an_corr_free(struct an_corr *m, struct an_strtab *st)
 {
+	for (unsigned i = 0; i < m->nqueue; i++)
+		an_str_unref(st, m->queue[i].api);
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->slots[i].corr)
 			an_str_unref(st, m->slots[i].api);
@@ -47,15 +49,11 @@ static int grow(struct an_corr *m, struct an_strtab *st)
 	return 0;
 }
 
-int an_corr_put(struct an_corr *m, struct an_strtab *st, uint64_t corr, int64_t tid,
-		int64_t end, struct an_str *api, int64_t horizon)
+static int put_now(struct an_corr *m, struct an_strtab *st, uint64_t corr, int64_t tid,
+		   int64_t end, struct an_str *api, int64_t horizon)
 {
 	struct an_corr_ent *e;
 
-	if (!corr) {
-		an_str_unref(st, api);
-		return 0;
-	}
 	for (;;) {
 		if (!m->cap && grow(m, st)) {
 			an_str_unref(st, api);
@@ -76,12 +74,38 @@ int an_corr_put(struct an_corr *m, struct an_strtab *st, uint64_t corr, int64_t 
 	}
 	if (e->corr)
 		an_str_unref(st, e->api);
-	/* ids come in increasing order and the slot of the next ones was
-	 * last used a whole table ago: ask the cache for it now */
-	__builtin_prefetch(&m->slots[(corr + 4) & (m->cap - 1)], 1);
 	e->corr = corr;
 	e->tid = tid;
 	e->end = end;
 	e->api = api;
 	return 0;
+}
+
+int an_corr_flush(struct an_corr *m, struct an_strtab *st)
+{
+	int r = 0;
+
+	for (unsigned i = 0; i < m->nqueue; i++) {
+		const struct an_corr_put *q = &m->queue[i];
+
+		if (r)
+			an_str_unref(st, q->api);
+		else
+			r = put_now(m, st, q->corr, q->tid, q->end, q->api, q->horizon);
+	}
+	m->nqueue = 0;
+	return r;
+}
+
+int an_corr_put(struct an_corr *m, struct an_strtab *st, uint64_t corr, int64_t tid,
+		int64_t end, struct an_str *api, int64_t horizon)
+{
+	if (!corr) {
+		an_str_unref(st, api);
+		return 0;
+	}
+	if (m->cap)
+		__builtin_prefetch(&m->slots[corr & (m->cap - 1)], 1);
+	m->queue[m->nqueue++] = (struct an_corr_put){ corr, tid, end, horizon, api };
+	return m->nqueue == AN_CORR_QUEUE ? an_corr_flush(m, st) : 0;
 }

@@ -27,18 +27,34 @@ struct an_corr_ent {
 	struct an_str *api;
 };
 
+/* Puts wait in a short queue, their slots asked of the cache meanwhile: API
+ * calls come shuffled within a flush, so a put's slot is a cache miss. */
+#define AN_CORR_QUEUE 16
+
+struct an_corr_put {
+	uint64_t corr;
+	int64_t tid, end, horizon;
+	struct an_str *api;
+};
+
 struct an_corr {
 	struct an_corr_ent *slots;
 	size_t cap;      /* power of two */
 	uint64_t dropped; /* calls pushed out while still needed */
+	struct an_corr_put queue[AN_CORR_QUEUE]; /* puts not yet made, oldest first */
+	unsigned nqueue;
 };
 
 void an_corr_init(struct an_corr *m);
 void an_corr_free(struct an_corr *m, struct an_strtab *st);
 /* Takes the api reference. horizon: events older than it have left the
- * reorder window. 0 or -ENOMEM. corr 0 is not stored. */
+ * reorder window. 0 or -ENOMEM. corr 0 is not stored. The put may wait in
+ * the queue: an_corr_flush() before the next an_corr_get(). */
 int an_corr_put(struct an_corr *m, struct an_strtab *st, uint64_t corr, int64_t tid,
 		int64_t end, struct an_str *api, int64_t horizon);
+/* Makes the queued puts, in order, as they would have been made at once.
+ * 0 or -ENOMEM (the queue emptied either way). */
+int an_corr_flush(struct an_corr *m, struct an_strtab *st);
 
 static inline const struct an_corr_ent *an_corr_get(const struct an_corr *m, uint64_t corr)
 {

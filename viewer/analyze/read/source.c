@@ -971,8 +971,14 @@ int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errc
 	for (;;) {
 		int r;
 
-		if (an_reorder_pop(&s->ro, s->eof, ev))
+		if (an_reorder_pop(&s->ro, s->eof, ev)) {
+			/* the event may look up its API call */
+			if (s->corr.nqueue && an_corr_flush(&s->corr, s->st)) {
+				an_str_unref(s->st, ev->name);
+				return oom_err(s, err, errcap);
+			}
 			return 1;
+		}
 		if (s->eof)
 			return 0;
 		r = read_line(s, err, errcap);
