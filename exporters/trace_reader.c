@@ -37,8 +37,15 @@ static int restore_buffers(struct gp_tr *in)
 unsigned gp_tr_threads(void)
 {
 	const char *env = getenv(GP_ENV_THREADS);
-	long n = env && atoi(env) > 0 ? atoi(env) : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+	/* Unasked, at most GP_TR_DEFAULT_THREADS: the one thread that analyzes
+	 * what the workers inflate and scan is the limit, and more workers
+	 * only hold more memory (bench/RESULTS.md, "Analyzer speed"). */
+	if (n > GP_TR_DEFAULT_THREADS)
+		n = GP_TR_DEFAULT_THREADS;
+	if (env && atoi(env) > 0)
+		n = atoi(env);
 	return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
 }
 

@@ -47,8 +47,9 @@ struct gp_tr_state {
 size_t gp_tr_max_open(void);
 
 /* The threads a gzip trace is inflated on: GPUPROF_THREADS when set (1:
- * all on the calling thread, as a plain reader), else the online CPUs;
- * at most 64. */
+ * all on the calling thread, as a plain reader; at most 64), else the
+ * online CPUs, at most GP_TR_DEFAULT_THREADS. */
+#define GP_TR_DEFAULT_THREADS 8
 unsigned gp_tr_threads(void);
 
 /* 0 with *out a new reader, or -errno from open/fstat (the file cannot be
