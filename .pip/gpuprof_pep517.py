@@ -133,43 +133,60 @@ def _cmake_args(settings):
     return args
 
 
-def _run(cmd):
+def _run(cmd, env=None):
     _say("running: " + " ".join(shlex.quote(c) for c in cmd))
     # CMake's output on stderr too: a PEP 517 frontend may read stdout
-    rc = subprocess.call(cmd, stdout=sys.stderr.fileno())
+    rc = subprocess.call(cmd, stdout=sys.stderr.fileno(), env=env)
     if rc != 0:
         raise BuildError("%s exited %d" % (os.path.basename(cmd[0]), rc))
 
 
+def _outside_env():
+    """The environment without what pip's isolated build adds for Python
+    (PYTHONPATH to its own packages, PYTHONNOUSERSITE): a cmake that pip
+    installed into a virtual environment is a Python script importing its
+    own package, which that isolation hides."""
+    env = dict(os.environ)
+    for k in ("PYTHONPATH", "PYTHONNOUSERSITE"):
+        env.pop(k, None)
+    return env
+
+
+def _runs(cmake, env):
+    try:
+        return subprocess.run([cmake, "--version"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=env, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def _find_cmake():
-    """The first cmake on PATH that runs. A cmake that pip installed into a
-    virtual environment is a Python script importing its own package,
-    which pip's isolated build environment hides: it fails, and one further
-    along PATH (the system's) may serve."""
+    """The first cmake on PATH that runs, as it is or outside pip's
+    isolation for Python (_outside_env): (its path, the environment to run
+    it in; None: this one)."""
     seen = set()
     for d in os.environ.get("PATH", "").split(os.pathsep):
         cand = shutil.which("cmake", path=d or ".")
         if not cand or os.path.realpath(cand) in seen:
             continue
         seen.add(os.path.realpath(cand))
-        try:
-            ok = subprocess.run([cand, "--version"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, timeout=60).returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            ok = False
-        if ok:
-            return cand
-        sys.stderr.write("gpuprof: %s does not run here; looking further along PATH\n" % cand)
+        if _runs(cand, None):
+            return cand, None
+        env = _outside_env()
+        if env != dict(os.environ) and _runs(cand, env):
+            _say("%s runs outside pip's isolated Python environment: run so" % cand)
+            return cand, env
+        _say("%s does not run here; looking further along PATH" % cand)
     raise BuildError("no cmake on PATH that runs: gpuprof builds with CMake >= 3.24 "
                      "(Debian, Ubuntu: apt-get install cmake)")
 
 
 def _build_and_stage(settings, build_dir, stage):
-    cmake = _find_cmake()
-    _run([cmake, "-S", ROOT, "-B", build_dir] + _cmake_args(settings))
+    cmake, env = _find_cmake()
+    _run([cmake, "-S", ROOT, "-B", build_dir] + _cmake_args(settings), env)
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
-    _run([cmake, "--build", build_dir, "--parallel", jobs])
-    _run([cmake, "--install", build_dir, "--prefix", stage])
+    _run([cmake, "--build", build_dir, "--parallel", jobs], env)
+    _run([cmake, "--install", build_dir, "--prefix", stage], env)
 
 
 def _tag(stage):

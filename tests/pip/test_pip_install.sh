@@ -211,13 +211,18 @@ tar xzf "$tmp/$sdist" -C "$tmp/outer/src" --strip-components=1
 cmp -s "$tmp/$sdist" "$tmp/outer/again/$sdist" ||
 	fail "the unpacked $sdist archived anew differs: $(tar tzf "$tmp/outer/again/$sdist" | wc -l) entries, not $(wc -l <"$tmp/sdist.txt")"
 # every setting: a CMake define, more arguments, the build type, a kept build
-# tree; and, first on PATH, a cmake that does not run (as pip's cmake in a
-# virtual environment does in pip's isolated build): the backend goes on
-# along PATH
-mkdir -p "$tmp/broken-cmake"
+# tree; and, first on PATH, a cmake that does not run at all (the backend
+# goes on along PATH), then one that runs only outside pip's isolated
+# Python environment, as a cmake pip installed into a virtual environment
+# does (a script importing its own package, hidden by pip's PYTHONPATH):
+# the backend runs that one so
+mkdir -p "$tmp/broken-cmake" "$tmp/venv-cmake"
 printf '#!/bin/sh\nexit 1\n' >"$tmp/broken-cmake/cmake"
-chmod +x "$tmp/broken-cmake/cmake"
-PATH=$tmp/broken-cmake:$PATH "$py" -m pip wheel -v --no-deps -w "$tmp/norec" --config-settings cmake.define.GPUPROF_RECORDER=OFF \
+real_cmake=$(command -v cmake) || fail "no cmake"
+printf '#!/bin/sh\n[ -z "${PYTHONPATH:-}" ] || exit 1\ntouch "%s/venv-cmake/used"\nexec "%s" "$@"\n' \
+	"$tmp" "$real_cmake" >"$tmp/venv-cmake/cmake"
+chmod +x "$tmp/broken-cmake/cmake" "$tmp/venv-cmake/cmake"
+PATH=$tmp/broken-cmake:$tmp/venv-cmake:$PATH "$py" -m pip wheel -v --no-deps -w "$tmp/norec" --config-settings cmake.define.GPUPROF_RECORDER=OFF \
 	--config-settings "cmake.args=-DGPUPROF_WERROR=ON" --config-settings cmake.build-type=RelWithDebInfo \
 	--config-settings "build-dir=$tmp/norec-build" \
 	"$tmp/$sdist" >"$tmp/norec.log" 2>&1 || { rc=$?; tail -40 "$tmp/norec.log"; fail "pip wheel $sdist exited $rc"; }
@@ -225,6 +230,8 @@ grep -q "gpuprof: running: .*cmake -S .* -DCMAKE_BUILD_TYPE=RelWithDebInfo .* -D
 	"$tmp/norec.log" || { grep "gpuprof: running" "$tmp/norec.log"; fail "the settings did not reach CMake's configure"; }
 grep -q "gpuprof: $tmp/broken-cmake/cmake does not run here; looking further along PATH" "$tmp/norec.log" ||
 	fail "a cmake that does not run, first on PATH: the backend did not pass over it"
+grep -q "gpuprof: $tmp/venv-cmake/cmake runs outside pip's isolated Python environment: run so" "$tmp/norec.log" &&
+	[ -e "$tmp/venv-cmake/used" ] || fail "a cmake that runs only outside pip's isolation: the backend did not run it so"
 grep -qx "CMAKE_BUILD_TYPE:STRING=RelWithDebInfo" "$tmp/norec-build/CMakeCache.txt" ||
 	fail "build-dir=$tmp/norec-build: no build tree kept there"
 grep -q "gpuprof: gpuprof-$version-py3-none-.*\.whl: WITHOUT the recorder" "$tmp/norec.log" ||
