@@ -259,7 +259,7 @@ static int sc_add_val(struct scanned *sc, unsigned slot, const struct gp_json_va
 static struct scanned *scan_chunk(const struct chunk *c)
 {
 	struct scanned *sc = calloc(1, sizeof(*sc));
-	struct an_line *l = calloc(1, sizeof(*l));
+	struct gp_tr_members *l = calloc(1, sizeof(*l));
 	const char *out = c->out, *end = c->out + c->out_len, *p;
 
 	if (!sc || !l)
@@ -281,8 +281,8 @@ static struct scanned *scan_chunk(const struct chunk *c)
 			n--;
 		if (n > GP_TR_MAX_LINE)
 			continue;
-		an_line_trim(&lp, &n);
-		if (!n || (n == 1 && (lp[0] == '[' || lp[0] == ']')) || an_parse_line(lp, n, l, &why))
+		gp_tr_line_trim(&lp, &n);
+		if (!n || (n == 1 && (lp[0] == '[' || lp[0] == ']')) || gp_tr_scan_line(lp, n, l, &why))
 			continue;
 		if (sc_grow((void **)&sc->lines, &sc->cap_lines, sc->nlines + 1, sizeof(*sc->lines)))
 			goto fail;
@@ -714,7 +714,7 @@ int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len)
 	return 1;
 }
 
-int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct an_line *out)
+int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct gp_tr_members *out)
 {
 	struct gp_tr_chunks *ch = in->chunks;
 	struct scanned *sc;
@@ -737,7 +737,7 @@ int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, 
 	    sc->lines[sc->cur_line].len != n)
 		return 0;
 	sl = &sc->lines[sc->cur_line++];
-	an_line_clear(out);
+	gp_tr_members_clear(out);
 	out->ignored = sl->ignored;
 	for (unsigned i = 0; i < sl->nvals; i++) {
 		const struct sc_val *e = &sc->vals[sc->cur_val++];

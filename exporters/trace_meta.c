@@ -19,7 +19,7 @@ static int64_t get_int(const struct gp_json_val *v)
 {
 	int64_t x;
 
-	return an_jv_i64(v, &x) ? -1 : x;
+	return gp_jv_i64(v, &x) ? -1 : x;
 }
 
 /* root_pid is written as a string (the environment's value). */
@@ -49,7 +49,7 @@ static void get_str(const struct gp_json_val *v, char *buf, size_t cap)
 	buf[0] = '\0';
 	if (v->type != GP_JSON_STR || !(scratch = malloc(v->n + 1)))
 		return;
-	if (an_jv_str(v, scratch, &s, &n) == 0)
+	if (gp_jv_str(v, scratch, &s, &n) == 0)
 		snprintf(buf, cap, "%.*s", (int)n, s);
 	free(scratch);
 }
@@ -79,16 +79,16 @@ static int next_line(struct gp_tr *r, const char **p, size_t *n)
 }
 
 /* m from the scanned meta line l. 0, or -EINVAL with err set. */
-static int decode(const char *path, const struct an_line *l, struct gp_tr_meta *m, char *err,
+static int decode(const char *path, const struct gp_tr_members *l, struct gp_tr_meta *m, char *err,
 		  size_t cap)
 {
 	const struct gp_json_val *a = l->args;
 
-	if (AN_JV_IS(&l->top[TK_NAME], GP_MERGE_EVENT)) {
+	if (GP_JV_IS(&l->top[TK_NAME], GP_MERGE_EVENT)) {
 		snprintf(err, cap, "%s: " GP_MERGE_NOT_A_TRACE, path);
 		return -EINVAL;
 	}
-	if (!AN_JV_IS(&l->top[TK_NAME], GP_EV_META) || l->top[TK_ARGS].type != GP_JSON_OBJ) {
+	if (!GP_JV_IS(&l->top[TK_NAME], GP_EV_META) || l->top[TK_ARGS].type != GP_JSON_OBJ) {
 		snprintf(err, cap, "%s: not a gpuprof trace (it does not begin with gpuprof.meta)", path);
 		return -EINVAL;
 	}
@@ -113,7 +113,7 @@ static int decode(const char *path, const struct an_line *l, struct gp_tr_meta *
 
 int gp_tr_read_meta(const char *path, struct gp_tr_meta *m, char *err, size_t cap)
 {
-	struct an_line *l = NULL;
+	struct gp_tr_members *l = NULL;
 	struct gp_tr *r;
 	const char *p, *why;
 	size_t n;
@@ -161,7 +161,7 @@ int gp_tr_read_meta(const char *path, struct gp_tr_meta *m, char *err, size_t ca
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (an_parse_line(p, n, l, &why))
+	if (gp_tr_scan_line(p, n, l, &why))
 		goto bad;
 	rc = decode(path, l, m, err, cap);
 	goto out;

@@ -124,7 +124,7 @@ void gp_tr_set_scan(struct gp_tr *in, int scan)
 	in->scan = scan;
 }
 
-int gp_tr_scanned(struct gp_tr *in, const char *p, size_t n, struct an_line *out)
+int gp_tr_scanned(struct gp_tr *in, const char *p, size_t n, struct gp_tr_members *out)
 {
 	if (!in->chunks || !out->skip_ignored)
 		return 0;

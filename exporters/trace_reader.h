@@ -23,7 +23,7 @@
 #define GP_TR_MAX_LINE (64u << 20)
 
 struct gp_tr;
-struct an_line;
+struct gp_tr_members;
 
 /* Where reading stands, for the caller's messages and decisions. */
 struct gp_tr_state {
@@ -70,15 +70,15 @@ void gp_tr_close(struct gp_tr *r);
  * longer than GP_TR_MAX_LINE; -EIO (io_errno set) or -ENOMEM. */
 int gp_tr_line(struct gp_tr *r, const char **line, size_t *len);
 
-/* Asks r to scan lines on its workers too (trace_scan.h's an_parse_line,
+/* Asks r to scan lines on its workers too (trace_scan.h's gp_tr_scan_line,
  * with skip_ignored), before the first line; gp_tr_scanned() gives them. */
 void gp_tr_set_scan(struct gp_tr *r, int scan);
 /* The members of the line gp_tr_line() last returned, p[0..n) being that
- * line trimmed as an_line_trim() does, where a worker scanned it: 1 with
- * out as an_parse_line() (out->skip_ignored set) would fill it; 0 where it
+ * line trimmed as gp_tr_line_trim() does, where a worker scanned it: 1 with
+ * out as gp_tr_scan_line() (out->skip_ignored set) would fill it; 0 where it
  * was not scanned there (out->skip_ignored clear, a line across chunks, a
  * line that does not scan cleanly): the caller scans it itself. */
-int gp_tr_scanned(struct gp_tr *r, const char *p, size_t n, struct an_line *out);
+int gp_tr_scanned(struct gp_tr *r, const char *p, size_t n, struct gp_tr_members *out);
 
 /* Valid until the next call on r. */
 const struct gp_tr_state *gp_tr_state(const struct gp_tr *r);

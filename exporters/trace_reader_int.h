@@ -12,7 +12,7 @@
 #include "trace_reader.h"
 
 struct gp_tr_chunks;
-struct an_line;
+struct gp_tr_members;
 
 struct gp_tr {
 	/* A file's descriptor is held only while it is among the last used
@@ -60,7 +60,7 @@ ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room);
 int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len);
 /* gp_tr_scanned() where in->chunks is set; g: the line's offset in the
  * inflated stream. */
-int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct an_line *out);
+int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct gp_tr_members *out);
 void gp_tr_chunks_free(struct gp_tr *in);
 
 /* trace_bytes.c, below both: the open files (most recently used first;

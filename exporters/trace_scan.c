@@ -13,8 +13,8 @@
 #include "json_scan.h"
 
 /* The analyzer's strictness on top of the shared scanner: nesting at most
- * AN_MAX_DEPTH, numbers at most AN_MAX_NUMBER bytes. */
-#define AN_MAX_NUMBER 4096
+ * GP_TR_MAX_DEPTH, numbers at most GP_TR_MAX_NUMBER bytes. */
+#define GP_TR_MAX_NUMBER 4096
 
 struct keydef {
 	const char *name;
@@ -126,7 +126,7 @@ static int lookup(const struct keyindex *ix, const struct keydef *t, const struc
  * than CUDA API calls and collectives' kernels (other kernels, copies,
  * sets). The rest of such a line is still checked, without looking at its
  * members. */
-static int ignorable(const struct an_line *l)
+static int ignorable(const struct gp_tr_members *l)
 {
 	const struct gp_json_val *ph = &l->top[TK_PH], *cat = &l->top[TK_CAT];
 	const struct gp_json_val *name = &l->top[TK_NAME];
@@ -140,13 +140,13 @@ static int ignorable(const struct an_line *l)
 	case 'f':
 		return 1;
 	case 'X':
-		if (cat->type != GP_JSON_STR || AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) ||
-		    AN_JV_IS(cat, GP_CAT_CUDA_DRIVER))
+		if (cat->type != GP_JSON_STR || GP_JV_IS(cat, GP_CAT_CUDA_RUNTIME) ||
+		    GP_JV_IS(cat, GP_CAT_CUDA_DRIVER))
 			return 0;
 		/* a kernel whose name is still to come is read whole */
-		return !AN_JV_IS(cat, GP_CAT_KERNEL) ||
+		return !GP_JV_IS(cat, GP_CAT_KERNEL) ||
 		       (name->type == GP_JSON_STR &&
-			!an_coll_is_kernel((const char *)name->p, name->n));
+			!gp_tr_is_coll_kernel((const char *)name->p, name->n));
 	default:
 		return 0;
 	}
@@ -154,12 +154,12 @@ static int ignorable(const struct an_line *l)
 
 /* c->p at '{' of an object whose members are recorded into vals via keys. */
 static int scan_object(struct gp_json_cur *c, int depth, const struct keyindex *ix,
-		       const struct keydef *keys, struct gp_json_val *vals, struct an_line *line,
+		       const struct keydef *keys, struct gp_json_val *vals, struct gp_tr_members *line,
 		       uint64_t *args_set)
 {
 	struct gp_json_val k, v;
 
-	if (depth > AN_MAX_DEPTH)
+	if (depth > GP_TR_MAX_DEPTH)
 		return gp_json_fail(c, "nested too deeply");
 	c->p++;
 	gp_json_ws(c);
@@ -223,7 +223,7 @@ static void indexes_build(void)
 	__atomic_store_n(&index_ready, 1, __ATOMIC_RELEASE);
 }
 
-void an_line_clear(struct an_line *out)
+void gp_tr_members_clear(struct gp_tr_members *out)
 {
 	/* what the previous line set, not the whole struct */
 	out->ignored = 0;
@@ -241,14 +241,14 @@ void an_line_clear(struct an_line *out)
 	}
 }
 
-int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why)
+int gp_tr_scan_line(const char *p, size_t n, struct gp_tr_members *out, const char **why)
 {
 	struct gp_json_cur c = { (const unsigned char *)p, (const unsigned char *)p + n, NULL,
-				  AN_MAX_DEPTH, AN_MAX_NUMBER };
+				  GP_TR_MAX_DEPTH, GP_TR_MAX_NUMBER };
 
 	if (!__atomic_load_n(&index_ready, __ATOMIC_ACQUIRE))
 		pthread_once(&index_once, indexes_build); /* workers scan too */
-	an_line_clear(out);
+	gp_tr_members_clear(out);
 	gp_json_ws(&c);
 	if (c.p >= c.end || *c.p != '{') {
 		*why = "not a JSON object";
@@ -266,14 +266,14 @@ int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why
 	return 0;
 }
 
-int an_jv_u64(const struct gp_json_val *v, uint64_t *out)
+int gp_jv_u64(const struct gp_json_val *v, uint64_t *out)
 {
 	if (v->type != GP_JSON_NUM || v->num)
 		return -EINVAL;
 	return gp_json_digits_u64(v->p, v->n, UINT64_MAX, out);
 }
 
-int an_jv_i64(const struct gp_json_val *v, int64_t *out)
+int gp_jv_i64(const struct gp_json_val *v, int64_t *out)
 {
 	struct gp_json_val abs = *v;
 	uint64_t x;
@@ -285,7 +285,7 @@ int an_jv_i64(const struct gp_json_val *v, int64_t *out)
 		abs.n--;
 		abs.num = 0;
 	}
-	if (an_jv_u64(&abs, &x) || x > (uint64_t)INT64_MAX)
+	if (gp_jv_u64(&abs, &x) || x > (uint64_t)INT64_MAX)
 		return -EINVAL;
 	*out = (v->num & GP_JSON_NEG) ? -(int64_t)x : (int64_t)x;
 	return 0;
@@ -293,7 +293,7 @@ int an_jv_i64(const struct gp_json_val *v, int64_t *out)
 
 #define MAX_US 1000000000000000ll /* 1e15 us, 31 years: ns fit in int64 */
 
-int an_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
+int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
 {
 	const char *p = v->p, *end = v->p + v->n;
 	int64_t us = 0, frac = 0;
@@ -342,7 +342,7 @@ static unsigned hexval(char ch)
 	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
-int an_jv_hex(const struct gp_json_val *v, uint64_t *out)
+int gp_jv_hex(const struct gp_json_val *v, uint64_t *out)
 {
 	uint64_t x = 0;
 
@@ -360,7 +360,7 @@ int an_jv_hex(const struct gp_json_val *v, uint64_t *out)
 	return 0;
 }
 
-int an_jv_bool(const struct gp_json_val *v, int *out)
+int gp_jv_bool(const struct gp_json_val *v, int *out)
 {
 	if (v->type == GP_JSON_TRUE)
 		*out = 1;
@@ -395,7 +395,7 @@ static size_t put_utf8(char *o, uint32_t cp)
 	return 4;
 }
 
-int an_jv_str(const struct gp_json_val *v, char *scratch, const char **s, size_t *n)
+int gp_jv_str(const struct gp_json_val *v, char *scratch, const char **s, size_t *n)
 {
 	const char *p = v->p, *end = v->p + v->n;
 	char *o = scratch;

@@ -1,6 +1,6 @@
 /* The trace format's line scanner (the reader's second half, after
  * trace_reader.h cut the lines). Strict, fast reading of one trace line: one JSON object (RFC 8259,
- * well-formed UTF-8, nesting at most AN_MAX_DEPTH), of which the members an
+ * well-formed UTF-8, nesting at most GP_TR_MAX_DEPTH), of which the members an
  * analysis uses are kept as raw values: the top-level ones (ph, name, ts...)
  * and those of the "args" object. Everything else is checked and skipped.
  *
@@ -17,16 +17,16 @@
 #include "json_scan.h"
 #include "trace_format.h"
 
-#define AN_MAX_DEPTH 32
+#define GP_TR_MAX_DEPTH 32
 
 /* The kernel-name prefix that makes a kernel a collective (NCCL's): the
  * scanner keeps those kernels, the analysis follows them. */
-#define AN_COLL_PREFIX "nccl"
-static inline int an_coll_is_kernel(const char *name, size_t n)
+#define GP_TR_COLL_PREFIX "nccl"
+static inline int gp_tr_is_coll_kernel(const char *name, size_t n)
 {
-	size_t k = sizeof(AN_COLL_PREFIX) - 1;
+	size_t k = sizeof(GP_TR_COLL_PREFIX) - 1;
 
-	return n > k && __builtin_memcmp(name, AN_COLL_PREFIX, k) == 0;
+	return n > k && __builtin_memcmp(name, GP_TR_COLL_PREFIX, k) == 0;
 }
 
 /* Raw values are exporters/json_scan.h's struct gp_json_val: for strings
@@ -42,7 +42,7 @@ static inline int an_coll_is_kernel(const char *name, size_t n)
 #define GP_ARG(event, field, type, unit, when, meaning)
 #define GP_FIELD(id, key, read)
 #define GP_TOP(id, key, read, type, unit, meaning) GP_FMT_IF_##read(TK_##id, )
-enum an_top_key {
+enum gp_tr_top_key {
 #include "trace_format.def"
 	TK_N
 };
@@ -50,13 +50,13 @@ enum an_top_key {
 #define GP_TOP(id, key, read, type, unit, meaning)
 #undef GP_FIELD
 #define GP_FIELD(id, key, read) GP_FMT_IF_##read(AK_##id, )
-enum an_arg_key {
+enum gp_tr_arg_key {
 #include "trace_format.def"
 	AK_N
 };
 #include "trace_format_undef.h"
 
-struct an_line {
+struct gp_tr_members {
 	struct gp_json_val top[TK_N];
 	struct gp_json_val args[AK_N];
 	uint32_t top_set;  /* which members the last line had */
@@ -72,12 +72,12 @@ struct an_line {
  * must be zeroed before its first use and then reused line after line:
  * only what the previous line set is cleared. Members absent from the line
  * have type GP_JSON_NONE. */
-int an_parse_line(const char *p, size_t n, struct an_line *out, const char **why);
-/* Clears what the previous line set in out (as an_parse_line does first). */
-void an_line_clear(struct an_line *out);
+int gp_tr_scan_line(const char *p, size_t n, struct gp_tr_members *out, const char **why);
+/* Clears what the previous line set in out (as gp_tr_scan_line does first). */
+void gp_tr_members_clear(struct gp_tr_members *out);
 /* The line's trim before it is scanned (a trace's reader's): blanks at
  * both ends and one trailing ','. */
-static inline void an_line_trim(const char **p, size_t *n)
+static inline void gp_tr_line_trim(const char **p, size_t *n)
 {
 	while (*n && ((*p)[*n - 1] == ' ' || (*p)[*n - 1] == '\t'))
 		(*n)--;
@@ -90,22 +90,22 @@ static inline void an_line_trim(const char **p, size_t *n)
 }
 
 /* Conversions of raw values; each returns 0 or -EINVAL (wrong type/range). */
-int an_jv_u64(const struct gp_json_val *v, uint64_t *out);
-int an_jv_i64(const struct gp_json_val *v, int64_t *out);
+int gp_jv_u64(const struct gp_json_val *v, uint64_t *out);
+int gp_jv_i64(const struct gp_json_val *v, int64_t *out);
 /* microseconds (any JSON number, |v| < 1e15) to integer nanoseconds */
-int an_jv_us_to_ns(const struct gp_json_val *v, int64_t *out);
+int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out);
 /* "0x..." (1 to 16 hex digits) */
-int an_jv_hex(const struct gp_json_val *v, uint64_t *out);
-int an_jv_bool(const struct gp_json_val *v, int *out);
+int gp_jv_hex(const struct gp_json_val *v, uint64_t *out);
+int gp_jv_bool(const struct gp_json_val *v, int *out);
 /* The string's bytes, unescaped into scratch (at least v->n bytes) when
  * needed; *s is not NUL-terminated. */
-int an_jv_str(const struct gp_json_val *v, char *scratch, const char **s, size_t *n);
+int gp_jv_str(const struct gp_json_val *v, char *scratch, const char **s, size_t *n);
 /* String equality with a C literal, for unescaped strings. */
-static inline int an_jv_is(const struct gp_json_val *v, const char *lit, size_t litlen)
+static inline int gp_jv_is(const struct gp_json_val *v, const char *lit, size_t litlen)
 {
 	return v->type == GP_JSON_STR && !v->esc && v->n == litlen &&
 	       __builtin_memcmp(v->p, lit, litlen) == 0;
 }
-#define AN_JV_IS(v, lit) an_jv_is((v), lit, sizeof(lit) - 1)
+#define GP_JV_IS(v, lit) gp_jv_is((v), lit, sizeof(lit) - 1)
 
 #endif

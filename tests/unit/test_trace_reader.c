@@ -103,12 +103,12 @@ static int same_val(const struct gp_json_val *a, const struct gp_json_val *b)
 	return a->n == b->n && a->esc == b->esc && a->num == b->num && a->p == b->p;
 }
 
-/* Every line a worker scanned (gp_tr_scanned) holds what an_parse_line
+/* Every line a worker scanned (gp_tr_scanned) holds what gp_tr_scan_line
  * finds in it: how many were. */
 static uint64_t check_scanned(const void *gz, size_t len, unsigned threads)
 {
 	struct gp_tr *r;
-	struct an_line *mine = calloc(1, sizeof(*mine)), *ref = calloc(1, sizeof(*ref));
+	struct gp_tr_members *mine = calloc(1, sizeof(*mine)), *ref = calloc(1, sizeof(*ref));
 	const char *p, *why;
 	size_t n;
 	uint64_t hits = 0;
@@ -122,11 +122,11 @@ static uint64_t check_scanned(const void *gz, size_t len, unsigned threads)
 	while (gp_tr_line(r, &p, &n) == 1) {
 		int ok;
 
-		an_line_trim(&p, &n);
+		gp_tr_line_trim(&p, &n);
 		if (gp_tr_scanned(r, p, n, mine) != 1)
 			continue;
 		hits++;
-		ok = an_parse_line(p, n, ref, &why) == 0 && mine->ignored == ref->ignored &&
+		ok = gp_tr_scan_line(p, n, ref, &why) == 0 && mine->ignored == ref->ignored &&
 		     (ref->ignored || (mine->top_set == ref->top_set && mine->args_set == ref->args_set));
 		for (int i = 0; ok && !ref->ignored && i < TK_N; i++)
 			ok = same_val(&mine->top[i], &ref->top[i]);

@@ -256,11 +256,11 @@ static char *dir_of(const char *path)
 
 /* From a trace's first event, gpuprof.meta (exporters/trace_meta.h); -EINVAL
  * when that cannot be read. */
-static int trace_meta(const char *path, struct gp_run_meta *m)
+static int trace_meta(const char *path, struct gp_tr_meta *m)
 {
 	char scratch[CMP_ERR];
 
-	return gp_run_read_meta(path, m, scratch, sizeof(scratch)) ? -EINVAL : 0;
+	return gp_tr_read_meta(path, m, scratch, sizeof(scratch)) ? -EINVAL : 0;
 }
 
 /* The traces named RUN.PID.json.gz beside RUN.json.gz that processes of
@@ -273,7 +273,7 @@ static int add_children(struct files *fs, size_t i, struct cmp_notes *notes, con
 {
 	char *dir = dir_of(fs->f[i].path), *base = NULL, **v = NULL;
 	const char *slash = strrchr(fs->f[i].path, '/');
-	struct gp_run_meta root, m;
+	struct gp_tr_meta root, m;
 	size_t n = 0;
 	int rc;
 

@@ -288,7 +288,7 @@ static int copy_event(struct copy *cp, const char *line, const struct ev *e)
 	int slot = 0;
 	const char *at = line;
 
-	if (e->pid.type && an_jv_i64(&e->pid, &pid))
+	if (e->pid.type && gp_jv_i64(&e->pid, &pid))
 		return fail_line(&cp->r, "pid out of range");
 	if (pid != t->meta.pid) {
 		int64_t d;
@@ -304,7 +304,7 @@ static int copy_event(struct copy *cp, const char *line, const struct ev *e)
 	else /* Perfetto would put it in pid 0, beside every other trace's */
 		reps[nr++] = (struct rep){ line + 1, 0, R_PID_MEMBER, t->pid_base, e->empty ? "" : "," };
 	if (e->ts.type) {
-		if (an_jv_us_to_ns(&e->ts, &ns) || __builtin_add_overflow(ns, t->shift_ns, &ns))
+		if (gp_jv_us_to_ns(&e->ts, &ns) || __builtin_add_overflow(ns, t->shift_ns, &ns))
 			return fail_line(&cp->r, "ts out of range");
 		reps[nr++] = (struct rep){ e->ts.p, e->ts.n, R_TS, ns, NULL };
 	}
@@ -439,8 +439,8 @@ int mg_collect_kernels(const struct mg_trace *t, struct mg_kernels *ks, struct m
 	while (!rc && (rc = reader_next(&r, &line, &e)) == 1) {
 		rc = 0;
 		if (e.ph.n != 1 || e.ph.p[0] != 'X' || !KEY(&e.cat, GP_CAT_KERNEL) ||
-		    !an_coll_is_kernel(e.name.p, e.name.n) || !e.ts.type || !e.dur.type ||
-		    an_jv_us_to_ns(&e.ts, &ts) || an_jv_us_to_ns(&e.dur, &dur) || dur < 0)
+		    !gp_tr_is_coll_kernel(e.name.p, e.name.n) || !e.ts.type || !e.dur.type ||
+		    gp_jv_us_to_ns(&e.ts, &ts) || gp_jv_us_to_ns(&e.dur, &dur) || dur < 0)
 			continue;
 		if (__builtin_add_overflow(t->meta.ts_base_ns, ts, &kn.start_ns) ||
 		    __builtin_add_overflow(kn.start_ns, dur, &kn.end_ns) || kn.start_ns < 0 ||

@@ -19,7 +19,7 @@
 
 struct mg_trace {
 	const char *path;
-	struct gp_run_meta meta;
+	struct gp_tr_meta meta;
 	size_t host;          /* index of its host in the run */
 	int64_t offset_ns;    /* added to its clock to read the reference host's */
 	int64_t shift_ns;     /* added to each ts: ts_base + offset - merged base */

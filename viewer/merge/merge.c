@@ -86,7 +86,7 @@ static int read_metas(struct run *r, char *err, size_t cap)
 		int rc;
 
 		t->path = r->s->traces[k];
-		rc = gp_run_read_meta(t->path, &t->meta, err, cap);
+		rc = gp_tr_read_meta(t->path, &t->meta, err, cap);
 		if (rc)
 			return rc;
 		if (t->meta.pid > INT32_MAX) {

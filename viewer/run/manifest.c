@@ -48,7 +48,7 @@ static struct json_object *trace_entry(const struct gp_run_found *f)
 {
 	struct json_object *t = json_object_new_object();
 	const char *slash = strrchr(f->path, '/');
-	const struct gp_run_meta *m = f->meta;
+	const struct gp_tr_meta *m = f->meta;
 	struct stat st;
 
 	if (!t)

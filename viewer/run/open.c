@@ -238,7 +238,7 @@ static int add_trace(struct gp_run *run, const char *file, int listed, int compl
 	t->path = path;
 	t->listed = listed;
 	t->complete = complete;
-	rc = gp_run_read_meta(path, &t->meta, err, cap);
+	rc = gp_tr_read_meta(path, &t->meta, err, cap);
 	if (rc == 0 && !(t->file = strdup(file)))
 		rc = -ENOMEM;
 	if (rc) {
@@ -251,7 +251,7 @@ static int add_trace(struct gp_run *run, const char *file, int listed, int compl
 	return 0;
 }
 
-int gp_run_meta_order(const struct gp_run_meta *a, const struct gp_run_meta *b)
+int gp_run_meta_order(const struct gp_tr_meta *a, const struct gp_tr_meta *b)
 {
 	int c;
 

@@ -32,21 +32,18 @@
 /* Traces one run may have: far above any job's processes per directory. */
 #define GP_RUN_MAX_TRACES 65536
 
-/* What a trace's first event, gpuprof.meta, says of its process, and its
- * reading (gzip or plain): the trace library's (exporters/trace_meta.h),
- * under the names the run's code has. */
-#define gp_run_meta gp_tr_meta
-#define gp_run_read_meta gp_tr_read_meta
+/* What a trace's first event, gpuprof.meta, says of its process:
+ * struct gp_tr_meta, read by gp_tr_read_meta() (exporters/trace_meta.h). */
 
 /* The order of a run's processes: ranks first, by rank; then the rest by
  * host, then pid. <0, 0, >0 as strcmp. */
-int gp_run_meta_order(const struct gp_run_meta *a, const struct gp_run_meta *b);
+int gp_run_meta_order(const struct gp_tr_meta *a, const struct gp_tr_meta *b);
 
 /* One trace of a run. */
 struct gp_run_trace {
 	char *path;          /* dir/file */
 	char *file;          /* the name inside the directory */
-	struct gp_run_meta meta;
+	struct gp_tr_meta meta;
 	int listed;          /* named by a manifest */
 	int complete;        /* the manifest's word: the launcher found it complete
 			      * (or repaired it); -1: not said */
@@ -129,7 +126,7 @@ void gp_run_job_id(char *buf, size_t cap, const char *host, pid_t pid, int64_t s
 struct gp_run_found {
 	const char *path;
 	int complete;
-	const struct gp_run_meta *meta;
+	const struct gp_tr_meta *meta;
 };
 
 /* Writes dir's manifest for launcher l, listing the traces found, whole

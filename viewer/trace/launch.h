@@ -114,7 +114,7 @@ struct gp_trace_file {
 	pid_t pid;    /* 0 for the root process's trace */
 	bool running; /* its process still runs: not checked */
 	off_t size;
-	struct gp_run_meta meta; /* in a run directory: its gpuprof.meta, read
+	struct gp_tr_meta meta; /* in a run directory: its gpuprof.meta, read
 				  * once, when it was found */
 };
 /* The root trace and the traces of PROGRAM's children written during this

@@ -87,7 +87,7 @@ static void report_run_dir(const struct gp_trace_run *r, int wstatus, struct gp_
 	       count > 1 ? "s" : "");
 	for (size_t i = 0; i < count; i++) {
 		const struct gp_trace_file *f = &files[i];
-		const struct gp_run_meta *m = &f->meta;
+		const struct gp_tr_meta *m = &f->meta;
 		const char *name = strrchr(f->path, '/') + 1;
 
 		an_fmt_bytes(size, sizeof(size), (uint64_t)f->size);

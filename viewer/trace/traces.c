@@ -31,7 +31,7 @@ static bool newer_or_same(const struct timespec *t, const struct timespec *since
 }
 
 static int add_trace(struct gp_trace_file **files, size_t *count, char *path, pid_t pid,
-		     const struct gp_run_meta *meta)
+		     const struct gp_tr_meta *meta)
 {
 	struct gp_trace_file *grown = realloc(*files, (*count + 1) * sizeof(**files));
 
@@ -54,7 +54,7 @@ static int collect_run_dir(const struct gp_trace_run *r, struct gp_trace_file **
 			   size_t *count)
 {
 	char err_line[1024], **names = NULL, *path;
-	struct gp_run_meta m;
+	struct gp_tr_meta m;
 	struct stat st;
 	size_t n = 0;
 	int err;
@@ -70,7 +70,7 @@ static int collect_run_dir(const struct gp_trace_run *r, struct gp_trace_file **
 		 * opened it) is not known to be ours */
 		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
 		    !newer_or_same(&st.st_mtim, &r->start) ||
-		    gp_run_read_meta(path, &m, err_line, sizeof(err_line)) != 0 ||
+		    gp_tr_read_meta(path, &m, err_line, sizeof(err_line)) != 0 ||
 		    strcmp(m.host, r->host) != 0 || (m.root_pid != r->child && m.pid != r->child)) {
 			free(path);
 			continue;

@@ -13,9 +13,9 @@ static const char *const call_ops[] = {
 
 int an_coll_is_call(const struct an_str *name)
 {
-	size_t k = sizeof(AN_COLL_PREFIX) - 1;
+	size_t k = sizeof(GP_TR_COLL_PREFIX) - 1;
 
-	if (!name || name->len <= k || memcmp(name->s, AN_COLL_PREFIX, k) != 0)
+	if (!name || name->len <= k || memcmp(name->s, GP_TR_COLL_PREFIX, k) != 0)
 		return 0;
 	for (size_t i = 0; i < sizeof(call_ops) / sizeof(call_ops[0]); i++)
 		if (strcmp(name->s + k, call_ops[i]) == 0)

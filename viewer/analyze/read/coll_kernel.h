@@ -1,5 +1,5 @@
 /* NCCL's kernels by their names: a kernel's name without its arguments.
- * Which kernels are collectives' (an_coll_is_kernel(), AN_COLL_PREFIX) the
+ * Which kernels are collectives' (gp_tr_is_coll_kernel(), GP_TR_COLL_PREFIX) the
  * trace's scanner decides (exporters/trace_scan.h); the reader (source.c)
  * names the kernels it keeps by this, and the analysis of collectives
  * (collective.h) sits above both. */

@@ -60,7 +60,7 @@ static int own_event(const struct gp_json_val *name)
 
 /* What to call the event of the current line in a message: its own name
  * only when it is one of the format's, never user text. */
-static const char *ev_what(const struct an_line *l)
+static const char *ev_what(const struct gp_tr_members *l)
 {
 	static const char *const known[] = {
 		GP_EV_ALLOC, GP_EV_FREE, GP_EV_OOM, GP_EV_POOL_CREATE, GP_EV_POOL_DESTROY,
@@ -72,16 +72,16 @@ static const char *ev_what(const struct an_line *l)
 	const struct gp_json_val *n = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		if (an_jv_is(n, known[i], strlen(known[i]))) {
+		if (gp_jv_is(n, known[i], strlen(known[i]))) {
 			snprintf(buf, sizeof(buf), "%s event", known[i]);
 			return buf;
 		}
 	}
-	if (AN_JV_IS(cat, GP_CAT_NVTX))
+	if (GP_JV_IS(cat, GP_CAT_NVTX))
 		return "NVTX event";
-	if (AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || AN_JV_IS(cat, GP_CAT_CUDA_DRIVER))
+	if (GP_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || GP_JV_IS(cat, GP_CAT_CUDA_DRIVER))
 		return "CUDA API event";
-	if (AN_JV_IS(cat, GP_CAT_KERNEL))
+	if (GP_JV_IS(cat, GP_CAT_KERNEL))
 		return "kernel event";
 	return "event";
 }
@@ -93,7 +93,7 @@ static int need_u64(struct an_source *s, const struct gp_json_val *v, const char
 	if (v->type == GP_JSON_NONE)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"",
 			   ev_what(&s->line), key);
-	if (an_jv_u64(v, out))
+	if (gp_jv_u64(v, out))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is not a non-negative integer",
 			   ev_what(&s->line), key);
 	if (*out > max)
@@ -108,7 +108,7 @@ static int need_ts(struct an_source *s, int64_t *ts, char *err, size_t errcap)
 
 	if (v->type == GP_JSON_NONE)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"ts\"", ev_what(&s->line));
-	if (an_jv_us_to_ns(v, ts))
+	if (gp_jv_us_to_ns(v, ts))
 		return say(s, err, errcap, GP_AN_BAD_INPUT,
 			   "%s: \"ts\" is not a number of microseconds in range", ev_what(&s->line));
 	return 0;
@@ -119,7 +119,7 @@ static int need_i64(struct an_source *s, const struct gp_json_val *v, const char
 {
 	if (v->type == GP_JSON_NONE)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"", ev_what(&s->line), key);
-	if (an_jv_i64(v, out))
+	if (gp_jv_i64(v, out))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is not an integer",
 			   ev_what(&s->line), key);
 	return 0;
@@ -137,7 +137,7 @@ static int unescape(struct an_source *s, const struct gp_json_val *v, const char
 		s->scratch = b;
 		s->scratch_cap = v->n;
 	}
-	return an_jv_str(v, s->scratch, p, n);
+	return gp_jv_str(v, s->scratch, p, n);
 }
 
 /* The string value of v, interned; *out NULL when v is absent and !required. */
@@ -180,7 +180,7 @@ static int get_str(struct an_source *s, const struct gp_json_val *v, const char 
 static int kind_of(const struct gp_json_val *v)
 {
 	for (int k = 0; k < K_N; k++)
-		if (an_jv_is(v, an_kind_names[k], strlen(an_kind_names[k])))
+		if (gp_jv_is(v, an_kind_names[k], strlen(an_kind_names[k])))
 			return k;
 	return K_UNKNOWN;
 }
@@ -237,18 +237,18 @@ static int on_meta(struct an_source *s, char *err, size_t errcap)
 	    (r = get_str(s, &a[AK_VERSION], GP_F_VERSION, 0, &s->version, err, errcap)))
 		return r;
 	s->mode = MODE_CUDA;
-	if (AN_JV_IS(&a[AK_MODE], "tensor"))
+	if (GP_JV_IS(&a[AK_MODE], "tensor"))
 		s->mode = MODE_TENSOR;
-	else if (AN_JV_IS(&a[AK_MODE], "native"))
+	else if (GP_JV_IS(&a[AK_MODE], "native"))
 		s->mode = MODE_NATIVE;
 	s->statics = STATICS_RUN;
-	if (AN_JV_IS(&a[AK_STATICS], "none"))
+	if (GP_JV_IS(&a[AK_STATICS], "none"))
 		s->statics = STATICS_NONE;
-	else if (a[AK_STATICS].type != GP_JSON_NONE && !AN_JV_IS(&a[AK_STATICS], "run"))
+	else if (a[AK_STATICS].type != GP_JSON_NONE && !GP_JV_IS(&a[AK_STATICS], "run"))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"statics\" is not run or none",
 			   GP_EV_META);
 	/* older traces may place module globals on device 0 (analyze.c) */
-	s->memory_by_context = AN_JV_IS(&a[AK_MEMORY_DEVICE], "context");
+	s->memory_by_context = GP_JV_IS(&a[AK_MEMORY_DEVICE], "context");
 	s->have_meta = 1;
 	return 0;
 }
@@ -281,7 +281,7 @@ static void opt_u64(const struct gp_json_val *v, uint64_t *out)
 {
 	uint64_t x;
 
-	if (an_jv_u64(v, &x) == 0)
+	if (gp_jv_u64(v, &x) == 0)
 		*out = x;
 }
 
@@ -294,14 +294,14 @@ static int on_end(struct an_source *s)
 	s->have_end = 1;
 	/* when the recorder finished the trace (a program ended by a signal
 	 * may have been idle long before); a bad ts is not said */
-	if (an_jv_us_to_ns(&s->line.top[TK_TS], &ts) == 0)
+	if (gp_jv_us_to_ns(&s->line.top[TK_TS], &ts) == 0)
 		s->end_ts = ts;
-	if (an_jv_bool(&a[AK_CLEAN], &b) == 0)
+	if (gp_jv_bool(&a[AK_CLEAN], &b) == 0)
 		s->end_clean = b;
-	if (an_jv_bool(&a[AK_RECOVERED], &b) == 0)
+	if (gp_jv_bool(&a[AK_RECOVERED], &b) == 0)
 		s->end_recovered = b;
 	uint64_t sig;
-	if (an_jv_u64(&a[AK_SIGNAL], &sig) == 0 && sig > 0 && sig < 128)
+	if (gp_jv_u64(&a[AK_SIGNAL], &sig) == 0 && sig > 0 && sig < 128)
 		s->end_signal = (int)sig;
 	s->end_counts = a[AK_DROPPED_CUPTI].type == GP_JSON_NUM;
 	opt_u64(&a[AK_DROPPED_CUPTI], &s->dropped_cupti);
@@ -339,10 +339,10 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 		return r;
 	ev.device = (uint32_t)dev;
 	if (type == AE_POOL) {
-		if (an_jv_hex(&a[AK_POOL], &ev.pool.pool))
+		if (gp_jv_hex(&a[AK_POOL], &ev.pool.pool))
 			return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"pool\" is not an address",
 				   ev_what(&s->line));
-		if (AN_JV_IS(&s->line.top[TK_NAME], GP_EV_POOL_DESTROY))
+		if (GP_JV_IS(&s->line.top[TK_NAME], GP_EV_POOL_DESTROY))
 			ev.pool.size = 0;
 		else if (a[AK_SIZE].type == GP_JSON_NONE)
 			return 0; /* an imported pool: its memory is its owner's */
@@ -351,7 +351,7 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 			return r;
 		return push(s, &ev, err, errcap);
 	}
-	if (an_jv_hex(&a[AK_ADDR], &ev.mem.addr))
+	if (gp_jv_hex(&a[AK_ADDR], &ev.mem.addr))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
 			   a[AK_ADDR].type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
 	if ((r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.mem.bytes, err, errcap)))
@@ -360,9 +360,9 @@ static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_
 	    (r = need_u64(s, &a[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.mem.corr, err, errcap)))
 		return r;
 	ev.kind = (uint8_t)kind_of(&a[AK_KIND]);
-	if (an_jv_bool(&a[AK_ASYNC], &b) == 0 && b)
+	if (gp_jv_bool(&a[AK_ASYNC], &b) == 0 && b)
 		ev.flags |= EVF_ASYNC;
-	if (a[AK_POOL].type == GP_JSON_STR && an_jv_hex(&a[AK_POOL], &ev.mem.pool) == 0 &&
+	if (a[AK_POOL].type == GP_JSON_STR && gp_jv_hex(&a[AK_POOL], &ev.mem.pool) == 0 &&
 	    a[AK_POOL_SIZE].type != GP_JSON_NONE) {
 		if ((r = need_u64(s, &a[AK_POOL_SIZE], GP_F_POOL_SIZE, AN_MAX_BYTES,
 				  &ev.mem.pool_size, err, errcap)))
@@ -500,7 +500,7 @@ static int torch_api(struct an_source *s, struct an_str **out, char *err, size_t
 static int need_addr(struct an_source *s, const struct gp_json_val *v, uint64_t *out, char *err,
 		     size_t errcap)
 {
-	if (an_jv_hex(v, out))
+	if (gp_jv_hex(v, out))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
 			   v->type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
 	return 0;
@@ -528,7 +528,7 @@ static int on_torch_block(struct an_source *s, int type, int64_t ts, char *err, 
 	    (r = need_u64(s, &a[AK_STACK], GP_F_STACK, AN_MAX_STACK_ID - 1, &ev.mem.stack, err,
 			  errcap)))
 		return r;
-	if (type == AE_ALLOC && an_jv_bool(&a[AK_GUESSED], &b) == 0 && b)
+	if (type == AE_ALLOC && gp_jv_bool(&a[AK_GUESSED], &b) == 0 && b)
 		s->torch_guessed++;
 	if ((r = torch_api(s, &ev.name, err, errcap)))
 		return r;
@@ -546,7 +546,7 @@ static int on_torch_segment(struct an_source *s, int release, int64_t ts, char *
 	    (r = need_addr(s, &a[AK_ADDR], &ev.segment.addr, err, errcap)) ||
 	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.segment.bytes, err, errcap)))
 		return r;
-	if (an_jv_bool(&a[AK_MAPPED], &mapped))
+	if (gp_jv_bool(&a[AK_MAPPED], &mapped))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"mapped\" is not true or false",
 			   ev_what(&s->line));
 	ev.device = (uint32_t)dev;
@@ -597,7 +597,7 @@ static int on_torch_attach(struct an_source *s, int64_t ts, char *err, size_t er
 	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.attach.reserved, err,
 			  errcap)))
 		return r;
-	if (an_jv_bool(&a[AK_STACKS], &stacks))
+	if (gp_jv_bool(&a[AK_STACKS], &stacks))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"stacks\" is not true or false",
 			   ev_what(&s->line));
 	ev.device = (uint32_t)dev;
@@ -698,7 +698,7 @@ static int on_api(struct an_source *s, int64_t ts, char *err, size_t errcap)
 	if ((r = need_u64(s, &s->line.args[AK_CORR], GP_F_CORR, UINT64_MAX, &corr, err, errcap)) ||
 	    (r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &tid, err, errcap)))
 		return r;
-	if (dur_v->type != GP_JSON_NONE && (an_jv_us_to_ns(dur_v, &dur) || dur < 0))
+	if (dur_v->type != GP_JSON_NONE && (gp_jv_us_to_ns(dur_v, &dur) || dur < 0))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
 			   ev_what(&s->line));
 	if ((r = get_str(s, &s->line.top[TK_NAME], GP_T_NAME, 1, &name, err, errcap)))
@@ -712,7 +712,7 @@ static int on_api(struct an_source *s, int64_t ts, char *err, size_t errcap)
 /* A collective's kernel (collective.h), on one of this process's GPUs. */
 static int on_collective(struct an_source *s, int64_t ts, char *err, size_t errcap)
 {
-	const struct an_line *l = &s->line;
+	const struct gp_tr_members *l = &s->line;
 	struct an_ev ev = { .type = AE_COLL, .ts = ts };
 	int64_t pid, stream, dur, device;
 	const char *p;
@@ -726,7 +726,7 @@ static int on_collective(struct an_source *s, int64_t ts, char *err, size_t errc
 		return say(s, err, errcap, GP_AN_BAD_INPUT,
 			   "%s: \"pid\" %" PRId64 " is not a GPU of process %" PRId64, ev_what(l),
 			   pid, s->pid);
-	if (l->top[TK_DUR].type == GP_JSON_NONE || an_jv_us_to_ns(&l->top[TK_DUR], &dur) || dur < 0)
+	if (l->top[TK_DUR].type == GP_JSON_NONE || gp_jv_us_to_ns(&l->top[TK_DUR], &dur) || dur < 0)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
 			   ev_what(l));
 	if (l->args[AK_CORR].type != GP_JSON_NONE &&
@@ -746,7 +746,7 @@ static int on_collective(struct an_source *s, int64_t ts, char *err, size_t errc
 /* One event line. */
 static int on_event(struct an_source *s, char *err, size_t errcap)
 {
-	const struct an_line *l = &s->line;
+	const struct gp_tr_members *l = &s->line;
 	const struct gp_json_val *name = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
 	int64_t ts;
 	char ph;
@@ -763,67 +763,67 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"args\" is not an object",
 			   ev_what(l));
 	if (!s->have_meta) {
-		if (AN_JV_IS(name, GP_MERGE_EVENT))
+		if (GP_JV_IS(name, GP_MERGE_EVENT))
 			return say(s, err, errcap, GP_AN_BAD_INPUT, GP_MERGE_NOT_A_TRACE);
-		if (ph != 'i' || !AN_JV_IS(name, GP_EV_META))
+		if (ph != 'i' || !GP_JV_IS(name, GP_EV_META))
 			return say(s, err, errcap, GP_AN_BAD_INPUT,
 				   "not a gpuprof trace (the first event is not gpuprof.meta)");
 		return on_meta(s, err, errcap);
 	}
 	switch (ph) {
 	case 'i':
-		if (AN_JV_IS(cat, GP_CAT_MEMORY)) {
+		if (GP_JV_IS(cat, GP_CAT_MEMORY)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
-			if (AN_JV_IS(name, GP_EV_ALLOC))
+			if (GP_JV_IS(name, GP_EV_ALLOC))
 				return on_memory(s, AE_ALLOC, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_FREE))
+			if (GP_JV_IS(name, GP_EV_FREE))
 				return on_memory(s, AE_FREE, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_OOM))
+			if (GP_JV_IS(name, GP_EV_OOM))
 				return on_oom(s, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_POOL_CREATE) || AN_JV_IS(name, GP_EV_POOL_DESTROY) ||
-			    AN_JV_IS(name, GP_EV_POOL_TRIM))
+			if (GP_JV_IS(name, GP_EV_POOL_CREATE) || GP_JV_IS(name, GP_EV_POOL_DESTROY) ||
+			    GP_JV_IS(name, GP_EV_POOL_TRIM))
 				return on_memory(s, AE_POOL, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_TORCH_ALLOC))
+			if (GP_JV_IS(name, GP_EV_TORCH_ALLOC))
 				return on_torch_block(s, AE_ALLOC, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_TORCH_FREE))
+			if (GP_JV_IS(name, GP_EV_TORCH_FREE))
 				return on_torch_block(s, AE_FREE, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_TORCH_SEGMENT_ALLOC))
+			if (GP_JV_IS(name, GP_EV_TORCH_SEGMENT_ALLOC))
 				return on_torch_segment(s, 0, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_TORCH_SEGMENT_FREE))
+			if (GP_JV_IS(name, GP_EV_TORCH_SEGMENT_FREE))
 				return on_torch_segment(s, 1, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_TORCH_OOM))
+			if (GP_JV_IS(name, GP_EV_TORCH_OOM))
 				return on_torch_oom(s, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_TORCH_ATTACH))
+			if (GP_JV_IS(name, GP_EV_TORCH_ATTACH))
 				return on_torch_attach(s, ts, err, errcap);
-			if (AN_JV_IS(name, GP_EV_TORCH_STACK))
+			if (GP_JV_IS(name, GP_EV_TORCH_STACK))
 				return on_torch_stack(s, err, errcap);
 			break;
 		}
-		if (AN_JV_IS(cat, GP_CAT_NVTX)) {
+		if (GP_JV_IS(cat, GP_CAT_NVTX)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_nvtx(s, ph, ts, err, errcap);
 		}
 		if (own_event(name)) {
-			if (AN_JV_IS(name, GP_EV_WATERMARK)) {
+			if (GP_JV_IS(name, GP_EV_WATERMARK)) {
 				if ((r = need_ts(s, &ts, err, errcap)))
 					return r;
 				an_reorder_watermark(&s->ro, ts);
 				return 0;
 			}
-			if (AN_JV_IS(name, GP_EV_DEVICE))
+			if (GP_JV_IS(name, GP_EV_DEVICE))
 				return on_device(s, err, errcap);
-			if (AN_JV_IS(name, GP_EV_END))
+			if (GP_JV_IS(name, GP_EV_END))
 				return on_end(s);
-			if (AN_JV_IS(name, GP_EV_DROPPED)) {
+			if (GP_JV_IS(name, GP_EV_DROPPED)) {
 				uint64_t n = 0;
 
 				opt_u64(&l->args[AK_COUNT], &n);
 				s->dropped_marks += n;
 				return 0;
 			}
-			if (AN_JV_IS(name, GP_EV_META))
+			if (GP_JV_IS(name, GP_EV_META))
 				return say(s, err, errcap, GP_AN_BAD_INPUT,
 					   "a second gpuprof.meta: traces joined into one file?");
 		}
@@ -832,20 +832,20 @@ static int on_event(struct an_source *s, char *err, size_t errcap)
 	case 'E':
 	case 'b':
 	case 'e':
-		if (AN_JV_IS(cat, GP_CAT_NVTX)) {
+		if (GP_JV_IS(cat, GP_CAT_NVTX)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_nvtx(s, ph, ts, err, errcap);
 		}
 		break;
 	case 'X':
-		if (AN_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || AN_JV_IS(cat, GP_CAT_CUDA_DRIVER)) {
+		if (GP_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || GP_JV_IS(cat, GP_CAT_CUDA_DRIVER)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_api(s, ts, err, errcap);
 		}
-		if (AN_JV_IS(cat, GP_CAT_KERNEL) && name->type == GP_JSON_STR &&
-		    an_coll_is_kernel((const char *)name->p, name->n)) {
+		if (GP_JV_IS(cat, GP_CAT_KERNEL) && name->type == GP_JSON_STR &&
+		    gp_tr_is_coll_kernel((const char *)name->p, name->n)) {
 			if ((r = need_ts(s, &ts, err, errcap)))
 				return r;
 			return on_collective(s, ts, err, errcap);
@@ -881,7 +881,7 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		return input_error(s, r, err, errcap);
 	if (r == 0)
 		return 0;
-	an_line_trim(&p, &n);
+	gp_tr_line_trim(&p, &n);
 	if (n == 0)
 		return 1;
 	if (!s->started) {
@@ -902,7 +902,7 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		return 1;
 	}
 	/* scanned on a worker already, or here */
-	if (gp_tr_scanned(s->in, p, n, &s->line) != 1 && an_parse_line(p, n, &s->line, &why) != 0) {
+	if (gp_tr_scanned(s->in, p, n, &s->line) != 1 && gp_tr_scan_line(p, n, &s->line, &why) != 0) {
 		/* the last line of a trace cut short is usually half a line */
 		if (gp_tr_state(s->in)->last_unterminated && s->have_meta) {
 			s->cut_line_bytes = n;

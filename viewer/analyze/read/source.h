@@ -30,7 +30,7 @@ struct an_devinfo {
 struct an_source {
 	const char *path;
 	struct gp_tr *in;          /* owned */
-	struct an_line line;
+	struct gp_tr_members line;
 	char *scratch;
 	size_t scratch_cap;
 	struct an_strtab *st;

@@ -1026,7 +1026,7 @@ static void summary_fill(struct bld *b, const struct an_pd *pd, struct gp_an_sum
  * prefixes, up to its algorithm and types. */
 static const char *coll_op(struct bld *b, const char *kernel)
 {
-	static const char *const prefixes[] = { "ncclDevKernel_", "ncclKernel_", AN_COLL_PREFIX };
+	static const char *const prefixes[] = { "ncclDevKernel_", "ncclKernel_", GP_TR_COLL_PREFIX };
 	const char *p = kernel, *end;
 
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
@@ -1051,7 +1051,7 @@ static void coll_one(struct bld *b, const struct an_coll *c, struct gp_an_collec
 	/* NCCL's name of the call ("ncclAllGather"), else the kernel's */
 	o->call = astr(b, c->call);
 	if (c->call)
-		o->op = str(b, c->call->s + sizeof(AN_COLL_PREFIX) - 1);
+		o->op = str(b, c->call->s + sizeof(GP_TR_COLL_PREFIX) - 1);
 	else
 		o->op = o->kernel ? coll_op(b, o->kernel) : NULL;
 	o->launch_t = c->launch_known ? sec(b, c->launch) : NAN;
