@@ -37,10 +37,16 @@ INLINE = re.compile(r"^static\s+inline\b[^;{(]*?\b(\w+)\s*\(", re.M)
 COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 
 
-def code_of(path):
-    """The file's text without comments and string literals."""
+def code_of(path, strings=False):
+    """The file's text without comments and, unless strings, string
+    literals (an #include's "name" is one)."""
     with open(path, errors="replace") as f:
-        return COMMENT_OR_STRING.sub(" ", f.read())
+        text = f.read()
+    if not strings:
+        return COMMENT_OR_STRING.sub(" ", text)
+    # a comment's text goes, a string's stays: both in one pass, so that a
+    # "/*" inside a string starts no comment
+    return COMMENT_OR_STRING.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " ", text)
 
 
 def source_root(build):
@@ -301,7 +307,7 @@ def stage_order(folder, stages, edges):
                 continue
             path = os.path.relpath(os.path.join(top, n), ROOT)
             rf = rank(path)
-            for inc in INCLUDE.findall(code_of_includes(os.path.join(ROOT, path))):
+            for inc in INCLUDE.findall(code_of(os.path.join(ROOT, path), strings=True)):
                 h = headers.get(os.path.basename(inc)) if "/" not in inc else None
                 if h is None:
                     continue
@@ -314,12 +320,6 @@ def stage_order(folder, stages, edges):
                         stages[rh] if rh < len(stages) else "pipeline"), file=sys.stderr)
                     bad += 1
     return bad
-
-
-def code_of_includes(path):
-    """The file's text without comments (its #include lines kept)."""
-    with open(path, errors="replace") as f:
-        return re.sub(r"/\*.*?\*/|//[^\n]*", " ", f.read(), flags=re.S)
 
 
 if __name__ == "__main__":
