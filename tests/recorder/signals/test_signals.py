@@ -21,7 +21,7 @@ PY = sys.executable
 def run(argv, preload, tmp, hook_ms=0, ignore=(), send=None, worker=False):
     """Runs argv with SIGINT at its default (a background job's ignored
     SIGINT would survive exec) and the signals in ignore ignored; with send,
-    sends that signal from here once the program printed "ready"; returns
+    sends that signal from here once the program printed "ready\\n"; returns
     (raw wait status, stdout, stderr, hook lines)."""
     log = os.path.join(tmp, "hook.log")
     if os.path.exists(log):
@@ -54,7 +54,7 @@ def run(argv, preload, tmp, hook_ms=0, ignore=(), send=None, worker=False):
             os._exit(127)
     if send:
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not (os.path.exists(out) and "ready" in read(out)):
+        while time.monotonic() < deadline and not (os.path.exists(out) and "ready\n" in read(out)):
             time.sleep(0.005)
         os.kill(pid, send)
     status = wait(pid, 30)

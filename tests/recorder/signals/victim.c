@@ -40,6 +40,16 @@ static void spin(double seconds)
 		;
 }
 
+/* One write: gcc makes printf("ready\n") a puts(), which on an unbuffered
+ * stdout writes "ready" and "\n" apart, and a signal sent on "ready" may
+ * land between them. */
+static void say_ready(void)
+{
+	static const char line[] = "ready\n";
+	if (write(1, line, sizeof line - 1) < 0)
+		exit(3);
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
@@ -66,7 +76,7 @@ int main(int argc, char **argv)
 		/* holds a lock nearly all the time, as a program's thread is
 		 * inside CUPTI or malloc, until a signal from outside ends it */
 		void (*hold)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "gp_sigtest_hold");
-		printf("ready\n");
+		say_ready();
 		for (;;) {
 			if (hold)
 				hold(1);
@@ -77,7 +87,7 @@ int main(int argc, char **argv)
 		}
 	} else if (strcmp(c, "exit-soon") == 0) {
 		/* exits 0.5 s after saying it is ready, unless a signal ends it */
-		printf("ready\n");
+		say_ready();
 		spin(0.5);
 		exit(0);
 	} else if (strcmp(c, "query") == 0) {
