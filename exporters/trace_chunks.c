@@ -12,9 +12,13 @@
  * with the stream state or the 32 KiB window it needs: the bytes handed out
  * are exactly those one thread would have inflated, damage and all.
  *
- * Where the caller asks (gp_tr_set_scan), the worker also scans the lines
- * whole inside its chunk (trace_scan.h) and keeps their members' values as
- * offsets; the consumer takes them in place of scanning (gp_tr_scanned).
+ * Where the caller asks (gp_tr_set_scan), the worker also finds the lines
+ * whole inside its chunk (the consumer then takes them without looking for
+ * their ends), scans them (trace_scan.h) and keeps their members' values as
+ * offsets; the consumer takes them in place of scanning (gp_tr_scanned). Where the caller gives a decoder (gp_tr_set_decoder),
+ * the worker runs it on each scanned line no analysis ignores and keeps its
+ * record instead of the values (gp_tr_decoded): the consumer is left with
+ * what needs its state.
  *
  * The chunks go to the reader's one consumer strictly in file order. A
  * reader has at most min(threads, CH_AHEAD) + 1 chunks in flight, and all
@@ -47,13 +51,18 @@
 
 enum ch_end { CH_BOUNDARY = 1, CH_MIDBLOCK, CH_STREAM_END, CH_ERROR, CH_NOMEM };
 
-/* Lines a worker scanned (gp_tr_set_scan): where each is in its chunk's
- * output, whether it is ignored, and its members' values (p an offset into
- * the line; UINT32_MAX: none). */
+/* The lines whole in a chunk's output: where each is (raw: as
+ * gp_tr_line() hands it out, "\r" and all; off, len: trimmed) and what its
+ * worker made of it: its members' values (p an offset into the line;
+ * UINT32_MAX: none) or the decoder's record. */
+enum { SCL_SCANNED = 1, SCL_IGNORED = 2, SCL_DECODED = 4, SCL_CR = 8 /* raw ends in "\r" */ };
 struct sc_line {
+	uint32_t raw_off, raw_len;
 	uint32_t off, len;
+	uint32_t rec;   /* SCL_DECODED: its record's index */
+	uint32_t kept;  /* the first line from this one on that is not SCL_IGNORED */
 	uint16_t nvals;
-	uint8_t ignored;
+	uint8_t flags;  /* SCL_* */
 };
 struct sc_val {
 	uint8_t slot;            /* a top member's TK_*, or 32 + an args field's AK_* */
@@ -64,13 +73,18 @@ struct scanned {
 	size_t nlines, cap_lines;
 	struct sc_val *vals;
 	size_t nvals, cap_vals;
+	unsigned char *recs;     /* the decoder's records, rec_size each */
+	size_t nrecs, cap_recs;  /* cap_recs in bytes */
 	uint64_t goff, len;      /* the chunk's output in the stream */
-	size_t cur_line, cur_val; /* the consumer's cursors */
+	size_t cur_line, cur_val; /* the consumer's cursors: the line last found, its values */
+	size_t cut_line, cut_val; /* the next line gp_tr_chunks_line() hands out, its values */
 };
 
 struct chunk {
 	struct chunk *next_job;  /* the pool's queue */
 	int scan;                /* scan its lines too */
+	gp_tr_decode_fn decode;  /* and decode them (NULL: no) */
+	size_t rec_size;
 	struct scanned *sc;      /* owned: what its worker scanned; NULL: none */
 	unsigned char *in;       /* owned: its compressed bytes */
 	size_t in_len;
@@ -95,6 +109,7 @@ struct gp_tr_chunks {
 	struct chunk *q[Q_MAX];  /* submitted, in file order */
 	size_t qhead, qn, qmax;
 	struct chunk *cur;       /* whose output is being handed out */
+	struct scanned *cur_sc;  /* its lines (the newest of rq), or NULL */
 	size_t cur_off;
 	unsigned char win[WIN];  /* the last bytes handed out, for a serial restart */
 	size_t win_len;
@@ -221,6 +236,7 @@ static void scanned_free(struct scanned *sc)
 		return;
 	free(sc->lines);
 	free(sc->vals);
+	free(sc->recs);
 	free(sc);
 }
 
@@ -255,7 +271,8 @@ static int sc_add_val(struct scanned *sc, unsigned slot, const struct gp_json_va
 
 /* The lines whole inside c's output (after its first newline, up to its
  * last), trimmed and scanned as the consumer would: what scans cleanly is
- * kept; anything else (the brackets, a bad line) the consumer does itself. */
+ * kept (decoded, with c->decode); anything else (the brackets, a bad line)
+ * the consumer does itself. */
 static struct scanned *scan_chunk(const struct chunk *c)
 {
 	struct scanned *sc = calloc(1, sizeof(*sc));
@@ -277,22 +294,38 @@ static struct scanned *scan_chunk(const struct chunk *c)
 			break;
 		n = (size_t)(e - p);
 		p = e + 1;
-		if (n && lp[n - 1] == '\r')
-			n--;
 		if (n > GP_TR_MAX_LINE)
-			continue;
-		gp_tr_line_trim(&lp, &n);
-		if (!n || (n == 1 && (lp[0] == '[' || lp[0] == ']')) || gp_tr_scan_line(lp, n, l, &why))
-			continue;
+			break; /* the consumer says so, from its buffer */
 		if (sc_grow((void **)&sc->lines, &sc->cap_lines, sc->nlines + 1, sizeof(*sc->lines)))
 			goto fail;
 		sl = &sc->lines[sc->nlines++];
+		sl->raw_off = sl->off = (uint32_t)(lp - out);
+		sl->raw_len = sl->len = (uint32_t)n;
+		sl->flags = 0;
+		sl->nvals = 0;
+		if (n && lp[n - 1] == '\r') {
+			sl->flags = SCL_CR;
+			n--;
+		}
+		gp_tr_line_trim(&lp, &n);
 		sl->off = (uint32_t)(lp - out);
 		sl->len = (uint32_t)n;
-		sl->ignored = (uint8_t)l->ignored;
-		sl->nvals = 0;
-		if (l->ignored)
+		if (!n || (n == 1 && (lp[0] == '[' || lp[0] == ']')) || gp_tr_scan_line(lp, n, l, &why))
 			continue;
+		sl->flags |= SCL_SCANNED;
+		if (l->ignored) {
+			sl->flags |= SCL_IGNORED;
+			continue;
+		}
+		if (c->decode) {
+			if (sc_grow((void **)&sc->recs, &sc->cap_recs, (sc->nrecs + 1) * c->rec_size, 1))
+				goto fail;
+			if (c->decode(l, lp, n, sc->recs + sc->nrecs * c->rec_size)) {
+				sl->flags |= SCL_DECODED;
+				sl->rec = (uint32_t)sc->nrecs++;
+				continue;
+			}
+		}
 		for (top = l->top_set; top; top &= top - 1, sl->nvals++)
 			if (sc_add_val(sc, (unsigned)__builtin_ctz(top), &l->top[__builtin_ctz(top)], lp))
 				goto fail;
@@ -301,12 +334,19 @@ static struct scanned *scan_chunk(const struct chunk *c)
 				       &l->args[__builtin_ctzll(args)], lp))
 				goto fail;
 	}
+	/* where each run of ignored lines ends, for the consumer to pass over
+	 * it at once */
+	for (size_t i = sc->nlines, next = sc->nlines; i-- > 0;) {
+		if (!(sc->lines[i].flags & SCL_IGNORED))
+			next = i;
+		sc->lines[i].kept = (uint32_t)next;
+	}
 	free(l);
 	return sc;
 fail:
 	free(l);
 	scanned_free(sc);
-	return NULL; /* the consumer scans them all */
+	return NULL; /* the consumer cuts and scans them all */
 }
 
 static void *worker(void *arg)
@@ -519,6 +559,8 @@ static int cut(struct gp_tr *in, struct chunk **out)
 		ch->scanned = 0;
 	}
 	c->scan = in->scan;
+	c->decode = in->scan ? in->decode : NULL;
+	c->rec_size = in->rec_size;
 	pool.inflight++;
 	*out = c;
 	return 0;
@@ -650,6 +692,7 @@ ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room)
 		}
 		if (c) {
 			ch->cur = NULL;
+			ch->cur_sc = NULL;
 			if (c->end != CH_BOUNDARY)
 				return to_serial(in, c, c->end);
 			keep_window(ch, c);
@@ -674,6 +717,8 @@ ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room)
 		in->st.chunks++;
 		if (c->sc) {
 			if (ch->rq_n == RQ_MAX) { /* the oldest, long read: cannot happen */
+				if (ch->rq[ch->rq_head] == ch->cur_sc)
+					ch->cur_sc = NULL;
 				scanned_free(ch->rq[ch->rq_head]);
 				ch->rq_head = (ch->rq_head + 1) % RQ_MAX;
 				ch->rq_n--;
@@ -681,28 +726,81 @@ ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room)
 			c->sc->goff = ch->out_total;
 			c->sc->len = c->out_len;
 			ch->rq[(ch->rq_head + ch->rq_n++) % RQ_MAX] = c->sc;
+			ch->cur_sc = c->sc;
 			c->sc = NULL; /* handed over */
 		}
 		ch->out_total += c->out_len;
 	}
 }
 
-int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len)
+int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len, int *done,
+		      const void **rec)
 {
 	struct gp_tr_chunks *ch = in->chunks;
 	const struct chunk *c = ch->cur;
+	struct scanned *sc = ch->cur_sc;
 	const char *p, *nl;
 	size_t n;
 
 	if (!c || ch->cur_off >= c->out_len)
 		return 0;
 	p = c->out + ch->cur_off;
-	nl = memchr(p, '\n', c->out_len - ch->cur_off);
-	/* a line cut by the chunk's end, or too long (its error said where
-	 * the buffer says it), goes through the buffer */
-	if (!nl || (size_t)(nl - p) > GP_TR_MAX_LINE)
-		return 0;
-	n = (size_t)(nl - p);
+	while (sc && sc->cut_line < sc->nlines && sc->lines[sc->cut_line].raw_off < ch->cur_off)
+		sc->cut_val += sc->lines[sc->cut_line++].nvals; /* handed out through the buffer */
+	if (sc && in->skip_ignored && sc->cut_line < sc->nlines &&
+	    sc->lines[sc->cut_line].raw_off == ch->cur_off &&
+	    sc->lines[sc->cut_line].kept != sc->cut_line) {
+		/* a run of ignored lines (no values), passed over */
+		size_t k = sc->lines[sc->cut_line].kept, to;
+
+		if (k < sc->nlines)
+			to = sc->lines[k].raw_off;
+		else
+			to = sc->lines[k - 1].raw_off + sc->lines[k - 1].raw_len + 1;
+		in->st.skipped += k - sc->cut_line;
+		in->st.line_no += k - sc->cut_line;
+		in->buf_off += to - ch->cur_off;
+		ch->cur_off = to;
+		sc->cut_line = k;
+		p = c->out + ch->cur_off;
+		if (ch->cur_off >= c->out_len)
+			return 0;
+	}
+	if (sc && sc->cut_line < sc->nlines && sc->lines[sc->cut_line].raw_off == ch->cur_off) {
+		/* its worker found where it ends: the line itself is not
+		 * touched here (it is in another core's cache) */
+		const struct sc_line *sl = &sc->lines[sc->cut_line];
+		uint64_t at = ch->out_total - c->out_len; /* the chunk's output in the stream */
+
+		n = sl->raw_len;
+		ch->cur_off += n + 1;
+		in->buf_off += n + 1;
+		*line = p;
+		*len = sl->flags & SCL_CR ? n - 1 : n;
+		if (sl->flags & SCL_SCANNED) {
+			/* trimmed, where gp_tr_scanned() finds it at once */
+			*line = c->out + sl->off;
+			*len = sl->len;
+			sc->cur_line = sc->cut_line;
+			sc->cur_val = sc->cut_val;
+			*done = sl->flags & SCL_IGNORED ? GP_TR_IGNORED
+				: sl->flags & SCL_DECODED ? GP_TR_DECODED : GP_TR_SCANNED;
+			if (sl->flags & SCL_DECODED)
+				*rec = sc->recs + (size_t)sl->rec * c->rec_size;
+		}
+		in->direct_line = *line;
+		in->direct_off = at + (uint64_t)(*line - c->out);
+		sc->cut_val += sl->nvals;
+		sc->cut_line++;
+		return 1;
+	} else {
+		nl = memchr(p, '\n', c->out_len - ch->cur_off);
+		/* a line cut by the chunk's end, or too long (its error said
+		 * where the buffer says it), goes through the buffer */
+		if (!nl || (size_t)(nl - p) > GP_TR_MAX_LINE)
+			return 0;
+		n = (size_t)(nl - p);
+	}
 	in->direct_line = p;
 	in->direct_off = ch->out_total - c->out_len + ch->cur_off;
 	ch->cur_off += n + 1;
@@ -714,33 +812,51 @@ int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len)
 	return 1;
 }
 
-int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct gp_tr_members *out)
+/* The line at g (n bytes: as the consumer trimmed it) among the lines its
+ * worker scanned, or NULL. Lines are asked for in order, each perhaps more
+ * than once: what ends before this one is done with. */
+static const struct sc_line *find_line(struct gp_tr_chunks *ch, uint64_t g, size_t n,
+				       struct scanned **out)
 {
-	struct gp_tr_chunks *ch = in->chunks;
 	struct scanned *sc;
 	const struct sc_line *sl;
 	uint64_t rel;
 
-	/* lines come in order: what ends before this one is done with */
 	while (ch->rq_n && ch->rq[ch->rq_head]->goff + ch->rq[ch->rq_head]->len <= g) {
+		if (ch->rq[ch->rq_head] == ch->cur_sc)
+			ch->cur_sc = NULL;
 		scanned_free(ch->rq[ch->rq_head]);
 		ch->rq_head = (ch->rq_head + 1) % RQ_MAX;
 		ch->rq_n--;
 	}
 	if (!ch->rq_n || g < ch->rq[ch->rq_head]->goff)
-		return 0;
+		return NULL;
 	sc = ch->rq[ch->rq_head];
 	rel = g - sc->goff;
-	while (sc->cur_line < sc->nlines && sc->lines[sc->cur_line].off < rel)
-		sc->cur_val += sc->lines[sc->cur_line++].nvals;
-	if (sc->cur_line == sc->nlines || sc->lines[sc->cur_line].off != rel ||
-	    sc->lines[sc->cur_line].len != n)
-		return 0;
-	sl = &sc->lines[sc->cur_line++];
+	while (sc->cur_line < sc->nlines && sc->lines[sc->cur_line].off < rel) {
+		sc->cur_val += sc->lines[sc->cur_line].nvals;
+		sc->cur_line++;
+	}
+	if (sc->cur_line == sc->nlines)
+		return NULL;
+	sl = &sc->lines[sc->cur_line];
+	if (!(sl->flags & SCL_SCANNED) || sl->off != rel || sl->len != n)
+		return NULL;
+	*out = sc;
+	return sl;
+}
+
+int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct gp_tr_members *out)
+{
+	struct scanned *sc;
+	const struct sc_line *sl = find_line(in->chunks, g, n, &sc);
+
+	if (!sl || (sl->flags & SCL_DECODED))
+		return 0; /* a decoded line's values were not kept */
 	gp_tr_members_clear(out);
-	out->ignored = sl->ignored;
+	out->ignored = !!(sl->flags & SCL_IGNORED);
 	for (unsigned i = 0; i < sl->nvals; i++) {
-		const struct sc_val *e = &sc->vals[sc->cur_val++];
+		const struct sc_val *e = &sc->vals[sc->cur_val + i];
 		uintptr_t off = (uintptr_t)e->v.p;
 		struct gp_json_val v = e->v;
 

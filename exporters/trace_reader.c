@@ -124,6 +124,20 @@ void gp_tr_set_scan(struct gp_tr *in, int scan)
 	in->scan = scan;
 }
 
+void gp_tr_set_skip_ignored(struct gp_tr *in, int skip)
+{
+	in->skip_ignored = skip;
+}
+
+int gp_tr_set_decoder(struct gp_tr *in, gp_tr_decode_fn fn, size_t rec_size)
+{
+	if (!fn || !rec_size || rec_size > GP_TR_MAX_REC)
+		return -EINVAL;
+	in->decode = fn;
+	in->rec_size = rec_size;
+	return 0;
+}
+
 int gp_tr_scanned(struct gp_tr *in, const char *p, size_t n, struct gp_tr_members *out)
 {
 	if (!in->chunks || !out->skip_ignored)
@@ -310,15 +324,25 @@ static ssize_t fill(struct gp_tr *in, size_t room)
 
 int gp_tr_line(struct gp_tr *in, const char **line, size_t *len)
 {
+	int done;
+	const void *rec;
+
+	return gp_tr_next(in, line, len, &done, &rec);
+}
+
+int gp_tr_next(struct gp_tr *in, const char **line, size_t *len, int *done, const void **rec)
+{
 	size_t scan_from;
 	int err;
 
+	*done = GP_TR_RAW;
+	*rec = NULL;
 	if (!in->detected && (err = detect(in)))
 		return err;
 	if ((err = restore_buffers(in)))
 		return err;
 	in->direct_line = NULL;
-	if (in->chunks && in->start == in->end && gp_tr_chunks_line(in, line, len)) {
+	if (in->chunks && in->start == in->end && gp_tr_chunks_line(in, line, len, done, rec)) {
 		in->st.line_no++;
 		return 1;
 	}

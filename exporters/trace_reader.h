@@ -37,6 +37,7 @@ struct gp_tr_state {
 	uint64_t bytes_in;     /* file bytes consumed, for progress */
 	uint64_t size;         /* file size, 0 if unknown */
 	uint64_t chunks;       /* chunks inflated on workers and used (tests, bench) */
+	uint64_t skipped;      /* lines passed over (gp_tr_set_skip_ignored()), counted in line_no */
 };
 
 /* The most files open at once: a quarter of RLIMIT_NOFILE's soft limit,
@@ -79,6 +80,35 @@ void gp_tr_set_scan(struct gp_tr *r, int scan);
  * was not scanned there (out->skip_ignored clear, a line across chunks, a
  * line that does not scan cleanly): the caller scans it itself. */
 int gp_tr_scanned(struct gp_tr *r, const char *p, size_t n, struct gp_tr_members *out);
+
+/* A caller's decoder of scanned lines: turns the members of one line (p[0..n)
+ * trimmed, as gp_tr_scanned() would give them) into the caller's record of
+ * rec_size bytes at rec. 1: decoded; 0: not (the consumer reads that line's
+ * members itself). It runs on the worker threads, on several lines at once:
+ * it must depend on nothing but its arguments. */
+typedef int (*gp_tr_decode_fn)(const struct gp_tr_members *m, const char *p, size_t n, void *rec);
+/* With gp_tr_set_scan(), before the first line: the workers run fn on each
+ * line they scanned that no analysis ignores, and keep its record in place
+ * of the members' values. rec_size: at most GP_TR_MAX_REC. */
+#define GP_TR_MAX_REC 512
+int gp_tr_set_decoder(struct gp_tr *r, gp_tr_decode_fn fn, size_t rec_size);
+
+/* What a worker made of a line (gp_tr_next()). */
+enum gp_tr_done {
+	GP_TR_RAW,     /* nothing: the line as gp_tr_line() gives it */
+	GP_TR_SCANNED, /* trimmed (gp_tr_line_trim()); gp_tr_scanned() gives its members */
+	GP_TR_IGNORED, /* trimmed; an event no analysis uses (its members' "ignored") */
+	GP_TR_DECODED, /* trimmed; *rec is the decoder's record, valid until the next line
+			* (its members are not kept: gp_tr_scanned() says 0) */
+};
+/* From now on gp_tr_next() passes over the lines a worker found to be
+ * events no analysis uses (GP_TR_IGNORED) instead of handing them out, and
+ * counts them in the state's skipped. */
+void gp_tr_set_skip_ignored(struct gp_tr *r, int skip);
+/* gp_tr_line() with what the workers made of the line (*done, enum
+ * gp_tr_done), without touching it here where they did: after the
+ * workers, its bytes are in another core's cache. */
+int gp_tr_next(struct gp_tr *r, const char **line, size_t *len, int *done, const void **rec);
 
 /* Valid until the next call on r. */
 const struct gp_tr_state *gp_tr_state(const struct gp_tr *r);

@@ -36,6 +36,9 @@ struct gp_tr {
 	size_t cap, start, end;
 	uint64_t buf_off;           /* where buf[0] is in the inflated stream */
 	int scan;                   /* gp_tr_set_scan() */
+	int skip_ignored;           /* gp_tr_set_skip_ignored() */
+	gp_tr_decode_fn decode;     /* gp_tr_set_decoder() */
+	size_t rec_size;
 	int raw_eof;                /* no more bytes from the file or buffer */
 	unsigned threads;           /* gp_tr_set_threads(); 1: serial */
 	size_t chunk_min;           /* gp_tr_set_chunk_min(); 0: the default */
@@ -54,13 +57,16 @@ struct gp_tr {
 int gp_tr_chunks_start(struct gp_tr *in, const unsigned char *p, size_t n);
 ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room);
 /* While the line buffer is empty: the next line, where it lies whole in the
- * current chunk's output, handed out there (no copy through the buffer);
- * sets direct_line and direct_off, moves buf_off past it. 1, or 0: the
- * caller reads it through the buffer. */
-int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len);
+ * current chunk's output, handed out there (no copy through the buffer)
+ * with what its worker made of it (gp_tr_next()); sets direct_line and
+ * direct_off (where the line handed out starts), moves buf_off past it. 1,
+ * or 0: the caller reads it through the buffer. */
+int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len, int *done,
+		      const void **rec);
 /* gp_tr_scanned() where in->chunks is set; g: the line's offset in the
  * inflated stream. */
 int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct gp_tr_members *out);
+
 void gp_tr_chunks_free(struct gp_tr *in);
 
 /* trace_bytes.c, below both: the open files (most recently used first;
