@@ -1822,6 +1822,40 @@ def test_bad():
                   "%s: one gpuprof: line on stderr, got %r" % (name, err[:300]))
 
 
+def test_threads():
+    """The reader's workers scan and decode lines (decode.c) as the reading
+    thread does: every bad case, gzipped so that workers read it, and the
+    scenarios say the same on 1 and 4 threads."""
+    cases = []
+    for name, path in bad_cases():
+        if os.path.isdir(path):
+            continue
+        data = open(path, "rb").read()
+        if data[:2] != b"\x1f\x8b":
+            gz = os.path.join(TMP, "threads_%s.json.gz" % re.sub(r"\W", "_", name))
+            with gzip.open(gz, "wb") as f:
+                f.write(data)
+            path = gz
+        cases.append((name, [path]))
+    for scenario in re.findall(r'name == "(\w+)"', open(os.path.join(HERE, "synth.py")).read()):
+        d = os.path.join(TMP, "threads", scenario)
+        os.makedirs(d, exist_ok=True)
+        synth.scenario(scenario, d)
+        cases.append((scenario, sorted(os.path.join(d, f) for f in os.listdir(d)
+                                       if f.endswith(".json.gz"))))
+    check(len(cases) > 40, "cases: %d" % len(cases))
+    for name, paths in cases:
+        for extra in ([], ["--json"]):
+            one = run(*(extra + paths), env={"GPUPROF_THREADS": "1"})
+            four = run(*(extra + paths), env={"GPUPROF_THREADS": "4"})
+            if four != one:  # the first line that differs, not both reports
+                diff = next(((a, b) for a, b in zip(
+                    ("exit %d" % one[0],) + tuple((one[1] + one[2]).splitlines()),
+                    ("exit %d" % four[0],) + tuple((four[1] + four[2]).splitlines())) if a != b),
+                    ("(lengths differ)", ""))
+                check(False, "%s %s: 4 threads say %r where 1 says %r" % (name, extra, diff[1], diff[0]))
+
+
 def test_cli():
     """Options and their errors."""
     make("train")

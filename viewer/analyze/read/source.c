@@ -11,17 +11,6 @@
 #include "coll_kernel.h"
 #include "exporters/in_file.h"
 
-const char *const an_kind_names[K_N] = {
-	[K_DEVICE] = GP_KIND_DEVICE,
-	[K_ARRAY] = GP_KIND_ARRAY,
-	[K_DEVICE_STATIC] = GP_KIND_DEVICE_STATIC,
-	[K_MANAGED] = GP_KIND_MANAGED,
-	[K_MANAGED_STATIC] = GP_KIND_MANAGED_STATIC,
-	[K_PINNED_HOST] = GP_KIND_PINNED_HOST,
-	[K_PAGEABLE] = GP_KIND_PAGEABLE,
-	[K_UNKNOWN] = GP_KIND_UNKNOWN,
-};
-
 /* ts_base_ns + ts must stay inside int64 */
 #define MAX_TS_BASE 4000000000000000000ull
 
@@ -48,42 +37,10 @@ static int oom_err(struct an_source *s, char *err, size_t errcap)
 	return say(s, err, errcap, GP_AN_FAIL, "out of memory");
 }
 
-/* One of the recorder's own events (gpuprof.meta, gpuprof.end...): their
- * names are their category, "gpuprof", and a dot. */
-static int own_event(const struct gp_json_val *name)
+/* What a message calls the event of the members in s->line (decode.h). */
+static const char *ev_what(struct an_source *s)
 {
-	size_t n = sizeof(GP_CAT_GPUPROF) - 1;
-
-	return name->type == GP_JSON_STR && name->n > n + 1 && !memcmp(name->p, GP_CAT_GPUPROF, n) &&
-	       name->p[n] == '.';
-}
-
-/* What to call the event of the current line in a message: its own name
- * only when it is one of the format's, never user text. */
-static const char *ev_what(const struct gp_tr_members *l)
-{
-	static const char *const known[] = {
-		GP_EV_ALLOC, GP_EV_FREE, GP_EV_OOM, GP_EV_POOL_CREATE, GP_EV_POOL_DESTROY,
-		GP_EV_POOL_TRIM, GP_EV_META, GP_EV_DEVICE, GP_EV_END, GP_EV_WATERMARK,
-		GP_EV_DROPPED, GP_EV_TORCH_ALLOC, GP_EV_TORCH_FREE, GP_EV_TORCH_SEGMENT_ALLOC,
-		GP_EV_TORCH_SEGMENT_FREE, GP_EV_TORCH_OOM, GP_EV_TORCH_STACK, GP_EV_TORCH_ATTACH,
-	};
-	static char buf[48];
-	const struct gp_json_val *n = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
-
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		if (gp_jv_is(n, known[i], strlen(known[i]))) {
-			snprintf(buf, sizeof(buf), "%s event", known[i]);
-			return buf;
-		}
-	}
-	if (GP_JV_IS(cat, GP_CAT_NVTX))
-		return "NVTX event";
-	if (GP_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || GP_JV_IS(cat, GP_CAT_CUDA_DRIVER))
-		return "CUDA API event";
-	if (GP_JV_IS(cat, GP_CAT_KERNEL))
-		return "kernel event";
-	return "event";
+	return an_ev_what(&s->line, s->what);
 }
 
 /* Reads a required member; on failure says which and why. */
@@ -92,36 +49,13 @@ static int need_u64(struct an_source *s, const struct gp_json_val *v, const char
 {
 	if (v->type == GP_JSON_NONE)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"",
-			   ev_what(&s->line), key);
+			   ev_what(s), key);
 	if (gp_jv_u64(v, out))
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is not a non-negative integer",
-			   ev_what(&s->line), key);
+			   ev_what(s), key);
 	if (*out > max)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is absurd (%" PRIu64 ")",
-			   ev_what(&s->line), key, *out);
-	return 0;
-}
-
-static int need_ts(struct an_source *s, int64_t *ts, char *err, size_t errcap)
-{
-	const struct gp_json_val *v = &s->line.top[TK_TS];
-
-	if (v->type == GP_JSON_NONE)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"ts\"", ev_what(&s->line));
-	if (gp_jv_us_to_ns(v, ts))
-		return say(s, err, errcap, GP_AN_BAD_INPUT,
-			   "%s: \"ts\" is not a number of microseconds in range", ev_what(&s->line));
-	return 0;
-}
-
-static int need_i64(struct an_source *s, const struct gp_json_val *v, const char *key, int64_t *out,
-		    char *err, size_t errcap)
-{
-	if (v->type == GP_JSON_NONE)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"", ev_what(&s->line), key);
-	if (gp_jv_i64(v, out))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is not an integer",
-			   ev_what(&s->line), key);
+			   ev_what(s), key, *out);
 	return 0;
 }
 
@@ -140,19 +74,13 @@ static int unescape(struct an_source *s, const struct gp_json_val *v, const char
 	return gp_jv_str(v, s->scratch, p, n);
 }
 
-/* The string value of v, interned; *out NULL when v is absent and !required. */
-static int get_str(struct an_source *s, const struct gp_json_val *v, const char *key, int required,
-		   struct an_str **out, char *err, size_t errcap)
+/* The string v, interned: a reference in *out. */
+static int intern_str(struct an_source *s, const struct gp_json_val *v, struct an_str **out,
+		      char *err, size_t errcap)
 {
 	const char *p;
 	size_t n;
 
-	*out = NULL;
-	if (v->type == GP_JSON_NONE && !required)
-		return 0;
-	if (v->type != GP_JSON_STR)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is %s", ev_what(&s->line),
-			   key, v->type == GP_JSON_NONE ? "missing" : "not a string");
 	if (unescape(s, v, &p, &n))
 		return oom_err(s, err, errcap);
 	if (n > 0 && n <= AN_STR_MAX) {
@@ -177,12 +105,18 @@ static int get_str(struct an_source *s, const struct gp_json_val *v, const char 
 	return *out ? 0 : oom_err(s, err, errcap);
 }
 
-static int kind_of(const struct gp_json_val *v)
+/* The string value of v, interned; *out NULL when v is absent and !required. */
+static int get_str(struct an_source *s, const struct gp_json_val *v, const char *key, int required,
+		   struct an_str **out, char *err, size_t errcap)
 {
-	for (int k = 0; k < K_N; k++)
-		if (gp_jv_is(v, an_kind_names[k], strlen(an_kind_names[k])))
-			return k;
-	return K_UNKNOWN;
+	*out = NULL;
+	if (v->type == GP_JSON_NONE && !required)
+		return 0;
+	if (v->type != GP_JSON_STR)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is %s",
+			   ev_what(s), key,
+			   v->type == GP_JSON_NONE ? "missing" : "not a string");
+	return intern_str(s, v, out, err, errcap);
 }
 
 /* A rank or a count of gpuprof.meta: *out -1 when absent. */
@@ -328,62 +262,6 @@ static int push(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
 static int caller_library(struct an_source *s, const struct gp_json_val *v, uint64_t *out,
 			  char *err, size_t errcap);
 
-static int on_memory(struct an_source *s, int type, int64_t ts, char *err, size_t errcap)
-{
-	const struct gp_json_val *a = s->line.args;
-	struct an_ev ev = { .type = (uint8_t)type, .ts = ts };
-	uint64_t dev;
-	int r, b;
-
-	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
-		return r;
-	ev.device = (uint32_t)dev;
-	if (type == AE_POOL) {
-		if (gp_jv_hex(&a[AK_POOL], &ev.pool.pool))
-			return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"pool\" is not an address",
-				   ev_what(&s->line));
-		if (GP_JV_IS(&s->line.top[TK_NAME], GP_EV_POOL_DESTROY))
-			ev.pool.size = 0;
-		else if (a[AK_SIZE].type == GP_JSON_NONE)
-			return 0; /* an imported pool: its memory is its owner's */
-		else if ((r = need_u64(s, &a[AK_SIZE], GP_F_SIZE, AN_MAX_BYTES, &ev.pool.size, err,
-				       errcap)))
-			return r;
-		return push(s, &ev, err, errcap);
-	}
-	if (gp_jv_hex(&a[AK_ADDR], &ev.mem.addr))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
-			   a[AK_ADDR].type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
-	if ((r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.mem.bytes, err, errcap)))
-		return r;
-	if (a[AK_CORR].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.mem.corr, err, errcap)))
-		return r;
-	ev.kind = (uint8_t)kind_of(&a[AK_KIND]);
-	if (gp_jv_bool(&a[AK_ASYNC], &b) == 0 && b)
-		ev.flags |= EVF_ASYNC;
-	if (a[AK_POOL].type == GP_JSON_STR && gp_jv_hex(&a[AK_POOL], &ev.mem.pool) == 0 &&
-	    a[AK_POOL_SIZE].type != GP_JSON_NONE) {
-		if ((r = need_u64(s, &a[AK_POOL_SIZE], GP_F_POOL_SIZE, AN_MAX_BYTES,
-				  &ev.mem.pool_size, err, errcap)))
-			return r;
-		ev.flags |= EVF_POOL_SIZE;
-	}
-	if (type == AE_ALLOC && a[AK_CALLER].type != GP_JSON_NONE &&
-	    (r = caller_library(s, &a[AK_CALLER], &ev.mem.library, err, errcap)))
-		return r;
-	/* recorded by the API callbacks: says its thread and API itself */
-	if (a[AK_THREAD].type != GP_JSON_NONE) {
-		uint64_t th;
-		if ((r = need_u64(s, &a[AK_THREAD], GP_F_THREAD, UINT32_MAX, &th, err, errcap)) ||
-		    (r = get_str(s, &a[AK_API], GP_F_API, 1, &ev.name, err, errcap)))
-			return r;
-		ev.tid = (int64_t)th;
-		ev.flags |= EVF_THREAD;
-	}
-	return push(s, &ev, err, errcap);
-}
-
 /* What a caller (a library's file, as the recorder names it) is: the
  * libraries whose memory users ask about, by the package or file that makes
  * their calls. */
@@ -452,38 +330,6 @@ static int caller_library(struct an_source *s, const struct gp_json_val *v, uint
 	return 0;
 }
 
-static int on_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
-{
-	const struct gp_json_val *a = s->line.args;
-	struct an_ev ev = { .type = AE_OOM, .ts = ts };
-	uint64_t dev = 0;
-	int64_t res = 0;
-	int r;
-
-	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, UINT64_MAX, &ev.oom.requested, err, errcap)))
-		return r;
-	if (a[AK_DEVICE].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
-		return r;
-	ev.device = (uint32_t)dev;
-	if (a[AK_FREE].type != GP_JSON_NONE && a[AK_TOTAL].type != GP_JSON_NONE) {
-		if ((r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.oom.free, err,
-				  errcap)) ||
-		    (r = need_u64(s, &a[AK_TOTAL], GP_F_TOTAL, AN_MAX_BYTES, &ev.oom.total, err,
-				  errcap)))
-			return r;
-		ev.flags |= EVF_MEMINFO;
-	}
-	if (a[AK_RESULT].type != GP_JSON_NONE &&
-	    (r = need_i64(s, &a[AK_RESULT], GP_F_RESULT, &res, err, errcap)))
-		return r;
-	ev.oom.result = res;
-	if ((r = get_str(s, &a[AK_API], GP_F_API, 0, &ev.name, err, errcap)))
-		return r;
-	return push(s, &ev, err, errcap);
-}
-
 /* ---- PyTorch's caching allocator, from gpuprof's hook (torch.* events) ---- */
 
 /* What its blocks give as their API: one name per trace. */
@@ -495,115 +341,6 @@ static int torch_api(struct an_source *s, struct an_str **out, char *err, size_t
 		return oom_err(s, err, errcap);
 	*out = an_str_ref(s->torch_api);
 	return 0;
-}
-
-static int need_addr(struct an_source *s, const struct gp_json_val *v, uint64_t *out, char *err,
-		     size_t errcap)
-{
-	if (gp_jv_hex(v, out))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"addr\" is %s", ev_what(&s->line),
-			   v->type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
-	return 0;
-}
-
-static int on_torch_block(struct an_source *s, int type, int64_t ts, char *err, size_t errcap)
-{
-	const struct gp_json_val *a = s->line.args;
-	struct an_ev ev = { .type = (uint8_t)type, .ts = ts, .kind = K_DEVICE,
-			    .flags = EVF_TORCH | EVF_THREAD };
-	uint64_t dev;
-	int r, b;
-
-	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
-	    (r = need_addr(s, &a[AK_ADDR], &ev.mem.addr, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_REQUESTED], GP_F_REQUESTED, AN_MAX_BYTES, &ev.mem.requested, err,
-			  errcap)))
-		return r;
-	ev.device = (uint32_t)dev;
-	if ((type == AE_ALLOC || a[AK_BYTES].type != GP_JSON_NONE) &&
-	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.mem.bytes, err, errcap)))
-		return r;
-	if (type == AE_ALLOC && a[AK_STACK].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_STACK], GP_F_STACK, AN_MAX_STACK_ID - 1, &ev.mem.stack, err,
-			  errcap)))
-		return r;
-	if (type == AE_ALLOC && gp_jv_bool(&a[AK_GUESSED], &b) == 0 && b)
-		s->torch_guessed++;
-	if ((r = torch_api(s, &ev.name, err, errcap)))
-		return r;
-	return push(s, &ev, err, errcap);
-}
-
-static int on_torch_segment(struct an_source *s, int release, int64_t ts, char *err, size_t errcap)
-{
-	const struct gp_json_val *a = s->line.args;
-	struct an_ev ev = { .type = AE_SEGMENT, .ts = ts, .flags = release ? EVF_RELEASE : 0 };
-	uint64_t dev;
-	int r, mapped;
-
-	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
-	    (r = need_addr(s, &a[AK_ADDR], &ev.segment.addr, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.segment.bytes, err, errcap)))
-		return r;
-	if (gp_jv_bool(&a[AK_MAPPED], &mapped))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"mapped\" is not true or false",
-			   ev_what(&s->line));
-	ev.device = (uint32_t)dev;
-	if (mapped)
-		ev.flags |= EVF_MAPPED;
-	return push(s, &ev, err, errcap);
-}
-
-static int on_torch_oom(struct an_source *s, int64_t ts, char *err, size_t errcap)
-{
-	const struct gp_json_val *a = s->line.args;
-	struct an_ev ev = { .type = AE_OOM, .ts = ts, .flags = EVF_TORCH };
-	uint64_t dev;
-	int r;
-
-	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev.oom.requested, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_REQUESTED], GP_F_REQUESTED, AN_MAX_BYTES, &ev.oom.torch.block, err,
-			  errcap)) ||
-	    (r = need_u64(s, &a[AK_FREE], GP_F_FREE, AN_MAX_BYTES, &ev.oom.free, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_ALLOCATED], GP_F_ALLOCATED, AN_MAX_BYTES, &ev.oom.torch.allocated,
-			  err, errcap)) ||
-	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.oom.torch.reserved, err,
-			  errcap)))
-		return r;
-	ev.device = (uint32_t)dev;
-	/* the device's size, as for CUDA's own failures */
-	if (s->dev[dev].total_memory) {
-		ev.oom.total = s->dev[dev].total_memory;
-		ev.flags |= EVF_MEMINFO;
-	}
-	if ((r = torch_api(s, &ev.name, err, errcap)))
-		return r;
-	return push(s, &ev, err, errcap);
-}
-
-static int on_torch_attach(struct an_source *s, int64_t ts, char *err, size_t errcap)
-{
-	const struct gp_json_val *a = s->line.args;
-	struct an_ev ev = { .type = AE_ATTACH, .ts = ts };
-	uint64_t dev;
-	int r, stacks;
-
-	if ((r = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_ALLOCATED], GP_F_ALLOCATED, AN_MAX_BYTES, &ev.attach.allocated, err,
-			  errcap)) ||
-	    (r = need_u64(s, &a[AK_RESERVED], GP_F_RESERVED, AN_MAX_BYTES, &ev.attach.reserved, err,
-			  errcap)))
-		return r;
-	if (gp_jv_bool(&a[AK_STACKS], &stacks))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"stacks\" is not true or false",
-			   ev_what(&s->line));
-	ev.device = (uint32_t)dev;
-	if (stacks)
-		ev.flags |= EVF_STACKS;
-	return push(s, &ev, err, errcap);
 }
 
 /* A stack is kept by the source, not sent as an event: allocations name
@@ -618,23 +355,14 @@ static int on_torch_stack(struct an_source *s, char *err, size_t errcap)
 	if ((r = need_u64(s, &a[AK_STACK], GP_F_STACK, UINT64_MAX, &id, err, errcap)))
 		return r;
 	if (a[AK_FRAMES].type != GP_JSON_ARR)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"frames\" is %s", ev_what(&s->line),
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"frames\" is %s", ev_what(s),
 			   a[AK_FRAMES].type == GP_JSON_NONE ? "missing" : "not an array");
 	r = an_stacks_add(&s->stacks, s->st, id, a[AK_FRAMES].p, a[AK_FRAMES].n, why, sizeof(why));
 	if (r == -ENOMEM)
 		return oom_err(s, err, errcap);
 	if (r)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: %s", ev_what(&s->line), why);
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: %s", ev_what(s), why);
 	return 0;
-}
-
-/* A mark of PyTorch's allocator history: longer than names may be
- * (AN_STR_MAX), and no event; see history.h. */
-static int is_history(const struct gp_json_val *name)
-{
-	size_t n = sizeof(AN_HIST_PREFIX) - 1;
-
-	return name->type == GP_JSON_STR && name->n > n && !memcmp(name->p, AN_HIST_PREFIX, n);
 }
 
 static int on_history(struct an_source *s, int64_t ts, char *err, size_t errcap)
@@ -658,204 +386,135 @@ static int on_history(struct an_source *s, int64_t ts, char *err, size_t errcap)
 	return 0;
 }
 
-static int on_nvtx(struct an_source *s, char ph, int64_t ts, char *err, size_t errcap)
+/* The event's name, as decoded (decode.h): a reference in *out, or NULL. */
+static int dec_name(struct an_source *s, const struct an_dec *d, const char *line,
+		    struct an_str **out, char *err, size_t errcap)
 {
-	struct an_ev ev = { .ts = ts };
-	int r;
-
-	if ((r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &ev.tid, err, errcap)))
-		return r;
-	switch (ph) {
-	case 'B': ev.type = AE_PUSH; break;
-	case 'E': ev.type = AE_POP; break;
-	case 'b': ev.type = AE_START; break;
-	case 'e': ev.type = AE_END; break;
-	default: ev.type = AE_MARK; break;
-	}
-	if (ev.type == AE_START || ev.type == AE_END) {
-		if ((r = need_u64(s, &s->line.top[TK_ID], GP_T_ID, UINT64_MAX, &ev.range.id, err,
-				  errcap)))
-			return r;
-	}
-	if (ev.type == AE_MARK && is_history(&s->line.top[TK_NAME]))
-		return on_history(s, ts, err, errcap);
-	if (ev.type != AE_POP && ev.type != AE_END &&
-	    (r = get_str(s, &s->line.top[TK_NAME], GP_T_NAME, 1, &ev.name, err, errcap)))
-		return r;
-	return push(s, &ev, err, errcap);
-}
-
-static int on_api(struct an_source *s, int64_t ts, char *err, size_t errcap)
-{
-	const struct gp_json_val *dur_v = &s->line.top[TK_DUR];
-	uint64_t corr;
-	int64_t tid, dur = 0;
-	struct an_str *name;
-	int r;
-
-	if (s->line.args[AK_CORR].type == GP_JSON_NONE)
-		return 0;
-	if ((r = need_u64(s, &s->line.args[AK_CORR], GP_F_CORR, UINT64_MAX, &corr, err, errcap)) ||
-	    (r = need_i64(s, &s->line.top[TK_TID], GP_T_TID, &tid, err, errcap)))
-		return r;
-	if (dur_v->type != GP_JSON_NONE && (gp_jv_us_to_ns(dur_v, &dur) || dur < 0))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
-			   ev_what(&s->line));
-	if ((r = get_str(s, &s->line.top[TK_NAME], GP_T_NAME, 1, &name, err, errcap)))
-		return r;
-	if (an_corr_put(&s->corr, s->st, corr, tid, ts + dur, name,
-			s->ro.have_released ? s->ro.released : INT64_MIN))
-		return oom_err(s, err, errcap);
-	return 0;
-}
-
-/* A collective's kernel (collective.h), on one of this process's GPUs. */
-static int on_collective(struct an_source *s, int64_t ts, char *err, size_t errcap)
-{
-	const struct gp_tr_members *l = &s->line;
-	struct an_ev ev = { .type = AE_COLL, .ts = ts };
-	int64_t pid, stream, dur, device;
+	struct gp_json_val v = { .p = d->name_copied ? d->name_copy : line + d->name.off,
+				 .n = d->name.len, .type = GP_JSON_STR, .esc = d->name.esc };
 	const char *p;
 	size_t n;
-	int r;
 
-	if ((r = need_i64(s, &l->top[TK_PID], GP_T_PID, &pid, err, errcap)) ||
-	    (r = need_i64(s, &l->top[TK_TID], GP_T_TID, &stream, err, errcap)))
-		return r;
-	if (gp_gpu_pid_device(pid, s->pid, &device) || device >= AN_MAX_DEVICES)
-		return say(s, err, errcap, GP_AN_BAD_INPUT,
-			   "%s: \"pid\" %" PRId64 " is not a GPU of process %" PRId64, ev_what(l),
-			   pid, s->pid);
-	if (l->top[TK_DUR].type == GP_JSON_NONE || gp_jv_us_to_ns(&l->top[TK_DUR], &dur) || dur < 0)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"dur\" is not a duration",
-			   ev_what(l));
-	if (l->args[AK_CORR].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &l->args[AK_CORR], GP_F_CORR, UINT64_MAX, &ev.coll.corr, err, errcap)))
-		return r;
-	if (unescape(s, &l->top[TK_NAME], &p, &n))
-		return oom_err(s, err, errcap);
-	ev.name = an_str_intern(s->st, p, an_coll_kernel_len(p, n));
-	if (!ev.name)
-		return oom_err(s, err, errcap);
-	ev.device = (uint32_t)device;
-	ev.coll.duration = dur;
-	ev.coll.stream = stream;
-	return push(s, &ev, err, errcap);
-}
-
-/* One event line. */
-static int on_event(struct an_source *s, char *err, size_t errcap)
-{
-	const struct gp_tr_members *l = &s->line;
-	const struct gp_json_val *name = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
-	int64_t ts;
-	char ph;
-	int r;
-
-	if (l->ignored && s->have_meta) {
-		s->ignored++;
+	*out = NULL;
+	switch (d->name_is) {
+	case DN_STR:
+		return intern_str(s, &v, out, err, errcap);
+	case DN_TORCH_API:
+		return torch_api(s, out, err, errcap);
+	case DN_COLL_KERNEL:
+		if (unescape(s, &v, &p, &n))
+			return oom_err(s, err, errcap);
+		*out = an_str_intern(s->st, p, an_coll_kernel_len(p, n));
+		return *out ? 0 : oom_err(s, err, errcap);
+	default:
 		return 0;
 	}
-	if (l->top[TK_PH].type != GP_JSON_STR || l->top[TK_PH].n != 1)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "event without a one-letter \"ph\"");
-	ph = l->top[TK_PH].p[0];
-	if (l->top[TK_ARGS].type != GP_JSON_NONE && l->top[TK_ARGS].type != GP_JSON_OBJ)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"args\" is not an object",
-			   ev_what(l));
-	if (!s->have_meta) {
-		if (GP_JV_IS(name, GP_MERGE_EVENT))
-			return say(s, err, errcap, GP_AN_BAD_INPUT, GP_MERGE_NOT_A_TRACE);
-		if (ph != 'i' || !GP_JV_IS(name, GP_EV_META))
-			return say(s, err, errcap, GP_AN_BAD_INPUT,
-				   "not a gpuprof trace (the first event is not gpuprof.meta)");
-		return on_meta(s, err, errcap);
-	}
-	switch (ph) {
-	case 'i':
-		if (GP_JV_IS(cat, GP_CAT_MEMORY)) {
-			if ((r = need_ts(s, &ts, err, errcap)))
-				return r;
-			if (GP_JV_IS(name, GP_EV_ALLOC))
-				return on_memory(s, AE_ALLOC, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_FREE))
-				return on_memory(s, AE_FREE, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_OOM))
-				return on_oom(s, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_POOL_CREATE) || GP_JV_IS(name, GP_EV_POOL_DESTROY) ||
-			    GP_JV_IS(name, GP_EV_POOL_TRIM))
-				return on_memory(s, AE_POOL, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_TORCH_ALLOC))
-				return on_torch_block(s, AE_ALLOC, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_TORCH_FREE))
-				return on_torch_block(s, AE_FREE, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_TORCH_SEGMENT_ALLOC))
-				return on_torch_segment(s, 0, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_TORCH_SEGMENT_FREE))
-				return on_torch_segment(s, 1, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_TORCH_OOM))
-				return on_torch_oom(s, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_TORCH_ATTACH))
-				return on_torch_attach(s, ts, err, errcap);
-			if (GP_JV_IS(name, GP_EV_TORCH_STACK))
-				return on_torch_stack(s, err, errcap);
-			break;
-		}
-		if (GP_JV_IS(cat, GP_CAT_NVTX)) {
-			if ((r = need_ts(s, &ts, err, errcap)))
-				return r;
-			return on_nvtx(s, ph, ts, err, errcap);
-		}
-		if (own_event(name)) {
-			if (GP_JV_IS(name, GP_EV_WATERMARK)) {
-				if ((r = need_ts(s, &ts, err, errcap)))
-					return r;
-				an_reorder_watermark(&s->ro, ts);
-				return 0;
-			}
-			if (GP_JV_IS(name, GP_EV_DEVICE))
-				return on_device(s, err, errcap);
-			if (GP_JV_IS(name, GP_EV_END))
-				return on_end(s);
-			if (GP_JV_IS(name, GP_EV_DROPPED)) {
-				uint64_t n = 0;
+}
 
-				opt_u64(&l->args[AK_COUNT], &n);
-				s->dropped_marks += n;
-				return 0;
-			}
-			if (GP_JV_IS(name, GP_EV_META))
-				return say(s, err, errcap, GP_AN_BAD_INPUT,
-					   "a second gpuprof.meta: traces joined into one file?");
+/* A collective's kernel on a GPU of another process: said before anything
+ * else wrong with its line (decode.c stops at the first). */
+static int coll_elsewhere(struct an_source *s, const struct an_dec *d, const char *line,
+			  size_t n, int64_t *device, char *err, size_t errcap)
+{
+	const char *why;
+
+	if (!gp_gpu_pid_device(d->pid, s->pid, device) && *device < AN_MAX_DEVICES)
+		return 0;
+	if (gp_tr_scan_line(line, n, &s->line, &why)) /* it scanned before */
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "not a gpuprof trace (bad JSON: %s)", why);
+	return say(s, err, errcap, GP_AN_BAD_INPUT,
+		   "%s: \"pid\" %" PRId64 " is not a GPU of process %" PRId64,
+		   ev_what(s), d->pid, s->pid);
+}
+
+/* What a line decoded to, applied in file order. s->line holds its members
+ * only for DEC_MEMBERS. */
+static int apply(struct an_source *s, const struct an_dec *d, const char *line, size_t n,
+		 char *err, size_t errcap)
+{
+	struct an_ev ev;
+	struct an_str *name;
+	int64_t device = 0;
+	int r;
+
+	switch (d->kind) {
+	case DEC_IGNORED:
+		s->ignored++;
+		return 0;
+	case DEC_NOTHING:
+		return 0;
+	case DEC_WATERMARK:
+		an_reorder_watermark(&s->ro, d->ev.ts);
+		return 0;
+	case DEC_API:
+		if ((r = dec_name(s, d, line, &name, err, errcap)))
+			return r;
+		if (an_corr_put(&s->corr, s->st, d->ev.coll.corr, d->ev.tid, d->ev.ts, name,
+				s->ro.have_released ? s->ro.released : INT64_MIN))
+			return oom_err(s, err, errcap);
+		return 0;
+	case DEC_MEMBERS:
+		switch (d->members) {
+		case DM_META:
+			return on_meta(s, err, errcap);
+		case DM_DEVICE:
+			return on_device(s, err, errcap);
+		case DM_END:
+			return on_end(s);
+		case DM_DROPPED: {
+			uint64_t count = 0;
+
+			opt_u64(&s->line.args[AK_COUNT], &count);
+			s->dropped_marks += count;
+			return 0;
 		}
-		break;
-	case 'B':
-	case 'E':
-	case 'b':
-	case 'e':
-		if (GP_JV_IS(cat, GP_CAT_NVTX)) {
-			if ((r = need_ts(s, &ts, err, errcap)))
-				return r;
-			return on_nvtx(s, ph, ts, err, errcap);
+		case DM_STACK:
+			return on_torch_stack(s, err, errcap);
+		default:
+			return on_history(s, d->ev.ts, err, errcap);
 		}
-		break;
-	case 'X':
-		if (GP_JV_IS(cat, GP_CAT_CUDA_RUNTIME) || GP_JV_IS(cat, GP_CAT_CUDA_DRIVER)) {
-			if ((r = need_ts(s, &ts, err, errcap)))
-				return r;
-			return on_api(s, ts, err, errcap);
-		}
-		if (GP_JV_IS(cat, GP_CAT_KERNEL) && name->type == GP_JSON_STR &&
-		    gp_tr_is_coll_kernel((const char *)name->p, name->n)) {
-			if ((r = need_ts(s, &ts, err, errcap)))
-				return r;
-			return on_collective(s, ts, err, errcap);
-		}
-		break;
 	default:
 		break;
 	}
-	s->ignored++;
-	return 0;
+	ev = d->ev;
+	if (ev.type == AE_COLL) {
+		if ((r = coll_elsewhere(s, d, line, n, &device, err, errcap)))
+			return r;
+		ev.device = (uint32_t)device;
+	}
+	if (ev.type == AE_ALLOC && d->has_caller) {
+		struct gp_json_val v = { .p = line + d->caller.off, .n = d->caller.len,
+					 .type = GP_JSON_STR, .esc = d->caller.esc };
+
+		if ((r = caller_library(s, &v, &ev.mem.library, err, errcap)))
+			return r;
+	}
+	if (d->guessed)
+		s->torch_guessed++;
+	/* the device's size, as for CUDA's own failures */
+	if (ev.type == AE_OOM && (ev.flags & EVF_TORCH) && s->dev[ev.device].total_memory) {
+		ev.oom.total = s->dev[ev.device].total_memory;
+		ev.flags |= EVF_MEMINFO;
+	}
+	if ((r = dec_name(s, d, line, &ev.name, err, errcap)))
+		return r;
+	return push(s, &ev, err, errcap);
+}
+
+/* One event line, its members in s->line: decoded here. */
+static int on_event(struct an_source *s, const char *line, size_t n, char *err, size_t errcap)
+{
+	struct an_dec d;
+	char why[200];
+	int64_t device;
+	int r;
+
+	if (an_decode(&s->line, line, !s->have_meta, &d, why, sizeof(why))) {
+		if (d.pid_set && (r = coll_elsewhere(s, &d, line, n, &device, err, errcap)))
+			return r;
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s", why);
+	}
+	return apply(s, &d, line, n, err, errcap);
 }
 
 static int input_error(struct an_source *s, int r, char *err, size_t errcap)
@@ -873,15 +532,24 @@ static int input_error(struct an_source *s, int r, char *err, size_t errcap)
 /* Reads one line and acts on it. 1: something was read, 0: end of input. */
 static int read_line(struct an_source *s, char *err, size_t errcap)
 {
+	const void *rec;
 	const char *p, *why = NULL;
 	size_t n;
-	int r = gp_tr_line(s->in, &p, &n);
+	int done;
+	int r = gp_tr_next(s->in, &p, &n, &done, &rec);
+	uint64_t skipped = gp_tr_state(s->in)->skipped;
+
+	/* ignored events the reader passed over, before this line */
+	s->events += skipped - s->skipped;
+	s->ignored += skipped - s->skipped;
+	s->skipped = skipped;
 
 	if (r < 0)
 		return input_error(s, r, err, errcap);
 	if (r == 0)
 		return 0;
-	gp_tr_line_trim(&p, &n);
+	if (done == GP_TR_RAW)
+		gp_tr_line_trim(&p, &n);
 	if (n == 0)
 		return 1;
 	if (!s->started) {
@@ -901,7 +569,17 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		s->closed = 1;
 		return 1;
 	}
-	/* scanned on a worker already, or here */
+	/* decoded on a worker already (before the meta, all is checked here) */
+	if (s->have_meta && (done == GP_TR_DECODED || done == GP_TR_IGNORED)) {
+		s->events++;
+		if (done == GP_TR_IGNORED) {
+			s->ignored++;
+			return 1;
+		}
+		r = apply(s, rec, p, n, err, errcap);
+		return r < 0 ? r : 1;
+	}
+	/* scanned there, or here */
 	if (gp_tr_scanned(s->in, p, n, &s->line) != 1 && gp_tr_scan_line(p, n, &s->line, &why) != 0) {
 		/* the last line of a trace cut short is usually half a line */
 		if (gp_tr_state(s->in)->last_unterminated && s->have_meta) {
@@ -911,7 +589,7 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "not a gpuprof trace (bad JSON: %s)", why);
 	}
 	s->events++;
-	r = on_event(s, err, errcap);
+	r = on_event(s, p, n, err, errcap);
 	return r < 0 ? r : 1;
 }
 
@@ -929,8 +607,10 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 	an_corr_init(&s->corr);
 	r = inp->mem ? gp_tr_open_mem(&s->in, inp->mem, inp->len)
 		     : gp_tr_open_file(&s->in, inp->path);
-	if (!r)
+	if (!r) {
 		gp_tr_set_scan(s->in, 1);
+		r = gp_tr_set_decoder(s->in, an_decode_rec, sizeof(struct an_dec));
+	}
 	if (r == -ENOMEM) {
 		snprintf(err, errcap, "%s: out of memory", s->path);
 		return GP_AN_FAIL;
@@ -961,8 +641,10 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 			return GP_AN_BAD_INPUT;
 		}
 	}
-	/* a gpuprof trace: events no analysis uses need not be read whole */
+	/* a gpuprof trace: events no analysis uses need not be read whole,
+	 * nor handed out where the workers found them */
 	s->line.skip_ignored = 1;
+	gp_tr_set_skip_ignored(s->in, 1);
 	return 0;
 }
 

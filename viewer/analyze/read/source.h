@@ -11,6 +11,7 @@
 
 #include "analyze.h"
 #include "corr.h"
+#include "decode.h"
 #include "event.h"
 #include "exporters/trace_reader.h"
 #include "exporters/trace_scan.h"
@@ -31,6 +32,7 @@ struct an_source {
 	const char *path;
 	struct gp_tr *in;          /* owned */
 	struct gp_tr_members line;
+	char what[AN_WHAT_MAX];   /* ev_what()'s */
 	char *scratch;
 	size_t scratch_cap;
 	struct an_strtab *st;
@@ -40,6 +42,7 @@ struct an_source {
 	int started, closed, eof, have_meta;
 	uint64_t events;       /* event lines read */
 	uint64_t ignored;      /* kernels, copies, counters... */
+	uint64_t skipped;      /* of those, the reader's gp_tr_state() skipped so far */
 
 	/* gpuprof.meta */
 	int64_t pid;
