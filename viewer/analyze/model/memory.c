@@ -477,10 +477,15 @@ uint64_t an_max_live_records(void)
 {
 	/* GPUPROF_TEST_MAX_LIVE_RECORDS: a lower cap, for the tests only
 	 * (tests/analyze/test_run_scale.py), so that a small trace passes it */
-	const char *env = getenv(GP_ENV_TEST_MAX_LIVE_RECORDS);
-	long v = env ? atol(env) : 0;
+	static uint64_t cap;
 
-	return v > 0 && (uint64_t)v < AN_MAX_LIVE_RECORDS ? (uint64_t)v : AN_MAX_LIVE_RECORDS;
+	if (!cap) { /* read once: it is asked at every allocation */
+		const char *env = getenv(GP_ENV_TEST_MAX_LIVE_RECORDS);
+		long v = env ? atol(env) : 0;
+
+		cap = v > 0 && (uint64_t)v < AN_MAX_LIVE_RECORDS ? (uint64_t)v : AN_MAX_LIVE_RECORDS;
+	}
+	return cap;
 }
 
 int an_is_fw(const struct an_proc *p, const struct an_rec *r)
