@@ -11,7 +11,8 @@ bin/gpuprof beside lib/gpuprof/ (the recorder, libgpuprof_inject.so, and
 the PyTorch hooks in python/), as `cmake --install` does, and the installed
 gpuprof finds them relative to itself as it does there. json-c is linked
 from its static archive (GPUPROF_STATIC_JSONC) so that the command needs no
-json-c where it is installed. Without the CUDA Toolkit (or with
+json-c where it is installed; for the same reason it leaves ISA-L out
+(GPUPROF_ISAL=OFF: Debian has no static archive of it). Without the CUDA Toolkit (or with
 GPUPROF_RECORDER=OFF) the wheel holds the answer side alone, and the build
 says so.
 
@@ -116,6 +117,9 @@ def _cmake_args(settings):
         "-DBUILD_TESTING=OFF",
         "-DGPUPROF_BUILD_SAMPLES=OFF",
         "-DGPUPROF_STATIC_JSONC=ON",
+        # ISA-L has no static archive in Debian: zlib alone, as for json-c,
+        # nothing beside the wheel to install where it runs
+        "-DGPUPROF_ISAL=OFF",
         # pip deletes the build tree: the recorder is the installed one
         "-DGPUPROF_INSTALLED_ONLY=ON",
         # bin/ and lib/ under the prefix, as the wheel's data scheme lays them
