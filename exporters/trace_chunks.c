@@ -20,6 +20,11 @@
  * record instead of the values (gp_tr_decoded): the consumer is left with
  * what needs its state.
  *
+ * With one thread (GPUPROF_THREADS=1) the consumer inflates each chunk
+ * itself as it needs it, and scans each line as it uses it (a table of a
+ * whole chunk's lines would be out of its cache by then): the same lines,
+ * and the same inflate, as on workers.
+ *
  * The chunks go to the reader's one consumer strictly in file order. A
  * reader has at most min(threads, CH_AHEAD) + 1 chunks in flight, and all
  * readers together about twice the workers (each reader at least one):
@@ -116,6 +121,7 @@ struct gp_tr_chunks {
 	size_t cur_off;
 	unsigned char win[WIN];  /* the last bytes handed out, for a serial restart */
 	size_t win_len;
+	int here;                /* no workers: chunks done on the consumer's thread */
 };
 
 /* The workers, shared by all readers. The queue, the workers' count and
@@ -128,12 +134,16 @@ static struct {
 	unsigned workers;
 	size_t inflight;
 	int atfork;
-	/* output buffers given back, for the next chunks: fresh memory
-	 * costs a page fault a page */
+	/* output buffers and line tables given back, for the next chunks:
+	 * fresh memory costs a page fault a page. Kept while a reader is
+	 * open in chunks (readers), freed with the last. */
 	struct spare { char *p; size_t cap; } spare[4];
 	unsigned nspare;
+	struct scanned *spare_sc[4];
+	unsigned nspare_sc;
+	size_t readers;
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	   NULL, NULL, 0, 0, 0, { { NULL, 0 } }, 0 };
+	   NULL, NULL, 0, 0, 0, { { NULL, 0 } }, 0, { NULL }, 0, 0 };
 
 /* A spare output buffer of at least want bytes, or a new one. Under lock. */
 static char *take_spare(size_t want, size_t *cap)
@@ -301,7 +311,7 @@ static void inflate_chunk(struct chunk *c)
 	c->end = end;
 }
 
-static void scanned_free(struct scanned *sc)
+static void scanned_destroy(struct scanned *sc)
 {
 	if (!sc)
 		return;
@@ -309,6 +319,37 @@ static void scanned_free(struct scanned *sc)
 	free(sc->vals);
 	free(sc->recs);
 	free(sc);
+}
+
+/* sc back among the spares (its tables kept, emptied), or freed. */
+static void scanned_free(struct scanned *sc)
+{
+	if (!sc)
+		return;
+	pthread_mutex_lock(&pool.lock);
+	if (pool.nspare_sc < sizeof(pool.spare_sc) / sizeof(pool.spare_sc[0])) {
+		pool.spare_sc[pool.nspare_sc++] = sc;
+		sc = NULL;
+	}
+	pthread_mutex_unlock(&pool.lock);
+	scanned_destroy(sc);
+}
+
+/* An empty struct scanned, a spare one where there is. */
+static struct scanned *scanned_new(void)
+{
+	struct scanned *sc = NULL;
+
+	pthread_mutex_lock(&pool.lock);
+	if (pool.nspare_sc)
+		sc = pool.spare_sc[--pool.nspare_sc];
+	pthread_mutex_unlock(&pool.lock);
+	if (!sc)
+		return calloc(1, sizeof(*sc));
+	sc->nlines = sc->nvals = sc->nrecs = 0;
+	sc->goff = sc->len = 0;
+	sc->cur_line = sc->cur_val = sc->cut_line = sc->cut_val = 0;
+	return sc;
 }
 
 static int sc_grow(void **v, size_t *cap, size_t need, size_t size)
@@ -346,7 +387,7 @@ static int sc_add_val(struct scanned *sc, unsigned slot, const struct gp_json_va
  * the consumer does itself. */
 static struct scanned *scan_chunk(const struct chunk *c)
 {
-	struct scanned *sc = calloc(1, sizeof(*sc));
+	struct scanned *sc = scanned_new();
 	struct gp_tr_members *l = calloc(1, sizeof(*l));
 	const char *out = c->out, *end = c->out + c->out_len, *p;
 
@@ -420,6 +461,14 @@ fail:
 	return NULL; /* the consumer cuts and scans them all */
 }
 
+/* A worker's part: inflate, then cut and scan the lines. */
+static void do_chunk(struct chunk *c)
+{
+	inflate_chunk(c);
+	if (c->scan && c->end != CH_ERROR && c->end != CH_NOMEM)
+		c->sc = scan_chunk(c);
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -434,9 +483,7 @@ static void *worker(void *arg)
 		if (!pool.head)
 			pool.tail = NULL;
 		pthread_mutex_unlock(&pool.lock);
-		inflate_chunk(c); /* c->end written unlocked: read only after done */
-		if (c->scan && c->end != CH_ERROR && c->end != CH_NOMEM)
-			c->sc = scan_chunk(c);
+		do_chunk(c); /* c->end written unlocked: read only after done */
 		pthread_mutex_lock(&pool.lock);
 		c->next_job = NULL;
 		c->done = 1;
@@ -494,9 +541,6 @@ static void chunk_free(struct chunk *c)
 	pool.inflight--;
 	pthread_mutex_lock(&pool.lock);
 	give_spare(c->out, c->out_cap);
-	/* nothing in flight: no reader is inflating, the spares go */
-	while (!pool.inflight && pool.nspare)
-		free(pool.spare[--pool.nspare].p);
 	pthread_mutex_unlock(&pool.lock);
 	free(c);
 }
@@ -512,10 +556,9 @@ static void wait_done(struct chunk *c)
 int gp_tr_chunks_start(struct gp_tr *in, const unsigned char *p, size_t n)
 {
 	struct gp_tr_chunks *ch;
-	unsigned workers = start_workers(in->threads);
+	/* one worker would only take turns with the consumer */
+	unsigned workers = in->threads > 1 ? start_workers(in->threads) : 0;
 
-	if (workers < 2)
-		return 0; /* serial */
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
@@ -528,11 +571,17 @@ int gp_tr_chunks_start(struct gp_tr *in, const unsigned char *p, size_t n)
 	memcpy(ch->cbuf, p, n);
 	ch->clen = n;
 	ch->min = in->chunk_min >= 4 ? in->chunk_min : CH_MIN;
+	ch->here = workers < 2;
 	ch->qmax = (in->threads < workers ? in->threads : workers);
 	if (ch->qmax > CH_AHEAD)
 		ch->qmax = CH_AHEAD;
 	ch->qmax++;
+	if (ch->here)
+		ch->qmax = 1; /* done when needed */
 	in->chunks = ch; /* handed over */
+	pthread_mutex_lock(&pool.lock);
+	pool.readers++;
+	pthread_mutex_unlock(&pool.lock);
 	return 0;
 }
 
@@ -554,6 +603,15 @@ void gp_tr_chunks_free(struct gp_tr *in)
 	free(ch->cbuf);
 	free(ch);
 	in->chunks = NULL;
+	pthread_mutex_lock(&pool.lock);
+	/* no reader in chunks: the spares go */
+	if (!--pool.readers) {
+		while (pool.nspare)
+			free(pool.spare[--pool.nspare].p);
+		while (pool.nspare_sc)
+			scanned_destroy(pool.spare_sc[--pool.nspare_sc]);
+	}
+	pthread_mutex_unlock(&pool.lock);
 }
 
 /* The end of the next chunk in cbuf: just past the first 00 00 FF FF
@@ -629,7 +687,7 @@ static int cut(struct gp_tr *in, struct chunk **out)
 		ch->clen = rest;
 		ch->scanned = 0;
 	}
-	c->scan = in->scan;
+	c->scan = in->scan && !ch->here; /* one thread: scanned as used */
 	c->decode = in->scan ? in->decode : NULL;
 	c->rec_size = in->rec_size;
 	pool.inflight++;
@@ -651,6 +709,11 @@ static int submit(struct gp_tr *in)
 		if (!c)
 			break;
 		ch->q[(ch->qhead + ch->qn++) % Q_MAX] = c;
+		if (ch->here) {
+			do_chunk(c);
+			c->done = 1;
+			continue;
+		}
 		pthread_mutex_lock(&pool.lock);
 		if (pool.tail)
 			pool.tail->next_job = c;

@@ -116,7 +116,7 @@ int gp_tr_open_mem(struct gp_tr **out, const void *p, size_t n)
 
 void gp_tr_set_threads(struct gp_tr *in, unsigned threads)
 {
-	in->threads = threads ? threads : 1;
+	in->threads = threads;
 }
 
 void gp_tr_set_scan(struct gp_tr *in, int scan)
@@ -233,8 +233,8 @@ static int detect(struct gp_tr *in)
 		in->st.gzip = 1;
 		hdr = gzip_header_len(in->zbuf, (size_t)r);
 		in->gz_raw = hdr != 0;
-		/* the first member on workers, where there are any */
-		if (hdr && in->threads > 1) {
+		/* the first member in chunks, on workers where there are any */
+		if (hdr && in->threads > 0) {
 			int err = gp_tr_chunks_start(in, in->zbuf + hdr, (size_t)r - hdr);
 
 			if (err)

@@ -48,8 +48,8 @@ struct gp_tr_state {
 size_t gp_tr_max_open(void);
 
 /* The threads a gzip trace is inflated on: GPUPROF_THREADS when set (1:
- * all on the calling thread, as a plain reader; at most 64), else the
- * online CPUs, at most GP_TR_DEFAULT_THREADS. */
+ * its chunks inflated and scanned on the calling thread; at most 64), else
+ * the online CPUs, at most GP_TR_DEFAULT_THREADS. */
 #define GP_TR_DEFAULT_THREADS 8
 unsigned gp_tr_threads(void);
 
@@ -59,7 +59,9 @@ unsigned gp_tr_threads(void);
 int gp_tr_open_file(struct gp_tr **out, const char *path);
 /* The same over n bytes at p, borrowed: they must outlive the reader. */
 int gp_tr_open_mem(struct gp_tr **out, const void *p, size_t n);
-/* Sets the threads of this reader (1: serial) before its first line. */
+/* Sets the threads of this reader before its first line: 1, the chunks on
+ * the calling thread; 0, one plain zlib stream, no chunks (the reference
+ * the chunked reader is tested against). */
 void gp_tr_set_threads(struct gp_tr *r, unsigned threads);
 /* Cuts chunks from this many compressed bytes on (tests: the flushes of a
  * small trace each a chunk); 0: the default, 128 KiB. */

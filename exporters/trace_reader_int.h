@@ -40,7 +40,7 @@ struct gp_tr {
 	gp_tr_decode_fn decode;     /* gp_tr_set_decoder() */
 	size_t rec_size;
 	int raw_eof;                /* no more bytes from the file or buffer */
-	unsigned threads;           /* gp_tr_set_threads(); 1: serial */
+	unsigned threads;           /* gp_tr_set_threads(); 0: serial, no chunks */
 	size_t chunk_min;           /* gp_tr_set_chunk_min(); 0: the default */
 	struct gp_tr_chunks *chunks; /* the first member inflated on workers; NULL: serial */
 	const char *direct_line;    /* the last line, where handed out in a chunk's output */
@@ -49,8 +49,7 @@ struct gp_tr {
 };
 
 /* trace_chunks.c: gp_tr_chunks_start() takes the first member's compressed
- * bytes read so far (p, n: after its header) and sets in->chunks, or leaves
- * it NULL (serial) where there are no workers. gp_tr_chunks_fill() appends
+ * bytes read so far (p, n: after its header) and sets in->chunks. gp_tr_chunks_fill() appends
  * up to room inflated bytes at buf + end: how many; 0 when it has handed
  * the rest to the serial path (in->chunks NULL, in->zs and in->zbuf set);
  * -EIO or -ENOMEM. */
