@@ -127,9 +127,13 @@ static GP_JSON_ALWAYS_INLINE int gp_json_string(struct gp_json_cur *c, struct gp
 			m = gp_json_stop8(x);
 			if (m) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-				p += __builtin_ctzll(m) >> 3; /* the first stop byte */
-#endif
+				/* the first stop byte: no need to look it up again
+				 * (a load that waits on this one, a fifth of the scan) */
+				p += __builtin_ctzll(m) >> 3;
+				goto stopped;
+#else
 				break;
+#endif
 			}
 			p += 8;
 		}
@@ -137,6 +141,9 @@ static GP_JSON_ALWAYS_INLINE int gp_json_string(struct gp_json_cur *c, struct gp
 			p++;
 		if (p >= end)
 			return gp_json_fail(c, "unterminated string");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	stopped:
+#endif
 		if (*p == '"')
 			break;
 		if (*p < 0x20)
