@@ -567,6 +567,8 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "text after the closing ']'");
 	if (n == 1 && p[0] == ']') {
 		s->closed = 1;
+		/* whatever follows is refused, ignored events too */
+		gp_tr_set_skip_ignored(s->in, 0);
 		return 1;
 	}
 	/* decoded on a worker already (before the meta, all is checked here) */
