@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "exporters/trace_reader.h"
 #include "exporters/trace_scan.h"
 
 enum an_dec_kind {
@@ -60,6 +61,9 @@ struct an_dec {
 	uint8_t pid_set;          /* also when decoding failed past the pid */
 	uint8_t guessed;          /* torch.alloc whose size the hook could not read */
 };
+
+/* The reader keeps one a decoded line (gp_tr_set_decoder()). */
+_Static_assert(sizeof(struct an_dec) <= GP_TR_MAX_REC, "struct an_dec too large for the reader");
 
 /* l: the members of the line at line (gp_tr_scan_line, skip_ignored set
  * after the meta); first: no gpuprof.meta yet (this line must be it).
