@@ -128,7 +128,7 @@ int gp_tr_read_meta(const char *path, struct gp_tr_meta *m, char *err, size_t ca
 		snprintf(err, cap, "%s: %s", path, gp_in_strerror(rc));
 		return rc;
 	}
-	gp_tr_set_threads(r, 1); /* a look at the first lines: no workers */
+	gp_tr_set_threads(r, 0); /* a look at the first lines: one plain stream, no chunk */
 	rc = next_line(r, &p, &n);
 	if (rc <= 0) {
 		if (rc == -ENOMEM || rc == -EIO) {

@@ -211,7 +211,7 @@ static int sniff(struct file *f, char *err, size_t cap)
 		snprintf(err, cap, "%s: %s", f->path, gp_in_strerror(rc));
 		return rc;
 	}
-	gp_tr_set_threads(r, 1); /* a look at the start: no workers */
+	gp_tr_set_threads(r, 0); /* a look at the start: one plain stream, no chunk */
 	while ((rc = gp_tr_line(r, &p, &n)) == 1) {
 		while (n && strchr(" \t\r", p[0])) {
 			p++;
