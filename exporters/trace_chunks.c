@@ -15,10 +15,10 @@
  * Where the caller asks (gp_tr_set_scan), the worker also finds the lines
  * whole inside its chunk (the consumer then takes them without looking for
  * their ends), scans them (trace_scan.h) and keeps their members' values as
- * offsets; the consumer takes them in place of scanning (gp_tr_scanned). Where the caller gives a decoder (gp_tr_set_decoder),
- * the worker runs it on each scanned line no analysis ignores and keeps its
- * record instead of the values (gp_tr_decoded): the consumer is left with
- * what needs its state.
+ * offsets; the consumer takes them in place of scanning (gp_tr_scanned).
+ * Where the caller gives a decoder (gp_tr_set_decoder), the worker runs it
+ * on each scanned line no analysis ignores and keeps its record instead of
+ * the values (gp_tr_next): the consumer is left with what needs its state.
  *
  * With one thread (GPUPROF_THREADS=1) the consumer inflates each chunk
  * itself as it needs it, and scans each line as it uses it (a table of a
@@ -31,7 +31,8 @@
  * memory is those chunks' compressed bytes, their output (about ten times
  * the compressed size of the writer's flush interval, at most CH_OUT_MAX)
  * and what their lines scanned to (about two thirds of the output), plus
- * up to 4 spare output buffers while any chunk is in flight. With the
+ * up to 4 spare output buffers and 4 spare line tables while any reader
+ * reads in chunks. With the
  * recorder's flush of about 1 MiB compressed, about 100 MiB at most for
  * one trace, whatever the threads (analyze's serial reader: about 20). */
 #include "trace_reader_int.h"
@@ -572,12 +573,14 @@ int gp_tr_chunks_start(struct gp_tr *in, const unsigned char *p, size_t n)
 	ch->clen = n;
 	ch->min = in->chunk_min >= 4 ? in->chunk_min : CH_MIN;
 	ch->here = workers < 2;
-	ch->qmax = (in->threads < workers ? in->threads : workers);
-	if (ch->qmax > CH_AHEAD)
-		ch->qmax = CH_AHEAD;
-	ch->qmax++;
-	if (ch->here)
-		ch->qmax = 1; /* done when needed */
+	if (ch->here) {
+		ch->qmax = 1; /* each done when it is needed */
+	} else {
+		ch->qmax = (in->threads < workers ? in->threads : workers);
+		if (ch->qmax > CH_AHEAD)
+			ch->qmax = CH_AHEAD;
+		ch->qmax++;
+	}
 	in->chunks = ch; /* handed over */
 	pthread_mutex_lock(&pool.lock);
 	pool.readers++;

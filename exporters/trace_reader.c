@@ -234,14 +234,8 @@ static int detect(struct gp_tr *in)
 		hdr = gzip_header_len(in->zbuf, (size_t)r);
 		in->gz_raw = hdr != 0;
 		/* the first member in chunks, on workers where there are any */
-		if (hdr && in->threads > 0) {
-			int err = gp_tr_chunks_start(in, in->zbuf + hdr, (size_t)r - hdr);
-
-			if (err)
-				return err;
-			if (in->chunks)
-				return 0;
-		}
+		if (hdr && in->threads > 0)
+			return gp_tr_chunks_start(in, in->zbuf + hdr, (size_t)r - hdr);
 		if (inflateInit2(&in->zs, hdr ? -15 : 15 + 16) != Z_OK)
 			return -ENOMEM;
 		in->z_ready = 1;

@@ -49,10 +49,10 @@ struct gp_tr {
 };
 
 /* trace_chunks.c: gp_tr_chunks_start() takes the first member's compressed
- * bytes read so far (p, n: after its header) and sets in->chunks. gp_tr_chunks_fill() appends
- * up to room inflated bytes at buf + end: how many; 0 when it has handed
- * the rest to the serial path (in->chunks NULL, in->zs and in->zbuf set);
- * -EIO or -ENOMEM. */
+ * bytes read so far (p, n: after its header) and sets in->chunks: 0 or
+ * -ENOMEM. gp_tr_chunks_fill() appends up to room inflated bytes at
+ * buf + end: how many; 0 when it has handed the rest to the serial path
+ * (in->chunks NULL, in->zs and in->zbuf set); -EIO or -ENOMEM. */
 int gp_tr_chunks_start(struct gp_tr *in, const unsigned char *p, size_t n);
 ssize_t gp_tr_chunks_fill(struct gp_tr *in, size_t room);
 /* While the line buffer is empty: the next line, where it lies whole in the
@@ -65,7 +65,6 @@ int gp_tr_chunks_line(struct gp_tr *in, const char **line, size_t *len, int *don
 /* gp_tr_scanned() where in->chunks is set; g: the line's offset in the
  * inflated stream. */
 int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct gp_tr_members *out);
-
 void gp_tr_chunks_free(struct gp_tr *in);
 
 /* trace_bytes.c, below both: the open files (most recently used first;
