@@ -439,8 +439,6 @@ static int apply(struct an_source *s, const struct an_dec *d, const char *line, 
 
 	switch (d->kind) {
 	case DEC_IGNORED:
-		s->ignored++;
-		return 0;
 	case DEC_NOTHING:
 		return 0;
 	case DEC_WATERMARK:
@@ -537,12 +535,6 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 	size_t n;
 	int done;
 	int r = gp_tr_next(s->in, &p, &n, &done, &rec);
-	uint64_t skipped = gp_tr_state(s->in)->skipped;
-
-	/* ignored events the reader passed over, before this line */
-	s->events += skipped - s->skipped;
-	s->ignored += skipped - s->skipped;
-	s->skipped = skipped;
 
 	if (r < 0)
 		return input_error(s, r, err, errcap);
@@ -574,10 +566,8 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 	/* decoded on a worker already (before the meta, all is checked here) */
 	if (s->have_meta && (done == GP_TR_DECODED || done == GP_TR_IGNORED)) {
 		s->events++;
-		if (done == GP_TR_IGNORED) {
-			s->ignored++;
+		if (done == GP_TR_IGNORED)
 			return 1;
-		}
 		r = apply(s, rec, p, n, err, errcap);
 		return r < 0 ? r : 1;
 	}
@@ -671,6 +661,8 @@ int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errc
 		if (r == 0) {
 			s->eof = 1;
 			s->cut_short = !s->closed || !s->have_end;
+			/* the ignored events the reader passed over */
+			s->events += gp_tr_state(s->in)->skipped;
 		}
 	}
 }

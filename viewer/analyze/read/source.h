@@ -40,9 +40,8 @@ struct an_source {
 	struct an_corr corr;
 
 	int started, closed, eof, have_meta;
-	uint64_t events;       /* event lines read */
-	uint64_t ignored;      /* kernels, copies, counters... */
-	uint64_t skipped;      /* of those, the reader's gp_tr_state() skipped so far */
+	uint64_t events;       /* event lines read (those the reader passed over
+				* added at the end: gp_tr_state()'s skipped) */
 
 	/* gpuprof.meta */
 	int64_t pid;
