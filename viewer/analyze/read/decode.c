@@ -136,21 +136,43 @@ static int need_addr(struct dc *x, const struct gp_json_val *v, uint64_t *out)
 	return 0;
 }
 
-/* A string member in place; *set 0 where it is absent and !required. */
-static int need_str(struct dc *x, const struct gp_json_val *v, const char *key, int required,
-		    struct an_slice *out, uint8_t *set)
+/* A string member: 1, or 0 where it is absent and !required. */
+static int check_str(struct dc *x, const struct gp_json_val *v, const char *key, int required)
 {
-	*set = 0;
 	if (v->type == GP_JSON_NONE && !required)
 		return 0;
 	if (v->type != GP_JSON_STR)
 		return bad(x, "%s: \"%s\" is %s", what(x), key,
 			   v->type == GP_JSON_NONE ? "missing" : "not a string");
-	out->off = (uint32_t)(v->p - x->line);
-	out->len = v->n;
-	out->esc = v->esc;
-	*set = 1;
-	return 0;
+	return 1;
+}
+
+/* A string member in place; *set 0 where it is absent and !required. */
+static int need_str(struct dc *x, const struct gp_json_val *v, const char *key, int required,
+		    struct an_slice *out, uint8_t *set)
+{
+	int r = check_str(x, v, key, required);
+
+	*set = r > 0;
+	if (r > 0)
+		*out = an_slice_of(x->line, v);
+	return r < 0 ? r : 0;
+}
+
+int an_need_u64(const struct gp_tr_members *l, const struct gp_json_val *v, const char *key,
+		uint64_t max, uint64_t *out, char *why, size_t whycap)
+{
+	struct dc x = { .l = l, .why = why, .whycap = whycap };
+
+	return need_u64(&x, v, key, max, out);
+}
+
+int an_check_str(const struct gp_tr_members *l, const struct gp_json_val *v, const char *key,
+		 int required, char *why, size_t whycap)
+{
+	struct dc x = { .l = l, .why = why, .whycap = whycap };
+
+	return check_str(&x, v, key, required);
 }
 
 static int name_str(struct dc *x, const struct gp_json_val *v, const char *key, int required,
@@ -429,9 +451,7 @@ static int dec_collective(struct dc *x, struct an_dec *d)
 	if (l->args[AK_CORR].type != GP_JSON_NONE &&
 	    (r = need_u64(x, &l->args[AK_CORR], GP_F_CORR, UINT64_MAX, &ev->coll.corr)))
 		return r;
-	d->name.off = (uint32_t)(l->top[TK_NAME].p - x->line);
-	d->name.len = l->top[TK_NAME].n;
-	d->name.esc = l->top[TK_NAME].esc;
+	d->name = an_slice_of(x->line, &l->top[TK_NAME]);
 	d->name_is = DN_COLL_KERNEL;
 	ev->coll.duration = dur;
 	ev->coll.stream = stream;

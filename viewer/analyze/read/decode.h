@@ -43,6 +43,18 @@ struct an_slice {
 	uint8_t esc;
 };
 
+/* The string value v of line as a slice, and back. */
+static inline struct an_slice an_slice_of(const char *line, const struct gp_json_val *v)
+{
+	return (struct an_slice){ .off = (uint32_t)(v->p - line), .len = v->n, .esc = v->esc };
+}
+
+static inline struct gp_json_val an_slice_val(const char *line, const struct an_slice *sl)
+{
+	return (struct gp_json_val){ .p = line + sl->off, .n = sl->len, .type = GP_JSON_STR,
+				     .esc = sl->esc };
+}
+
 /* Names this long or shorter, without escapes, are copied into the record:
  * the reading thread then does not touch the line (another core's cache). */
 #define AN_DEC_NAME_COPY 46
@@ -74,6 +86,14 @@ int an_decode(const struct gp_tr_members *l, const char *line, int first, struct
  * struct an_dec) holds the line; 0 where source.c reads the members (the
  * line is DEC_MEMBERS, or bad: an_decode() says why, there). */
 int an_decode_rec(const struct gp_tr_members *l, const char *line, size_t n, void *rec);
+/* The checks decode.c makes, for the members source.c reads itself (the
+ * meta, devices, stacks), with the same messages in why: a required
+ * number at most max (0 or -EINVAL); a string (1, 0 where absent and not
+ * required, or -EINVAL). */
+int an_need_u64(const struct gp_tr_members *l, const struct gp_json_val *v, const char *key,
+		uint64_t max, uint64_t *out, char *why, size_t whycap);
+int an_check_str(const struct gp_tr_members *l, const struct gp_json_val *v, const char *key,
+		 int required, char *why, size_t whycap);
 /* What a message calls the line's event: its own name only when it is one
  * of the format's, never user text. buf: at least AN_WHAT_MAX bytes. */
 #define AN_WHAT_MAX 48

@@ -43,19 +43,15 @@ static const char *ev_what(struct an_source *s)
 	return an_ev_what(&s->line, s->what);
 }
 
-/* Reads a required member; on failure says which and why. */
+/* Reads a required member of s->line; on failure says which and why
+ * (decode.c's check). */
 static int need_u64(struct an_source *s, const struct gp_json_val *v, const char *key, uint64_t max,
 		    uint64_t *out, char *err, size_t errcap)
 {
-	if (v->type == GP_JSON_NONE)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s without \"%s\"",
-			   ev_what(s), key);
-	if (gp_jv_u64(v, out))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is not a non-negative integer",
-			   ev_what(s), key);
-	if (*out > max)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is absurd (%" PRIu64 ")",
-			   ev_what(s), key, *out);
+	char why[200];
+
+	if (an_need_u64(&s->line, v, key, max, out, why, sizeof(why)))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s", why);
 	return 0;
 }
 
@@ -109,14 +105,13 @@ static int intern_str(struct an_source *s, const struct gp_json_val *v, struct a
 static int get_str(struct an_source *s, const struct gp_json_val *v, const char *key, int required,
 		   struct an_str **out, char *err, size_t errcap)
 {
+	char why[200];
+	int r = an_check_str(&s->line, v, key, required, why, sizeof(why));
+
 	*out = NULL;
-	if (v->type == GP_JSON_NONE && !required)
-		return 0;
-	if (v->type != GP_JSON_STR)
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"%s\" is %s",
-			   ev_what(s), key,
-			   v->type == GP_JSON_NONE ? "missing" : "not a string");
-	return intern_str(s, v, out, err, errcap);
+	if (r < 0)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s", why);
+	return r ? intern_str(s, v, out, err, errcap) : 0;
 }
 
 /* A rank or a count of gpuprof.meta: *out -1 when absent. */
@@ -390,11 +385,12 @@ static int on_history(struct an_source *s, int64_t ts, char *err, size_t errcap)
 static int dec_name(struct an_source *s, const struct an_dec *d, const char *line,
 		    struct an_str **out, char *err, size_t errcap)
 {
-	struct gp_json_val v = { .p = d->name_copied ? d->name_copy : line + d->name.off,
-				 .n = d->name.len, .type = GP_JSON_STR, .esc = d->name.esc };
+	struct gp_json_val v = an_slice_val(line, &d->name);
 	const char *p;
 	size_t n;
 
+	if (d->name_copied)
+		v.p = d->name_copy;
 	*out = NULL;
 	switch (d->name_is) {
 	case DN_STR:
@@ -481,8 +477,7 @@ static int apply(struct an_source *s, const struct an_dec *d, const char *line, 
 		ev.device = (uint32_t)device;
 	}
 	if (ev.type == AE_ALLOC && d->has_caller) {
-		struct gp_json_val v = { .p = line + d->caller.off, .n = d->caller.len,
-					 .type = GP_JSON_STR, .esc = d->caller.esc };
+		struct gp_json_val v = an_slice_val(line, &d->caller);
 
 		if ((r = caller_library(s, &v, &ev.mem.library, err, errcap)))
 			return r;
