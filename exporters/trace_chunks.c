@@ -30,11 +30,12 @@
  * readers together about twice the workers (each reader at least one):
  * memory is those chunks' compressed bytes, their output (about ten times
  * the compressed size of the writer's flush interval, at most CH_OUT_MAX)
- * and what their lines scanned to (about two thirds of the output), plus
+ * and what their lines scanned or decoded to (about as much again), plus
  * up to 4 spare output buffers and 4 spare line tables while any reader
- * reads in chunks. With the
- * recorder's flush of about 1 MiB compressed, about 100 MiB at most for
- * one trace, whatever the threads (analyze's serial reader: about 20). */
+ * reads in chunks. It depends on the threads and the writer's flushes, not
+ * on the trace's length: analyze's peak on 65 M events flushed as the
+ * recorder flushes (about 1.3 MB every 500 ms) was about 240 MiB at 16
+ * threads (410 with 16 ahead), 150 MiB at 4, 49 MiB at 1 (bench/RESULTS.md). */
 #include "trace_reader_int.h"
 #include "trace_scan.h"
 
@@ -52,11 +53,18 @@
 #define CH_OUT_MAX (64u << 20) /* a chunk's output on a worker at most; then serial */
 #define WIN (32u << 10)        /* deflate's window */
 #define Q_MAX 65               /* per reader: threads + 1, threads <= 64 */
-/* Chunks a reader has inflated and scanned ahead of its consumer, at most:
- * a worker inflates and scans a chunk in about a third of the time the
- * consumer takes to analyze its events, so a few keep it busy, and memory
- * stays a few chunks. */
-#define CH_AHEAD 4
+/* Chunks a reader has inflated, scanned and decoded ahead of its consumer,
+ * at most. A worker takes three to four times as long over a chunk as the
+ * consumer then takes over its events (about 0.9 against 0.22 us an event
+ * on a 16-core Xeon), so the consumer waits unless about five are under
+ * way, and chunks are uneven: on 16 threads a 65 M-event trace read in
+ * 18.7 s with 4 ahead, in 14.0-14.5 s with 16, and 8 were as quick as 16
+ * in the same runs (bench/RESULTS.md). Each costs memory: the recorder
+ * flushes every 500 ms, about 13 MB of lines and 12 MB of records at
+ * GPT-2's pace. Fewer threads, fewer ahead. A build may set it (bench/). */
+#ifndef CH_AHEAD
+#define CH_AHEAD 8
+#endif
 
 enum ch_end { CH_BOUNDARY = 1, CH_MIDBLOCK, CH_STREAM_END, CH_ERROR, CH_NOMEM };
 
@@ -621,15 +629,18 @@ void gp_tr_chunks_free(struct gp_tr *in)
  * ending at ch->min or later; 0: none yet. */
 static size_t find_cut(struct gp_tr_chunks *ch)
 {
-	static const unsigned char flush[4] = { 0, 0, 0xff, 0xff };
 	size_t from = ch->scanned > ch->min - 4 ? ch->scanned : ch->min - 4;
-	const unsigned char *f;
+	const unsigned char *p = ch->cbuf + from + 3, *end = ch->cbuf + ch->clen;
 
 	if (ch->clen < from + 4)
 		return 0;
-	f = memmem(ch->cbuf + from, ch->clen - from, flush, 4);
-	if (f)
-		return (size_t)(f - ch->cbuf) + 4;
+	/* 0xff is rare in deflate's output and memchr quicker than memmem:
+	 * each 0xff is looked at as the pattern's last byte */
+	while ((p = memchr(p, 0xff, (size_t)(end - p)))) {
+		if (p[-1] == 0xff && p[-2] == 0 && p[-3] == 0)
+			return (size_t)(p + 1 - ch->cbuf);
+		p++;
+	}
 	ch->scanned = ch->clen - 3;
 	return 0;
 }
