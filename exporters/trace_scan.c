@@ -5,8 +5,11 @@
 #include "trace_scan.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -448,4 +451,43 @@ int gp_jv_str(const struct gp_json_val *v, char *scratch, const char **s, size_t
 	*s = scratch;
 	*n = (size_t)(o - scratch);
 	return 0;
+}
+
+static int say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int say(char *why, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why) {
+		va_start(ap, fmt);
+		vsnprintf(why, cap, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int gp_tr_bad_u64(const char *what, const struct gp_json_val *v, const char *key, uint64_t max,
+		  char *why, size_t cap)
+{
+	uint64_t x;
+
+	if (v->type == GP_JSON_NONE)
+		return say(why, cap, "%s without \"%s\"", what, key);
+	if (gp_jv_u64(v, &x))
+		return say(why, cap, "%s: \"%s\" is not a non-negative integer", what, key);
+	if (x > max)
+		return say(why, cap, "%s: \"%s\" is absurd (%" PRIu64 ")", what, key, x);
+	return 0;
+}
+
+int gp_tr_check_str(const char *what, const struct gp_json_val *v, const char *key, int required,
+		    char *why, size_t cap)
+{
+	if (v->type == GP_JSON_NONE && !required)
+		return 0;
+	if (v->type != GP_JSON_STR)
+		return say(why, cap, "%s: \"%s\" is %s", what, key,
+			   v->type == GP_JSON_NONE ? "missing" : "not a string");
+	return 1;
 }

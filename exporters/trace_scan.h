@@ -108,4 +108,22 @@ static inline int gp_jv_is(const struct gp_json_val *v, const char *lit, size_t 
 }
 #define GP_JV_IS(v, lit) gp_jv_is((v), lit, sizeof(lit) - 1)
 
+/* The checks every reader of the format makes of a member, with the one
+ * wording of their messages ("WHAT without \"KEY\"", "WHAT: \"KEY\" is
+ * ..."; WHAT says which event, "gpuprof.meta event"): 0, or -EINVAL with
+ * the message in why (none where why is NULL). */
+int gp_tr_bad_u64(const char *what, const struct gp_json_val *v, const char *key, uint64_t max,
+		  char *why, size_t cap);
+/* A required integer in [0, max]. */
+static inline int gp_tr_need_u64(const char *what, const struct gp_json_val *v, const char *key,
+				 uint64_t max, uint64_t *out, char *why, size_t cap)
+{
+	if (v->type != GP_JSON_NONE && !gp_jv_u64(v, out) && *out <= max)
+		return 0;
+	return gp_tr_bad_u64(what, v, key, max, why, cap);
+}
+/* A string: 1, or 0 where it is absent and !required. */
+int gp_tr_check_str(const char *what, const struct gp_json_val *v, const char *key, int required,
+		    char *why, size_t cap);
+
 #endif

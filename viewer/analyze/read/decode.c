@@ -99,13 +99,10 @@ static int is_history(const struct gp_json_val *name)
 static int need_u64(struct dc *x, const struct gp_json_val *v, const char *key, uint64_t max,
 		    uint64_t *out)
 {
-	if (v->type == GP_JSON_NONE)
-		return bad(x, "%s without \"%s\"", what(x), key);
-	if (gp_jv_u64(v, out))
-		return bad(x, "%s: \"%s\" is not a non-negative integer", what(x), key);
-	if (*out > max)
-		return bad(x, "%s: \"%s\" is absurd (%" PRIu64 ")", what(x), key, *out);
-	return 0;
+	/* what(x) only for the message: it looks the event's name up */
+	if (v->type != GP_JSON_NONE && !gp_jv_u64(v, out) && *out <= max)
+		return 0;
+	return gp_tr_bad_u64(what(x), v, key, max, x->why, x->whycap);
 }
 
 static int need_ts(struct dc *x, int64_t *ts)
@@ -139,12 +136,9 @@ static int need_addr(struct dc *x, const struct gp_json_val *v, uint64_t *out)
 /* A string member: 1, or 0 where it is absent and !required. */
 static int check_str(struct dc *x, const struct gp_json_val *v, const char *key, int required)
 {
-	if (v->type == GP_JSON_NONE && !required)
-		return 0;
-	if (v->type != GP_JSON_STR)
-		return bad(x, "%s: \"%s\" is %s", what(x), key,
-			   v->type == GP_JSON_NONE ? "missing" : "not a string");
-	return 1;
+	if (v->type == GP_JSON_STR)
+		return 1;
+	return gp_tr_check_str(what(x), v, key, required, x->why, x->whycap);
 }
 
 /* A string member in place; *set 0 where it is absent and !required. */
