@@ -2,6 +2,8 @@
 #include "trace_meta.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,34 +80,108 @@ static int next_line(struct gp_tr *r, const char **p, size_t *n)
 	return rc < 0 ? rc : 0;
 }
 
-/* m from the scanned meta line l. 0, or -EINVAL with err set. */
-static int decode(const char *path, const struct gp_tr_members *l, struct gp_tr_meta *m, char *err,
-		  size_t cap)
+static int bad(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int bad(char *why, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, cap, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* The members' checks are every reader's (trace_scan.h); what names the
+ * event, "gpuprof.meta event", as analyze's messages name every event.
+ * An integer in [0, max] where it may be absent: *out -1 then. */
+static int may_u64(const char *what, const struct gp_json_val *v, const char *key, uint64_t max,
+		   int64_t *out, char *why, size_t cap)
+{
+	uint64_t x;
+	int r;
+
+	*out = -1;
+	if (v->type == GP_JSON_NONE)
+		return 0;
+	if ((r = gp_tr_need_u64(what, v, key, max, &x, why, cap)))
+		return r;
+	*out = (int64_t)x;
+	return 0;
+}
+
+/* A string that may be absent: left where it is, in *out. */
+static int may_str(const char *what, const struct gp_json_val *v, const char *key,
+		   struct gp_json_val *out, char *why, size_t cap)
+{
+	*out = *v;
+	return gp_tr_check_str(what, v, key, 0, why, cap) < 0 ? -EINVAL : 0;
+}
+
+int gp_tr_meta_decode(const struct gp_tr_members *l, struct gp_tr_meta *m, char *why, size_t cap)
 {
 	const struct gp_json_val *a = l->args;
+	char what[32];
+	uint64_t x;
+	int r;
 
-	if (GP_JV_IS(&l->top[TK_NAME], GP_MERGE_EVENT)) {
-		snprintf(err, cap, "%s: " GP_MERGE_NOT_A_TRACE, path);
-		return -EINVAL;
+	memset(m, 0, sizeof(*m));
+	snprintf(what, sizeof(what), "%s event", GP_EV_META);
+	/* in the order analyze has always checked them: its messages name the
+	 * first member wrong */
+	if ((r = gp_tr_need_u64(what, &a[AK_FORMAT], GP_F_FORMAT, UINT32_MAX, &x, why, cap)))
+		return r;
+	m->format = (int64_t)x;
+	if (x != 1)
+		return bad(why, cap, "trace format %" PRIu64 " (this gpuprof reads format 1)", x);
+	if ((r = gp_tr_need_u64(what, &a[AK_PID], GP_F_PID, GP_TR_META_PID_MAX, &x, why, cap)))
+		return r;
+	m->pid = (int64_t)x;
+	if ((r = gp_tr_need_u64(what, &a[AK_TS_BASE_NS], GP_F_TS_BASE_NS, GP_TR_META_TS_BASE_MAX, &x,
+				why, cap)))
+		return r;
+	m->ts_base_ns = (int64_t)x;
+	if (a[AK_START_UNIX_NS].type == GP_JSON_NONE) {
+		m->start_unix_ns = -1;
+	} else {
+		if ((r = gp_tr_need_u64(what, &a[AK_START_UNIX_NS], GP_F_START_UNIX_NS, UINT64_MAX, &x,
+					why, cap)))
+			return r;
+		m->start_unix_ns = (int64_t)x; /* past 2262 negative: as uint64_t */
+		m->has_start_unix_ns = 1;
 	}
-	if (!GP_JV_IS(&l->top[TK_NAME], GP_EV_META) || l->top[TK_ARGS].type != GP_JSON_OBJ) {
-		snprintf(err, cap, "%s: not a gpuprof trace (it does not begin with gpuprof.meta)", path);
-		return -EINVAL;
+	/* which process of a distributed job this is: -1 where not said */
+	if ((r = may_u64(what, &a[AK_RANK], GP_F_RANK, GP_TR_META_JOB_MAX, &m->rank, why, cap)) ||
+	    (r = may_u64(what, &a[AK_WORLD_SIZE], GP_F_WORLD_SIZE, GP_TR_META_JOB_MAX, &m->world_size, why,
+			 cap)) ||
+	    (r = may_u64(what, &a[AK_LOCAL_RANK], GP_F_LOCAL_RANK, GP_TR_META_JOB_MAX, &m->local_rank, why,
+			 cap)) ||
+	    (r = may_u64(what, &a[AK_LOCAL_WORLD_SIZE], GP_F_LOCAL_WORLD_SIZE, GP_TR_META_JOB_MAX,
+			 &m->local_world_size, why, cap)))
+		return r;
+	if (a[AK_JOB_START_UNIX_NS].type == GP_JSON_NONE) {
+		m->job_start_unix_ns = -1;
+	} else {
+		if ((r = gp_tr_need_u64(what, &a[AK_JOB_START_UNIX_NS], GP_F_JOB_START_UNIX_NS,
+					UINT64_MAX, &x, why, cap)))
+			return r;
+		m->job_start_unix_ns = (int64_t)x;
+		m->has_job_start_unix_ns = 1;
 	}
-	m->pid = get_int(&a[AK_PID]);
-	m->ts_base_ns = get_int(&a[AK_TS_BASE_NS]);
-	if (m->pid <= 0 || m->ts_base_ns < 0) {
-		snprintf(err, cap, "%s: gpuprof.meta has no pid or ts_base_ns", path);
-		return -EINVAL;
-	}
+	if ((r = may_str(what, &a[AK_CMDLINE], GP_F_CMDLINE, &m->cmdline_val, why, cap)) ||
+	    (r = may_str(what, &a[AK_HOSTNAME], GP_F_HOSTNAME, &m->hostname_val, why, cap)) ||
+	    (r = may_str(what, &a[AK_VERSION], GP_F_VERSION, &m->version_val, why, cap)))
+		return r;
+	m->mode_val = a[AK_MODE];
+	if (!GP_JV_IS(&a[AK_STATICS], "none") && a[AK_STATICS].type != GP_JSON_NONE &&
+	    !GP_JV_IS(&a[AK_STATICS], "run"))
+		return bad(why, cap, "%s: \"statics\" is not run or none", GP_EV_META);
+	m->statics_none = GP_JV_IS(&a[AK_STATICS], "none");
+	m->memory_by_context = GP_JV_IS(&a[AK_MEMORY_DEVICE], "context");
+	/* what no analysis relies on, read where it is an integer: the parent,
+	 * and the launcher's pid (written as the environment's string) */
 	m->ppid = get_int(&a[AK_PPID]);
 	m->root_pid = get_int_or_str(&a[AK_ROOT_PID]);
-	m->rank = get_int(&a[AK_RANK]);
-	m->world_size = get_int(&a[AK_WORLD_SIZE]);
-	m->local_rank = get_int(&a[AK_LOCAL_RANK]);
-	m->local_world_size = get_int(&a[AK_LOCAL_WORLD_SIZE]);
-	m->start_unix_ns = get_int(&a[AK_START_UNIX_NS]);
-	m->job_start_unix_ns = get_int(&a[AK_JOB_START_UNIX_NS]);
 	get_str(&a[AK_HOSTNAME], m->host, sizeof(m->host));
 	get_str(&a[AK_MODE], m->mode, sizeof(m->mode));
 	return 0;
@@ -163,7 +239,26 @@ int gp_tr_read_meta(const char *path, struct gp_tr_meta *m, char *err, size_t ca
 	}
 	if (gp_tr_scan_line(p, n, l, &why))
 		goto bad;
-	rc = decode(path, l, m, err, cap);
+	if (GP_JV_IS(&l->top[TK_NAME], GP_MERGE_EVENT)) {
+		snprintf(err, cap, "%s: " GP_MERGE_NOT_A_TRACE, path);
+		goto out;
+	}
+	if (!GP_JV_IS(&l->top[TK_NAME], GP_EV_META) || l->top[TK_ARGS].type != GP_JSON_OBJ)
+		goto bad;
+	{
+		char wrong[200];
+
+		rc = gp_tr_meta_decode(l, m, wrong, sizeof(wrong));
+		if (rc) {
+			snprintf(err, cap, "%s:%" PRIu64 ": %s", path, gp_tr_state(r)->line_no, wrong);
+			rc = -EBADMSG; /* a gpuprof trace, but a bad one */
+		}
+		/* the line goes with the reader */
+		memset(&m->cmdline_val, 0, sizeof(m->cmdline_val));
+		memset(&m->hostname_val, 0, sizeof(m->hostname_val));
+		memset(&m->version_val, 0, sizeof(m->version_val));
+		memset(&m->mode_val, 0, sizeof(m->mode_val));
+	}
 	goto out;
 bad:
 	snprintf(err, cap, "%s: not a gpuprof trace (it does not begin with gpuprof.meta)", path);

@@ -1443,6 +1443,28 @@ def test_ranks():
     rc, out, err = run("ranks")
     eq(rc, 2, "a manifest that is no JSON: exit 2")
 
+    # in a directory without a manifest: a file that is no gpuprof trace is
+    # left out, said; a trace whose gpuprof.meta fails a check (the trace
+    # library's, exporters/trace_meta.c) fails the run with analyze's line
+    d = os.path.join(TMP, "badmeta")
+    os.makedirs(d)
+    src = os.path.join(TMP, "ranks", "rank0.7000.json.gz")
+    shutil.copy(src, os.path.join(d, "rank0.7000.json.gz"))
+    with gzip.open(os.path.join(d, "proc.notes.json.gz"), "wt") as f:
+        f.write('{"a": 1}\n')
+    doc, err = analyze_json("badmeta")
+    eq(len(doc["traces"]), 1, "the one trace analyzed")
+    check("proc.notes.json.gz is no gpuprof trace: left out" in err, "a stray file said: %r" % err)
+    lines = gzip.open(src, "rt").read().split("\n")
+    lines[1] = lines[1].replace('"version":"0.1.0","pid":7000,', '"version":"0.1.0","pid":"7000",', 1)
+    with gzip.open(os.path.join(d, "rank1.7001.json.gz"), "wt") as f:
+        f.write("\n".join(lines))
+    for cmd in (("analyze",), ("report",), ("check", "--max-peak", "1GiB")):
+        rc, out, err = gp_cmd(*cmd, "badmeta")
+        eq(rc, 2, "%s: a trace with a bad gpuprof.meta: exit 2" % cmd[0])
+        check('badmeta/rank1.7001.json.gz:2: gpuprof.meta event: "pid" is not a non-negative integer'
+              in err, "%s: the meta's fault, where: %r" % (cmd[0], err))
+
 
 DATA = os.path.join(ROOT, "tests", "data")
 

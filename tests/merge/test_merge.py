@@ -428,6 +428,14 @@ def test_bad():
                       ('[1]', "line 7: not a JSON object")):
         r1.write(tmp("bad.json.gz"), damage=(7, line))
         refused([good, "bad.json.gz", "-o", "m.json.gz"], "gpuprof: bad.json.gz: " + why, why)
+    # a meta that fails analyze's checks (the trace library's, one reading of
+    # gpuprof.meta for every command): refused as analyze refuses it
+    meta = r1.lines()[0]
+    for bad, why in ((meta.replace('"format":1', '"format":2', 1), "trace format 2 (this gpuprof reads"),
+                     (meta.replace('"rank":1,', '"rank":"1",', 1), 'gpuprof.meta event: "rank" is not a')):
+        check(bad != meta, "the meta changed: " + why)
+        r1.write(tmp("badmeta.json.gz"), damage=(2, bad))
+        refused([good, "badmeta.json.gz", "-o", "m.json.gz"], "gpuprof: badmeta.json.gz:2: " + why, why)
     # no trace at all
     with gzip.open(tmp("notrace.json.gz"), "wt") as f:
         f.write('{"a":1}\n')

@@ -401,8 +401,25 @@ static void test_meta(void)
 	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "merge") != NULL);
 	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{}}\n");
-	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "no pid or ts_base_ns") != NULL);
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EBADMSG);
+	CHECK(strstr(err, ":2: gpuprof.meta event without \"format\"") != NULL);
+	/* the checks analyze makes (gp_tr_meta_decode), with its messages */
+	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{\"format\":1,\"pid\":7,"
+		  "\"ts_base_ns\":1,\"rank\":\"1\"}}\n");
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EBADMSG);
+	CHECK(strstr(err, "gpuprof.meta event: \"rank\" is not a non-negative integer") != NULL);
+	put(path, "[{\"name\":\"gpuprof.meta\",\"args\":{\"format\":2}}\n");
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EBADMSG);
+	CHECK(strstr(err, ":1: trace format 2 (this gpuprof reads format 1)") != NULL);
+	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{\"format\":1,\"pid\":7,"
+		  "\"ts_base_ns\":1,\"statics\":\"some\"}}\n");
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EBADMSG);
+	CHECK(strstr(err, "gpuprof.meta: \"statics\" is not run or none") != NULL);
+	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{\"format\":1,\"pid\":7,"
+		  "\"ts_base_ns\":1,\"statics\":\"none\",\"start_unix_ns\":18446744073709551615}}\n");
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), 0);
+	CHECK(m.statics_none == 1 && m.has_start_unix_ns && (uint64_t)m.start_unix_ns == UINT64_MAX);
+	CHECK(m.cmdline_val.type == GP_JSON_NONE && m.rank == -1 && !m.has_job_start_unix_ns);
 	put(path, "{\"a\":1}\n");
 	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "does not begin with gpuprof.meta") != NULL);

@@ -87,12 +87,9 @@ static int read_metas(struct run *r, char *err, size_t cap)
 
 		t->path = r->s->traces[k];
 		rc = gp_tr_read_meta(t->path, &t->meta, err, cap);
+		/* a bad meta (its pid fits an int32...) is bad input, as none */
 		if (rc)
-			return rc;
-		if (t->meta.pid > INT32_MAX) {
-			snprintf(err, cap, "%s: gpuprof.meta's pid is out of range", t->path);
-			return -EINVAL;
-		}
+			return rc == -EBADMSG ? -EINVAL : rc;
 	}
 	qsort(r->t, r->n, sizeof(*r->t), cmp_trace);
 	r->hosts = calloc(r->n, sizeof(*r->hosts));

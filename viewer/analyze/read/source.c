@@ -10,9 +10,7 @@
 
 #include "coll_kernel.h"
 #include "exporters/in_file.h"
-
-/* ts_base_ns + ts must stay inside int64 */
-#define MAX_TS_BASE 4000000000000000000ull
+#include "exporters/trace_meta.h"
 
 static int say(struct an_source *s, char *err, size_t errcap, int status, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
@@ -114,70 +112,37 @@ static int get_str(struct an_source *s, const struct gp_json_val *v, const char 
 	return r ? intern_str(s, v, out, err, errcap) : 0;
 }
 
-/* A rank or a count of gpuprof.meta: *out -1 when absent. */
-static int job_id(struct an_source *s, const struct gp_json_val *v, const char *name, int64_t *out,
-		  char *err, size_t errcap)
-{
-	uint64_t x;
-	int r;
-
-	*out = -1;
-	if (v->type == GP_JSON_NONE)
-		return 0;
-	if ((r = need_u64(s, v, name, 1u << 24, &x, err, errcap)))
-		return r;
-	*out = (int64_t)x;
-	return 0;
-}
-
+/* The meta's checks and values are the trace library's (trace_meta.h). */
 static int on_meta(struct an_source *s, char *err, size_t errcap)
 {
-	const struct gp_json_val *a = s->line.args;
-	uint64_t format, base, pid;
+	struct gp_tr_meta m;
+	char why[200];
 	int r;
 
-	if ((r = need_u64(s, &a[AK_FORMAT], GP_F_FORMAT, UINT32_MAX, &format, err, errcap)))
-		return r;
-	if (format != 1)
-		return say(s, err, errcap, GP_AN_BAD_INPUT,
-			   "trace format %" PRIu64 " (this gpuprof reads format 1)", format);
-	if ((r = need_u64(s, &a[AK_PID], GP_F_PID, INT32_MAX, &pid, err, errcap)) ||
-	    (r = need_u64(s, &a[AK_TS_BASE_NS], GP_F_TS_BASE_NS, MAX_TS_BASE, &base, err, errcap)))
-		return r;
-	s->pid = (int64_t)pid;
-	s->ts_base_ns = (int64_t)base;
-	if (a[AK_START_UNIX_NS].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_START_UNIX_NS], GP_F_START_UNIX_NS, UINT64_MAX, &s->start_unix_ns,
-			  err, errcap)))
-		return r;
-	/* which process of a distributed job this is: -1 where not said */
-	if ((r = job_id(s, &a[AK_RANK], GP_F_RANK, &s->rank, err, errcap)) ||
-	    (r = job_id(s, &a[AK_WORLD_SIZE], GP_F_WORLD_SIZE, &s->world_size, err, errcap)) ||
-	    (r = job_id(s, &a[AK_LOCAL_RANK], GP_F_LOCAL_RANK, &s->local_rank, err, errcap)) ||
-	    (r = job_id(s, &a[AK_LOCAL_WORLD_SIZE], GP_F_LOCAL_WORLD_SIZE, &s->local_world_size, err,
-			errcap)))
-		return r;
-	if (a[AK_JOB_START_UNIX_NS].type != GP_JSON_NONE &&
-	    (r = need_u64(s, &a[AK_JOB_START_UNIX_NS], GP_F_JOB_START_UNIX_NS, UINT64_MAX,
-			  &s->job_start_unix_ns, err, errcap)))
-		return r;
-	if ((r = get_str(s, &a[AK_CMDLINE], GP_F_CMDLINE, 0, &s->cmdline, err, errcap)) ||
-	    (r = get_str(s, &a[AK_HOSTNAME], GP_F_HOSTNAME, 0, &s->hostname, err, errcap)) ||
-	    (r = get_str(s, &a[AK_VERSION], GP_F_VERSION, 0, &s->version, err, errcap)))
+	if (gp_tr_meta_decode(&s->line, &m, why, sizeof(why)))
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s", why);
+	s->pid = m.pid;
+	s->ts_base_ns = m.ts_base_ns;
+	if (m.has_start_unix_ns)
+		s->start_unix_ns = (uint64_t)m.start_unix_ns;
+	s->rank = m.rank;
+	s->world_size = m.world_size;
+	s->local_rank = m.local_rank;
+	s->local_world_size = m.local_world_size;
+	if (m.has_job_start_unix_ns)
+		s->job_start_unix_ns = (uint64_t)m.job_start_unix_ns;
+	if ((r = get_str(s, &m.cmdline_val, GP_F_CMDLINE, 0, &s->cmdline, err, errcap)) ||
+	    (r = get_str(s, &m.hostname_val, GP_F_HOSTNAME, 0, &s->hostname, err, errcap)) ||
+	    (r = get_str(s, &m.version_val, GP_F_VERSION, 0, &s->version, err, errcap)))
 		return r;
 	s->mode = MODE_CUDA;
-	if (GP_JV_IS(&a[AK_MODE], "tensor"))
+	if (GP_JV_IS(&m.mode_val, "tensor"))
 		s->mode = MODE_TENSOR;
-	else if (GP_JV_IS(&a[AK_MODE], "native"))
+	else if (GP_JV_IS(&m.mode_val, "native"))
 		s->mode = MODE_NATIVE;
-	s->statics = STATICS_RUN;
-	if (GP_JV_IS(&a[AK_STATICS], "none"))
-		s->statics = STATICS_NONE;
-	else if (a[AK_STATICS].type != GP_JSON_NONE && !GP_JV_IS(&a[AK_STATICS], "run"))
-		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"statics\" is not run or none",
-			   GP_EV_META);
+	s->statics = m.statics_none ? STATICS_NONE : STATICS_RUN;
 	/* older traces may place module globals on device 0 (analyze.c) */
-	s->memory_by_context = GP_JV_IS(&a[AK_MEMORY_DEVICE], "context");
+	s->memory_by_context = m.memory_by_context;
 	s->have_meta = 1;
 	return 0;
 }
