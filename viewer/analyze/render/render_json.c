@@ -74,10 +74,59 @@ static struct json_object *jhex(struct gp_jb *b, uint64_t v)
 #define RS_PUT_OBJ_OPT(k, f, u) f(b, o, k, x)
 #define RS_PUT_ARR_OPT(k, f, u) f(b, o, k, x)
 
+/* The C struct held to result_schema.def: each member's FIELD must have a
+ * type its TYPE can be written from, or the build fails (a double where
+ * the list says an integer, an integer where it says a string...). */
+#define RS_INT(e)                                                                                  \
+	_Generic((e), int: 1, unsigned: 1, long: 1, unsigned long: 1, long long: 1,                 \
+		 unsigned long long: 1, unsigned char: 1, signed char: 1, default: 0)
+#define RS_IS_STR(e) _Generic((e), const char *: 1, char *: 1, default: 0)
+#define RS_IS_HEX(e) _Generic((e), uint64_t: 1, default: 0)
+#define RS_IS_U64(e) RS_INT(e)
+#define RS_IS_I64(e) RS_INT(e)
+#define RS_IS_I64N(e) RS_INT(e)
+#define RS_IS_I64Z(e) RS_INT(e)
+#define RS_IS_U64K(e) RS_INT(e)
+#define RS_IS_ENUM(e) RS_INT(e)
+#define RS_IS_BOOL(e) RS_INT(e)
+#define RS_IS_BOOLN(e) RS_INT(e)
+#define RS_IS_OPT(e) _Generic((e), struct gp_an_opt: 1, default: 0)
+#define RS_IS_NUM0(e) _Generic((e), double: 1, default: 0)
+#define RS_IS_NUM1(e) RS_IS_NUM0(e)
+#define RS_IS_NUM4(e) RS_IS_NUM0(e)
+#define RS_IS_NUM6(e) RS_IS_NUM0(e)
+#define RS_IS_NUM9(e) RS_IS_NUM0(e)
+/* made by a function of this file (OBJ, ARR...) or of two fields
+ * (STEP_WHEN): the functions' own types hold them */
+#define RS_CHECK(key, field, type, unit, read, meaning) RS_CHECK_##type(key, field, type)
+#define RS_CHECK_OBJ(k, f, t)
+#define RS_CHECK_ARR(k, f, t)
+#define RS_CHECK_OBJ_OPT(k, f, t)
+#define RS_CHECK_ARR_OPT(k, f, t)
+#define RS_CHECK_STEP_WHEN(k, f, t)
+#define RS_CHECK_ANY(k, f, t) _Static_assert(RS_IS_##t(x->f), "result_schema.def: " k " is no " #t);
+#define RS_CHECK_STR RS_CHECK_ANY
+#define RS_CHECK_HEX RS_CHECK_ANY
+#define RS_CHECK_U64 RS_CHECK_ANY
+#define RS_CHECK_I64 RS_CHECK_ANY
+#define RS_CHECK_I64N RS_CHECK_ANY
+#define RS_CHECK_I64Z RS_CHECK_ANY
+#define RS_CHECK_U64K RS_CHECK_ANY
+#define RS_CHECK_ENUM RS_CHECK_ANY
+#define RS_CHECK_BOOL RS_CHECK_ANY
+#define RS_CHECK_BOOLN RS_CHECK_ANY
+#define RS_CHECK_OPT RS_CHECK_ANY
+#define RS_CHECK_NUM0 RS_CHECK_ANY
+#define RS_CHECK_NUM1 RS_CHECK_ANY
+#define RS_CHECK_NUM4 RS_CHECK_ANY
+#define RS_CHECK_NUM6 RS_CHECK_ANY
+#define RS_CHECK_NUM9 RS_CHECK_ANY
+
 /* name(b, o, x): the members of LIST into o. */
 #define RS_MEMBERS(name, ctype, LIST)                                                    \
 	static void name(struct gp_jb *b, struct json_object *o, const ctype *x)         \
 	{                                                                                \
+		LIST(RS_CHECK)                                                           \
 		LIST(RS_MEMBER)                                                          \
 	}
 /* name(b, x): an object of the members of LIST. */
