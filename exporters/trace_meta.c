@@ -80,18 +80,6 @@ static int next_line(struct gp_tr *r, const char **p, size_t *n)
 	return rc < 0 ? rc : 0;
 }
 
-static int bad(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *why, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, cap, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* The members' checks are every reader's (trace_scan.h); what names the
  * event, "gpuprof.meta event", as analyze's messages name every event.
  * An integer in [0, max] where it may be absent: *out -1 then. */
@@ -133,7 +121,7 @@ int gp_tr_meta_decode(const struct gp_tr_members *l, struct gp_tr_meta *m, char 
 		return r;
 	m->format = (int64_t)x;
 	if (x != 1)
-		return bad(why, cap, "trace format %" PRIu64 " (this gpuprof reads format 1)", x);
+		return gp_tr_why(why, cap, "trace format %" PRIu64 " (this gpuprof reads format 1)", x);
 	if ((r = gp_tr_need_u64(what, &a[AK_PID], GP_F_PID, GP_TR_META_PID_MAX, &x, why, cap)))
 		return r;
 	m->pid = (int64_t)x;
@@ -175,7 +163,7 @@ int gp_tr_meta_decode(const struct gp_tr_members *l, struct gp_tr_meta *m, char 
 	m->mode_val = a[AK_MODE];
 	if (!GP_JV_IS(&a[AK_STATICS], "none") && a[AK_STATICS].type != GP_JSON_NONE &&
 	    !GP_JV_IS(&a[AK_STATICS], "run"))
-		return bad(why, cap, "%s: \"statics\" is not run or none", GP_EV_META);
+		return gp_tr_why(why, cap, "%s: \"statics\" is not run or none", GP_EV_META);
 	m->statics_none = GP_JV_IS(&a[AK_STATICS], "none");
 	m->memory_by_context = GP_JV_IS(&a[AK_MEMORY_DEVICE], "context");
 	/* what no analysis relies on, read where it is an integer: the parent,

@@ -453,9 +453,7 @@ int gp_jv_str(const struct gp_json_val *v, char *scratch, const char **s, size_t
 	return 0;
 }
 
-static int say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int say(char *why, size_t cap, const char *fmt, ...)
+int gp_tr_why(char *why, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -473,11 +471,11 @@ int gp_tr_bad_u64(const char *what, const struct gp_json_val *v, const char *key
 	uint64_t x;
 
 	if (v->type == GP_JSON_NONE)
-		return say(why, cap, "%s without \"%s\"", what, key);
+		return gp_tr_why(why, cap, "%s without \"%s\"", what, key);
 	if (gp_jv_u64(v, &x))
-		return say(why, cap, "%s: \"%s\" is not a non-negative integer", what, key);
+		return gp_tr_why(why, cap, "%s: \"%s\" is not a non-negative integer", what, key);
 	if (x > max)
-		return say(why, cap, "%s: \"%s\" is absurd (%" PRIu64 ")", what, key, x);
+		return gp_tr_why(why, cap, "%s: \"%s\" is absurd (%" PRIu64 ")", what, key, x);
 	return 0;
 }
 
@@ -487,7 +485,7 @@ int gp_tr_check_str(const char *what, const struct gp_json_val *v, const char *k
 	if (v->type == GP_JSON_NONE && !required)
 		return 0;
 	if (v->type != GP_JSON_STR)
-		return say(why, cap, "%s: \"%s\" is %s", what, key,
+		return gp_tr_why(why, cap, "%s: \"%s\" is %s", what, key,
 			   v->type == GP_JSON_NONE ? "missing" : "not a string");
 	return 1;
 }

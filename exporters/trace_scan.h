@@ -108,6 +108,10 @@ static inline int gp_jv_is(const struct gp_json_val *v, const char *lit, size_t 
 }
 #define GP_JV_IS(v, lit) gp_jv_is((v), lit, sizeof(lit) - 1)
 
+/* fmt's message into why (nothing where why is NULL): -EINVAL, for a
+ * reader's "return gp_tr_why(why, cap, ...)". */
+int gp_tr_why(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The checks every reader of the format makes of a member, with the one
  * wording of their messages ("WHAT without \"KEY\"", "WHAT: \"KEY\" is
  * ..."; WHAT says which event, "gpuprof.meta event"): 0, or -EINVAL with

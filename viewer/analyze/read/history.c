@@ -11,23 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/trace_scan.h" /* gp_tr_why */
+
 /* the marks' limits (exporters/torch_marks.h) are the recorder's too */
 _Static_assert(GP_TORCH_MAX_BYTES == AN_MAX_BYTES, "the marks' bytes are the reader's bytes");
 /* a point may not lie after the mark that holds it by more than this: the
  * two clocks (PyTorch's time_us and the mark's) are read microseconds apart */
 #define SLACK_NS 1000000000ll
-
-static int bad(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *why, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, cap, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* An integer member in [lo, hi]; 0 or -EINVAL. */
 static int get_int(struct json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *out,
@@ -36,13 +26,13 @@ static int get_int(struct json_object *o, const char *key, int64_t lo, int64_t h
 	struct json_object *v;
 
 	if (!json_object_object_get_ex(o, key, &v))
-		return bad(why, cap, "no \"%s\"", key);
+		return gp_tr_why(why, cap, "no \"%s\"", key);
 	if (!json_object_is_type(v, json_type_int))
-		return bad(why, cap, "\"%s\" is not an integer", key);
+		return gp_tr_why(why, cap, "\"%s\" is not an integer", key);
 	errno = 0;
 	*out = json_object_get_int64(v);
 	if (errno || *out < lo || *out > hi)
-		return bad(why, cap, "\"%s\" is out of range", key);
+		return gp_tr_why(why, cap, "\"%s\" is out of range", key);
 	return 0;
 }
 
@@ -51,7 +41,7 @@ static int get_bool(struct json_object *o, const char *key, int *out, char *why,
 	struct json_object *v;
 
 	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean))
-		return bad(why, cap, "\"%s\" is not true or false", key);
+		return gp_tr_why(why, cap, "\"%s\" is not true or false", key);
 	*out = json_object_get_boolean(v);
 	return 0;
 }
@@ -81,9 +71,9 @@ static int add_points(struct an_history *h, struct json_object *p, struct an_his
 	int64_t t = m->t_first;
 
 	if (len % 3)
-		return bad(why, cap, "\"p\" does not hold whole points (time, allocated, reserved)");
+		return gp_tr_why(why, cap, "\"p\" does not hold whole points (time, allocated, reserved)");
 	if (n > AN_HIST_MAX_POINTS - h->n)
-		return bad(why, cap, "more than %u points", AN_HIST_MAX_POINTS);
+		return gp_tr_why(why, cap, "more than %u points", AN_HIST_MAX_POINTS);
 	if (grow((void **)&h->pt, &h->cap, h->n, n, sizeof(*h->pt)))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -94,16 +84,16 @@ static int add_points(struct an_history *h, struct json_object *p, struct an_his
 			struct json_object *x = json_object_array_get_idx(p, i * 3 + (size_t)k);
 
 			if (!json_object_is_type(x, json_type_int))
-				return bad(why, cap, "point %zu is not three integers", i);
+				return gp_tr_why(why, cap, "point %zu is not three integers", i);
 			errno = 0;
 			v[k] = json_object_get_int64(x);
 			if (errno || v[k] < 0 ||
 			    (uint64_t)v[k] > (k ? AN_MAX_BYTES : (uint64_t)GP_TORCH_MAX_DT_US))
-				return bad(why, cap, "point %zu is out of range", i);
+				return gp_tr_why(why, cap, "point %zu is out of range", i);
 		}
 		t += v[0];
 		if (t > GP_TORCH_MAX_UNIX_US)
-			return bad(why, cap, "point %zu is out of range", i);
+			return gp_tr_why(why, cap, "point %zu is out of range", i);
 		pt->ts = t;
 		pt->allocated = (uint64_t)v[1];
 		pt->reserved = (uint64_t)v[2];
@@ -126,7 +116,7 @@ int an_history_add(struct an_history *h, const char *json, size_t n, int64_t mar
 	int err;
 
 	if (n > INT32_MAX)
-		return bad(why, cap, "too long");
+		return gp_tr_why(why, cap, "too long");
 	tok = json_tokener_new_ex(4);
 	if (!tok)
 		return -ENOMEM;
@@ -138,7 +128,7 @@ int an_history_add(struct an_history *h, const char *json, size_t n, int64_t mar
 	json_tokener_free(tok);
 	if (!o || !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		return bad(why, cap, "not a JSON object");
+		return gp_tr_why(why, cap, "not a JSON object");
 	}
 	if ((err = get_int(o, "device", 0, AN_MAX_DEVICES - 1, &dev, why, cap)) ||
 	    (err = get_int(o, "part", 0, GP_TORCH_MAX_PARTS, &part, why, cap)) ||
@@ -148,7 +138,7 @@ int an_history_add(struct an_history *h, const char *json, size_t n, int64_t mar
 	    (err = get_bool(o, "complete", &m.complete, why, cap)))
 		goto out;
 	if (!json_object_object_get_ex(o, "p", &p) || !json_object_is_type(p, json_type_array)) {
-		err = bad(why, cap, "\"p\" is not an array");
+		err = gp_tr_why(why, cap, "\"p\" is not an array");
 		goto out;
 	}
 	m.device = (uint32_t)dev;
@@ -214,19 +204,19 @@ int an_history_finish(struct an_history *h, char *why, size_t cap)
 				h->complete |= bit;
 		} else {
 			if (m->part == prev->part) {
-				err = bad(why, cap, "device %" PRIu32 "'s part %" PRIu32 " comes twice",
+				err = gp_tr_why(why, cap, "device %" PRIu32 "'s part %" PRIu32 " comes twice",
 					  m->device, m->part);
 				goto out;
 			}
 			if (prev->last) {
-				err = bad(why, cap, "device %" PRIu32 "'s history goes on after its last part",
+				err = gp_tr_why(why, cap, "device %" PRIu32 "'s history goes on after its last part",
 					  m->device);
 				goto out;
 			}
 			if (m->part != prev->part + 1)
 				h->gaps |= bit; /* marks lost: the points that are here are still exact */
 			if (m->n && prev->n && m->t_first < prev->t_last) {
-				err = bad(why, cap, "device %" PRIu32 "'s points go back in time", m->device);
+				err = gp_tr_why(why, cap, "device %" PRIu32 "'s points go back in time", m->device);
 				goto out;
 			}
 		}
@@ -237,7 +227,7 @@ int an_history_finish(struct an_history *h, char *why, size_t cap)
 
 			p.ts = p.ts * 1000 + off[m->device];
 			if (p.ts > m->mark_ts + SLACK_NS) {
-				err = bad(why, cap, "device %" PRIu32 "'s part %" PRIu32 " has points after "
+				err = gp_tr_why(why, cap, "device %" PRIu32 "'s part %" PRIu32 " has points after "
 					  "the mark that holds them", m->device, m->part);
 				goto out;
 			}
