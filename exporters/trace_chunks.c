@@ -420,8 +420,8 @@ static struct scanned *scan_chunk(const struct chunk *c)
 		if (sc_grow((void **)&sc->lines, &sc->cap_lines, sc->nlines + 1, sizeof(*sc->lines)))
 			goto fail;
 		sl = &sc->lines[sc->nlines++];
-		sl->raw_off = sl->off = (uint32_t)(lp - out);
-		sl->raw_len = sl->len = (uint32_t)n;
+		sl->raw_off = (uint32_t)(lp - out);
+		sl->raw_len = (uint32_t)n;
 		sl->flags = 0;
 		sl->nvals = 0;
 		if (n && lp[n - 1] == '\r') {

@@ -215,10 +215,8 @@ static int dec_memory(struct dc *x, int type, struct an_dec *d)
 			return r;
 		return 0;
 	}
-	if (gp_jv_hex(&a[AK_ADDR], &ev->mem.addr))
-		return bad(x, "%s: \"addr\" is %s", what(x),
-			   a[AK_ADDR].type == GP_JSON_NONE ? "missing" : "not an address (\"0x...\")");
-	if ((r = need_u64(x, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev->mem.bytes)))
+	if ((r = need_addr(x, &a[AK_ADDR], &ev->mem.addr)) ||
+	    (r = need_u64(x, &a[AK_BYTES], GP_F_BYTES, AN_MAX_BYTES, &ev->mem.bytes)))
 		return r;
 	if (a[AK_CORR].type != GP_JSON_NONE &&
 	    (r = need_u64(x, &a[AK_CORR], GP_F_CORR, UINT64_MAX, &ev->mem.corr)))

@@ -6,8 +6,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
