@@ -32,13 +32,17 @@ MAIN, AUTOGRAD, COMM = 100, 101, 103
 class Sim:
     def __init__(self, mode="tensor", pid=4242, device=0, total=16 * GiB,
                  uuid="GPU-00000000-1111-2222-3333-444444444444", ts_base=1_700_000_000_000_000_000,
-                 cmdline="python3 train.py", start_us=1000.0, callbacks=False, statics=None):
+                 cmdline="python3 train.py", start_us=1000.0, callbacks=False, statics=None,
+                 memory_device=None):
         self.mode, self.pid, self.device, self.total, self.uuid = mode, pid, device, total, uuid
         # stream-ordered allocations as the recorder's API callbacks write
         # them: thread and API in the event, the driver call's corr (no API
         # event), no pool args
         self.callbacks = callbacks
         self.statics = statics  # gpuprof.meta's "statics" (run, none); None: unsaid
+        # gpuprof.meta's "memory_device" ("context": module globals on their
+        # own device, as recorders since then say); None: unsaid (older)
+        self.memory_device = memory_device
         self.ts_base, self.cmdline = ts_base, cmdline
         self.gpu_pid = 1_000_000_000 + pid * 100 + device
         self.t = start_us
@@ -316,6 +320,8 @@ class Sim:
                                    F.GPU_PID_BASE: 1_000_000_000 + self.pid * 100}}
         if self.statics is not None:
             meta[T.ARGS][F.STATICS] = self.statics
+        if self.memory_device is not None:
+            meta[T.ARGS][F.MEMORY_DEVICE] = self.memory_device
         for key, field in (("rank", F.RANK), ("world_size", F.WORLD_SIZE), ("local_rank", F.LOCAL_RANK),
                            ("local_world_size", F.LOCAL_WORLD_SIZE), ("job_start", F.JOB_START_UNIX_NS)):
             if getattr(self, key, None) is not None:
@@ -406,6 +412,7 @@ class HookSim(Sim):
     BACKWARD_LINE = 93
 
     def __init__(self, stacks=False, before=(0, 0), **kw):
+        kw.setdefault("memory_device", "context")
         super().__init__(mode="native", **kw)
         self.stacks_on = stacks
         self.segs = {}           # address -> bytes

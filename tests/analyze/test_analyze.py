@@ -1753,6 +1753,131 @@ def test_collective_members():
         eq(c["during"][0]["kernel"], "ncclDevKernel_AllGather_RING_LL", how + ": the kernel, no arguments")
 
 
+def passes(paths):
+    """How many times analyze read the traces (GPUPROF_TEST_PASSES=say)."""
+    rc, out, err = run(*paths, env={"GPUPROF_TEST_PASSES": "say"})
+    m = re.search(r"the traces were read (\d+) times?", err)
+    return int(m.group(1)) if m else None
+
+
+def hook_trace(path, order):
+    """A native trace with the hook of one segment at A and its cudaMalloc,
+    written in the order given: (name, ts in us) of "attach", "malloc",
+    "cudafree", "segment", "block", "blockfree", "wm" (a watermark)."""
+    pid, gpu = 4343, 1_000_434_300
+    A = 0x7f0000000000
+    meta = {T.PH: "i", T.NAME: EV.META.name, T.CAT: CAT.GPUPROF, T.PID: pid, T.TID: 0, T.TS: 0.0, T.S: "g",
+            T.ARGS: {F.FORMAT: 1, F.VERSION: "0.1.0", F.PID: pid, F.PPID: 1, F.CMDLINE: "python3 t.py",
+                     F.HOSTNAME: "synth", F.START_UNIX_NS: 1_700_000_000_000_000_000,
+                     F.TS_BASE_NS: 1_700_000_000_000_000_000, F.CLOCK: "cupti", F.MODE: "native",
+                     F.MEMORY_DEVICE: "context", F.GPU_PID_BASE: 1_000_000_000 + pid * 100}}
+    dev = {T.PH: "i", T.NAME: EV.DEVICE.name, T.CAT: CAT.GPUPROF, T.PID: gpu, T.TID: 0, T.TS: 0.0, T.S: "g",
+           T.ARGS: {F.DEVICE: 0, F.NAME: "Synthetic GPU", F.TOTAL_MEMORY: 8 * GiB, F.UUID: "GPU-1",
+                    F.CC: "9.0", F.GPU_PID: gpu}}
+    seg, block = 64 * MiB, 8 * MiB
+
+    def ev(name, ts, p, args, scope="t", tid=0):
+        return {T.PH: "i", T.NAME: name, T.CAT: CAT.MEMORY, T.PID: p, T.TID: tid, T.TS: ts, T.S: scope,
+                T.ARGS: args}
+    cuda = {F.ADDR: "0x%x" % A, F.BYTES: seg, F.KIND: KIND.DEVICE, F.DEVICE: 0, F.STREAM: -1, F.CORR: 0,
+            F.ASYNC: False, F.THREAD: 7}
+    lines = [meta, dev]
+    for what, ts in order:
+        if what == "wm":
+            lines.append({T.PH: "i", T.NAME: EV.WATERMARK.name, T.CAT: CAT.GPUPROF, T.PID: pid, T.TID: 0,
+                          T.TS: ts, T.S: "g"})
+        elif what == "attach":
+            lines.append(ev(EV.TORCH_ATTACH.name, ts, pid, {F.DEVICE: 0, F.ALLOCATED: 0, F.RESERVED: 0,
+                                                            F.STACKS: False}, "g"))
+        elif what in ("malloc", "cudafree"):
+            lines.append(ev(EV.ALLOC.name if what == "malloc" else EV.FREE.name, ts, gpu,
+                            dict(cuda, **{F.API: "cuMemAlloc_v2" if what == "malloc" else "cuMemFree_v2"})))
+        elif what == "segment":
+            lines.append(ev(EV.TORCH_SEGMENT_ALLOC.name, ts, gpu, {F.ADDR: "0x%x" % A, F.BYTES: seg,
+                                                                    F.DEVICE: 0, F.STREAM: "0x0",
+                                                                    F.MAPPED: False}))
+        else:
+            args = {F.ADDR: "0x%x" % A, F.BYTES: block, F.REQUESTED: block, F.DEVICE: 0, F.STREAM: "0x0"}
+            lines.append(ev(EV.TORCH_ALLOC.name if what == "block" else EV.TORCH_FREE.name, ts, pid, args,
+                            tid=7))
+    end = max(ts for _, ts in order) + 1
+    lines.append({T.PH: "i", T.NAME: EV.END.name, T.CAT: CAT.GPUPROF, T.PID: pid, T.TID: 0, T.TS: end,
+                  T.S: "g", T.ARGS: {F.CLEAN: True, F.RECOVERED: False, F.DROPPED_CUPTI: 0,
+                                     F.DROPPED_HOST: 0}})
+    with gzip.open(path, "wt") as f:
+        f.write("[\n" + "".join(json.dumps(x, separators=(",", ":")) + ",\n" for x in lines[:-1]) +
+                json.dumps(lines[-1], separators=(",", ":")) + "\n]\n")
+    return path
+
+
+def test_one_pass():
+    """Native traces with the allocator hook, the default mode's, are read
+    once: the hook's events and each segment's own event are read before
+    what they decide leaves the reorder window (analyze.c), so the trace is
+    analyzed as the second of two passes would from the start. What it says
+    is what two passes say (GPUPROF_TEST_PASSES=2), for every trace the
+    project has and every scenario; where the guess does not hold, the
+    trace is read in two passes after all, and says the same."""
+    real = sorted(os.path.join(ROOT, "tests", "data", "single-h100", f)
+                  for f in os.listdir(os.path.join(ROOT, "tests", "data", "single-h100"))
+                  if f.endswith(".json.gz"))
+    check(len(real) >= 6, "the recorded traces: %d" % len(real))
+    for path in real:
+        eq(passes([path]), 1, os.path.basename(path) + ": read once")
+    cases = [[p] for p in real]
+    for top in (os.path.join(ROOT, "samples", "traces"), os.path.join(ROOT, "tests", "data")):
+        for d, _, files in sorted(os.walk(top)):
+            traces = sorted(os.path.join(d, f) for f in files if f.endswith(".json.gz"))
+            cases += [[t] for t in traces if [t] not in cases]
+            if traces and d != top:
+                cases.append([d])  # a run directory
+    for scenario in re.findall(r'name == "(\w+)"', open(os.path.join(HERE, "synth.py")).read()):
+        d = os.path.join(TMP, "one_pass", scenario)
+        os.makedirs(d, exist_ok=True)
+        synth.scenario(scenario, d)
+        cases.append(sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".json.gz")))
+        if scenario.startswith("hook"):
+            eq(passes(cases[-1]), 1, scenario + ": read once")
+    # a segment's own event read long after its cudaMalloc left the window:
+    # pass 1 finds the cudaMalloc alive there, the source had not marked it
+    late = hook_trace(os.path.join(TMP, "seg_late.json.gz"),
+                      [("attach", 10), ("malloc", 20), ("wm", 100), ("wm", 200), ("wm", 300), ("wm", 400),
+                       ("wm", 500), ("segment", 600), ("block", 610), ("blockfree", 620), ("wm", 700)])
+    # marked (its segment read first, CUPTI's record later), then freed
+    # before that segment: pass 1 would not have left it out
+    freed = hook_trace(os.path.join(TMP, "seg_freed.json.gz"),
+                       [("attach", 10), ("segment", 40), ("block", 41), ("malloc", 20), ("cudafree", 30),
+                        ("blockfree", 50), ("wm", 100), ("wm", 200), ("wm", 300), ("wm", 400)])
+    # the plain case: its segment read before the cudaMalloc comes
+    plain = hook_trace(os.path.join(TMP, "seg_plain.json.gz"),
+                       [("attach", 10), ("segment", 40), ("block", 41), ("malloc", 20), ("blockfree", 50),
+                        ("wm", 100), ("wm", 200), ("wm", 300), ("wm", 400)])
+    # the hook read only after the first events left the window
+    hook_late = hook_trace(os.path.join(TMP, "hook_late.json.gz"),
+                           [("malloc", 20), ("wm", 100), ("wm", 200), ("wm", 300), ("wm", 400), ("wm", 500),
+                            ("attach", 510), ("segment", 600), ("block", 610), ("blockfree", 620),
+                            ("wm", 700)])
+    for path, n in ((late, 3), (freed, 3), (plain, 1), (hook_late, 2)):
+        eq(passes([path]), n, os.path.basename(path) + ": times read")
+        cases.append([path])
+    doc, _ = analyze_json(plain)
+    peak = dev(doc)["peak"]
+    eq((peak["bytes"], peak["reserved"], peak["other"], peak["device_total"]), (8 * MiB, 64 * MiB, 0, 64 * MiB),
+       "seg_plain: the segment's cudaMalloc is its reserved bytes, not other memory")
+    check(len(cases) > 40, "cases: %d" % len(cases))
+    for paths in cases:
+        for extra in ([], ["--json"]):
+            one = run(*(extra + paths))
+            two = run(*(extra + paths), env={"GPUPROF_TEST_PASSES": "2"})
+            if one != two:
+                diff = next(((a, b) for a, b in zip(
+                    ("exit %d" % one[0],) + tuple((one[1] + one[2]).splitlines()),
+                    ("exit %d" % two[0],) + tuple((two[1] + two[2]).splitlines())) if a != b),
+                    ("(lengths differ)", ""))
+                check(False, "%s %s: read once says %r where two passes say %r" %
+                      (" ".join(os.path.basename(p) for p in paths), extra, diff[0], diff[1]))
+
+
 def test_signal_end():
     """A trace the recorder finished in a signal's handler: complete, not
     clean, the signal said in the note, the JSON and the header."""

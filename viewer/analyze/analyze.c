@@ -13,7 +13,16 @@
  * events (history.h). And so is a native trace with gpuprof's allocator
  * hook: each cudaMalloc of a PyTorch segment comes just before the
  * segment's own event, which tells it is PyTorch's; pass 2 leaves those
- * cudaMallocs out from the start, and counts PyTorch's blocks. */
+ * cudaMallocs out from the start, and counts PyTorch's blocks.
+ *
+ * That last, the default mode's trace, is read once where it can be: the
+ * hook's first events are read before the first event leaves the reorder
+ * window, and a segment's own event is read before its cudaMalloc leaves
+ * it (CUPTI hands the cudaMalloc over later). Such a process is analyzed
+ * as pass 2 would from the start (guess), with the cudaMallocs the source
+ * marked left out; each segment checks that pass 1 would have found the
+ * same one (memory.c's seg_claim). Where one check fails, the traces are
+ * read in two passes after all. */
 #include "analyze.h"
 
 #include <errno.h>
@@ -23,6 +32,7 @@
 #include <time.h>
 
 #include "build.h"
+#include "exporters/env_vars.h"
 #include "state.h"
 
 #define PROGRESS_EVERY 65536
@@ -39,6 +49,8 @@ struct run {
 	int progress_shown;
 	void (*note)(void *, const char *);
 	void *note_ctx;
+	int guess; /* this pass may read native traces with the hook as pass 2 would */
+	unsigned passes; /* how many times the traces were read */
 };
 
 static double now_s(void)
@@ -154,6 +166,7 @@ struct carry {
 	struct an_history *hist;
 	int *blocks;
 	int *no_torch; /* recorded in a PyTorch mode, PyTorch never seen */
+	int *guessed;  /* blocks, and read as pass 2 would in pass 1 (p->seg_guess) */
 	uint64_t *statics_from; /* an_proc.statics_from, .statics_to */
 	uint32_t *statics_to;
 };
@@ -211,6 +224,7 @@ static int open_all(struct run *r, struct carry *keep)
 			p->named_segs = keep->named[i];
 			p->seg_keys = keep->seg[i];
 			p->blocks = keep->blocks[i];
+			p->seg_guess = keep->guessed[i];
 			p->statics_from = keep->statics_from[i];
 			p->statics_to = keep->statics_to[i];
 			memset(&keep->other[i], 0, sizeof(keep->other[i]));
@@ -280,14 +294,51 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 	return 0;
 }
 
+/* Whether p, whose source has read ahead to its first event, can be read
+ * as pass 2 would from the start (the file's head comment). A trace of
+ * older recorders, whose module globals may move devices in pass 2, is not. */
+static void guess(struct an_proc *p)
+{
+	if (p->mode == MODE_NATIVE && p->src->memory_by_context && p->src->hook_seen) {
+		p->blocks = 1;
+		p->seg_guess = 1;
+	}
+}
+
+/* Whether a process read as pass 2 would was read wrong (see guess()),
+ * as far as known before the end (at_end 0) or at the end. */
+static int guess_failed(const struct run *r, int at_end)
+{
+	for (size_t i = 0; i < r->a.nprocs; i++) {
+		const struct an_proc *p = r->a.procs[i];
+
+		if (!p->seg_guess)
+			continue;
+		if (p->guess_failed)
+			return 1;
+		if (!at_end)
+			continue;
+		/* marked, never claimed: pass 1 would not have left it out */
+		for (int d = 0; d < AN_MAX_DEVICES; d++)
+			for (size_t k = 0; p->pd[d] && k < p->pd[d]->seg_cuda.cap; k++)
+				if (p->pd[d]->seg_cuda.slots[k].val == SEG_CUDA_MARKED)
+					return 1;
+	}
+	return 0;
+}
+
 /* One pass over every trace, merged in time order. */
 static int run_pass(struct run *r)
 {
 	uint64_t n = 0;
 
-	for (size_t i = 0; i < r->nsrc; i++)
+	r->passes++;
+	for (size_t i = 0; i < r->nsrc; i++) {
 		if (refill(r, i))
 			return r->a.status;
+		if (r->guess) /* procs[i] reads src[i] (open_all) */
+			guess(r->a.procs[i]);
+	}
 	for (;;) {
 		size_t best = SIZE_MAX;
 		int64_t best_ts = 0;
@@ -336,8 +387,11 @@ static int run_pass(struct run *r)
 			return st;
 		if (refill(r, best))
 			return r->a.status;
-		if (++n % PROGRESS_EVERY == 0)
+		if (++n % PROGRESS_EVERY == 0) {
 			progress(r, 0);
+			if (r->guess && guess_failed(r, 0))
+				return 0; /* read again in two passes */
+		}
 	}
 	progress(r, 1);
 	return 0;
@@ -411,10 +465,11 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	struct run r;
 	struct gp_u64map *other = NULL, *named = NULL, *seg = NULL;
 	struct an_history *hist = NULL;
-	int *blocks = NULL, *no_torch = NULL;
+	int *blocks = NULL, *no_torch = NULL, *guessed = NULL;
 	uint64_t *statics_from = NULL;
 	uint32_t *statics_to = NULL;
 	struct carry keep;
+	const char *passes_env;
 	int st, any;
 
 	*out = NULL;
@@ -425,6 +480,8 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	r.a.pass = 1;
 	r.note = note;
 	r.note_ctx = note_ctx;
+	passes_env = getenv(GP_ENV_TEST_PASSES);
+	r.guess = !passes_env || strcmp(passes_env, "2") != 0;
 	err[0] = '\0';
 	if (an_strtab_init(&r.a.st)) {
 		snprintf(err, errcap, "out of memory");
@@ -433,6 +490,16 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	st = open_all(&r, NULL);
 	if (!st)
 		st = run_pass(&r);
+	if (!st && r.guess && guess_failed(&r, 1)) {
+		/* read as pass 2 would, wrongly: pass 1 after all */
+		free_procs(&r);
+		close_sources(&r);
+		r.guess = 0;
+		st = open_all(&r, NULL);
+		if (!st)
+			st = run_pass(&r);
+	}
+	r.guess = 0;
 	if (st)
 		goto cleanup;
 
@@ -442,9 +509,11 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	hist = calloc(s->n_inputs, sizeof(*hist));
 	blocks = calloc(s->n_inputs, sizeof(*blocks));
 	no_torch = calloc(s->n_inputs, sizeof(*no_torch));
+	guessed = calloc(s->n_inputs, sizeof(*guessed));
 	statics_from = calloc(s->n_inputs, sizeof(*statics_from));
 	statics_to = calloc(s->n_inputs, sizeof(*statics_to));
-	if (!other || !named || !seg || !hist || !blocks || !no_torch || !statics_from || !statics_to) {
+	if (!other || !named || !seg || !hist || !blocks || !no_torch || !guessed || !statics_from ||
+	    !statics_to) {
 		st = fail(&r, GP_AN_FAIL, "out of memory");
 		goto cleanup;
 	}
@@ -498,6 +567,10 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		if (p->mode != MODE_NATIVE || !p->saw_blocks)
 			continue;
 		blocks[slot] = 1;
+		if (p->seg_guess) { /* read as pass 2 would already */
+			guessed[slot] = 1;
+			continue;
+		}
 		seg[slot] = p->seg_found;
 		memset(&p->seg_found, 0, sizeof(p->seg_found));
 		any = 1;
@@ -506,7 +579,8 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		free_procs(&r);
 		close_sources(&r);
 		r.a.pass = 2;
-		keep = (struct carry){ other, named, seg, hist, blocks, no_torch, statics_from, statics_to };
+		keep = (struct carry){ other, named, seg, hist, blocks, no_torch, guessed, statics_from,
+				       statics_to };
 		st = open_all(&r, &keep);
 		if (!st)
 			st = run_pass(&r);
@@ -533,6 +607,8 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		st = fail(&r, GP_AN_FAIL, "out of memory");
 cleanup:
 	progress(&r, 1);
+	if (passes_env && strcmp(passes_env, "say") == 0)
+		fprintf(stderr, "gpuprof: the traces were read %u time%s\n", r.passes, r.passes == 1 ? "" : "s");
 	free_procs(&r);
 	close_sources(&r);
 	for (size_t i = 0; other && i < s->n_inputs; i++)
@@ -548,6 +624,7 @@ cleanup:
 	free(seg);
 	free(blocks);
 	free(no_torch);
+	free(guessed);
 	free(statics_from);
 	free(statics_to);
 	free(hist);

@@ -667,11 +667,19 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 		p->saw_blocks = 1;
 		split_note(pd, ev->mem.bytes, ts);
 		pd->segment_awaits_block = 0; /* this is that block */
+	} else if (an_native_blocks(p) && p->seg_guess) {
+		if (ev->flags & EVF_SEG_CUDA) {
+			/* as below, to be claimed by its segment (on_segment) */
+			if (gp_u64map_get(&pd->seg_cuda, ev->mem.addr))
+				p->guess_failed = 1; /* two at one address */
+			return gp_u64map_put(&pd->seg_cuda, ev->mem.addr, SEG_CUDA_MARKED) ? -ENOMEM : 0;
+		}
 	} else if (an_native_blocks(p) && p->seg_keys.count &&
-		 gp_u64map_get(&p->seg_keys, an_other_key(ev->mem.addr, ts)))
+		   gp_u64map_get(&p->seg_keys, an_other_key(ev->mem.addr, ts))) {
 		/* the cudaMalloc of one of PyTorch's segments: its
 		 * torch.segment_alloc counts it, its blocks are the allocations */
 		return gp_u64map_put(&pd->seg_cuda, ev->mem.addr, (void *)1) ? -ENOMEM : 0;
+	}
 	old = gp_u64map_del(&pd->live, ev->mem.addr);
 	if (old) {
 		/* its free was lost (a profiler window, dropped records) */
@@ -874,9 +882,16 @@ static int on_free(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	struct an_rec *r;
 
 	/* a segment's cudaFree: its torch.segment_free counts it */
-	if (!(ev->flags & EVF_TORCH) && pd->seg_cuda.count &&
-	    gp_u64map_del(&pd->seg_cuda, ev->mem.addr))
-		return 0;
+	if (!(ev->flags & EVF_TORCH) && pd->seg_cuda.count) {
+		void *was = gp_u64map_del(&pd->seg_cuda, ev->mem.addr);
+
+		if (was) {
+			/* marked, never claimed: pass 1 would have kept it */
+			if (p->seg_guess && was == SEG_CUDA_MARKED)
+				p->guess_failed = 1;
+			return 0;
+		}
+	}
 	r = gp_u64map_del(&pd->live, ev->mem.addr);
 	if (ev->flags & EVF_POOL_SIZE && fw_pool_set(p, pd, ev->mem.pool, ev->mem.pool_size, ts, 1))
 		return -ENOMEM;
@@ -998,6 +1013,29 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	return 0;
 }
 
+/* Read in one pass: the segment made at addr claims the cudaMalloc the
+ * source marked for it. Pass 1 would have found at addr the newest
+ * allocation not yet freed, and pass 2 left it out if it was CUDA's: that
+ * must be the one marked, or nothing of CUDA's, else the guess was wrong.
+ * live: what is alive at addr here (the marked one is not). */
+static int seg_claim(struct an_proc *p, struct an_pd *pd, uint64_t addr, const struct an_rec *live)
+{
+	void *was = gp_u64map_get(&pd->seg_cuda, addr);
+
+	if (!was) {
+		if (live && !(live->flags & R_TORCH))
+			p->guess_failed = 1; /* CUDA's, not marked */
+		return 0;
+	}
+	if (was != SEG_CUDA_MARKED || live) {
+		/* claimed twice, or beside a live allocation whose order with
+		 * the marked one is not kept here */
+		p->guess_failed = 1;
+		return 0;
+	}
+	return gp_u64map_put(&pd->seg_cuda, addr, SEG_CUDA_CLAIMED);
+}
+
 /* A segment PyTorch's caching allocator reserved or gave back. */
 static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *ev, int64_t ts)
 {
@@ -1028,6 +1066,8 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 		/* pass 1: the cudaMalloc behind it, for pass 2 to leave out */
 		if (r && !(r->flags & R_TORCH) &&
 		    gp_u64map_put(&p->seg_found, an_other_key(r->addr, r->ts), (void *)1))
+			return -ENOMEM;
+		if (p->seg_guess && !release && seg_claim(p, pd, ev->segment.addr, r))
 			return -ENOMEM;
 		/* a cached segment PyTorch gave back while a failure is open:
 		 * released to retry it */

@@ -285,7 +285,9 @@ struct an_pd {
 	int gpu_idx;          /* into an_analysis.gpus, -1 if none */
 
 	/* native mode with the allocator hook: the cudaMalloc'd segments (not
-	 * entered as allocations) whose free is still to come */
+	 * entered as allocations) whose free is still to come; with
+	 * an_proc.seg_guess each is SEG_CUDA_MARKED until its segment's own
+	 * event claims it (SEG_CUDA_CLAIMED) */
 	struct gp_u64map seg_cuda;
 	int attached;         /* the hook watched this device (torch.attach) */
 	uint64_t attach_allocated, attach_reserved; /* PyTorch's counts then */
@@ -343,6 +345,12 @@ struct an_proc {
 	 * events count them); saw_blocks, seg_found: what this pass found */
 	int blocks, saw_blocks;
 	struct gp_u64map seg_keys, seg_found;
+	/* Read in one pass (analyze.c): the hook was seen before this process's
+	 * first event, so blocks is set from the start, and its segments'
+	 * cudaMallocs are those the source marked (EVF_SEG_CUDA) instead of
+	 * seg_keys. guess_failed: the marks and what pass 1 would have found
+	 * (on_segment's seg_found) disagree somewhere: read it in two passes */
+	int seg_guess, guess_failed;
 	int hook_stacks;         /* its blocks name their Python stacks */
 	/* pass 2 of an older trace (no meta memory_device), whose module
 	 * globals CUPTI placed on device 0 whatever device loaded them: the
@@ -398,6 +406,10 @@ struct an_analysis {
 	size_t errcap;
 	int status;          /* first failure: GP_AN_* */
 };
+
+/* an_pd.seg_cuda's values with an_proc.seg_guess */
+#define SEG_CUDA_MARKED ((void *)1)
+#define SEG_CUDA_CLAIMED ((void *)2)
 
 /* Native mode with gpuprof's allocator hook: every PyTorch block is in the
  * trace, as in tensor mode. */

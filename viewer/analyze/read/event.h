@@ -45,6 +45,11 @@ enum {
 	EVF_RELEASE = 32,   /* segment: given back */
 	EVF_MAPPED = 64,    /* segment: pages of an expandable segment */
 	EVF_STACKS = 128,   /* attach: blocks name their Python stacks */
+	/* alloc: a CUDA allocation at the address of a PyTorch segment whose
+	 * torch.segment_alloc the source had read and not yet handed out when
+	 * this left the reorder window: by all signs that segment's cudaMalloc
+	 * (source.c; the model checks it, analyze.c) */
+	EVF_SEG_CUDA = 256,
 };
 
 /* AE_ALLOC, AE_FREE: a block of memory, CUDA's or (EVF_TORCH) PyTorch's. */
@@ -111,7 +116,7 @@ struct an_ev_range {
 struct an_ev {
 	uint8_t type;  /* enum an_ev_type: which member of the union below it fills */
 	uint8_t kind;  /* alloc/free: enum an_kind */
-	uint8_t flags; /* EVF_* */
+	uint16_t flags; /* EVF_* */
 	uint32_t device;
 	int64_t ts;  /* nanoseconds from the trace's ts_base_ns */
 	int64_t tid; /* host thread: NVTX, oom; alloc/free with EVF_THREAD */

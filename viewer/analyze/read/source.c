@@ -208,15 +208,51 @@ static int on_end(struct an_source *s)
 	return 0;
 }
 
+/* A segment PyTorch made of a cudaMalloc of its own (not given back, not
+ * pages of an expandable one). */
+static int seg_made(const struct an_ev *ev)
+{
+	return ev->type == AE_SEGMENT && !(ev->flags & (EVF_RELEASE | EVF_MAPPED));
+}
+
 static int push(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
 {
 	if (ev->ts > s->last_ts)
 		s->last_ts = ev->ts;
+	if (ev->type == AE_ATTACH || ev->type == AE_SEGMENT ||
+	    (ev->type == AE_ALLOC && (ev->flags & EVF_TORCH)))
+		s->hook_seen = 1;
+	if (seg_made(ev)) {
+		uintptr_t n = (uintptr_t)gp_u64map_get(&s->seg_ahead, ev->segment.addr);
+
+		if (gp_u64map_put(&s->seg_ahead, ev->segment.addr, (void *)(n + 1))) {
+			an_str_unref(s->st, ev->name);
+			return oom_err(s, err, errcap);
+		}
+	}
 	if (an_reorder_push(&s->ro, ev) != 0) {
 		an_str_unref(s->st, ev->name);
 		return oom_err(s, err, errcap);
 	}
 	return 0;
+}
+
+/* ev leaves the window: a segment's count of those ahead comes down; a
+ * CUDA allocation at a segment still ahead (it comes later in time, read
+ * already) is marked. */
+static void seg_ahead_left(struct an_source *s, struct an_ev *ev)
+{
+	uintptr_t n;
+
+	if (seg_made(ev)) {
+		n = (uintptr_t)gp_u64map_del(&s->seg_ahead, ev->segment.addr);
+		/* put back where it was taken: the map needs no more room */
+		if (n > 1)
+			(void)gp_u64map_put(&s->seg_ahead, ev->segment.addr, (void *)(n - 1));
+	} else if (ev->type == AE_ALLOC && !(ev->flags & EVF_TORCH) &&
+		   gp_u64map_get(&s->seg_ahead, ev->mem.addr)) {
+		ev->flags |= EVF_SEG_CUDA;
+	}
 }
 
 static int caller_library(struct an_source *s, const struct gp_json_val *v, uint64_t *out,
@@ -606,6 +642,8 @@ int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errc
 		int r;
 
 		if (an_reorder_pop(&s->ro, s->eof, ev)) {
+			if (s->seg_ahead.count)
+				seg_ahead_left(s, ev);
 			/* the event may look up its API call */
 			if (s->corr.nqueue && an_corr_flush(&s->corr, s->st)) {
 				an_str_unref(s->st, ev->name);
@@ -651,6 +689,7 @@ void an_source_close(struct an_source *s)
 	an_str_unref(s->st, s->torch_api);
 	an_stacks_free(&s->stacks, s->st);
 	an_history_free(&s->hist);
+	gp_u64map_free(&s->seg_ahead);
 	free(s->scratch);
 	memset(s, 0, sizeof(*s));
 }

@@ -15,6 +15,7 @@
 #include "event.h"
 #include "exporters/trace_reader.h"
 #include "exporters/trace_scan.h"
+#include "exporters/u64_map.h"
 #include "history.h"
 #include "reorder.h"
 #include "stacks.h"
@@ -87,6 +88,14 @@ struct an_source {
 	struct an_history hist;
 	int hist_given;
 	uint64_t hist_marks;
+
+	/* Native mode read in one pass (analyze.c): the torch.segment_alloc
+	 * events read and not yet handed out, a count by address, so that a
+	 * CUDA allocation at one of them leaving the window is marked as that
+	 * segment's cudaMalloc (EVF_SEG_CUDA); hook_seen: an event of
+	 * PyTorch's allocator hook has been read */
+	struct gp_u64map seg_ahead;
+	int hook_seen;
 };
 
 /* gpuprof.meta's "statics": whether module globals (device_static) were
