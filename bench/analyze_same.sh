@@ -2,8 +2,8 @@
 # Says whether two builds of gpuprof analyze every trace the same: the text
 # and JSON reports (stdout, stderr and exit status) of each trace under
 # samples/traces and tests/data, of each run directory there, of every
-# scenario of tests/analyze/synth.py, and of bench/analyze_gen.c traces,
-# the new build on 1 and 2 reader threads. For changes that must not change
+# scenario of tests/analyze/synth.py, and of bench/analyze_gen.c traces
+# (tensor and native mode), the new build on 1 and 2 reader threads. For changes that must not change
 # any output (speed work); prints each difference, exits 1 if any.
 #
 #   bash bench/analyze_same.sh NEW_GPUPROF BASE_GPUPROF [GEN_EVENTS...]
@@ -26,6 +26,7 @@ for s in $(grep -o 'name == "[a-z_0-9]*"' "$root/tests/analyze/synth.py" | cut -
 done
 for n in $sizes; do
 	"$work/gen" "$work/gen$n.json.gz" "$n" >/dev/null || exit 2
+	"$work/gen" "$work/nat$n.json.gz" "$n" native >/dev/null || exit 2
 done
 
 # each case: one line of arguments (traces), relative to $root or absolute
@@ -35,7 +36,7 @@ done
 	for d in "$work"/synth/*; do
 		echo "$(find "$d" -name '*.json.gz' | sort | tr '\n' ' ')"
 	done
-	for n in $sizes; do echo "$work/gen$n.json.gz"; done
+	for n in $sizes; do echo "$work/gen$n.json.gz"; echo "$work/nat$n.json.gz"; done
 } >"$work/cases"
 
 bad=0 cases=0
