@@ -470,7 +470,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	uint32_t *statics_to = NULL;
 	struct carry keep;
 	const char *passes_env;
-	int st, any;
+	int st, any, two_passes;
 
 	*out = NULL;
 	memset(&r, 0, sizeof(r));
@@ -481,7 +481,8 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	r.note = note;
 	r.note_ctx = note_ctx;
 	passes_env = getenv(GP_ENV_TEST_PASSES);
-	r.guess = !passes_env || strcmp(passes_env, "2") != 0;
+	two_passes = passes_env && strcmp(passes_env, "2") == 0;
+	r.guess = !two_passes;
 	err[0] = '\0';
 	if (an_strtab_init(&r.a.st)) {
 		snprintf(err, errcap, "out of memory");
@@ -558,10 +559,13 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 			statics_to[slot] = (uint32_t)__builtin_ctzll(used);
 			any = 1;
 		}
-		/* a Python program that never imported torch: what it is */
+		/* a Python program that never imported torch: what it is.
+		 * One that gave the analysis no event at all (a launcher, as
+		 * torchrun) is that already: it needs no second pass. */
 		if (p->mode != MODE_CUDA && !p->torch_seen && !p->saw_blocks && !any_torch_mem(p)) {
 			no_torch[slot] = 1;
-			any = 1;
+			if (p->events || two_passes)
+				any = 1;
 			continue;
 		}
 		if (p->mode != MODE_NATIVE || !p->saw_blocks)
@@ -591,6 +595,10 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		for (size_t i = 0; i < r.a.nprocs; i++) {
 			size_t slot = (size_t)r.a.procs[i]->idx;
 
+			if (no_torch[slot]) { /* as open_all() would have made it */
+				r.a.procs[i]->no_torch = 1;
+				r.a.procs[i]->mode = MODE_CUDA;
+			}
 			if (named[slot].count) {
 				r.a.procs[i]->named_segs = named[slot];
 				memset(&named[slot], 0, sizeof(named[slot]));
