@@ -1763,7 +1763,9 @@ def passes(paths):
 def hook_trace(path, order):
     """A native trace with the hook of one segment at A and its cudaMalloc,
     written in the order given: (name, ts in us) of "attach", "malloc",
-    "cudafree", "segment", "block", "blockfree", "wm" (a watermark)."""
+    "cudafree", "segment", "block", "blockfree", "wm" (a watermark),
+    "pinned" (NCCL's pinned host memory, elsewhere), "device1" (a second
+    device's gpuprof.device)."""
     pid, gpu = 4343, 1_000_434_300
     A = 0x7f0000000000
     meta = {T.PH: "i", T.NAME: EV.META.name, T.CAT: CAT.GPUPROF, T.PID: pid, T.TID: 0, T.TS: 0.0, T.S: "g",
@@ -1789,6 +1791,13 @@ def hook_trace(path, order):
         elif what == "attach":
             lines.append(ev(EV.TORCH_ATTACH.name, ts, pid, {F.DEVICE: 0, F.ALLOCATED: 0, F.RESERVED: 0,
                                                             F.STACKS: False}, "g"))
+        elif what == "pinned":
+            lines.append(ev(EV.ALLOC.name, ts, gpu, dict(cuda, **{F.ADDR: "0x%x" % (A + (1 << 32) + int(ts * 64)),
+                                                                 F.BYTES: 4, F.KIND: KIND.PINNED_HOST,
+                                                                 F.API: "cuMemHostAlloc"})))
+        elif what == "device1":
+            lines.append(dict(dev, **{T.PID: gpu + 1, T.ARGS: dict(dev[T.ARGS], **{F.DEVICE: 1,
+                                                                                  F.GPU_PID: gpu + 1})}))
         elif what in ("malloc", "cudafree"):
             lines.append(ev(EV.ALLOC.name if what == "malloc" else EV.FREE.name, ts, gpu,
                             dict(cuda, **{F.API: "cuMemAlloc_v2" if what == "malloc" else "cuMemFree_v2"})))
@@ -1857,12 +1866,17 @@ def test_one_pass():
     plain = hook_trace(os.path.join(TMP, "seg_plain.json.gz"),
                        [("attach", 10), ("segment", 40), ("block", 41), ("malloc", 20), ("blockfree", 50),
                         ("wm", 100), ("wm", 200), ("wm", 300), ("wm", 400)])
-    # the hook read only after the first events left the window
-    hook_late = hook_trace(os.path.join(TMP, "hook_late.json.gz"),
-                           [("malloc", 20), ("wm", 100), ("wm", 200), ("wm", 300), ("wm", 400), ("wm", 500),
-                            ("attach", 510), ("segment", 600), ("block", 610), ("blockfree", 620),
-                            ("wm", 700)])
-    for path, n in ((late, 3), (freed, 3), (plain, 1), (hook_late, 2)):
+    # the hook read seconds in, as under torch.distributed: what left the
+    # window before it waits for it (an_source_look_ahead)
+    head = [("pinned", 20), ("wm", 100), ("wm", 200), ("wm", 300), ("wm", 400), ("wm", 500)]
+    tail = [("attach", 510), ("segment", 600), ("block", 610), ("malloc", 590), ("blockfree", 620), ("wm", 700)]
+    hook_late = hook_trace(os.path.join(TMP, "hook_late.json.gz"), head + tail)
+    # ... and a second device said meanwhile: what waited would see it
+    dev_late = hook_trace(os.path.join(TMP, "dev_late.json.gz"), head + [("device1", 505)] + tail)
+    # ... or more waiting than the look ahead holds: two passes
+    many = [("pinned", 20 + i / 1000) for i in range(140000)]
+    hook_later = hook_trace(os.path.join(TMP, "hook_later.json.gz"), many + head[1:] + tail)
+    for path, n in ((late, 3), (freed, 3), (plain, 1), (hook_late, 1), (dev_late, 3), (hook_later, 2)):
         eq(passes([path]), n, os.path.basename(path) + ": times read")
         cases.append([path])
     doc, _ = analyze_json(plain)

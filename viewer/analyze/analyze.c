@@ -16,9 +16,10 @@
  * cudaMallocs out from the start, and counts PyTorch's blocks.
  *
  * That last, the default mode's trace, is read once where it can be: the
- * hook's first events are read before the first event leaves the reorder
- * window, and a segment's own event is read before its cudaMalloc leaves
- * it (CUPTI hands the cudaMalloc over later). Such a process is analyzed
+ * source reads ahead to the hook's first event (what leaves the reorder
+ * window meanwhile waits, a bounded number), and a segment's own event is
+ * read before its cudaMalloc leaves the window (CUPTI hands the cudaMalloc
+ * over later). Such a process is analyzed
  * as pass 2 would from the start (guess), with the cudaMallocs the source
  * marked left out; each segment checks that pass 1 would have found the
  * same one (memory.c's seg_claim). Where one check fails, the traces are
@@ -51,6 +52,7 @@ struct run {
 	void *note_ctx;
 	int guess; /* this pass may read native traces with the hook as pass 2 would */
 	unsigned passes; /* how many times the traces were read */
+	const char *why_again; /* why they were read again (GPUPROF_TEST_PASSES=say) */
 };
 
 static double now_s(void)
@@ -294,12 +296,19 @@ static int process(struct run *r, struct an_proc *p, const struct an_ev *ev)
 	return 0;
 }
 
-/* Whether p, whose source has read ahead to its first event, can be read
- * as pass 2 would from the start (the file's head comment). A trace of
- * older recorders, whose module globals may move devices in pass 2, is not. */
+/* Whether a trace may be read as pass 2 would from the start (the file's
+ * head comment): native mode, not of older recorders, whose module
+ * globals may move devices in pass 2. */
+static int may_guess(const struct an_source *src)
+{
+	return src->mode == MODE_NATIVE && src->memory_by_context;
+}
+
+/* Whether p, whose source has read ahead (an_source_look_ahead()), is
+ * read as pass 2 would from the start. */
 static void guess(struct an_proc *p)
 {
-	if (p->mode == MODE_NATIVE && p->src->memory_by_context && p->src->hook_seen) {
+	if (may_guess(p->src) && p->src->hook_seen) {
 		p->blocks = 1;
 		p->seg_guess = 1;
 	}
@@ -312,6 +321,8 @@ static int guess_failed(const struct run *r, int at_end)
 	for (size_t i = 0; i < r->a.nprocs; i++) {
 		const struct an_proc *p = r->a.procs[i];
 
+		if (p->src->held_dev)
+			return 1; /* what was held saw a device it should not have */
 		if (!p->seg_guess)
 			continue;
 		if (p->guess_failed)
@@ -334,6 +345,10 @@ static int run_pass(struct run *r)
 
 	r->passes++;
 	for (size_t i = 0; i < r->nsrc; i++) {
+		/* PyTorch's hook may come seconds in (torch.distributed set
+		 * up first): what leaves the window before it waits */
+		if (r->guess && may_guess(&r->src[i]))
+			an_source_look_ahead(&r->src[i], AN_LOOK_AHEAD_MAX);
 		if (refill(r, i))
 			return r->a.status;
 		if (r->guess) /* procs[i] reads src[i] (open_all) */
@@ -492,6 +507,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	if (!st)
 		st = run_pass(&r);
 	if (!st && r.guess && guess_failed(&r, 1)) {
+		r.why_again = "a segment's check failed";
 		/* read as pass 2 would, wrongly: pass 1 after all */
 		free_procs(&r);
 		close_sources(&r);
@@ -519,6 +535,8 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		goto cleanup;
 	}
 	any = find_others(&r, other, named);
+	if (any > 0)
+		r.why_again = "device allocations PyTorch did not name";
 	if (any < 0) {
 		st = fail(&r, GP_AN_FAIL, "out of memory");
 		goto cleanup;
@@ -545,6 +563,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		hist[slot].next = 0;
 		memset(&src->hist, 0, sizeof(src->hist));
 		any = 1;
+		r.why_again = "PyTorch's allocator history";
 	}
 	for (size_t i = 0; i < r.a.nprocs; i++) {
 		struct an_proc *p = r.a.procs[i];
@@ -558,14 +577,17 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 			statics_from[slot] = only;
 			statics_to[slot] = (uint32_t)__builtin_ctzll(used);
 			any = 1;
+			r.why_again = "an older trace's module globals";
 		}
 		/* a Python program that never imported torch: what it is.
 		 * One that gave the analysis no event at all (a launcher, as
 		 * torchrun) is that already: it needs no second pass. */
 		if (p->mode != MODE_CUDA && !p->torch_seen && !p->saw_blocks && !any_torch_mem(p)) {
 			no_torch[slot] = 1;
-			if (p->events || two_passes)
+			if (p->events || two_passes) {
 				any = 1;
+				r.why_again = "a process that never used PyTorch";
+			}
 			continue;
 		}
 		if (p->mode != MODE_NATIVE || !p->saw_blocks)
@@ -578,6 +600,9 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		seg[slot] = p->seg_found;
 		memset(&p->seg_found, 0, sizeof(p->seg_found));
 		any = 1;
+		if (!r.why_again)
+			r.why_again = !p->src->memory_by_context ? "a trace without memory_device"
+				      : "the hook seen after the first events";
 	}
 	if (any) {
 		free_procs(&r);
@@ -616,7 +641,9 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 cleanup:
 	progress(&r, 1);
 	if (passes_env && strcmp(passes_env, "say") == 0)
-		fprintf(stderr, "gpuprof: the traces were read %u time%s\n", r.passes, r.passes == 1 ? "" : "s");
+		fprintf(stderr, "gpuprof: the traces were read %u time%s%s%s%s\n", r.passes,
+			r.passes == 1 ? "" : "s", r.why_again ? " (" : "", r.why_again ? r.why_again : "",
+			r.why_again ? ")" : "");
 	free_procs(&r);
 	close_sources(&r);
 	for (size_t i = 0; other && i < s->n_inputs; i++)

@@ -159,6 +159,8 @@ static int on_device(struct an_source *s, char *err, size_t errcap)
 	if (a[AK_TOTAL_MEMORY].type != GP_JSON_NONE &&
 	    (r = need_u64(s, &a[AK_TOTAL_MEMORY], GP_F_TOTAL_MEMORY, AN_MAX_BYTES, &total, err, errcap)))
 		return r;
+	if (s->held_n)
+		s->held_dev = 1;
 	d = &s->dev[dev];
 	an_str_unref(s->st, d->name);
 	an_str_unref(s->st, d->uuid);
@@ -636,7 +638,7 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
 	return 0;
 }
 
-int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
+static int next_event(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
 {
 	for (;;) {
 		int r;
@@ -665,12 +667,130 @@ int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errc
 	}
 }
 
+/* The corr an_source_api() is asked of ev when the analysis takes it
+ * (memory.c's call_thread, collective.c), or 0. */
+static uint64_t api_key(const struct an_ev *ev)
+{
+	if ((ev->type == AE_ALLOC || ev->type == AE_FREE) && !(ev->flags & EVF_THREAD))
+		return ev->mem.corr;
+	return ev->type == AE_COLL ? ev->coll.corr : 0;
+}
+
+/* ev (and its name reference) held, with its API call as it is now. */
+static int hold(struct an_source *s, const struct an_ev *ev)
+{
+	uint64_t key = api_key(ev);
+
+	if (key && !gp_u64map_get(&s->held_api, key)) {
+		const struct an_corr_ent *now = an_corr_get(&s->corr, key);
+		struct an_corr_ent *e = calloc(1, sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		if (now) {
+			*e = *now;
+			an_str_ref(e->api);
+		}
+		if (gp_u64map_put(&s->held_api, key, e)) {
+			free(e);
+			return -ENOMEM;
+		}
+	}
+	if (s->held_n == s->held_cap) {
+		size_t cap = s->held_cap ? s->held_cap * 2 : 1024;
+		struct an_ev *h = realloc(s->held, cap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		s->held = h;
+		s->held_cap = cap;
+	}
+	s->held[s->held_n++] = *ev; /* held_head is 0 while holding */
+	return 0;
+}
+
+static void held_api_free(struct an_source *s)
+{
+	for (size_t i = 0; i < s->held_api.cap; i++) {
+		struct an_corr_ent *e = s->held_api.slots[i].val;
+
+		if (e) {
+			an_str_unref(s->st, e->api);
+			free(e);
+		}
+	}
+	gp_u64map_free(&s->held_api);
+}
+
+void an_source_look_ahead(struct an_source *s, size_t max)
+{
+	char msg[1024];
+
+	while (!s->hook_seen && !s->held_dev && !s->held_err && s->held_n < max) {
+		struct an_ev ev;
+		int r = next_event(s, &ev, msg, sizeof(msg));
+
+		if (r > 0 && hold(s, &ev)) {
+			an_str_unref(s->st, ev.name);
+			r = oom_err(s, msg, sizeof(msg));
+		}
+		if (r == 0)
+			return;
+		if (r < 0) {
+			s->held_err = r;
+			s->held_msg = strdup(msg); /* NULL: said as out of memory */
+		}
+	}
+}
+
+const struct an_corr_ent *an_source_held_api(const struct an_source *s, uint64_t corr)
+{
+	const struct an_corr_ent *e = gp_u64map_get(&s->held_api, corr);
+
+	if (e)
+		return e->corr ? e : NULL;
+	return an_corr_get(&s->corr, corr);
+}
+
+int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
+{
+	if (s->held_n) {
+		*ev = s->held[s->held_head++];
+		if (--s->held_n == 0)
+			s->held_head = 0;
+		return 1;
+	}
+	/* the last one held has been analyzed */
+	if (s->held_api.count)
+		held_api_free(s);
+	if (s->held_err) {
+		int r = s->held_err;
+
+		if (s->held_msg)
+			snprintf(err, errcap, "%s", s->held_msg);
+		else
+			snprintf(err, errcap, "%s: out of memory", s->path);
+		free(s->held_msg);
+		s->held_msg = NULL;
+		s->held_err = 0;
+		return r;
+	}
+	return next_event(s, ev, err, errcap);
+}
+
 void an_source_close(struct an_source *s)
 {
 	struct an_ev ev;
 
 	while (an_reorder_pop(&s->ro, 1, &ev))
 		an_str_unref(s->st, ev.name);
+	while (s->held_n) {
+		an_str_unref(s->st, s->held[s->held_head++].name);
+		s->held_n--;
+	}
+	free(s->held);
+	held_api_free(s);
+	free(s->held_msg);
 	an_reorder_free(&s->ro);
 	an_corr_free(&s->corr, s->st);
 	gp_tr_close(s->in);

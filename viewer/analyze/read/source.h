@@ -96,7 +96,24 @@ struct an_source {
 	 * PyTorch's allocator hook has been read */
 	struct gp_u64map seg_ahead;
 	int hook_seen;
+
+	/* Events that left the window before the analysis asked for them
+	 * (an_source_look_ahead()), oldest first, and what an_source_api()
+	 * would have said of each then (held_api: corr -> a copy of its
+	 * an_corr_ent, corr 0 for none): the API table moves on as the
+	 * source reads. held_err: the failure that ended the look ahead, to
+	 * be said after them (held_msg: its line). held_dev: a gpuprof.device
+	 * was read while events were held, which the analysis reads when it
+	 * takes them: not as it would have been (analyze.c reads again). */
+	struct an_ev *held;
+	size_t held_head, held_n, held_cap;
+	struct gp_u64map held_api;
+	int held_err, held_dev;
+	char *held_msg;
 };
+
+/* How many events an_source_look_ahead() holds at most. */
+#define AN_LOOK_AHEAD_MAX (1u << 17) /* about 10 MiB */
 
 /* gpuprof.meta's "statics": whether module globals (device_static) were
  * recorded (also in traces that do not say) or not. */
@@ -111,9 +128,17 @@ int an_source_open(struct an_source *s, const struct gp_an_input *inp, struct an
  * negated, with err set. */
 int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errcap);
 void an_source_close(struct an_source *s);
+/* Reads on until an event of PyTorch's allocator hook has been read
+ * (hook_seen) or max events have left the window, holding those for
+ * an_source_next() to hand out as it would have. A failure is held too,
+ * said after them. */
+void an_source_look_ahead(struct an_source *s, size_t max);
+const struct an_corr_ent *an_source_held_api(const struct an_source *s, uint64_t corr);
 /* What the API call of corr says, or NULL. */
 static inline const struct an_corr_ent *an_source_api(const struct an_source *s, uint64_t corr)
 {
+	if (s->held_api.count)
+		return an_source_held_api(s, corr);
 	return an_corr_get(&s->corr, corr);
 }
 
