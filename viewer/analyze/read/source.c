@@ -679,47 +679,38 @@ static uint64_t api_key(const struct an_ev *ev)
 /* ev (and its name reference) held, with its API call as it is now. */
 static int hold(struct an_source *s, const struct an_ev *ev)
 {
-	uint64_t key = api_key(ev);
+	struct an_held *h;
 
-	if (key && !gp_u64map_get(&s->held_api, key)) {
-		const struct an_corr_ent *now = an_corr_get(&s->corr, key);
-		struct an_corr_ent *e = calloc(1, sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		if (now) {
-			*e = *now;
-			an_str_ref(e->api);
-		}
-		if (gp_u64map_put(&s->held_api, key, e)) {
-			free(e);
-			return -ENOMEM;
-		}
-	}
 	if (s->held_n == s->held_cap) {
 		size_t cap = s->held_cap ? s->held_cap * 2 : 1024;
-		struct an_ev *h = realloc(s->held, cap * sizeof(*h));
 
+		h = realloc(s->held, cap * sizeof(*h));
 		if (!h)
 			return -ENOMEM;
 		s->held = h;
 		s->held_cap = cap;
 	}
-	s->held[s->held_n++] = *ev; /* held_head is 0 while holding */
+	h = &s->held[s->held_n++]; /* held_head is 0 while holding */
+	memset(h, 0, sizeof(*h));
+	h->ev = *ev;
+	h->api.key = api_key(ev);
+	if (h->api.key) {
+		const struct an_corr_ent *now = an_corr_get(&s->corr, h->api.key);
+
+		if (now) {
+			h->api.ent = *now;
+			an_str_ref(h->api.ent.api);
+		}
+	}
 	return 0;
 }
 
-static void held_api_free(struct an_source *s)
+/* The API call of the held event handed out last, let go. */
+static void api_now_drop(struct an_source *s)
 {
-	for (size_t i = 0; i < s->held_api.cap; i++) {
-		struct an_corr_ent *e = s->held_api.slots[i].val;
-
-		if (e) {
-			an_str_unref(s->st, e->api);
-			free(e);
-		}
-	}
-	gp_u64map_free(&s->held_api);
+	an_str_unref(s->st, s->api_now.ent.api);
+	memset(&s->api_now, 0, sizeof(s->api_now));
+	s->api_now_set = 0;
 }
 
 void an_source_look_ahead(struct an_source *s, size_t max)
@@ -743,26 +734,21 @@ void an_source_look_ahead(struct an_source *s, size_t max)
 	}
 }
 
-const struct an_corr_ent *an_source_held_api(const struct an_source *s, uint64_t corr)
-{
-	const struct an_corr_ent *e = gp_u64map_get(&s->held_api, corr);
-
-	if (e)
-		return e->corr ? e : NULL;
-	return an_corr_get(&s->corr, corr);
-}
-
 int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
 {
+	/* the held event handed out last has been analyzed */
+	if (s->api_now_set)
+		api_now_drop(s);
 	if (s->held_n) {
-		*ev = s->held[s->held_head++];
+		const struct an_held *h = &s->held[s->held_head++];
+
+		*ev = h->ev;
+		s->api_now = h->api; /* its reference handed over */
+		s->api_now_set = 1;
 		if (--s->held_n == 0)
 			s->held_head = 0;
 		return 1;
 	}
-	/* the last one held has been analyzed */
-	if (s->held_api.count)
-		held_api_free(s);
 	if (s->held_err) {
 		int r = s->held_err;
 
@@ -785,11 +771,12 @@ void an_source_close(struct an_source *s)
 	while (an_reorder_pop(&s->ro, 1, &ev))
 		an_str_unref(s->st, ev.name);
 	while (s->held_n) {
-		an_str_unref(s->st, s->held[s->held_head++].name);
+		an_str_unref(s->st, s->held[s->held_head].ev.name);
+		an_str_unref(s->st, s->held[s->held_head++].api.ent.api);
 		s->held_n--;
 	}
 	free(s->held);
-	held_api_free(s);
+	api_now_drop(s);
 	free(s->held_msg);
 	an_reorder_free(&s->ro);
 	an_corr_free(&s->corr, s->st);

@@ -29,6 +29,18 @@ struct an_devinfo {
 	uint64_t total_memory;
 };
 
+/* What an_source_api() says of a held event: of the corr asked (key),
+ * the call (ent; ent.corr 0: none; ent.api a reference). */
+struct an_held_api {
+	uint64_t key;
+	struct an_corr_ent ent;
+};
+
+struct an_held {
+	struct an_ev ev;
+	struct an_held_api api;
+};
+
 struct an_source {
 	const char *path;
 	struct gp_tr *in;          /* owned */
@@ -98,16 +110,18 @@ struct an_source {
 	int hook_seen;
 
 	/* Events that left the window before the analysis asked for them
-	 * (an_source_look_ahead()), oldest first, and what an_source_api()
-	 * would have said of each then (held_api: corr -> a copy of its
-	 * an_corr_ent, corr 0 for none): the API table moves on as the
-	 * source reads. held_err: the failure that ended the look ahead, to
-	 * be said after them (held_msg: its line). held_dev: a gpuprof.device
-	 * was read while events were held, which the analysis reads when it
-	 * takes them: not as it would have been (analyze.c reads again). */
-	struct an_ev *held;
+	 * (an_source_look_ahead()), oldest first, each with what
+	 * an_source_api() would have said of it then: the API table moves on
+	 * as the source reads. api_now: that of the held event handed out
+	 * last, while api_now_set. held_err: the failure that ended the look
+	 * ahead, to be said after them (held_msg: its line). held_dev: a
+	 * gpuprof.device was read while events were held, which the analysis
+	 * reads when it takes them: not as it would have been (analyze.c
+	 * reads again). */
+	struct an_held *held;
 	size_t held_head, held_n, held_cap;
-	struct gp_u64map held_api;
+	struct an_held_api api_now;
+	int api_now_set;
 	int held_err, held_dev;
 	char *held_msg;
 };
@@ -133,12 +147,11 @@ void an_source_close(struct an_source *s);
  * an_source_next() to hand out as it would have. A failure is held too,
  * said after them. */
 void an_source_look_ahead(struct an_source *s, size_t max);
-const struct an_corr_ent *an_source_held_api(const struct an_source *s, uint64_t corr);
 /* What the API call of corr says, or NULL. */
 static inline const struct an_corr_ent *an_source_api(const struct an_source *s, uint64_t corr)
 {
-	if (s->held_api.count)
-		return an_source_held_api(s, corr);
+	if (s->api_now_set && corr == s->api_now.key) /* a held event's */
+		return s->api_now.ent.corr ? &s->api_now.ent : NULL;
 	return an_corr_get(&s->corr, corr);
 }
 
