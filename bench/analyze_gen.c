@@ -563,6 +563,18 @@ int main(int argc, char **argv)
 			 US(now_ns));
 		events += 2;
 	}
+	/* the Python hooks say PyTorch's version and settings as they start,
+	 * as for every PyTorch program (without it a trace is a CUDA
+	 * program's, analyzed again as one) */
+	nvtx('i', native ? "gpuprof:torch {\\\"alloc_conf\\\": \\\"\\\", \\\"backend\\\": \\\"native\\\", "
+			   "\\\"compiled_calls\\\": true, \\\"history\\\": false, \\\"mode\\\": \\\"native\\\", "
+			   "\\\"ops\\\": false, \\\"pid\\\": 31337, \\\"stacks\\\": false, "
+			   "\\\"torch\\\": \\\"2.11.0+cu130\\\", \\\"tracker\\\": \\\"on\\\"}"
+			 : "gpuprof:torch {\\\"alloc_conf\\\": \\\"backend:cudaMallocAsync\\\", "
+			   "\\\"backend\\\": \\\"cudaMallocAsync\\\", \\\"compiled_calls\\\": true, "
+			   "\\\"history\\\": false, \\\"mode\\\": \\\"tensor\\\", \\\"ops\\\": false, "
+			   "\\\"pid\\\": 31337, \\\"stacks\\\": false, \\\"torch\\\": \\\"2.11.0+cu130\\\"}",
+	     MAIN_TID, 0);
 	/* parameters, made before the first forward, alive throughout */
 	for (int i = 0; i < MODULES * PARAMS_PER_MODULE; i++) {
 		params[i] = t_alloc(addr, 4u << 20, MAIN_TID);
