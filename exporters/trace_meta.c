@@ -128,15 +128,11 @@ int gp_tr_meta_decode(const struct gp_tr_members *l, struct gp_tr_meta *m, char 
 				why, cap)))
 		return r;
 	m->ts_base_ns = (int64_t)x;
-	if (a[AK_START_UNIX_NS].type == GP_JSON_NONE) {
-		m->start_unix_ns = -1;
-	} else {
-		if ((r = gp_tr_need_u64(what, &a[AK_START_UNIX_NS], GP_F_START_UNIX_NS, UINT64_MAX, &x,
-					why, cap)))
-			return r;
-		m->start_unix_ns = (int64_t)x; /* past 2262 negative: as uint64_t */
-		m->has_start_unix_ns = 1;
-	}
+	/* past 2262 negative: read as uint64_t where has_ says */
+	if ((r = may_u64(what, &a[AK_START_UNIX_NS], GP_F_START_UNIX_NS, UINT64_MAX, &m->start_unix_ns,
+			 why, cap)))
+		return r;
+	m->has_start_unix_ns = a[AK_START_UNIX_NS].type != GP_JSON_NONE;
 	/* which process of a distributed job this is: -1 where not said */
 	if ((r = may_u64(what, &a[AK_RANK], GP_F_RANK, GP_TR_META_JOB_MAX, &m->rank, why, cap)) ||
 	    (r = may_u64(what, &a[AK_WORLD_SIZE], GP_F_WORLD_SIZE, GP_TR_META_JOB_MAX, &m->world_size, why,
@@ -146,15 +142,10 @@ int gp_tr_meta_decode(const struct gp_tr_members *l, struct gp_tr_meta *m, char 
 	    (r = may_u64(what, &a[AK_LOCAL_WORLD_SIZE], GP_F_LOCAL_WORLD_SIZE, GP_TR_META_JOB_MAX,
 			 &m->local_world_size, why, cap)))
 		return r;
-	if (a[AK_JOB_START_UNIX_NS].type == GP_JSON_NONE) {
-		m->job_start_unix_ns = -1;
-	} else {
-		if ((r = gp_tr_need_u64(what, &a[AK_JOB_START_UNIX_NS], GP_F_JOB_START_UNIX_NS,
-					UINT64_MAX, &x, why, cap)))
-			return r;
-		m->job_start_unix_ns = (int64_t)x;
-		m->has_job_start_unix_ns = 1;
-	}
+	if ((r = may_u64(what, &a[AK_JOB_START_UNIX_NS], GP_F_JOB_START_UNIX_NS, UINT64_MAX,
+			 &m->job_start_unix_ns, why, cap)))
+		return r;
+	m->has_job_start_unix_ns = a[AK_JOB_START_UNIX_NS].type != GP_JSON_NONE;
 	if ((r = may_str(what, &a[AK_CMDLINE], GP_F_CMDLINE, &m->cmdline_val, why, cap)) ||
 	    (r = may_str(what, &a[AK_HOSTNAME], GP_F_HOSTNAME, &m->hostname_val, why, cap)) ||
 	    (r = may_str(what, &a[AK_VERSION], GP_F_VERSION, &m->version_val, why, cap)))
