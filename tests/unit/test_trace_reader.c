@@ -373,6 +373,19 @@ static void put(const char *path, const char *text)
 	tu_write_file(path, text, strlen(text));
 }
 
+/* path holding text: gp_tr_read_meta() says rc, with want in its message. */
+static void meta_says(const char *path, const char *text, int rc, const char *want)
+{
+	struct gp_tr_meta m;
+	char err[512] = "";
+
+	put(path, text);
+	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), rc);
+	CHECK(strstr(err, want) != NULL);
+	if (!strstr(err, want))
+		fprintf(stderr, "  wanted \"%s\" in \"%s\"\n", want, err);
+}
+
 /* gpuprof.meta into its struct: numbers, the root pid given as a string,
  * escaped strings, what is absent -1; what is no trace's first event. */
 static void test_meta(void)
@@ -397,35 +410,27 @@ static void test_meta(void)
 	CHECK_STR(m.mode, "native");
 	tu_bytes_free(&gz);
 	/* a merged trace, no pid, not a trace, nothing */
-	put(path, "[\n{\"name\":\"gpuprof.merge\"},\n]\n");
-	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "merge") != NULL);
-	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{}}\n");
-	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EBADMSG);
-	CHECK(strstr(err, ":2: gpuprof.meta event without \"format\"") != NULL);
+	meta_says(path, "[\n{\"name\":\"gpuprof.merge\"},\n]\n", -EINVAL, "merge");
+	meta_says(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{}}\n", -EBADMSG,
+		  ":2: gpuprof.meta event without \"format\"");
 	/* the checks analyze makes (gp_tr_meta_decode), with its messages */
-	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{\"format\":1,\"pid\":7,"
-		  "\"ts_base_ns\":1,\"rank\":\"1\"}}\n");
-	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EBADMSG);
-	CHECK(strstr(err, "gpuprof.meta event: \"rank\" is not a non-negative integer") != NULL);
-	put(path, "[{\"name\":\"gpuprof.meta\",\"args\":{\"format\":2}}\n");
-	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EBADMSG);
-	CHECK(strstr(err, ":1: trace format 2 (this gpuprof reads format 1)") != NULL);
-	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{\"format\":1,\"pid\":7,"
-		  "\"ts_base_ns\":1,\"statics\":\"some\"}}\n");
-	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EBADMSG);
-	CHECK(strstr(err, "gpuprof.meta: \"statics\" is not run or none") != NULL);
+	meta_says(path,
+		  "[\n{\"name\":\"gpuprof.meta\",\"args\":{\"format\":1,\"pid\":7,"
+		  "\"ts_base_ns\":1,\"rank\":\"1\"}}\n",
+		  -EBADMSG, "gpuprof.meta event: \"rank\" is not a non-negative integer");
+	meta_says(path, "[{\"name\":\"gpuprof.meta\",\"args\":{\"format\":2}}\n", -EBADMSG,
+		  ":1: trace format 2 (this gpuprof reads format 1)");
+	meta_says(path,
+		  "[\n{\"name\":\"gpuprof.meta\",\"args\":{\"format\":1,\"pid\":7,"
+		  "\"ts_base_ns\":1,\"statics\":\"some\"}}\n",
+		  -EBADMSG, "gpuprof.meta: \"statics\" is not run or none");
 	put(path, "[\n{\"name\":\"gpuprof.meta\",\"args\":{\"format\":1,\"pid\":7,"
 		  "\"ts_base_ns\":1,\"statics\":\"none\",\"start_unix_ns\":18446744073709551615}}\n");
 	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), 0);
 	CHECK(m.statics_none == 1 && m.has_start_unix_ns && (uint64_t)m.start_unix_ns == UINT64_MAX);
 	CHECK(m.cmdline_val.type == GP_JSON_NONE && m.rank == -1 && !m.has_job_start_unix_ns);
-	put(path, "{\"a\":1}\n");
-	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "does not begin with gpuprof.meta") != NULL);
-	put(path, "");
-	CHECK_EQ_INT(gp_tr_read_meta(path, &m, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "empty") != NULL);
+	meta_says(path, "{\"a\":1}\n", -EINVAL, "does not begin with gpuprof.meta");
+	meta_says(path, "", -EINVAL, "empty");
 	tu_bytes_free(&plain);
 }
 
