@@ -664,7 +664,6 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	uint64_t total;
 
 	if (ev->flags & EVF_TORCH) {
-		p->saw_blocks = 1;
 		split_note(pd, ev->mem.bytes, ts);
 		pd->segment_awaits_block = 0; /* this is that block */
 	} else if (an_native_blocks(p) && p->seg_guess) {
@@ -1045,7 +1044,6 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 	int pool = torch_segment_pool(bytes, (ev->flags & EVF_MAPPED) != 0);
 	int err;
 
-	p->saw_blocks = 1;
 	if (!release) {
 		uint64_t res = pd->tpool_reserved[pool], al = pd->tpool_allocated[pool];
 
@@ -1098,7 +1096,6 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 /* pd: NULL for a device that held nothing then (an_memory_event) */
 static void on_attach(struct an_proc *p, struct an_pd *pd, const struct an_ev *ev)
 {
-	p->saw_blocks = 1;
 	if (ev->flags & EVF_STACKS)
 		p->hook_stacks = 1;
 	if (!pd)
@@ -1167,6 +1164,8 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	struct an_pd *pd;
 	struct an_ev moved;
 
+	if (an_ev_from_hook(ev))
+		p->saw_blocks = 1;
 	/* an older trace's module globals, on the device that loaded them */
 	if ((ev->type == AE_ALLOC || ev->type == AE_FREE) && is_static_kind(ev->kind) &&
 	    ev->device < AN_MAX_DEVICES && ((p->statics_from >> ev->device) & 1)) {

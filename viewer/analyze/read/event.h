@@ -145,4 +145,14 @@ _Static_assert(sizeof(struct an_ev_mem) == sizeof(struct an_ev) - offsetof(struc
 #define AN_MAX_DEVICES 64
 #define AN_MAX_LIBRARIES 255 /* distinct calling libraries named; more go unnamed */
 
+/* An event of gpuprof's hook on PyTorch's caching allocator that says the
+ * hook ran in its process: the attach, a segment, a block made (a free or
+ * an OOM of PyTorch's alone does not). The source looks for it ahead, the
+ * analysis counts it (an_proc.saw_blocks). */
+static inline int an_ev_from_hook(const struct an_ev *ev)
+{
+	return ev->type == AE_ATTACH || ev->type == AE_SEGMENT ||
+	       (ev->type == AE_ALLOC && (ev->flags & EVF_TORCH));
+}
+
 #endif

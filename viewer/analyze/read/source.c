@@ -221,8 +221,7 @@ static int push(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
 {
 	if (ev->ts > s->last_ts)
 		s->last_ts = ev->ts;
-	if (ev->type == AE_ATTACH || ev->type == AE_SEGMENT ||
-	    (ev->type == AE_ALLOC && (ev->flags & EVF_TORCH)))
+	if (an_ev_from_hook(ev))
 		s->hook_seen = 1;
 	if (seg_made(ev)) {
 		uintptr_t n = (uintptr_t)gp_u64map_get(&s->seg_ahead, ev->segment.addr);
