@@ -507,7 +507,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 	if (!st)
 		st = run_pass(&r);
 	if (!st && r.guess && guess_failed(&r, 1)) {
-		r.why_again = "a segment's check failed";
+		r.why_again = "a check of the one pass failed";
 		/* read as pass 2 would, wrongly: pass 1 after all */
 		free_procs(&r);
 		close_sources(&r);
@@ -602,7 +602,7 @@ int gp_an_analyze(const struct gp_an_settings *s, struct gp_an_result **out, cha
 		any = 1;
 		if (!r.why_again)
 			r.why_again = !p->src->memory_by_context ? "a trace without memory_device"
-				      : "the hook seen after the first events";
+				      : "the hook not seen within the look ahead";
 	}
 	if (any) {
 		free_procs(&r);

@@ -345,8 +345,9 @@ struct an_proc {
 	 * events count them); saw_blocks, seg_found: what this pass found */
 	int blocks, saw_blocks;
 	struct gp_u64map seg_keys, seg_found;
-	/* Read in one pass (analyze.c): the hook was seen before this process's
-	 * first event, so blocks is set from the start, and its segments'
+	/* Read in one pass (analyze.c): the hook was seen by the time this
+	 * process's first event left its source's look ahead, so blocks is set
+	 * from the start, and its segments'
 	 * cudaMallocs are those the source marked (EVF_SEG_CUDA) instead of
 	 * seg_keys. guess_failed: the marks and what pass 1 would have found
 	 * (on_segment's seg_found) disagree somewhere: read it in two passes */

@@ -709,7 +709,6 @@ static void api_now_drop(struct an_source *s)
 {
 	an_str_unref(s->st, s->api_now.ent.api);
 	memset(&s->api_now, 0, sizeof(s->api_now));
-	s->api_now_set = 0;
 }
 
 void an_source_look_ahead(struct an_source *s, size_t max)
@@ -736,14 +735,13 @@ void an_source_look_ahead(struct an_source *s, size_t max)
 int an_source_next(struct an_source *s, struct an_ev *ev, char *err, size_t errcap)
 {
 	/* the held event handed out last has been analyzed */
-	if (s->api_now_set)
+	if (s->api_now.key)
 		api_now_drop(s);
 	if (s->held_n) {
 		const struct an_held *h = &s->held[s->held_head++];
 
 		*ev = h->ev;
 		s->api_now = h->api; /* its reference handed over */
-		s->api_now_set = 1;
 		if (--s->held_n == 0)
 			s->held_head = 0;
 		return 1;

@@ -113,7 +113,7 @@ struct an_source {
 	 * (an_source_look_ahead()), oldest first, each with what
 	 * an_source_api() would have said of it then: the API table moves on
 	 * as the source reads. api_now: that of the held event handed out
-	 * last, while api_now_set. held_err: the failure that ended the look
+	 * last (key 0: none, or no held event's). held_err: the failure that ended the look
 	 * ahead, to be said after them (held_msg: its line). held_dev: a
 	 * gpuprof.device was read while events were held, which the analysis
 	 * reads when it takes them: not as it would have been (analyze.c
@@ -121,7 +121,6 @@ struct an_source {
 	struct an_held *held;
 	size_t held_head, held_n, held_cap;
 	struct an_held_api api_now;
-	int api_now_set;
 	int held_err, held_dev;
 	char *held_msg;
 };
@@ -150,7 +149,7 @@ void an_source_look_ahead(struct an_source *s, size_t max);
 /* What the API call of corr says, or NULL. */
 static inline const struct an_corr_ent *an_source_api(const struct an_source *s, uint64_t corr)
 {
-	if (s->api_now_set && corr == s->api_now.key) /* a held event's */
+	if (s->api_now.key && corr == s->api_now.key) /* a held event's */
 		return s->api_now.ent.corr ? &s->api_now.ent : NULL;
 	return an_corr_get(&s->corr, corr);
 }
