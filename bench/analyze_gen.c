@@ -523,7 +523,7 @@ static void maybe_flush(void)
 int main(int argc, char **argv)
 {
 	uint64_t target, params[MODULES * PARAMS_PER_MODULE], addr = 0x7f0000000000ull;
-	char name[64];
+	char name[64], torch_info[512];
 	int step = 0, released = 0;
 
 	if ((argc != 3 && (argc != 4 || strcmp(argv[3], "native"))) ||
@@ -566,15 +566,14 @@ int main(int argc, char **argv)
 	/* the Python hooks say PyTorch's version and settings as they start,
 	 * as for every PyTorch program (without it a trace is a CUDA
 	 * program's, analyzed again as one) */
-	nvtx('i', native ? "gpuprof:torch {\\\"alloc_conf\\\": \\\"\\\", \\\"backend\\\": \\\"native\\\", "
-			   "\\\"compiled_calls\\\": true, \\\"history\\\": false, \\\"mode\\\": \\\"native\\\", "
-			   "\\\"ops\\\": false, \\\"pid\\\": 31337, \\\"stacks\\\": false, "
-			   "\\\"torch\\\": \\\"2.11.0+cu130\\\", \\\"tracker\\\": \\\"on\\\"}"
-			 : "gpuprof:torch {\\\"alloc_conf\\\": \\\"backend:cudaMallocAsync\\\", "
-			   "\\\"backend\\\": \\\"cudaMallocAsync\\\", \\\"compiled_calls\\\": true, "
-			   "\\\"history\\\": false, \\\"mode\\\": \\\"tensor\\\", \\\"ops\\\": false, "
-			   "\\\"pid\\\": 31337, \\\"stacks\\\": false, \\\"torch\\\": \\\"2.11.0+cu130\\\"}",
-	     MAIN_TID, 0);
+	snprintf(torch_info, sizeof(torch_info),
+		 "gpuprof:torch {\\\"alloc_conf\\\": \\\"%s\\\", \\\"backend\\\": \\\"%s\\\", "
+		 "\\\"compiled_calls\\\": true, \\\"history\\\": false, \\\"mode\\\": \\\"%s\\\", "
+		 "\\\"ops\\\": false, \\\"pid\\\": %d, \\\"stacks\\\": false, "
+		 "\\\"torch\\\": \\\"2.11.0+cu130\\\"%s}",
+		 native ? "" : "backend:cudaMallocAsync", native ? "native" : "cudaMallocAsync",
+		 native ? "native" : "tensor", PID, native ? ", \\\"tracker\\\": \\\"on\\\"" : "");
+	nvtx('i', torch_info, MAIN_TID, 0);
 	/* parameters, made before the first forward, alive throughout */
 	for (int i = 0; i < MODULES * PARAMS_PER_MODULE; i++) {
 		params[i] = t_alloc(addr, 4u << 20, MAIN_TID);
