@@ -19,13 +19,17 @@
  * GP_TR_MAX_DEPTH, numbers at most GP_TR_MAX_NUMBER bytes. */
 #define GP_TR_MAX_NUMBER 4096
 
+/* Every member name of the format, read or not: key is the member's
+ * place in trace_scan.h's enums where an analysis reads it, else -1. */
 struct keydef {
 	const char *name;
 	unsigned char len;
-	unsigned char key;
+	signed char key;
 };
 
 /* Made from exporters/trace_format.def (trace_scan.h's enums). */
+#define KEY_AN(id) id
+#define KEY_NO(id) -1
 #define GP_FORMAT(version, meaning)
 #define GP_CAT(id, name, meaning)
 #define GP_KIND(id, name, meaning)
@@ -33,44 +37,81 @@ struct keydef {
 #define GP_ARG(event, field, type, unit, when, meaning)
 #define GP_FIELD(id, key, read)
 #define GP_TOP(id, key, read, type, unit, meaning) \
-	GP_FMT_IF_##read({ key, sizeof(key) - 1, TK_##id }, )
+	{ key, sizeof(key) - 1, KEY_##read(TK_##id) },
 static const struct keydef top_keys[] = {
 #include "trace_format.def"
 };
 #undef GP_TOP
 #define GP_TOP(id, key, read, type, unit, meaning)
 #undef GP_FIELD
-#define GP_FIELD(id, key, read) GP_FMT_IF_##read({ key, sizeof(key) - 1, AK_##id }, )
+#define GP_FIELD(id, key, read) \
+	{ key, sizeof(key) - 1, KEY_##read(AK_##id) },
 static const struct keydef arg_keys[] = {
 #include "trace_format.def"
 };
 #include "trace_format_undef.h"
+#undef KEY_AN
+#undef KEY_NO
 
 /* Keys are found by length and first byte (at most a few candidates),
- * then compared a word at a time. */
+ * then compared a word at a time. A member named as the guess says is
+ * matched whole instead, '"name":' at once (where that is KP_BYTES at
+ * most). */
 #define LK_LEN 24
-#define LK_WAYS 3
+#define LK_WAYS 4
+#define LK_KEYS 128
+#define KP_BYTES 24 /* three words */
+struct keypat {
+	uint64_t word[3], mask[3]; /* '"name":', zero padded; its bytes */
+	unsigned char len;
+};
 struct keyindex {
 	signed char slot[LK_LEN][26][LK_WAYS]; /* index into the table + 1; 0: none */
-	uint64_t word[64][3];                  /* each key, zero padded */
+	uint64_t word[LK_KEYS][3];             /* each key, zero padded */
+	struct keypat pat[LK_KEYS];
 };
+_Static_assert(GP_TR_TOP_ALL < LK_KEYS && GP_TR_ARG_ALL < LK_KEYS, "LK_KEYS too small");
+_Static_assert(GP_TR_TOP_ALL + 1 < 256 && GP_TR_ARG_ALL + 1 < 256, "guesses are uint8_t");
 static struct keyindex top_index, arg_index;
 static int index_ready;
 static pthread_once_t index_once = PTHREAD_ONCE_INIT;
 
 static void key_words(const char *p, uint32_t n, const char *end, uint64_t w[3]);
 
-static void index_build(struct keyindex *ix, const struct keydef *t, size_t n)
+/* 0, or -1 where a name of the format breaks the index's limits (its
+ * first byte, its length or LK_WAYS): then no line is scanned. */
+static int index_build(struct keyindex *ix, const struct keydef *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		signed char *s = ix->slot[t[i].len][t[i].name[0] - 'a'];
+		struct keypat *kp = &ix->pat[i];
+		char pat[KP_BYTES];
+		signed char *s;
 		int w = 0;
 
-		while (s[w])
-			w++; /* LK_WAYS is enough for the tables below */
+		if (t[i].len == 0 || t[i].len >= LK_LEN || t[i].name[0] < 'a' || t[i].name[0] > 'z')
+			return -1;
+		s = ix->slot[t[i].len][t[i].name[0] - 'a'];
+		while (w < LK_WAYS && s[w])
+			w++;
+		if (w == LK_WAYS)
+			return -1;
 		s[w] = (signed char)(i + 1);
 		key_words(t[i].name, t[i].len, t[i].name + t[i].len, ix->word[i]);
+		if (t[i].len + 3u > KP_BYTES)
+			continue; /* looked up, never guessed (kp->len 0) */
+		kp->len = (unsigned char)(t[i].len + 3);
+		pat[0] = '"';
+		memcpy(pat + 1, t[i].name, t[i].len);
+		pat[t[i].len + 1] = '"';
+		pat[t[i].len + 2] = ':';
+		key_words(pat, kp->len, pat + kp->len, kp->word);
+		for (unsigned b = 0; b < 3; b++) {
+			unsigned in = kp->len > 8 * b ? kp->len - 8 * b : 0;
+
+			kp->mask[b] = in >= 8 ? ~0ull : in ? (1ull << (8 * in)) - 1 : 0;
+		}
 	}
+	return 0;
 }
 
 /* n (1 to 8) bytes at p as a number, the first byte lowest. One load when
@@ -99,8 +140,8 @@ static void key_words(const char *p, uint32_t n, const char *end, uint64_t w[3])
 	w[2] = n > 16 ? load_n(p + 16, n - 16, end) : 0;
 }
 
-static int lookup(const struct keyindex *ix, const struct keydef *t, const struct gp_json_val *k,
-		  const char *end)
+/* The index of the name k in the table, or -1 when the format has none. */
+static int lookup(const struct keyindex *ix, const struct gp_json_val *k, const char *end)
 {
 	const signed char *s;
 	unsigned first;
@@ -119,9 +160,43 @@ static int lookup(const struct keyindex *ix, const struct keydef *t, const struc
 		const uint64_t *d = ix->word[s[i] - 1];
 
 		if (d[0] == w[0] && d[1] == w[1] && d[2] == w[2])
-			return t[s[i] - 1].key;
+			return s[i] - 1;
 	}
 	return -1;
+}
+
+/* c->p at a member: where its bytes are '"name":' of the name guess - 1
+ * (the unescaped name, then its colon, so nothing a scan would find
+ * otherwise), c->p past them and the blanks after; that name's index.
+ * -1, c->p where it was, when they are not (or guess is 0). */
+static GP_JSON_ALWAYS_INLINE int guessed(const struct keyindex *ix, unsigned guess,
+					 struct gp_json_cur *c)
+{
+	const struct keypat *kp;
+	const char *p = (const char *)c->p, *end = (const char *)c->end;
+	uint64_t d;
+
+	if (!guess || end - p < KP_BYTES)
+		return -1;
+	kp = &ix->pat[guess - 1];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	{
+		uint64_t w[3];
+
+		memcpy(w, p, sizeof(w)); /* KP_BYTES are there */
+		d = ((w[0] ^ kp->word[0]) & kp->mask[0]) | ((w[1] ^ kp->word[1]) & kp->mask[1]) |
+		    ((w[2] ^ kp->word[2]) & kp->mask[2]);
+	}
+#else
+	d = ((load_n(p, 8, end) ^ kp->word[0]) & kp->mask[0]) |
+	    ((load_n(p + 8, 8, end) ^ kp->word[1]) & kp->mask[1]) |
+	    ((load_n(p + 16, 8, end) ^ kp->word[2]) & kp->mask[2]);
+#endif
+	if (d)
+		return -1;
+	c->p += kp->len;
+	gp_json_ws(c);
+	return (int)guess - 1;
 }
 
 /* Events no analysis uses, known from ph, cat and name (they come first in
@@ -155,15 +230,21 @@ static int ignorable(const struct gp_tr_members *l)
 	}
 }
 
-/* c->p at '{' of an object whose members are recorded into vals via keys. */
-static int scan_object(struct gp_json_cur *c, int depth, const struct keyindex *ix,
-		       const struct keydef *keys, struct gp_json_val *vals, struct gp_tr_members *line,
-		       uint64_t *args_set)
+/* c->p at the '{' of a line's object: its members, and those of its
+ * "args" object, into line. One loop for both objects: a call for the
+ * inner one cost a sixth of the scan (the frame of a function this large). */
+static int scan_event(struct gp_json_cur *c, struct gp_tr_members *line)
 {
+	/* the object being read: the line's (top) or its args' */
+	const struct keyindex *ix = &top_index;
+	const struct keydef *keys = top_keys;
+	struct gp_json_val *vals = line->top;
+	uint8_t *next = line->next_top;
+	size_t nkeys = GP_TR_TOP_ALL;
+	size_t after = 0, top_after = 0; /* the slot of next[] for this member */
+	int in_args = 0;
 	struct gp_json_val k, v;
 
-	if (depth > GP_TR_MAX_DEPTH)
-		return gp_json_fail(c, "nested too deeply");
 	c->p++;
 	gp_json_ws(c);
 	if (c->p < c->end && *c->p == '}') {
@@ -171,38 +252,62 @@ static int scan_object(struct gp_json_cur *c, int depth, const struct keyindex *
 		return 0;
 	}
 	for (;;) {
-		int which;
+		int which = -1;
 
-		if (gp_json_member_name(c, &k))
-			return -EINVAL;
-		which = line && line->ignored ? -1 : lookup(ix, keys, &k, (const char *)c->end);
-		if (line && which == TK_ARGS && c->p < c->end && *c->p == '{') {
-			if (scan_object(c, depth + 1, &arg_index, arg_keys, line->args, NULL,
-					&line->args_set))
+		if (!in_args && line->ignored) {
+			if (gp_json_member_name(c, &k))
 				return -EINVAL;
+		} else {
+			int i = guessed(ix, next[after], c);
+
+			if (i < 0) {
+				if (gp_json_member_name(c, &k))
+					return -EINVAL;
+				i = lookup(ix, &k, (const char *)c->end);
+				next[after] = i >= 0 && ix->pat[i].len ? (uint8_t)(i + 1) : 0;
+			}
+			after = i >= 0 ? (size_t)i + 1 : nkeys + 1;
+			which = i >= 0 ? keys[i].key : -1;
+		}
+		if (!in_args && which == TK_ARGS && c->p < c->end && *c->p == '{') {
 			vals[TK_ARGS].type = GP_JSON_OBJ;
 			line->top_set |= 1u << TK_ARGS;
-		} else {
-			/* straight into its place: a copy through the stack stalls
-			 * on store forwarding, a fifth of the parse */
-			if (gp_json_value(c, depth, which >= 0 ? &vals[which] : &v))
-				return -EINVAL;
-			if (which >= 0) {
-				if (line)
-					line->top_set |= 1u << which;
-				else
-					*args_set |= 1ull << which;
-			}
-			if (line && (which == TK_PH || which == TK_CAT)) {
-				line->ignored = ignorable(line);
-				if (line->ignored && line->skip_ignored) {
-					if (c->end[-1] != '}')
-						return gp_json_fail(c, "unterminated object");
-					c->p = c->end;
-					return 0;
-				}
+			in_args = 1;
+			ix = &arg_index;
+			keys = arg_keys;
+			vals = line->args;
+			next = line->next_arg;
+			nkeys = GP_TR_ARG_ALL;
+			top_after = after;
+			after = 0;
+			c->p++;
+			gp_json_ws(c);
+			if (c->p < c->end && *c->p == '}')
+				goto object_closed;
+			continue;
+		}
+		/* straight into its place: a copy through the stack stalls on
+		 * store forwarding, a fifth of the parse. Marked set first: a
+		 * value that fails half written is cleared before the next line
+		 * all the same. */
+		if (which >= 0) {
+			if (in_args)
+				line->args_set |= 1ull << which;
+			else
+				line->top_set |= 1u << which;
+		}
+		if (gp_json_value(c, 1 + in_args, which >= 0 ? &vals[which] : &v))
+			return -EINVAL;
+		if (!in_args && (which == TK_PH || which == TK_CAT)) {
+			line->ignored = ignorable(line);
+			if (line->ignored && line->skip_ignored) {
+				if (c->end[-1] != '}')
+					return gp_json_fail(c, "unterminated object");
+				c->p = c->end;
+				return 0;
 			}
 		}
+	member_read:
 		gp_json_ws(c);
 		if (c->p >= c->end)
 			return gp_json_fail(c, "unterminated object");
@@ -211,18 +316,28 @@ static int scan_object(struct gp_json_cur *c, int depth, const struct keyindex *
 			gp_json_ws(c);
 			continue;
 		}
-		if (*c->p == '}') {
-			c->p++;
+		if (*c->p != '}')
+			return gp_json_fail(c, "expected ',' or '}'");
+	object_closed:
+		c->p++;
+		if (!in_args)
 			return 0;
-		}
-		return gp_json_fail(c, "expected ',' or '}'");
+		in_args = 0; /* back in the line's object, args read */
+		ix = &top_index;
+		keys = top_keys;
+		vals = line->top;
+		next = line->next_top;
+		nkeys = GP_TR_TOP_ALL;
+		after = top_after;
+		goto member_read;
 	}
 }
 
 static void indexes_build(void)
 {
-	index_build(&top_index, top_keys, sizeof(top_keys) / sizeof(top_keys[0]));
-	index_build(&arg_index, arg_keys, sizeof(arg_keys) / sizeof(arg_keys[0]));
+	if (index_build(&top_index, top_keys, GP_TR_TOP_ALL) ||
+	    index_build(&arg_index, arg_keys, GP_TR_ARG_ALL))
+		return; /* trace_format.def broke a limit: tests/unit says which */
 	__atomic_store_n(&index_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -249,15 +364,20 @@ int gp_tr_scan_line(const char *p, size_t n, struct gp_tr_members *out, const ch
 	struct gp_json_cur c = { (const unsigned char *)p, (const unsigned char *)p + n, NULL,
 				  GP_TR_MAX_DEPTH, GP_TR_MAX_NUMBER };
 
-	if (!__atomic_load_n(&index_ready, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&index_ready, __ATOMIC_ACQUIRE)) {
 		pthread_once(&index_once, indexes_build); /* workers scan too */
+		if (!__atomic_load_n(&index_ready, __ATOMIC_ACQUIRE)) {
+			*why = "the scanner's key index does not hold the format's names";
+			return -EINVAL;
+		}
+	}
 	gp_tr_members_clear(out);
 	gp_json_ws(&c);
 	if (c.p >= c.end || *c.p != '{') {
 		*why = "not a JSON object";
 		return -EINVAL;
 	}
-	if (scan_object(&c, 1, &top_index, top_keys, out->top, out, NULL)) {
+	if (scan_event(&c, out)) {
 		*why = c.why;
 		return -EINVAL;
 	}
@@ -322,10 +442,17 @@ int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
 		neg = 1;
 		p++;
 	}
-	for (; p < end && *p != '.'; p++) {
-		us = us * 10 + (*p - '0');
-		if (us >= MAX_US)
+	{
+		/* unsigned, so that digits past the 15th, refused by the count,
+		 * wrap harmlessly; no check a digit */
+		const char *whole = p;
+		uint64_t u = 0;
+
+		for (; p < end && *p != '.'; p++)
+			u = u * 10 + (uint64_t)(*p - '0');
+		if (p - whole > 15 || u >= (uint64_t)MAX_US)
 			return -EINVAL;
+		us = (int64_t)u;
 	}
 	if (p < end) {
 		/* nanoseconds: three decimals, the rest (never written) dropped */

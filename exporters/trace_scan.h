@@ -54,6 +54,21 @@ enum gp_tr_arg_key {
 #include "trace_format.def"
 	AK_N
 };
+#undef GP_FIELD
+#define GP_FIELD(id, key, read)
+/* Every member name of the format, read or not (the scanner's guesses). */
+#undef GP_TOP
+#define GP_TOP(id, key, read, type, unit, meaning) +1
+enum { GP_TR_TOP_ALL = 0
+#include "trace_format.def"
+};
+#undef GP_TOP
+#define GP_TOP(id, key, read, type, unit, meaning)
+#undef GP_FIELD
+#define GP_FIELD(id, key, read) +1
+enum { GP_TR_ARG_ALL = 0
+#include "trace_format.def"
+};
 #include "trace_format_undef.h"
 
 struct gp_tr_members {
@@ -66,6 +81,14 @@ struct gp_tr_members {
 	int skip_ignored;  /* the caller's: the rest of an ignored event's line
 			    * is skipped, not checked (the line holds one event,
 			    * TRACE_FORMAT.md; its object must still close there) */
+	/* The scanner's own, kept from line to line: which member name came
+	 * after which (slot 0 an object's start, 1 + i after the format's
+	 * name i, the last after a name not in the format), as 1 + the
+	 * format's name; 0 none yet. A writer writes its members in one order,
+	 * so the next name is compared whole with one guess before it is
+	 * scanned and looked up (trace_scan.c). */
+	uint8_t next_top[GP_TR_TOP_ALL + 2];
+	uint8_t next_arg[GP_TR_ARG_ALL + 2];
 };
 
 /* 0, or -EINVAL with *why set to a short reason ("bad string", ...). out

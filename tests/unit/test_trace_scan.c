@@ -1,0 +1,260 @@
+/* trace_scan: the line scanner's guesses of the next member name (learned
+ * from the lines before) never change what it finds. Every line of a set
+ * (members in other orders, names that begin other names, blanks around the
+ * colon, escaped names, names the format does not have or has too long to
+ * guess, members near the line's end, every cut of each line) is scanned
+ * once by a scanner that has read all the lines before it and once by a
+ * fresh one: the same result, members and message. And the conversions'
+ * limits: integers of 19 and 20 digits, times of 15 and 16. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "trace_scan.h"
+
+static const char *const lines[] = {
+	"{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":31337,"
+	"\"tid\":31400,\"ts\":74402.000,\"dur\":4.000,\"args\":{\"corr\":2284}}",
+	"{\"ph\":\"i\",\"name\":\"alloc\",\"cat\":\"memory\",\"pid\":1003133700,\"tid\":7,"
+	"\"ts\":852169.500,\"s\":\"t\",\"args\":{\"addr\":\"0x7f0070000000\",\"bytes\":8388608,"
+	"\"kind\":\"device\",\"device\":0,\"stream\":7,\"corr\":24997,\"async\":true,"
+	"\"pool\":\"0x5ab0\",\"pool_type\":\"local\",\"pool_size\":1241513984,"
+	"\"pool_used\":780140544}}",
+	/* a name that differs from the guess only in its second word:
+	 * "pool_type", guessed after "pool" */
+	"{\"ph\":\"i\",\"name\":\"alloc\",\"cat\":\"memory\",\"pid\":1,\"tid\":7,\"ts\":1.0,"
+	"\"args\":{\"addr\":\"0x10\",\"bytes\":1,\"kind\":\"device\",\"device\":0,\"stream\":7,"
+	"\"corr\":5,\"async\":true,\"pool\":\"0x1\",\"pool_typo\":\"local\",\"pool_size\":4,"
+	"\"pool_used\":2}}",
+	/* the same members, other orders: each guess from the line before fails */
+	"{\"name\":\"alloc\",\"ph\":\"i\",\"pid\":1003133700,\"cat\":\"memory\",\"ts\":852169.500,"
+	"\"tid\":7,\"args\":{\"bytes\":8388608,\"addr\":\"0x7f0070000000\",\"pool_type\":\"local\","
+	"\"pool\":\"0x5ab0\",\"pool_used\":780140544,\"pool_size\":1241513984,\"kind\":\"device\"},"
+	"\"s\":\"t\"}",
+	/* a name that begins the guessed one, and the other way round */
+	"{\"ph\":\"i\",\"name\":\"alloc\",\"cat\":\"memory\",\"pid\":1,\"tid\":7,\"ts\":1.0,"
+	"\"args\":{\"addr\":\"0x10\",\"bytes\":1,\"kind\":\"device\",\"device\":0,\"pool\":\"0x1\","
+	"\"pool_size\":4,\"pool_type\":\"local\",\"pool_used\":2}}",
+	"{\"ph\":\"i\",\"name\":\"alloc\",\"cat\":\"memory\",\"pid\":1,\"tid\":7,\"ts\":1.0,"
+	"\"args\":{\"addr\":\"0x10\",\"bytes\":1,\"kind\":\"device\",\"device\":0,\"pool_type\":"
+	"\"local\",\"pool\":\"0x1\",\"pool_size\":4,\"pool_used\":2,\"poo\":1,\"pools\":2}}",
+	/* and in its third: "local_world_size", guessed after "local_rank" */
+	"{\"ph\":\"i\",\"name\":\"gpuprof.meta\",\"cat\":\"gpuprof\",\"pid\":7,\"tid\":0,\"ts\":0.0,"
+	"\"args\":{\"format\":1,\"rank\":0,\"local_rank\":0,\"local_world_size\":2,"
+	"\"job_start_unix_ns\":5,\"world_size\":2}}",
+	"{\"ph\":\"i\",\"name\":\"gpuprof.meta\",\"cat\":\"gpuprof\",\"pid\":7,\"tid\":0,\"ts\":0.0,"
+	"\"args\":{\"format\":1,\"rank\":0,\"local_rank\":0,\"local_world_sizf\":2,"
+	"\"job_start_unix_nt\":5,\"world_size\":2}}",
+	/* blanks around the colons and commas */
+	"{ \"ph\" : \"X\" , \"name\":\"cudaLaunchKernel\" ,\"cat\" :\"cuda_runtime\",\"pid\": 31337,"
+	"\"tid\":\t31400,\"ts\":74402.000,\"dur\":4.000,\"args\": { \"corr\" : 2284 } }",
+	/* escaped names: no guess, and the format's lookup refuses them */
+	"{\"ph\":\"X\",\"n\\u0061me\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":31337,"
+	"\"tid\":31400,\"ts\":74402.000,\"dur\":4.000,\"args\":{\"c\\u006frr\":2284}}",
+	"{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":31337,"
+	"\"tid\":31400,\"ts\":74402.000,\"dur\":4.000,\"args\":{\"corr\":2284}}",
+	/* names the format does not have, one longer than a guess holds */
+	"{\"ph\":\"i\",\"name\":\"gpuprof.stats\",\"cat\":\"gpuprof\",\"pid\":1,\"tid\":0,\"ts\":0.0,"
+	"\"s\":\"g\",\"args\":{\"skipped_memory_records\":3,\"not_in_the_format\":[1,{\"a\":2}],"
+	"\"skipped_memory_records\":4,\"zz\":null}}",
+	"{\"ph\":\"i\",\"name\":\"gpuprof.stats\",\"cat\":\"gpuprof\",\"pid\":1,\"tid\":0,\"ts\":0.0,"
+	"\"s\":\"g\",\"args\":{\"skipped_memory_records\":3,\"not_in_the_format\":[1,{\"a\":2}],"
+	"\"skipped_memory_records\":4,\"zz\":null}}",
+	/* members a few bytes from the end, and an empty args */
+	"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3}",
+	"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3,\"args\":{}}",
+	"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3,\"args\":{ }}",
+	/* ignored events, then one that is not */
+	"{\"ph\":\"C\",\"name\":\"GPU memory\",\"cat\":\"memory\",\"pid\":1,\"tid\":0,\"ts\":1.0,"
+	"\"args\":{\"device\":1,\"pool_reserved\":2}}",
+	"{\"ph\":\"X\",\"name\":\"k\",\"cat\":\"kernel\",\"pid\":1,\"tid\":7,\"ts\":1.0,\"dur\":1.0,"
+	"\"args\":{\"corr\":1,\"grid\":[1,1,1]}}",
+	"{\"ph\":\"X\",\"name\":\"ncclKernel\",\"cat\":\"kernel\",\"pid\":1,\"tid\":7,\"ts\":1.0,"
+	"\"dur\":1.0,\"args\":{\"corr\":1,\"grid\":[1,1,1]}}",
+	/* a member twice: the last one counts, guessed or not */
+	"{\"ph\":\"B\",\"ph\":\"E\",\"pid\":1,\"pid\":2,\"tid\":2,\"ts\":3}",
+	/* damage after a guessed name */
+	"{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":-,"
+	"\"tid\":31400}",
+	"{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":31337"
+	"\"tid\":31400}",
+	"{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":31337,"
+	"\"tid\":31400,}",
+};
+
+struct result {
+	int rc;
+	const char *why;
+	struct gp_tr_members m;
+};
+
+static void scan(struct gp_tr_members *m, const char *p, size_t n, struct result *r)
+{
+	r->why = NULL;
+	r->rc = gp_tr_scan_line(p, n, m, &r->why);
+	r->m = *m;
+}
+
+static int same_val(const struct gp_json_val *a, const struct gp_json_val *b)
+{
+	if (a->type != b->type)
+		return 0;
+	if (a->type == GP_JSON_NONE || a->type == GP_JSON_OBJ)
+		return 1; /* an args object's text is not kept */
+	return a->p == b->p && a->n == b->n && a->esc == b->esc && a->num == b->num;
+}
+
+/* What a line gave a scanner that has guesses and a fresh one. */
+static void check_same(const struct result *a, const struct result *b, const char *line, size_t n)
+{
+	int ok = a->rc == b->rc && (a->rc == 0 || strcmp(a->why, b->why) == 0);
+
+	if (a->rc == 0) {
+		ok = ok && a->m.top_set == b->m.top_set && a->m.args_set == b->m.args_set &&
+		     a->m.ignored == b->m.ignored;
+		for (int i = 0; ok && i < TK_N; i++)
+			ok = same_val(&a->m.top[i], &b->m.top[i]);
+		for (int i = 0; ok && i < AK_N; i++)
+			ok = same_val(&a->m.args[i], &b->m.args[i]);
+	}
+	CHECK(ok);
+	if (!ok)
+		fprintf(stderr, "  differs: %.*s (rc %d/%d: %s / %s)\n", (int)n, line, a->rc, b->rc,
+			a->rc ? a->why : "", b->rc ? b->why : "");
+}
+
+/* After a line that failed, one with few members: what the failed line
+ * set half is gone. */
+static void check_after_failure(struct gp_tr_members *taught, int skip)
+{
+	static const char probe[] = "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3}";
+	struct gp_tr_members *fresh = calloc(1, sizeof(*fresh));
+	struct result a, b;
+
+	fresh->skip_ignored = skip;
+	scan(taught, probe, sizeof(probe) - 1, &a);
+	scan(fresh, probe, sizeof(probe) - 1, &b);
+	check_same(&a, &b, probe, sizeof(probe) - 1);
+	free(fresh);
+}
+
+/* Each line whole, then cut at every length, in order, twice over (the
+ * second time the first line's guesses are the set's last), with
+ * skip_ignored off and on. */
+static void test_guesses(void)
+{
+	size_t nlines = sizeof(lines) / sizeof(lines[0]);
+
+	for (int skip = 0; skip <= 1; skip++) {
+		struct gp_tr_members *taught = calloc(1, sizeof(*taught));
+		struct gp_tr_members *fresh = malloc(sizeof(*fresh));
+		struct result a, b;
+
+		taught->skip_ignored = skip;
+		for (int round = 0; round < 2; round++) {
+			for (size_t i = 0; i < nlines; i++) {
+				size_t len = strlen(lines[i]);
+				/* a copy of its own length: a read past the end is
+				 * AddressSanitizer's to find */
+				char *line = malloc(len);
+
+				memcpy(line, lines[i], len);
+				/* whole first, while the guesses are the line
+				 * before's; then its cuts */
+				for (size_t k = 0; k <= len; k++) {
+					size_t n = k ? k : len;
+
+					memset(fresh, 0, sizeof(*fresh));
+					fresh->skip_ignored = skip;
+					scan(taught, line, n, &a);
+					scan(fresh, line, n, &b);
+					check_same(&a, &b, line, n);
+					if (a.rc) /* nothing of it left for the next */
+						check_after_failure(taught, skip);
+				}
+				free(line);
+			}
+		}
+		free(taught);
+		free(fresh);
+	}
+}
+
+/* The guessed members hold what the line says. */
+static void test_values(void)
+{
+	struct gp_tr_members *m = calloc(1, sizeof(*m));
+	const char *why = NULL;
+	uint64_t u;
+	int64_t ns;
+
+	for (int round = 0; round < 3; round++) {
+		const char *line = lines[1];
+
+		CHECK_EQ_INT(gp_tr_scan_line(line, strlen(line), m, &why), 0);
+		CHECK(GP_JV_IS(&m->top[TK_PH], "i") && GP_JV_IS(&m->top[TK_CAT], "memory"));
+		CHECK(gp_jv_u64(&m->args[AK_BYTES], &u) == 0 && u == 8388608);
+		CHECK(gp_jv_u64(&m->args[AK_POOL_SIZE], &u) == 0 && u == 1241513984);
+		CHECK(gp_jv_hex(&m->args[AK_POOL], &u) == 0 && u == 0x5ab0);
+		CHECK(GP_JV_IS(&m->args[AK_POOL_TYPE], "local"));
+		CHECK(gp_jv_us_to_ns(&m->top[TK_TS], &ns) == 0 && ns == 852169500);
+		CHECK(m->top[TK_DUR].type == GP_JSON_NONE);
+	}
+	free(m);
+}
+
+static struct gp_json_val num(const char *text)
+{
+	struct gp_json_val v = { text, (uint32_t)strlen(text), GP_JSON_NUM, 0, 0 };
+
+	if (text[0] == '-')
+		v.num |= GP_JSON_NEG;
+	if (strchr(text, '.'))
+		v.num |= GP_JSON_FRAC;
+	if (strpbrk(text, "eE"))
+		v.num |= GP_JSON_EXP;
+	return v;
+}
+
+static void test_limits(void)
+{
+	struct gp_json_val v;
+	uint64_t u;
+	int64_t ns;
+
+	v = num("9999999999999999999"); /* 19 digits */
+	CHECK(gp_jv_u64(&v, &u) == 0 && u == 9999999999999999999ull);
+	v = num("18446744073709551615");
+	CHECK(gp_jv_u64(&v, &u) == 0 && u == UINT64_MAX);
+	v = num("18446744073709551616");
+	CHECK(gp_jv_u64(&v, &u) == -EINVAL);
+	v = num("99999999999999999999");
+	CHECK(gp_jv_u64(&v, &u) == -EINVAL);
+	v = num("0");
+	CHECK(gp_jv_u64(&v, &u) == 0 && u == 0);
+	v = num("999999999999999.999"); /* 15 digits before the point */
+	CHECK(gp_jv_us_to_ns(&v, &ns) == 0 && ns == 999999999999999999ll);
+	v = num("-999999999999999.5");
+	CHECK(gp_jv_us_to_ns(&v, &ns) == 0 && ns == -999999999999999500ll);
+	v = num("1000000000000000");
+	CHECK(gp_jv_us_to_ns(&v, &ns) == -EINVAL);
+	v = num("99999999999999999999999.0"); /* would wrap a 64-bit sum */
+	CHECK(gp_jv_us_to_ns(&v, &ns) == -EINVAL);
+	v = num("12.3456");
+	CHECK(gp_jv_us_to_ns(&v, &ns) == 0 && ns == 12345);
+	v = num("7");
+	CHECK(gp_jv_us_to_ns(&v, &ns) == 0 && ns == 7000);
+	v = num("1.5e3");
+	CHECK(gp_jv_us_to_ns(&v, &ns) == 0 && ns == 1500000);
+}
+
+int main(void)
+{
+	test_guesses();
+	test_values();
+	test_limits();
+	return CHECK_DONE();
+}
