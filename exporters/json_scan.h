@@ -141,7 +141,9 @@ static GP_JSON_ALWAYS_INLINE int gp_json_string(struct gp_json_cur *c, struct gp
 			}
 			p += 16;
 		}
-#endif
+#else
+		/* 8 a step elsewhere (under SSE2 the last few bytes of a line
+		 * go one by one: this loop's constants cost every string) */
 		while (p + 8 <= end) {
 			uint64_t x, m;
 
@@ -159,6 +161,7 @@ static GP_JSON_ALWAYS_INLINE int gp_json_string(struct gp_json_cur *c, struct gp
 			}
 			p += 8;
 		}
+#endif
 		while (p < end && !stop[*p])
 			p++;
 		if (p >= end)

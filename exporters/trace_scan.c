@@ -181,11 +181,18 @@ static GP_JSON_ALWAYS_INLINE int guessed(const struct keyindex *ix, unsigned gue
 	kp = &ix->pat[guess - 1];
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	{
-		uint64_t w[3];
+		uint64_t w; /* KP_BYTES are there; most names take one word */
 
-		memcpy(w, p, sizeof(w)); /* KP_BYTES are there */
-		d = ((w[0] ^ kp->word[0]) & kp->mask[0]) | ((w[1] ^ kp->word[1]) & kp->mask[1]) |
-		    ((w[2] ^ kp->word[2]) & kp->mask[2]);
+		memcpy(&w, p, 8);
+		d = (w ^ kp->word[0]) & kp->mask[0];
+		if (kp->len > 8) {
+			memcpy(&w, p + 8, 8);
+			d |= (w ^ kp->word[1]) & kp->mask[1];
+			if (kp->len > 16) {
+				memcpy(&w, p + 16, 8);
+				d |= (w ^ kp->word[2]) & kp->mask[2];
+			}
+		}
 	}
 #else
 	d = ((load_n(p, 8, end) ^ kp->word[0]) & kp->mask[0]) |
@@ -230,19 +237,78 @@ static int ignorable(const struct gp_tr_members *l)
 	}
 }
 
+/* c->p at a member of an object of the line (args: its "args" object, or
+ * the line's own): its name read, guessed or looked up, and the guesses
+ * taught; c->p at its value. The name's index in the format's enums, -1
+ * where the analysis does not read it, or -2 (-EINVAL's) where the name
+ * is bad. after: the slot of next[] (struct gp_tr_members) for this
+ * member, then for the next. */
+static GP_JSON_ALWAYS_INLINE int member_name(struct gp_json_cur *c, struct gp_tr_members *line,
+					     const int args, size_t *after)
+{
+	const struct keyindex *ix = args ? &arg_index : &top_index;
+	uint8_t *next = args ? line->next_arg : line->next_top;
+	int i = guessed(ix, next[*after], c);
+
+	if (i < 0) {
+		struct gp_json_val k;
+
+		if (gp_json_member_name(c, &k))
+			return -2;
+		i = lookup(ix, &k, (const char *)c->end);
+		next[*after] = i >= 0 && ix->pat[i].len ? (uint8_t)(i + 1) : 0;
+	}
+	*after = i >= 0 ? (size_t)i + 1 : (args ? GP_TR_ARG_ALL : GP_TR_TOP_ALL) + 1;
+	return i >= 0 ? (args ? arg_keys : top_keys)[i].key : -1;
+}
+
+/* c->p after a member's value: 0 at the next member (past the ','), 1
+ * past the object's '}', or -EINVAL. */
+static GP_JSON_ALWAYS_INLINE int member_end(struct gp_json_cur *c)
+{
+	gp_json_ws(c);
+	if (c->p >= c->end)
+		return gp_json_fail(c, "unterminated object");
+	if (*c->p == ',') {
+		c->p++;
+		gp_json_ws(c);
+		return 0;
+	}
+	if (*c->p != '}')
+		return gp_json_fail(c, "expected ',' or '}'");
+	c->p++;
+	return 1;
+}
+
+/* c->p past the '{' of the line's "args" and the blanks after it, at a
+ * member: them all into line->args; 0 past its '}', or -EINVAL. */
+static GP_JSON_ALWAYS_INLINE int scan_args(struct gp_json_cur *c, struct gp_tr_members *line)
+{
+	size_t after = 0;
+	struct gp_json_val v;
+
+	for (;;) {
+		int which = member_name(c, line, 1, &after), r;
+
+		if (which == -2)
+			return -EINVAL;
+		/* marked set first: a value that fails half written is
+		 * cleared before the next line all the same */
+		if (which >= 0)
+			line->args_set |= 1ull << which;
+		if (gp_json_value(c, 2, which >= 0 ? &line->args[which] : &v))
+			return -EINVAL;
+		if ((r = member_end(c)))
+			return r < 0 ? r : 0;
+	}
+}
+
 /* c->p at the '{' of a line's object: its members, and those of its
- * "args" object, into line. One loop for both objects: a call for the
- * inner one cost a sixth of the scan (the frame of a function this large). */
+ * "args" object, into line. Both loops in one function: a call for args
+ * cost a sixth of the scan (the frame of a function this large). */
 static int scan_event(struct gp_json_cur *c, struct gp_tr_members *line)
 {
-	/* the object being read: the line's (top) or its args' */
-	const struct keyindex *ix = &top_index;
-	const struct keydef *keys = top_keys;
-	struct gp_json_val *vals = line->top;
-	uint8_t *next = line->next_top;
-	size_t nkeys = GP_TR_TOP_ALL;
-	size_t after = 0, top_after = 0; /* the slot of next[] for this member */
-	int in_args = 0;
+	size_t after = 0;
 	struct gp_json_val k, v;
 
 	c->p++;
@@ -252,84 +318,43 @@ static int scan_event(struct gp_json_cur *c, struct gp_tr_members *line)
 		return 0;
 	}
 	for (;;) {
-		int which = -1;
+		int which = -1, r;
 
-		if (!in_args && line->ignored) {
+		if (line->ignored) {
 			if (gp_json_member_name(c, &k))
 				return -EINVAL;
-		} else {
-			int i = guessed(ix, next[after], c);
-
-			if (i < 0) {
-				if (gp_json_member_name(c, &k))
-					return -EINVAL;
-				i = lookup(ix, &k, (const char *)c->end);
-				next[after] = i >= 0 && ix->pat[i].len ? (uint8_t)(i + 1) : 0;
-			}
-			after = i >= 0 ? (size_t)i + 1 : nkeys + 1;
-			which = i >= 0 ? keys[i].key : -1;
+		} else if ((which = member_name(c, line, 0, &after)) == -2) {
+			return -EINVAL;
 		}
-		if (!in_args && which == TK_ARGS && c->p < c->end && *c->p == '{') {
-			vals[TK_ARGS].type = GP_JSON_OBJ;
+		if (which == TK_ARGS && c->p < c->end && *c->p == '{') {
+			line->top[TK_ARGS].type = GP_JSON_OBJ;
 			line->top_set |= 1u << TK_ARGS;
-			in_args = 1;
-			ix = &arg_index;
-			keys = arg_keys;
-			vals = line->args;
-			next = line->next_arg;
-			nkeys = GP_TR_ARG_ALL;
-			top_after = after;
-			after = 0;
 			c->p++;
 			gp_json_ws(c);
 			if (c->p < c->end && *c->p == '}')
-				goto object_closed;
-			continue;
-		}
-		/* straight into its place: a copy through the stack stalls on
-		 * store forwarding, a fifth of the parse. Marked set first: a
-		 * value that fails half written is cleared before the next line
-		 * all the same. */
-		if (which >= 0) {
-			if (in_args)
-				line->args_set |= 1ull << which;
-			else
+				c->p++;
+			else if (scan_args(c, line))
+				return -EINVAL;
+		} else {
+			/* straight into its place: a copy through the stack
+			 * stalls on store forwarding, a fifth of the parse;
+			 * marked set first, as in scan_args */
+			if (which >= 0)
 				line->top_set |= 1u << which;
-		}
-		if (gp_json_value(c, 1 + in_args, which >= 0 ? &vals[which] : &v))
-			return -EINVAL;
-		if (!in_args && (which == TK_PH || which == TK_CAT)) {
-			line->ignored = ignorable(line);
-			if (line->ignored && line->skip_ignored) {
-				if (c->end[-1] != '}')
-					return gp_json_fail(c, "unterminated object");
-				c->p = c->end;
-				return 0;
+			if (gp_json_value(c, 1, which >= 0 ? &line->top[which] : &v))
+				return -EINVAL;
+			if (which == TK_PH || which == TK_CAT) {
+				line->ignored = ignorable(line);
+				if (line->ignored && line->skip_ignored) {
+					if (c->end[-1] != '}')
+						return gp_json_fail(c, "unterminated object");
+					c->p = c->end;
+					return 0;
+				}
 			}
 		}
-	member_read:
-		gp_json_ws(c);
-		if (c->p >= c->end)
-			return gp_json_fail(c, "unterminated object");
-		if (*c->p == ',') {
-			c->p++;
-			gp_json_ws(c);
-			continue;
-		}
-		if (*c->p != '}')
-			return gp_json_fail(c, "expected ',' or '}'");
-	object_closed:
-		c->p++;
-		if (!in_args)
-			return 0;
-		in_args = 0; /* back in the line's object, args read */
-		ix = &top_index;
-		keys = top_keys;
-		vals = line->top;
-		next = line->next_top;
-		nkeys = GP_TR_TOP_ALL;
-		after = top_after;
-		goto member_read;
+		if ((r = member_end(c)))
+			return r < 0 ? r : 0;
 	}
 }
 
