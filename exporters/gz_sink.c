@@ -5,8 +5,9 @@
  * value, and the first one sticks so the owner can report it once. */
 #include "gz_sink.h"
 
+#include "fd_write.h"
+
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -39,39 +40,11 @@ static int zerr(int zr)
 	return zr == Z_MEM_ERROR ? -ENOMEM : -EIO;
 }
 
-/* Writes all of buf, riding out EINTR, short writes and a non-blocking fd
- * the host process may have handed us. */
-static int write_all(struct gp_gz_sink *s, const unsigned char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(s->fd, buf, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd pfd = { .fd = s->fd, .events = POLLOUT };
-
-				if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-					return -errno;
-				continue;
-			}
-			return -errno;
-		}
-		if (w == 0)
-			return -EIO; /* no progress and no reason: do not spin */
-		buf += w;
-		n -= (size_t)w;
-		s->bytes_out += (uint64_t)w;
-	}
-	return 0;
-}
-
 /* Writes out whatever deflate has produced and hands it the whole buffer again. */
 static int drain(struct gp_gz_sink *s)
 {
 	size_t have = GZ_OUT_SIZE - s->zs.avail_out;
-	int r = write_all(s, s->out, have);
+	int r = gp_fd_write_all(s->fd, s->out, have, &s->bytes_out);
 
 	s->zs.next_out = s->out;
 	s->zs.avail_out = GZ_OUT_SIZE;

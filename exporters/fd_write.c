@@ -1,0 +1,35 @@
+/* All of a buffer to a file descriptor (fd_write.h). */
+#include "fd_write.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <unistd.h>
+
+int gp_fd_write_all(int fd, const void *buf, size_t n, uint64_t *written)
+{
+	const unsigned char *p = buf;
+
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+				if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+					return -errno;
+				continue;
+			}
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO; /* no progress and no reason: do not spin */
+		p += w;
+		n -= (size_t)w;
+		if (written)
+			*written += (uint64_t)w;
+	}
+	return 0;
+}
