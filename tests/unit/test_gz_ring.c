@@ -1,0 +1,276 @@
+/* gz_ring: a dump is one gzip member that zlib inflates with its CRC-32
+ * and length checked, and that the trace reader reads line by line on one
+ * thread and on several; it holds the head, exactly the kept segments and
+ * the tail. The cap on compressed bytes and the time window drop the
+ * oldest segments whole, at least one kept, and count what they drop.
+ * Then a day of flushes at the recorder's pace (one every 500 ms, 172,800)
+ * under a one-minute window: what is kept stays bounded, and dumps made
+ * along the way are whole. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "gz_ring.h"
+#include "testutil.h"
+#include "trace_reader.h"
+
+static char dir[PATH_MAX];
+
+static const char head[] = "[\n{\"ph\":\"i\",\"name\":\"gpuprof.meta\",\"args\":{\"format\":1}},\n";
+static const char tail[] = "{\"ph\":\"i\",\"name\":\"gpuprof.end\"}\n]\n";
+
+/* Segment k's lines: k's own number in each, so that a dropped or
+ * repeated segment shows. */
+static void segment_text(struct tu_bytes *b, uint64_t k, int lines)
+{
+	char line[160];
+
+	for (int i = 0; i < lines; i++) {
+		int n = snprintf(line, sizeof(line),
+				 "{\"ph\":\"i\",\"name\":\"alloc\",\"ts\":%llu.%03d,\"args\":"
+				 "{\"addr\":\"0x%llx\",\"bytes\":%d}},\n",
+				 (unsigned long long)k, i, (unsigned long long)(0x7f0000000000ull + k), i * 512);
+
+		tu_bytes_add(b, line, (size_t)n);
+	}
+}
+
+/* The ring's dump into a file, read back whole. */
+static struct tu_bytes dump(struct gp_gz_ring *r, int *rc)
+{
+	char path[PATH_MAX];
+	struct tu_bytes out = { 0 };
+	int fd, ok;
+
+	tu_path(path, dir, "dump.json.gz");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	*rc = gp_gz_ring_dump(r, fd, head, sizeof(head) - 1, tail, sizeof(tail) - 1);
+	close(fd);
+	out = tu_read_file(path, &ok);
+	CHECK(ok);
+	return out;
+}
+
+/* gzip's own reading of gz, its CRC-32 and length checked: 0 and the
+ * bytes, or -1. */
+static int gunzip(const struct tu_bytes *gz, struct tu_bytes *out)
+{
+	z_stream z;
+	unsigned char buf[1 << 16];
+	int zr;
+
+	memset(&z, 0, sizeof(z));
+	memset(out, 0, sizeof(*out));
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return -1;
+	z.next_in = (Bytef *)gz->p;
+	z.avail_in = (uInt)gz->n;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		zr = inflate(&z, Z_NO_FLUSH);
+		tu_bytes_add(out, buf, sizeof(buf) - z.avail_out);
+	} while (zr == Z_OK);
+	inflateEnd(&z);
+	return zr == Z_STREAM_END && z.avail_in == 0 ? 0 : -1;
+}
+
+/* What the trace reader gives for gz on threads threads: its lines, each
+ * ended by '\n'. */
+static struct tu_bytes read_lines(const struct tu_bytes *gz, unsigned threads)
+{
+	struct tu_bytes text = { 0 };
+	struct gp_tr *in;
+	const char *p;
+	size_t n;
+
+	CHECK_EQ_INT(gp_tr_open_mem(&in, gz->p, gz->n), 0);
+	gp_tr_set_threads(in, threads);
+	gp_tr_set_chunk_min(in, 4); /* every flush point a chunk */
+	while (gp_tr_line(in, &p, &n) == 1) {
+		tu_bytes_add(&text, p, n);
+		tu_bytes_add(&text, "\n", 1);
+	}
+	CHECK(gp_tr_state(in)->last_unterminated == 0);
+	gp_tr_close(in);
+	return text;
+}
+
+static int same_bytes(const struct tu_bytes *a, const struct tu_bytes *b)
+{
+	return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
+}
+
+/* The dump holds head + segments first..last + tail, read by zlib and by
+ * the trace reader on one thread and on four. */
+static void check_dump(struct gp_gz_ring *r, uint64_t first, uint64_t last, int lines)
+{
+	struct tu_bytes want = { 0 }, gz, got, one, four;
+	int rc;
+
+	tu_bytes_add(&want, head, sizeof(head) - 1);
+	for (uint64_t k = first; k <= last && first <= last; k++)
+		segment_text(&want, k, lines);
+	tu_bytes_add(&want, tail, sizeof(tail) - 1);
+	gz = dump(r, &rc);
+	CHECK_EQ_INT(rc, 0);
+	CHECK_EQ_INT(gunzip(&gz, &got), 0);
+	CHECK(same_bytes(&got, &want));
+	one = read_lines(&gz, 1);
+	four = read_lines(&gz, 4);
+	CHECK(same_bytes(&one, &want) && same_bytes(&four, &want));
+	tu_bytes_free(&want);
+	tu_bytes_free(&gz);
+	tu_bytes_free(&got);
+	tu_bytes_free(&one);
+	tu_bytes_free(&four);
+}
+
+static void write_segment(struct gp_gz_ring *r, uint64_t k, int lines, int64_t stamp)
+{
+	struct tu_bytes b = { 0 };
+
+	segment_text(&b, k, lines);
+	/* in two pieces, the second one line long */
+	CHECK_EQ_INT(gp_gz_ring_write(r, b.p, b.n / 2), 0);
+	CHECK_EQ_INT(gp_gz_ring_write(r, b.p + b.n / 2, b.n - b.n / 2), 0);
+	CHECK_EQ_INT(gp_gz_ring_seal(r, stamp), 0);
+	tu_bytes_free(&b);
+}
+
+static void test_keep_and_drop(void)
+{
+	struct gp_gz_ring *r;
+	struct gp_gz_ring_stats st;
+
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 0, 1), -EINVAL);
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 1 << 20, 0), -EINVAL);
+	/* nothing kept: head and tail alone */
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 1 << 20, 1), 0);
+	CHECK_EQ_INT(gp_gz_ring_seal(r, 5), 0); /* nothing written: nothing kept */
+	gp_gz_ring_stats(r, &st);
+	CHECK(st.segments == 0 && st.first_stamp == INT64_MIN);
+	check_dump(r, 1, 0, 0);
+	/* everything kept */
+	for (uint64_t k = 1; k <= 20; k++)
+		write_segment(r, k, 50, (int64_t)k * 500);
+	gp_gz_ring_stats(r, &st);
+	CHECK(st.segments == 20 && st.dropped_segments == 0 && st.first_stamp == 500 &&
+	      st.last_stamp == 10000);
+	check_dump(r, 1, 20, 50);
+	/* written and not sealed: not in the dump */
+	CHECK_EQ_INT(gp_gz_ring_write(r, "{\"x\":1},\n", 9), 0);
+	gp_gz_ring_stats(r, &st);
+	CHECK(st.pending_in == 9);
+	check_dump(r, 1, 20, 50);
+	gp_gz_ring_free(r);
+
+	/* a window: stamps before it go, whole */
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 1 << 20, 6), 0);
+	for (uint64_t k = 1; k <= 20; k++)
+		write_segment(r, k, 50, (int64_t)k * 500);
+	gp_gz_ring_drop_before(r, 7 * 500);
+	gp_gz_ring_stats(r, &st);
+	CHECK(st.segments == 14 && st.dropped_segments == 6 && st.first_stamp == 3500);
+	check_dump(r, 7, 20, 50);
+	gp_gz_ring_drop_before(r, INT64_MAX);
+	gp_gz_ring_stats(r, &st);
+	CHECK(st.segments == 0 && st.bytes == 0 && st.in_bytes == 0);
+	check_dump(r, 1, 0, 0);
+	gp_gz_ring_free(r);
+
+	/* the cap: the oldest go while more is kept, at least one stays */
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 4096, 1), 0);
+	for (uint64_t k = 1; k <= 30; k++) {
+		write_segment(r, k, 40, (int64_t)k);
+		gp_gz_ring_stats(r, &st);
+		CHECK(st.bytes <= 4096 || st.segments == 1);
+	}
+	gp_gz_ring_stats(r, &st);
+	CHECK(st.segments >= 1 && st.segments < 30 && st.last_stamp == 30);
+	check_dump(r, 31 - st.segments, 30, 40);
+	{
+		struct tu_bytes all = { 0 };
+
+		for (uint64_t k = 1; k <= 30; k++)
+			segment_text(&all, k, 40);
+		CHECK(st.in_bytes + st.dropped_in_bytes == all.n);
+		CHECK(st.segments + st.dropped_segments == 30);
+		tu_bytes_free(&all);
+	}
+	gp_gz_ring_free(r);
+
+	/* a cap below one segment keeps the newest one */
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 1, 1), 0);
+	for (uint64_t k = 1; k <= 3; k++)
+		write_segment(r, k, 100, (int64_t)k);
+	gp_gz_ring_stats(r, &st);
+	CHECK(st.segments == 1 && st.first_stamp == 3 && st.dropped_segments == 2);
+	check_dump(r, 3, 3, 100);
+	/* a dump that cannot be written says so */
+	CHECK_EQ_INT(gp_gz_ring_dump(r, -1, head, sizeof(head) - 1, tail, sizeof(tail) - 1),
+		     -EBADF);
+	gp_gz_ring_free(r);
+	gp_gz_ring_free(NULL);
+}
+
+/* A day at the recorder's pace: a flush every 500 ms, a one-minute window
+ * (120 segments), and a cap above it. Kept bytes never pass the window's
+ * worth; a dump every six hours holds exactly the last minute. */
+static void test_a_day(void)
+{
+	const uint64_t flushes = 24 * 3600 * 2, window = 120;
+	struct gp_gz_ring *r;
+	struct gp_gz_ring_stats st;
+	uint64_t most = 0;
+
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 64 << 20, 1), 0);
+	for (uint64_t k = 1; k <= flushes; k++) {
+		char line[96];
+		int n = snprintf(line, sizeof(line),
+				 "{\"ph\":\"i\",\"name\":\"alloc\",\"ts\":%llu.000,\"args\":{\"bytes\":%llu}},\n",
+				 (unsigned long long)k * 500000, (unsigned long long)(k % 4096) * 512);
+
+		CHECK_EQ_INT(gp_gz_ring_write(r, line, (size_t)n), 0);
+		CHECK_EQ_INT(gp_gz_ring_seal(r, (int64_t)k * 500), 0);
+		gp_gz_ring_drop_before(r, (int64_t)(k - window + 1) * 500);
+		gp_gz_ring_stats(r, &st);
+		if (st.bytes > most)
+			most = st.bytes;
+		if (k % (6 * 3600 * 2) == 0) {
+			struct tu_bytes gz, got;
+			int rc;
+
+			CHECK(st.segments == window);
+			gz = dump(r, &rc);
+			CHECK_EQ_INT(rc, 0);
+			CHECK_EQ_INT(gunzip(&gz, &got), 0);
+			CHECK(got.n == sizeof(head) - 1 + st.in_bytes + sizeof(tail) - 1);
+			tu_bytes_free(&gz);
+			tu_bytes_free(&got);
+		}
+	}
+	gp_gz_ring_stats(r, &st);
+	CHECK(st.segments == window && st.dropped_segments == flushes - window);
+	/* a segment of one line is about a hundred bytes compressed */
+	CHECK(most <= window * 128);
+	printf("a day of flushes: %llu kept (%llu bytes compressed, at most %llu), %llu dropped\n",
+	       (unsigned long long)st.segments, (unsigned long long)st.bytes,
+	       (unsigned long long)most, (unsigned long long)st.dropped_segments);
+	gp_gz_ring_free(r);
+}
+
+int main(void)
+{
+	tu_mkdtemp(dir, "gz_ring");
+	test_keep_and_drop();
+	test_a_day();
+	return CHECK_DONE();
+}
