@@ -362,7 +362,7 @@ static void indexes_build(void)
 {
 	if (index_build(&top_index, top_keys, GP_TR_TOP_ALL) ||
 	    index_build(&arg_index, arg_keys, GP_TR_ARG_ALL))
-		return; /* trace_format.def broke a limit: tests/unit says which */
+		return; /* trace_format.def broke a limit: every scan says so */
 	__atomic_store_n(&index_ready, 1, __ATOMIC_RELEASE);
 }
 
