@@ -272,31 +272,25 @@ static GP_JSON_ALWAYS_INLINE int gp_json_number(struct gp_json_cur *c, struct gp
 	return 0;
 }
 
-/* The n decimal digits at p as a number at most max; 0 or -EINVAL. */
+/* The n decimal digits at p as a number at most max; 0 or -EINVAL (also
+ * where a byte is no digit). */
 static inline int gp_json_digits_u64(const char *p, size_t n, uint64_t max, uint64_t *out)
 {
 	uint64_t x = 0;
 
-	if (n <= 19) { /* below 10^19: no overflow to check digit by digit */
-		for (size_t i = 0; i < n; i++) {
-			unsigned d = (unsigned char)p[i] - '0';
-
-			if (d > 9)
-				return -EINVAL;
-			x = x * 10 + d;
-		}
-		if (x > max)
-			return -EINVAL;
-		*out = x;
-		return 0;
-	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned d = (unsigned char)p[i] - '0';
 
-		if (d > max || x > (max - d) / 10)
+		if (d > 9)
+			return -EINVAL;
+		/* 19 digits stay below 10^19: only a 20th can overflow, and
+		 * max is checked once, after */
+		if (i >= 19 && x > (UINT64_MAX - d) / 10)
 			return -EINVAL;
 		x = x * 10 + d;
 	}
+	if (x > max)
+		return -EINVAL;
 	*out = x;
 	return 0;
 }
