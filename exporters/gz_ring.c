@@ -261,7 +261,7 @@ static void put_le32(unsigned char *p, uint32_t x)
 	p[3] = (unsigned char)(x >> 24);
 }
 
-int gp_gz_ring_dump(struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
+int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
 		    const void *tail, size_t tail_len)
 {
 	unsigned char trailer[8];

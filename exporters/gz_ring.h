@@ -62,7 +62,7 @@ void gp_gz_ring_drop_before(struct gp_gz_ring *r, int64_t stamp);
  * segment in order, tail (head and tail at most 1 GiB each, else
  * -EINVAL). What was written since the last seal is not in it (seal
  * first). 0 or -errno; after a failure fd holds part of a member. */
-int gp_gz_ring_dump(struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
+int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
 		    const void *tail, size_t tail_len);
 void gp_gz_ring_stats(const struct gp_gz_ring *r, struct gp_gz_ring_stats *st);
 /* Safe on NULL. */
