@@ -29,7 +29,7 @@ if [ $((pairs * 2)) -gt "${#cpus[@]}" ]; then
 fi
 echo "$(nproc) CPUs (${#cpus[@]} cores),$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); $(date -u +%FT%TZ)"
 echo "$trace; $rounds rounds of $pairs pairs at once"
-one() { # label cpu out gpuprof [env...]
+one() { # label cpu gpuprof [env...]
 	local l=$1 cpu=$2 gp=$3
 	shift 3
 	/usr/bin/time -o "$w/t$l" -f "%U %S" env "$@" taskset -c "$cpu" "$gp" analyze --json "$trace" \
