@@ -21,8 +21,13 @@ struct seg {
 	unsigned char *p; /* owned */
 	size_t n;         /* compressed bytes */
 	uint64_t in_len;  /* uncompressed bytes */
-	uint32_t crc;     /* CRC-32 of those */
+	uint32_t crc;     /* CRC-32 of those after the opening */
 	int64_t stamp;
+	/* the opening: the first open_n compressed bytes, open_in of the
+	 * uncompressed, whose CRC-32 is open_crc (0, 0, 0: none) */
+	size_t open_n;
+	uint64_t open_in;
+	uint32_t open_crc;
 };
 
 struct gp_gz_ring {
@@ -39,7 +44,10 @@ struct gp_gz_ring {
 	unsigned char *cur;
 	size_t cur_n, cur_cap;
 	uint64_t cur_in;
-	uint32_t cur_crc;
+	uint32_t cur_crc;  /* of what follows the opening */
+	size_t cur_open_n; /* the opening so far marked, as struct seg's */
+	uint64_t cur_open_in;
+	uint32_t cur_open_crc;
 };
 
 static int zerr(int zr)
@@ -137,6 +145,23 @@ int gp_gz_ring_write(struct gp_gz_ring *r, const void *p, size_t n)
 	return 0;
 }
 
+int gp_gz_ring_end_opening(struct gp_gz_ring *r)
+{
+	if (r->err)
+		return r->err;
+	if (r->cur_open_in || r->cur_in == 0)
+		return fail(r, -EINVAL); /* one opening, and only at the start */
+	r->zs.next_in = Z_NULL;
+	r->zs.avail_in = 0;
+	if (run_deflate(r, Z_FULL_FLUSH))
+		return r->err;
+	r->cur_open_n = r->cur_n;
+	r->cur_open_in = r->cur_in;
+	r->cur_open_crc = r->cur_crc;
+	r->cur_crc = 0;
+	return 0;
+}
+
 static void drop_oldest(struct gp_gz_ring *r)
 {
 	struct seg *s = &r->q[r->head];
@@ -199,6 +224,9 @@ int gp_gz_ring_seal(struct gp_gz_ring *r, int64_t stamp)
 	s->in_len = r->cur_in;
 	s->crc = r->cur_crc;
 	s->stamp = stamp;
+	s->open_n = r->cur_open_n;
+	s->open_in = r->cur_open_in;
+	s->open_crc = r->cur_open_crc;
 	r->count++;
 	r->bytes += s->n;
 	r->in_bytes += s->in_len;
@@ -206,6 +234,9 @@ int gp_gz_ring_seal(struct gp_gz_ring *r, int64_t stamp)
 	r->cur_n = r->cur_cap = 0;
 	r->cur_in = 0;
 	r->cur_crc = 0;
+	r->cur_open_n = 0;
+	r->cur_open_in = 0;
+	r->cur_open_crc = 0;
 	while (r->bytes > r->max_bytes && r->count > 1)
 		drop_oldest(r);
 	return 0;
@@ -277,11 +308,18 @@ int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t
 	crc = (uint32_t)crc32(0, head, (uInt)head_len);
 	for (size_t i = 0; i < r->count; i++) {
 		const struct seg *s = &r->q[(r->head + i) % r->cap];
+		/* the first segment's opening opens the dump; the others' are
+		 * passed over, whole deflate blocks ended by a full flush */
+		size_t skip = i ? s->open_n : 0;
 
-		if ((e = gp_fd_write_all(fd, s->p, s->n, NULL)))
+		if ((e = gp_fd_write_all(fd, s->p + skip, s->n - skip, NULL)))
 			return e;
-		crc = (uint32_t)crc32_combine(crc, s->crc, (z_off_t)s->in_len);
-		total += s->in_len;
+		if (!i) {
+			crc = (uint32_t)crc32_combine(crc, s->open_crc, (z_off_t)s->open_in);
+			total += s->open_in;
+		}
+		crc = (uint32_t)crc32_combine(crc, s->crc, (z_off_t)(s->in_len - s->open_in));
+		total += s->in_len - s->open_in;
 	}
 	if ((e = deflate_to_fd(fd, tail, tail_len, r->level, Z_FINISH)))
 		return e;

@@ -11,9 +11,10 @@
  * go.
  *
  * A dump is one gzip member (RFC 1952) written to a descriptor: a head the
- * caller gives (the trace's opening: "[", its gpuprof.meta, the live set),
- * compressed then and ended with a full flush, the kept segments byte for
- * byte, and a tail (the trace's end), finished; its CRC-32 is combined
+ * caller gives (the trace's "["), compressed then and ended with a full
+ * flush, the kept segments byte for byte (the first with its opening, the
+ * others without: gp_gz_ring_end_opening), and a tail (the trace's end),
+ * finished; its CRC-32 is combined
  * from each part's (crc32_combine), so the segments are neither inflated
  * nor compressed again. The member is flushed as the trace writer's, so
  * the reader cuts it into chunks the same way.
@@ -51,6 +52,13 @@ struct gp_gz_ring_stats {
 int gp_gz_ring_new(struct gp_gz_ring **out, size_t max_bytes, int level);
 /* n bytes into the segment being written. 0 or -errno. */
 int gp_gz_ring_write(struct gp_gz_ring *r, const void *p, size_t n);
+/* What was written into the segment being written so far (something, and
+ * nothing marked yet) is its opening: a dump writes it where the segment is
+ * the first the dump holds, and passes over it otherwise. The flight
+ * recorder opens each segment with the state of the run at its start, so
+ * that a dump may begin at any segment. Ends it with a full flush. 0 or
+ * -errno (-EINVAL: nothing written, or an opening already marked). */
+int gp_gz_ring_end_opening(struct gp_gz_ring *r);
 /* Ends the segment being written and keeps it under stamp (the time of
  * its newest content, in the caller's clock), then drops the oldest
  * segments while more than max_bytes are kept. Nothing written since the

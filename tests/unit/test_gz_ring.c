@@ -1,7 +1,7 @@
 /* gz_ring: a dump is one gzip member that zlib inflates with its CRC-32
  * and length checked, and that the trace reader reads line by line on one
  * thread and on several; it holds the head, exactly the kept segments and
- * the tail. The cap on compressed bytes and the time window drop the
+ * the tail, and of the segments' openings only the first's. The cap on compressed bytes and the time window drop the
  * oldest segments whole, at least one kept, and count what they drop.
  * Then a day of flushes at the recorder's pace (one every 500 ms, 172,800)
  * under a one-minute window: what is kept stays bounded, and dumps made
@@ -212,6 +212,62 @@ static void test_keep_and_drop(void)
 /* A day at the recorder's pace: a flush every 500 ms, a one-minute window
  * (120 segments), and a cap above it. Kept bytes never pass the window's
  * worth; a dump every six hours holds exactly the last minute. */
+/* Segment k opened by opening k (a replay of the state at its start): a
+ * dump holds the first kept segment's opening and no other. */
+static void opening_text(struct tu_bytes *b, uint64_t k)
+{
+	char line[120];
+	int n = snprintf(line, sizeof(line),
+			 "{\"ph\":\"i\",\"name\":\"gpuprof.window\",\"ts\":%llu.000},\n",
+			 (unsigned long long)k);
+
+	for (uint64_t i = 0; i < k % 7 + 1; i++)
+		tu_bytes_add(b, line, (size_t)n);
+}
+
+static void test_openings(void)
+{
+	struct gp_gz_ring *r;
+	struct tu_bytes want = { 0 }, gz, got, one, four, b = { 0 };
+	int rc;
+
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 1 << 20, 6), 0);
+	/* nothing written: no opening to mark */
+	CHECK_EQ_INT(gp_gz_ring_end_opening(r), -EINVAL);
+	gp_gz_ring_free(r);
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 1 << 20, 6), 0);
+	for (uint64_t k = 1; k <= 12; k++) {
+		b.n = 0;
+		opening_text(&b, k);
+		CHECK_EQ_INT(gp_gz_ring_write(r, b.p, b.n), 0);
+		CHECK_EQ_INT(gp_gz_ring_end_opening(r), 0);
+		if (k == 12) /* the last segment is its opening alone */
+			CHECK_EQ_INT(gp_gz_ring_seal(r, (int64_t)k), 0);
+		else
+			write_segment(r, k, 30 + (int)k, (int64_t)k);
+	}
+	gp_gz_ring_drop_before(r, 5);
+	tu_bytes_add(&want, head, sizeof(head) - 1);
+	opening_text(&want, 5);
+	for (uint64_t k = 5; k < 12; k++)
+		segment_text(&want, k, 30 + (int)k);
+	tu_bytes_add(&want, tail, sizeof(tail) - 1);
+	gz = dump(r, &rc);
+	CHECK_EQ_INT(rc, 0);
+	CHECK_EQ_INT(gunzip(&gz, &got), 0);
+	CHECK(same_bytes(&got, &want));
+	one = read_lines(&gz, 1);
+	four = read_lines(&gz, 4);
+	CHECK(same_bytes(&one, &want) && same_bytes(&four, &want));
+	gp_gz_ring_free(r);
+	tu_bytes_free(&want);
+	tu_bytes_free(&gz);
+	tu_bytes_free(&got);
+	tu_bytes_free(&one);
+	tu_bytes_free(&four);
+	tu_bytes_free(&b);
+}
+
 static void test_a_day(void)
 {
 	const uint64_t flushes = 24 * 3600 * 2, window = 120;
@@ -259,6 +315,7 @@ int main(void)
 {
 	tu_mkdtemp(dir, "gz_ring");
 	test_keep_and_drop();
+	test_openings();
 	test_a_day();
 	return CHECK_DONE();
 }
