@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gz_ring.h"
 #include "gz_sink.h"
 #include "json_buf.h"
 #include "trace_format.h"
@@ -40,7 +41,11 @@ enum ev_state {
 };
 
 struct gp_trace_writer {
-	struct gp_gz_sink *gz; /* owned */
+	struct gp_gz_sink *gz; /* owned; NULL when writing into ring */
+	struct gp_gz_ring *ring; /* borrowed */
+	gp_tw_tap_fn tap;
+	void *tap_ctx;
+	struct gp_tw_event ev; /* what the tap is told, while tap is set */
 	struct gp_buf line;    /* the event under construction */
 	enum ev_state state;
 	int nargs;             /* args written so far: comma placement */
@@ -88,10 +93,63 @@ fail:
 	return r;
 }
 
+int gp_tw_open_ring(struct gp_trace_writer **out, struct gp_gz_ring *ring)
+{
+	struct gp_trace_writer *tw;
+
+	*out = NULL;
+	if (!ring)
+		return -EINVAL;
+	tw = calloc(1, sizeof(*tw));
+	if (!tw)
+		return -ENOMEM;
+	tw->ring = ring;
+	gp_buf_init(&tw->line, GP_TW_MAX_LINE);
+	*out = tw;
+	return 0;
+}
+
+void gp_tw_set_tap(struct gp_trace_writer *tw, gp_tw_tap_fn fn, void *ctx)
+{
+	tw->tap = fn;
+	tw->tap_ctx = ctx;
+}
+
+static int sink_write(struct gp_trace_writer *tw, const void *p, size_t n)
+{
+	return tw->ring ? gp_gz_ring_write(tw->ring, p, n) : gp_gz_write(tw->gz, p, n);
+}
+
+int gp_tw_write_line(struct gp_trace_writer *tw, const char *line, size_t len)
+{
+	int r;
+
+	if (tw->err)
+		return tw->err;
+	r = sink_write(tw, line, len);
+	if (!r)
+		r = sink_write(tw, ",\n", 2);
+	if (r)
+		return tw_fail(tw, r);
+	tw->events++;
+	return 0;
+}
+
 void gp_tw_begin_n(struct gp_trace_writer *tw, char ph, const char *name, size_t n,
 		   const char *cat, int64_t pid, int64_t tid, int64_t ts_ns)
 {
 	struct gp_buf *b = &tw->line;
+
+	if (tw->tap) {
+		memset(&tw->ev, 0, sizeof(tw->ev));
+		tw->ev.ph = ph;
+		tw->ev.name = name;
+		tw->ev.name_len = n;
+		tw->ev.cat = cat;
+		tw->ev.pid = pid;
+		tw->ev.tid = tid;
+		tw->ev.ts_ns = ts_ns;
+	}
 
 	/* An unfinished previous event is dropped: begin always starts fresh. */
 	gp_buf_reset(b);
@@ -147,8 +205,13 @@ void gp_tw_field_str(struct gp_trace_writer *tw, const char *key, const char *v)
 
 void gp_tw_field_u64(struct gp_trace_writer *tw, const char *key, uint64_t v)
 {
-	if (top_key(tw, key) == 0)
-		gp_buf_u64(&tw->line, v);
+	if (top_key(tw, key) != 0)
+		return;
+	gp_buf_u64(&tw->line, v);
+	if (tw->tap && !strcmp(key, GP_T_ID)) {
+		tw->ev.id = v;
+		tw->ev.has_id = 1;
+	}
 }
 
 void gp_tw_field_hex(struct gp_trace_writer *tw, const char *key, uint64_t v)
@@ -198,8 +261,18 @@ void gp_tw_arg_str_n(struct gp_trace_writer *tw, const char *key, const char *v,
 
 void gp_tw_arg_u64(struct gp_trace_writer *tw, const char *key, uint64_t v)
 {
-	if (arg_key(tw, key) == 0)
-		gp_buf_u64(&tw->line, v);
+	if (arg_key(tw, key) != 0)
+		return;
+	gp_buf_u64(&tw->line, v);
+	if (!tw->tap)
+		return;
+	if (!strcmp(key, GP_F_BYTES)) {
+		tw->ev.bytes = v;
+		tw->ev.has_bytes = 1;
+	} else if (!strcmp(key, GP_F_DEVICE)) {
+		tw->ev.device = v;
+		tw->ev.has_device = 1;
+	}
 }
 
 void gp_tw_arg_i64(struct gp_trace_writer *tw, const char *key, int64_t v)
@@ -210,8 +283,18 @@ void gp_tw_arg_i64(struct gp_trace_writer *tw, const char *key, int64_t v)
 
 void gp_tw_arg_hex(struct gp_trace_writer *tw, const char *key, uint64_t v)
 {
-	if (arg_key(tw, key) == 0)
-		gp_buf_hex_str(&tw->line, v);
+	if (arg_key(tw, key) != 0)
+		return;
+	gp_buf_hex_str(&tw->line, v);
+	if (!tw->tap)
+		return;
+	if (!strcmp(key, GP_F_ADDR)) {
+		tw->ev.addr = v;
+		tw->ev.has_addr = 1;
+	} else if (!strcmp(key, GP_F_POOL)) {
+		tw->ev.pool = v;
+		tw->ev.has_pool = 1;
+	}
 }
 
 void gp_tw_arg_bool(struct gp_trace_writer *tw, const char *key, int v)
@@ -260,10 +343,26 @@ int gp_tw_end(struct gp_trace_writer *tw)
 	gp_buf_append(&tw->line, ",\n", 2);
 	if (tw->line.failed)
 		return tw_fail(tw, tw->line.failed);
-	r = gp_gz_write(tw->gz, tw->line.data, tw->line.len);
+	r = sink_write(tw, tw->line.data, tw->line.len);
 	if (r)
 		return tw_fail(tw, r);
 	tw->events++;
+	if (tw->tap) {
+		tw->ev.line = tw->line.data;
+		tw->ev.len = tw->line.len - 2;
+		tw->tap(tw->tap_ctx, &tw->ev);
+	}
+	return 0;
+}
+
+int gp_tw_take(struct gp_trace_writer *tw, const char **line, size_t *len)
+{
+	int r = finish_event(tw);
+
+	if (r)
+		return r;
+	*line = tw->line.data;
+	*len = tw->line.len;
 	return 0;
 }
 
@@ -276,7 +375,11 @@ void gp_tw_cancel(struct gp_trace_writer *tw)
 
 int gp_tw_flush(struct gp_trace_writer *tw)
 {
-	int r = gp_gz_flush(tw->gz);
+	int r;
+
+	if (tw->ring)
+		return tw->err;
+	r = gp_gz_flush(tw->gz);
 
 	if (r)
 		return tw_fail(tw, r);
@@ -294,6 +397,14 @@ int gp_tw_close(struct gp_trace_writer *tw, struct gp_tw_stats *stats)
 		if (stats)
 			memset(stats, 0, sizeof(*stats));
 		return 0;
+	}
+	if (tw->ring) {
+		/* the ring's dumps end the trace; its owner frees the ring */
+		gp_tw_get_stats(tw, stats);
+		r = tw->err;
+		gp_buf_free(&tw->line);
+		free(tw);
+		return r;
 	}
 	if (tw->state == EV_NONE) {
 		/* allowed: the header comment promises it */
@@ -341,7 +452,8 @@ void gp_tw_abandon(struct gp_trace_writer *tw)
 {
 	if (!tw)
 		return;
-	gp_gz_abandon(tw->gz);
+	if (tw->gz)
+		gp_gz_abandon(tw->gz);
 	gp_buf_free(&tw->line);
 	free(tw);
 }
@@ -351,8 +463,16 @@ void gp_tw_get_stats(const struct gp_trace_writer *tw, struct gp_tw_stats *stats
 	if (!stats)
 		return;
 	stats->events = tw->events;
-	stats->bytes_in = gp_gz_bytes_in(tw->gz);
-	stats->bytes_out = gp_gz_bytes_out(tw->gz);
+	if (tw->ring) {
+		struct gp_gz_ring_stats rs;
+
+		gp_gz_ring_stats(tw->ring, &rs);
+		stats->bytes_in = rs.in_bytes + rs.dropped_in_bytes + rs.pending_in;
+		stats->bytes_out = rs.bytes + rs.dropped_bytes;
+	} else {
+		stats->bytes_in = gp_gz_bytes_in(tw->gz);
+		stats->bytes_out = gp_gz_bytes_out(tw->gz);
+	}
 	stats->flushes = tw->flushes;
 }
 

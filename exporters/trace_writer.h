@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 struct gp_trace_writer;
+struct gp_gz_ring;
 
 struct gp_tw_stats {
 	uint64_t events;
@@ -40,6 +41,35 @@ struct gp_tw_stats {
 
 /* Takes ownership of fd, even on failure. Writes "[\n". Returns 0 or -errno. */
 int gp_tw_open_fd(struct gp_trace_writer **out, int fd, int gz_level);
+
+/* Writes into a flight recorder's ring instead (borrowed: it outlives tw),
+ * none of the array's brackets: the ring's dump writes them. Flushing is
+ * then the ring owner's seal, and gp_tw_flush() does nothing; gp_tw_close()
+ * writes nothing more. */
+int gp_tw_open_ring(struct gp_trace_writer **out, struct gp_gz_ring *ring);
+
+/* What the writer knew of an event it wrote: the members it was given that
+ * say what the event is about, for an observer of the lines (the flight
+ * recorder's window head). Pointers are borrowed for the call only. */
+struct gp_tw_event {
+	const char *line;     /* the event's text, without ",\n" */
+	size_t len;
+	char ph;
+	const char *name;     /* not NUL-terminated */
+	size_t name_len;
+	const char *cat;
+	int64_t pid, tid, ts_ns;
+	uint64_t id;          /* top-level id */
+	uint64_t addr, pool;  /* args addr, pool */
+	uint64_t bytes, device;
+	uint8_t has_id, has_addr, has_pool, has_bytes, has_device;
+};
+typedef void (*gp_tw_tap_fn)(void *ctx, const struct gp_tw_event *ev);
+/* fn(ctx, ev) after every event gp_tw_end() writes; NULL: none. */
+void gp_tw_set_tap(struct gp_trace_writer *tw, gp_tw_tap_fn fn, void *ctx);
+/* Writes a whole event line built elsewhere (a replayed one: no ",\n",
+ * the writer adds it), not shown to the tap. 0 or -errno. */
+int gp_tw_write_line(struct gp_trace_writer *tw, const char *line, size_t len);
 
 void gp_tw_begin(struct gp_trace_writer *tw, char ph, const char *name,
 		 const char *cat, int64_t pid, int64_t tid, int64_t ts_ns);
@@ -62,6 +92,10 @@ void gp_tw_arg_double(struct gp_trace_writer *tw, const char *key, double v);
 void gp_tw_arg_raw(struct gp_trace_writer *tw, const char *key, const char *json, size_t n);
 /* Closes args if open, closes the event, queues the line. 0 or -errno. */
 int gp_tw_end(struct gp_trace_writer *tw);
+/* Ends the event under construction without writing it and lends its
+ * text (no ",\n"; valid until the next gp_tw_begin): the end of a flight
+ * recorder's dump, written there. 0 or -errno. */
+int gp_tw_take(struct gp_trace_writer *tw, const char **line, size_t *len);
 /* Drops the event under construction (nothing is written). */
 void gp_tw_cancel(struct gp_trace_writer *tw);
 
