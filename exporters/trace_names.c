@@ -27,6 +27,15 @@ int gp_child_trace_path(char *buf, size_t size, const char *output, pid_t pid)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+int gp_dump_trace_path(char *buf, size_t size, const char *output, unsigned n)
+{
+	int has_suffix, k;
+	size_t len = stem_len(output, &has_suffix);
+
+	k = snprintf(buf, size, "%.*s.dump%u%s", (int)len, output, n, has_suffix ? GP_TRACE_SUFFIX : "");
+	return k < 0 || (size_t)k >= size ? -ENAMETOOLONG : 0;
+}
+
 pid_t gp_child_trace_pid(const char *out_name, const char *name)
 {
 	int has_suffix;

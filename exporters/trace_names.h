@@ -19,6 +19,10 @@
  * small. */
 int gp_child_trace_path(char *buf, size_t size, const char *output, pid_t pid);
 
+/* A flight recorder's dump number n (>= 1) of the trace output:
+ * <stem>.dump<n>.json.gz, else <output>.dump<n>. 0 or -ENAMETOOLONG. */
+int gp_dump_trace_path(char *buf, size_t size, const char *output, unsigned n);
+
 /* The inverse, for finding the children's traces after a run: the pid when
  * name (a file name, no directory) is what gp_child_trace_path() makes of
  * the output file name out_name, else -1. */
