@@ -175,6 +175,8 @@ static void load(void)
 							  : GP_CUPTI_FLUSH_DEFAULT;
 	c->flush_ms = (int)ENV_NUM(GP_ENV_FLUSH_MS);
 	c->cupti_flush_ms = (int)ENV_NUM(GP_ENV_CUPTI_FLUSH_MS);
+	c->window_s = (int)ENV_NUM(GP_ENV_WINDOW_S);
+	c->ring_bytes = ENV_NUM(GP_ENV_RING_MB) << 20;
 	c->exit_wait_ms = (int)ENV_NUM(GP_ENV_EXIT_WAIT_MS);
 	c->signal_wait_ms = (int)ENV_NUM(GP_ENV_SIGNAL_WAIT_MS);
 	c->signals = ENV_NUM(GP_ENV_SIGNALS) != 0;

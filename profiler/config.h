@@ -40,6 +40,10 @@ struct gp_rec_config {
 	int cupti_flush_ms;         /* GPUPROF_CUPTI_FLUSH_MS */
 	int flush_ms;               /* GPUPROF_FLUSH_MS */
 
+	/* The flight recorder (flight.h): 0 seconds, off */
+	int window_s;               /* GPUPROF_WINDOW_S */
+	size_t ring_bytes;          /* GPUPROF_RING_MB, in bytes */
+
 	/* The program's end. */
 	int exit_wait_ms;           /* GPUPROF_EXIT_WAIT_MS */
 	int signal_wait_ms;         /* GPUPROF_SIGNAL_WAIT_MS */

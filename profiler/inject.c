@@ -9,6 +9,7 @@
 #include "config.h"
 #include "cupti_buffers.h"
 #include "exit_patch.h"
+#include "flight.h"
 #include "export.h"
 #include "host_events.h"
 #include "signals.h"
@@ -215,6 +216,7 @@ static int start(void)
 {
 	char path[4096];
 	struct gp_trace_writer *tw = NULL;
+	struct gp_flight *flight = NULL;
 	const struct gp_rec_config *cfg;
 	CUptiResult r;
 	int fd = -1, err;
@@ -260,8 +262,11 @@ static int start(void)
 	}
 	gp_rec.ts_base = gp_now();
 
-	err = gp_tw_open_fd(&tw, fd, 1);
-	fd = -1; /* handed over to tw, closed with it even on failure */
+	if (cfg->window_s > 0)
+		err = gp_flight_new(&flight, fd, path, gp_rec.pid, cfg->window_s, cfg->ring_bytes, &tw);
+	else
+		err = gp_tw_open_fd(&tw, fd, 1);
+	fd = -1; /* handed over to tw (or flight), closed with it even on failure */
 	if (err) {
 		gp_rec_say("cannot start the trace: %s", strerror(-err));
 		goto fail_subscribed;
@@ -297,7 +302,7 @@ static int start(void)
 	cuptiActivityFlushPeriod(500);
 
 	atomic_store(&gp_rec.state, GP_REC_RUNNING);
-	err = gp_writer_start(tw);
+	err = gp_writer_start(tw, flight);
 	if (err) {
 		gp_rec_say("cannot start the writer thread: %s", strerror(-err));
 		atomic_store(&gp_rec.state, GP_REC_FAILED);
@@ -323,6 +328,7 @@ fail_activity:
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		cuptiActivityDisable(kinds[i].kind);
 	gp_tw_abandon(tw);
+	gp_flight_free(flight);
 	unlink(path);
 fail_subscribed:
 	cuptiUnsubscribe(subscriber);

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "cupti_buffers.h"
 #include "exit_patch.h"
+#include "flight.h"
 #include "gz_sink.h"
 #include "signals.h"
 #include "json_buf.h"
@@ -28,6 +29,8 @@
 
 static struct gp_writer_ctx ctx;
 static pthread_t thread;
+/* The flight recorder, when on: ctx.tw writes into its ring */
+static struct gp_flight *flight;
 /* Read by any thread (a signal's flush, an exit) while an exit's
  * gp_writer_stop clears it: atomic. Set after thread, so that a thread that
  * sees it set sees thread too. */
@@ -204,6 +207,31 @@ static void write_end(struct gp_writer_ctx *w)
 	gp_buf_free(&devs);
 }
 
+/* The flight recorder's last dump, into the trace's file: the window, ended
+ * by the writer's gpuprof.end. */
+static void finish_flight(struct gp_writer_ctx *w)
+{
+	const char *line;
+	size_t len;
+	char *end = NULL;
+	int err;
+
+	write_end(w);
+	err = gp_tw_take(w->tw, &line, &len);
+	if (!err && !(end = malloc(len)))
+		err = -ENOMEM;
+	if (!err) {
+		memcpy(end, line, len); /* the writer's buffer serves the dump too */
+		err = gp_flight_end(flight, mono_ms(), gp_rel_ts(gp_now()), end, len);
+	}
+	free(end);
+	if (err)
+		gp_rec_say("finishing the flight recorder's trace failed: %s", strerror(-err));
+	gp_tw_close(w->tw, NULL);
+	gp_flight_free(flight);
+	flight = NULL;
+}
+
 static void *writer_main(void *arg)
 {
 	struct gp_writer_ctx *w = arg;
@@ -247,6 +275,8 @@ static void *writer_main(void *arg)
 		 * killed program leaves everything decoded up to here. */
 		if (gp_tw_flush(w->tw) != 0)
 			break; /* disk full or gone: said below */
+		if (flight)
+			gp_flight_tick(flight, t, gp_rel_ts(gp_now()));
 		atomic_store(&flushes_made, asked);
 		/* After the flush: while a program loads objects (Python's
 		 * imports), each of these scans them all, and what was decoded
@@ -275,6 +305,10 @@ static void *writer_main(void *arg)
 		gp_rec_say("writing the trace failed: %s; the trace is cut short at the last flush",
 			   strerror(-err));
 		gp_tw_abandon(w->tw);
+		gp_flight_free(flight);
+		flight = NULL;
+	} else if (flight) {
+		finish_flight(w);
 	} else {
 		write_end(w);
 		struct gp_tw_stats st;
@@ -289,8 +323,9 @@ static void *writer_main(void *arg)
 
 static void write_meta(struct gp_writer_ctx *w);
 
-int gp_writer_start(struct gp_trace_writer *tw)
+int gp_writer_start(struct gp_trace_writer *tw, struct gp_flight *fl)
 {
+	flight = fl;
 	const struct gp_rec_config *cfg = gp_rec_config();
 	flush_ms = cfg->flush_ms;
 	cupti_flush_ms = cfg->cupti_flush_ms;

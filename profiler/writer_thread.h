@@ -4,9 +4,11 @@
 #define GPUPROF_WRITER_THREAD_H
 
 struct gp_trace_writer;
+struct gp_flight;
 /* Starts the writer on tw (handed over), flushing as the configuration
- * says (config.h). 0 or -errno. */
-int gp_writer_start(struct gp_trace_writer *tw);
+ * says (config.h); with a flight recorder (handed over; NULL: none), tw
+ * writes into its ring (flight.h). 0 or -errno. */
+int gp_writer_start(struct gp_trace_writer *tw, struct gp_flight *flight);
 /* Flushes CUPTI, drains everything, writes the end event, closes the trace.
  * Waits at most timeout_ms for the writer, then abandons it. */
 void gp_writer_stop(int clean, int timeout_ms);

@@ -12,12 +12,14 @@
  * This file is the command's flow; each step is one file of viewer/trace/
  * (see launch.h there). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench_figures.h"
 #include "cli.h"
+#include "env_vars.h"
 #include "trace/launch.h"
 
 static int trace_main(int argc, char **argv)
@@ -59,6 +61,13 @@ static int trace_main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
+	if (r.recorder && s.window_s) {
+		char v[24];
+
+		snprintf(v, sizeof(v), "%ld", s.window_s);
+		if (setenv(GP_ENV_WINDOW_S, v, 1) != 0)
+			goto cleanup;
+	}
 	/* without a recorder the old trace stays, as nothing would replace
 	 * it; with one, it is set aside until a new trace is there */
 	if (r.recorder && r.replace_output) {
@@ -88,7 +97,8 @@ const struct gp_command gp_cmd_trace = {
 	.name = "trace",
 	.summary = "run PROGRAM and record its GPU memory activity to a trace",
 	.usage = "  gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]\n"
-		 "                 [--stacks] [--python PYTHON] [--] PROGRAM [ARGS...]\n",
+		 "                 [--stacks] [--window SECONDS] [--python PYTHON]\n"
+		 "                 [--] PROGRAM [ARGS...]\n",
 	.options =
 		"  Options go before PROGRAM; what follows PROGRAM is passed to it.\n"
 		"  -o, --output PATH      write the trace to PATH (default: in the current\n"
@@ -114,6 +124,11 @@ const struct gp_command gp_cmd_trace = {
 		"      --stacks           native mode: every tensor also names the Python\n"
 		"                         stack that made it (file, line, function); without\n"
 		"                         it, only those no module names (CPython 3.11-3.13)\n"
+		"      --window SECONDS   a flight recorder: keep the last SECONDS in full in\n"
+		"                         memory and write them at the end, on SIGUSR1 (the\n"
+		"                         program goes on) and after an out-of-memory error\n"
+		"                         (STEM.dumpN.json.gz beside PATH); each opens with\n"
+		"                         every block alive then, as it was made\n"
 		"      --ops              also record PyTorch ops (aten::...) as ranges\n"
 		"      --torch-history    native mode where the allocator hook cannot be had (no\n"
 		"                         C++ compiler, GPUPROF_TORCH_TRACKER=0): PyTorch's\n"
@@ -144,6 +159,8 @@ const struct gp_command gp_cmd_trace = {
 		"      record ./app --flag to run.json.gz\n"
 		"  gpuprof --trace --stacks train.py\n"
 		"      also the Python line that made each tensor\n"
+		"  gpuprof --trace --window 60 train.py      (then: kill -USR1 PID)\n"
+		"      keep the last minute; dump it when asked, at an OOM and at the end\n"
 		"  gpuprof --trace -o run/ -- torchrun --nproc-per-node 8 train.py\n"
 		"      every rank's trace in run/; then: gpuprof analyze run/\n"
 		"  srun gpuprof --trace -o /shared/run/ -- python train.py\n"

@@ -33,6 +33,7 @@ struct gp_trace_settings {
 	bool ops;           /* --ops: PyTorch op ranges too */
 	bool history;       /* --torch-history: PyTorch's allocator history (native) */
 	bool stacks;        /* --stacks: each PyTorch block's Python stack (native) */
+	long window_s;      /* --window: a flight recorder of so many seconds; 0: off */
 	char **program;     /* PROGRAM ARGS..., NULL-terminated, inside argv */
 };
 

@@ -3,10 +3,12 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "env_vars.h"
 #include "launch.h"
+#include "parse_number.h"
 #include "viewer/cli.h"
 
-enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY, OPT_STACKS };
+enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY, OPT_STACKS, OPT_WINDOW };
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -16,6 +18,7 @@ static const struct option long_options[] = {
 	{ "ops", no_argument, NULL, OPT_OPS },
 	{ "torch-history", no_argument, NULL, OPT_HISTORY },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -50,6 +53,11 @@ int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s)
 			break;
 		case OPT_STACKS:
 			s->stacks = true;
+			break;
+		case OPT_WINDOW:
+			if (gp_parse_number(optarg, GP_ENV_WINDOW_S_MIN + 1, GP_ENV_WINDOW_S_MAX, &s->window_s) != 0)
+				return gp_usage_error("--window must be a number of seconds, 1 to %ld, not '%s'",
+						      (long)GP_ENV_WINDOW_S_MAX, optarg);
 			break;
 		case 'h':
 			return GP_TRACE_HELP;

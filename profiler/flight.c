@@ -1,0 +1,279 @@
+/* The flight recorder: ring, window head and dumps (flight.h). */
+#include "flight.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gz_ring.h"
+#include "json_buf.h"
+#include "state.h"
+#include "trace_format.h"
+#include "trace_names.h"
+#include "window_head.h"
+
+/* A segment each second: a window is kept to the second, and the head is
+ * replayed once a second (its cost: the live set's lines, compressed). */
+#define SEAL_MS 1000
+/* The window head's text at most: past it lines are left out (counted) */
+#define HEAD_MAX_BYTES ((size_t)256 << 20)
+/* Dumps beside the trace at most, so that a program failing in a loop
+ * never fills a disk */
+#define MAX_DUMPS 64
+/* The gzip level of the ring: the trace file's (inject.c) */
+#define RING_LEVEL 1
+
+struct gp_flight {
+	struct gp_gz_ring *ring;         /* owned */
+	struct gp_window_head *head;     /* owned */
+	struct gp_trace_writer *tw;      /* borrowed: the caller's */
+	int fd;                          /* the trace's own file, owned */
+	char *path;                      /* owned */
+	int64_t host_pid;
+	int window_s;
+	uint64_t next_seal_ms;
+	unsigned dumps;                  /* written beside the trace */
+	int oom_pending;
+	uint64_t oom_hold_until_ms;      /* one out-of-memory dump per window */
+	unsigned signals_done;
+	int failed;                      /* said once; the ring is off */
+};
+
+/* SIGUSR1s received: the handler only counts them. */
+static _Atomic unsigned usr1_asked;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&usr1_asked, 1);
+}
+
+/* SIGUSR1 asks for a dump, where the program has not taken it: left to its
+ * default action it would end the program, which is what it never does
+ * here. */
+static void watch_usr1(void)
+{
+	struct sigaction old, act;
+
+	if (sigaction(SIGUSR1, NULL, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+		return;
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = on_usr1;
+	act.sa_flags = SA_RESTART;
+	sigemptyset(&act.sa_mask);
+	sigaction(SIGUSR1, &act, NULL);
+}
+
+/* The writer's tap: every line to the head; an out-of-memory error asks
+ * for a dump. */
+static void observe(void *ctx, const struct gp_tw_event *ev)
+{
+	struct gp_flight *f = ctx;
+
+	gp_wh_observe(f->head, ev);
+	if (ev->ph == 'i' && ev->cat && !strcmp(ev->cat, GP_CAT_MEMORY) &&
+	    ((ev->name_len == sizeof(GP_EV_OOM) - 1 && !memcmp(ev->name, GP_EV_OOM, ev->name_len)) ||
+	     (ev->name_len == sizeof(GP_EV_TORCH_OOM) - 1 && !memcmp(ev->name, GP_EV_TORCH_OOM, ev->name_len))))
+		f->oom_pending = 1;
+}
+
+int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host_pid, int window_s,
+		  size_t ring_bytes, struct gp_trace_writer **tw)
+{
+	struct gp_flight *f;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	*tw = NULL;
+	if (!(f = calloc(1, sizeof(*f))) || !(f->path = strdup(path)))
+		goto fail;
+	f->fd = fd;
+	fd = -1;
+	f->host_pid = host_pid;
+	f->window_s = window_s;
+	if ((err = gp_gz_ring_new(&f->ring, ring_bytes, RING_LEVEL)) || (err = gp_wh_new(&f->head, HEAD_MAX_BYTES)) ||
+	    (err = gp_tw_open_ring(&f->tw, f->ring)))
+		goto fail;
+	gp_tw_set_tap(f->tw, observe, f);
+	watch_usr1();
+	*tw = f->tw; /* handed over: the caller closes it */
+	*out = f;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	gp_flight_free(f);
+	return err;
+}
+
+static int replay_line(void *ctx, const char *line, size_t len)
+{
+	return gp_tw_write_line(ctx, line, len);
+}
+
+/* Ends the segment being written and opens the next with the run so far. */
+static int seal(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
+{
+	struct gp_wh_stats st;
+	int err;
+
+	if ((err = gp_gz_ring_seal(f->ring, (int64_t)now_ms)))
+		return err;
+	gp_gz_ring_drop_before(f->ring, (int64_t)now_ms - (int64_t)f->window_s * 1000);
+	if ((err = gp_wh_replay(f->head, replay_line, f->tw)))
+		return err;
+	gp_wh_stats(f->head, &st);
+	gp_tw_begin(f->tw, GP_PH_WINDOW, GP_EV_WINDOW, GP_CAT_GPUPROF, f->host_pid, 0, ts_ns);
+	gp_tw_field_str(f->tw, GP_T_S, "g");
+	gp_tw_args_begin(f->tw);
+	gp_tw_arg_u64(f->tw, GP_F_REPLAYED, st.lines);
+	gp_tw_arg_u64(f->tw, GP_F_LIVE, st.live);
+	if ((err = gp_tw_end(f->tw)))
+		return err;
+	f->next_seal_ms = now_ms + SEAL_MS;
+	return gp_gz_ring_end_opening(f->ring);
+}
+
+static void fail(struct gp_flight *f, const char *what, int err)
+{
+	if (f->failed)
+		return;
+	f->failed = 1;
+	gp_rec_say("the flight recorder failed (%s: %s); no more dumps", what, strerror(-err));
+}
+
+/* The ring, sealed now, as one trace into fd: "[", the kept segments (the
+ * first with its opening), a gpuprof.dump and the end. */
+static int dump_to(struct gp_flight *f, int fd, const char *reason, unsigned seq, int64_t ts_ns,
+		   const char *end_line, size_t end_len)
+{
+	struct gp_gz_ring_stats rs;
+	struct gp_buf tail;
+	const char *line;
+	size_t len;
+	char end_buf[192], pid[24], ts[40];
+	int err;
+
+	gp_gz_ring_stats(f->ring, &rs);
+	gp_tw_begin(f->tw, GP_PH_DUMP, GP_EV_DUMP, GP_CAT_GPUPROF, f->host_pid, 0, ts_ns);
+	gp_tw_field_str(f->tw, GP_T_S, "g");
+	gp_tw_args_begin(f->tw);
+	gp_tw_arg_str(f->tw, GP_F_REASON, reason);
+	gp_tw_arg_u64(f->tw, GP_F_SEQ, seq);
+	gp_tw_arg_u64(f->tw, GP_F_WINDOW_S, (uint64_t)f->window_s);
+	gp_tw_arg_u64(f->tw, GP_F_DROPPED_SEGMENTS, rs.dropped_segments);
+	gp_tw_arg_u64(f->tw, GP_F_DROPPED_BYTES, rs.dropped_in_bytes);
+	if ((err = gp_tw_take(f->tw, &line, &len)))
+		return err;
+	gp_buf_init(&tail, 0);
+	gp_buf_append(&tail, line, len);
+	gp_buf_puts(&tail, ",\n");
+	if (!end_line) {
+		/* a dump of a program going on: the minimal end, no counts */
+		struct gp_buf t;
+
+		gp_buf_init(&t, 0);
+		gp_buf_ns_as_us(&t, ts_ns);
+		snprintf(ts, sizeof(ts), "%.*s", (int)t.len, t.data ? t.data : "0.000");
+		gp_buf_free(&t);
+		snprintf(pid, sizeof(pid), "%lld", (long long)f->host_pid);
+		int n = gp_tw_end_head(end_buf, sizeof(end_buf) - 3, pid, ts);
+		if (n < 0 || (size_t)n >= sizeof(end_buf) - 3) {
+			gp_buf_free(&tail);
+			return -EOVERFLOW;
+		}
+		memcpy(end_buf + n, "}}", 3);
+		end_line = end_buf;
+		end_len = (size_t)n + 2;
+	}
+	gp_buf_append(&tail, end_line, end_len);
+	gp_buf_puts(&tail, "\n]\n");
+	err = tail.failed ? tail.failed : gp_gz_ring_dump(f->ring, fd, "[\n", 2, tail.data, tail.len);
+	gp_buf_free(&tail);
+	return err;
+}
+
+static void dump_beside(struct gp_flight *f, const char *reason, uint64_t now_ms, int64_t ts_ns)
+{
+	char path[4096];
+	int fd, err;
+
+	if (f->dumps == MAX_DUMPS) {
+		gp_rec_say("flight recorder: %u dumps written; no more before the end", MAX_DUMPS);
+		f->dumps++;
+		return;
+	}
+	if (f->dumps > MAX_DUMPS)
+		return;
+	if ((err = seal(f, now_ms, ts_ns))) {
+		fail(f, "sealing", err);
+		return;
+	}
+	f->dumps++;
+	if ((err = gp_dump_trace_path(path, sizeof(path), f->path, f->dumps))) {
+		fail(f, "naming a dump", err);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		gp_rec_say("flight recorder: cannot create %s: %s", path, strerror(errno));
+		return;
+	}
+	err = dump_to(f, fd, reason, f->dumps, ts_ns, NULL, 0);
+	if (close(fd) != 0 && !err)
+		err = -errno;
+	if (err)
+		gp_rec_say("flight recorder: writing %s failed: %s", path, strerror(-err));
+	else
+		gp_rec_say("flight recorder: the last %d s written to %s (%s)", f->window_s, path, reason);
+}
+
+void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
+{
+	unsigned asked = atomic_load(&usr1_asked);
+	int err;
+
+	if (f->failed)
+		return;
+	if (asked != f->signals_done) {
+		f->signals_done = asked;
+		dump_beside(f, "signal", now_ms, ts_ns);
+	}
+	if (f->oom_pending && now_ms >= f->oom_hold_until_ms) {
+		f->oom_pending = 0;
+		f->oom_hold_until_ms = now_ms + (uint64_t)f->window_s * 1000;
+		dump_beside(f, "oom", now_ms, ts_ns);
+	}
+	if (!f->failed && now_ms >= f->next_seal_ms && (err = seal(f, now_ms, ts_ns)))
+		fail(f, "sealing", err);
+}
+
+int gp_flight_end(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns, const char *end_line, size_t end_len)
+{
+	int err;
+
+	if (f->failed)
+		return -EIO;
+	/* an out-of-memory error in the last moments: the end's dump holds it */
+	if ((err = seal(f, now_ms, ts_ns)) ||
+	    (err = dump_to(f, f->fd, "end", f->dumps + 1, ts_ns, end_line, end_len)))
+		return err;
+	return 0;
+}
+
+void gp_flight_free(struct gp_flight *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	gp_wh_free(f->head);
+	gp_gz_ring_free(f->ring);
+	free(f->path);
+	free(f);
+}

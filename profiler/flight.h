@@ -1,0 +1,46 @@
+/* The flight recorder (GPUPROF_WINDOW_S): the trace kept in memory, its
+ * last window_s seconds in full, and written out on demand.
+ *
+ * The writer writes its events into a ring of compressed segments
+ * (exporters/gz_ring.h) instead of the file, and shows each to the window
+ * head (window_head.h). Every second the segment being written is sealed,
+ * segments older than the window are dropped, and the next segment opens
+ * with the head's replay of the run so far and a gpuprof.window event, so
+ * that a dump may begin at any kept segment: it opens with the run's live
+ * set, each block as it was made, then the window's events in full.
+ *
+ * Dumps (TRACE_FORMAT.md, "Flight recorder"): at the end, into the trace's
+ * own file; on SIGUSR1 (the program goes on; its own handler, where it set
+ * one before CUDA started, is not replaced: it then gets the signal alone),
+ * and after an out-of-memory error (at most one per window), into
+ * <stem>.dump<N>.json.gz beside it. A dump is written by the writer thread;
+ * the program is never stopped for it.
+ *
+ * Writer thread only, but for the signal's handler (an atomic). */
+#ifndef GPUPROF_FLIGHT_H
+#define GPUPROF_FLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_writer.h"
+
+struct gp_flight;
+
+/* Takes fd (the trace's own file, path its name: the end's dump and the
+ * stem of the others), even on failure. *tw: the writer to write with,
+ * into the ring (owned by the caller, closed before gp_flight_free).
+ * host_pid: the pid of the dump's own events. 0 or -errno. */
+int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host_pid, int window_s,
+		  size_t ring_bytes, struct gp_trace_writer **tw);
+/* Every writer tick: seals a segment each second, and writes the dumps
+ * asked for since (SIGUSR1, an out-of-memory error). now_ms: a monotonic
+ * clock; ts_ns: the trace's time now. */
+void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns);
+/* The last dump, into the trace's own file, ended by end_line (the
+ * writer's gpuprof.end, its text without ",\n"). 0 or -errno. */
+int gp_flight_end(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns, const char *end_line, size_t end_len);
+/* Safe on NULL. */
+void gp_flight_free(struct gp_flight *f);
+
+#endif
