@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "torch_marks.h"
 #include "gz_ring.h"
 #include "trace_format.h"
@@ -74,10 +75,7 @@ static void tap(void *ctx, const struct gp_tw_event *ev)
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_rand(&rng);
 }
 static unsigned pick(unsigned n)
 {

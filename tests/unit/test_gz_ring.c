@@ -96,29 +96,37 @@ static int same_bytes(const struct tu_bytes *a, const struct tu_bytes *b)
 	return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
 }
 
-/* The dump holds head + segments first..last + tail, read by zlib and by
- * the trace reader on one thread and on four. */
+/* The dump holds exactly want (freed here), read by zlib and by the trace
+ * reader on one thread and on four. */
+static void check_dump_holds(struct gp_gz_ring *r, struct tu_bytes *want)
+{
+	struct tu_bytes gz, got, one, four;
+	int rc;
+
+	gz = dump(r, &rc);
+	CHECK_EQ_INT(rc, 0);
+	CHECK_EQ_INT(gunzip(&gz, &got), 0);
+	CHECK(same_bytes(&got, want));
+	one = read_lines(&gz, 1);
+	four = read_lines(&gz, 4);
+	CHECK(same_bytes(&one, want) && same_bytes(&four, want));
+	tu_bytes_free(want);
+	tu_bytes_free(&gz);
+	tu_bytes_free(&got);
+	tu_bytes_free(&one);
+	tu_bytes_free(&four);
+}
+
+/* The dump holds head + segments first..last + tail. */
 static void check_dump(struct gp_gz_ring *r, uint64_t first, uint64_t last, int lines)
 {
-	struct tu_bytes want = { 0 }, gz, got, one, four;
-	int rc;
+	struct tu_bytes want = { 0 };
 
 	tu_bytes_add(&want, head, sizeof(head) - 1);
 	for (uint64_t k = first; k <= last && first <= last; k++)
 		segment_text(&want, k, lines);
 	tu_bytes_add(&want, tail, sizeof(tail) - 1);
-	gz = dump(r, &rc);
-	CHECK_EQ_INT(rc, 0);
-	CHECK_EQ_INT(gunzip(&gz, &got), 0);
-	CHECK(same_bytes(&got, &want));
-	one = read_lines(&gz, 1);
-	four = read_lines(&gz, 4);
-	CHECK(same_bytes(&one, &want) && same_bytes(&four, &want));
-	tu_bytes_free(&want);
-	tu_bytes_free(&gz);
-	tu_bytes_free(&got);
-	tu_bytes_free(&one);
-	tu_bytes_free(&four);
+	check_dump_holds(r, &want);
 }
 
 static void write_segment(struct gp_gz_ring *r, uint64_t k, int lines, int64_t stamp)
@@ -228,8 +236,7 @@ static void opening_text(struct tu_bytes *b, uint64_t k)
 static void test_openings(void)
 {
 	struct gp_gz_ring *r;
-	struct tu_bytes want = { 0 }, gz, got, one, four, b = { 0 };
-	int rc;
+	struct tu_bytes want = { 0 }, b = { 0 };
 
 	CHECK_EQ_INT(gp_gz_ring_new(&r, 1 << 20, 6), 0);
 	/* nothing written: no opening to mark */
@@ -252,19 +259,8 @@ static void test_openings(void)
 	for (uint64_t k = 5; k < 12; k++)
 		segment_text(&want, k, 30 + (int)k);
 	tu_bytes_add(&want, tail, sizeof(tail) - 1);
-	gz = dump(r, &rc);
-	CHECK_EQ_INT(rc, 0);
-	CHECK_EQ_INT(gunzip(&gz, &got), 0);
-	CHECK(same_bytes(&got, &want));
-	one = read_lines(&gz, 1);
-	four = read_lines(&gz, 4);
-	CHECK(same_bytes(&one, &want) && same_bytes(&four, &want));
+	check_dump_holds(r, &want);
 	gp_gz_ring_free(r);
-	tu_bytes_free(&want);
-	tu_bytes_free(&gz);
-	tu_bytes_free(&got);
-	tu_bytes_free(&one);
-	tu_bytes_free(&four);
 	tu_bytes_free(&b);
 }
 
