@@ -156,7 +156,6 @@ static int dump_to(struct gp_flight *f, int fd, const char *reason, unsigned seq
 	struct gp_buf tail;
 	const char *line;
 	size_t len;
-	char end_buf[192], pid[24], ts[40];
 	int err;
 
 	gp_gz_ring_stats(f->ring, &rs);
@@ -174,22 +173,14 @@ static int dump_to(struct gp_flight *f, int fd, const char *reason, unsigned seq
 	gp_buf_append(&tail, line, len);
 	gp_buf_puts(&tail, ",\n");
 	if (!end_line) {
-		/* a dump of a program going on: the minimal end, no counts */
-		struct gp_buf t;
-
-		gp_buf_init(&t, 0);
-		gp_buf_ns_as_us(&t, ts_ns);
-		snprintf(ts, sizeof(ts), "%.*s", (int)t.len, t.data ? t.data : "0.000");
-		gp_buf_free(&t);
-		snprintf(pid, sizeof(pid), "%lld", (long long)f->host_pid);
-		int n = gp_tw_end_head(end_buf, sizeof(end_buf) - 3, pid, ts);
-		if (n < 0 || (size_t)n >= sizeof(end_buf) - 3) {
+		/* a dump of a program going on: an end without counts */
+		gp_tw_begin(f->tw, GP_PH_END, GP_EV_END, GP_CAT_GPUPROF, f->host_pid, 0, ts_ns);
+		gp_tw_field_str(f->tw, GP_T_S, "g");
+		gp_tw_args_begin(f->tw);
+		if ((err = gp_tw_take(f->tw, &end_line, &end_len))) {
 			gp_buf_free(&tail);
-			return -EOVERFLOW;
+			return err;
 		}
-		memcpy(end_buf + n, "}}", 3);
-		end_line = end_buf;
-		end_len = (size_t)n + 2;
 	}
 	gp_buf_append(&tail, end_line, end_len);
 	gp_buf_puts(&tail, "\n]\n");
