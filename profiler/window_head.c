@@ -449,7 +449,7 @@ static void range_close(struct gp_window_head *wh, const struct gp_tw_event *ev,
 void gp_wh_observe(void *ctx, const struct gp_tw_event *ev)
 {
 	struct gp_window_head *wh = ctx;
-	int nvtx = ev->cat && !strcmp(ev->cat, GP_CAT_NVTX);
+	int nvtx;
 
 	wh->seq++;
 	switch (ev->ph) {
@@ -461,18 +461,22 @@ void gp_wh_observe(void *ctx, const struct gp_tw_event *ev)
 		return;
 	case 'B':
 	case 'b':
-		if (nvtx)
-			range_open(wh, ev, ev->ph == 'b');
-		return;
 	case 'E':
 	case 'e':
-		if (nvtx)
-			range_close(wh, ev, ev->ph == 'e');
-		return;
 	case 'i':
 		break;
 	default:
 		return; /* GPU work, API calls, flows: the window's alone */
+	}
+	nvtx = ev->cat && !strcmp(ev->cat, GP_CAT_NVTX);
+	if (ev->ph != 'i') {
+		if (!nvtx)
+			return;
+		if (ev->ph == 'B' || ev->ph == 'b')
+			range_open(wh, ev, ev->ph == 'b');
+		else
+			range_close(wh, ev, ev->ph == 'e');
+		return;
 	}
 	if (nvtx) {
 		nvtx_mark(wh, ev);
