@@ -15,6 +15,8 @@
 #define RING_OUT (64u << 10)
 /* gzip's header (RFC 1952): deflate, no flags, no time, no extra flags,
  * Unix. The same every dump: a dump's bytes depend only on its contents. */
+/* A dump's head or tail at most (zlib's crc32 counts in uInt) */
+#define MAX_PART ((size_t)1 << 30)
 static const unsigned char gzip_header[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
 
 struct seg {
@@ -256,8 +258,8 @@ static int deflate_to_fd(int fd, const void *p, size_t n, int level, int flush)
 	unsigned char *out;
 	int r = 0, zr;
 
-	if (n > (1u << 30))
-		return -EINVAL; /* a head or a tail, never this large */
+	if (n > MAX_PART)
+		return -EINVAL;
 	if (!(out = malloc(RING_OUT)))
 		return -ENOMEM;
 	memset(&z, 0, sizeof(z));
@@ -292,20 +294,14 @@ static void put_le32(unsigned char *p, uint32_t x)
 	p[3] = (unsigned char)(x >> 24);
 }
 
-int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
-		    const void *tail, size_t tail_len)
+/* The kept segments (the first with its opening), then tail, finished, and
+ * the trailer: the member so far is *m, which this adds to. */
+static int segments_and_end(const struct gp_gz_ring *r, int fd, struct gp_gz_member *m, const void *tail,
+			    size_t tail_len)
 {
 	unsigned char trailer[8];
-	uint32_t crc;
-	uint64_t total = head_len + tail_len;
 	int e;
 
-	if (r->err)
-		return r->err;
-	if ((e = gp_fd_write_all(fd, gzip_header, sizeof(gzip_header), NULL)) ||
-	    (e = deflate_to_fd(fd, head, head_len, r->level, Z_FULL_FLUSH)))
-		return e;
-	crc = (uint32_t)crc32(0, head, (uInt)head_len);
 	for (size_t i = 0; i < r->count; i++) {
 		const struct seg *s = &r->q[(r->head + i) % r->cap];
 		/* the first segment's opening opens the dump; the others' are
@@ -315,19 +311,49 @@ int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t
 		if ((e = gp_fd_write_all(fd, s->p + skip, s->n - skip, NULL)))
 			return e;
 		if (!i) {
-			crc = (uint32_t)crc32_combine(crc, s->open_crc, (z_off_t)s->open_in);
-			total += s->open_in;
+			m->crc = (uint32_t)crc32_combine(m->crc, s->open_crc, (z_off_t)s->open_in);
+			m->in_len += s->open_in;
 		}
-		crc = (uint32_t)crc32_combine(crc, s->crc, (z_off_t)(s->in_len - s->open_in));
-		total += s->in_len - s->open_in;
+		m->crc = (uint32_t)crc32_combine(m->crc, s->crc, (z_off_t)(s->in_len - s->open_in));
+		m->in_len += s->in_len - s->open_in;
 	}
 	if ((e = deflate_to_fd(fd, tail, tail_len, r->level, Z_FINISH)))
 		return e;
-	crc = (uint32_t)crc32_combine(crc, (uint32_t)crc32(0, tail, (uInt)tail_len),
-				      (z_off_t)tail_len);
-	put_le32(trailer, crc);
-	put_le32(trailer + 4, (uint32_t)total); /* ISIZE: the length modulo 2^32 */
+	m->crc = (uint32_t)crc32_combine(m->crc, (uint32_t)crc32(0, tail, (uInt)tail_len), (z_off_t)tail_len);
+	m->in_len += tail_len;
+	put_le32(trailer, m->crc);
+	put_le32(trailer + 4, (uint32_t)m->in_len); /* ISIZE: the length modulo 2^32 */
 	return gp_fd_write_all(fd, trailer, sizeof(trailer), NULL);
+}
+
+int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
+		    const void *tail, size_t tail_len)
+{
+	struct gp_gz_member m;
+	int e;
+
+	if (r->err)
+		return r->err;
+	if (head_len > MAX_PART || tail_len > MAX_PART)
+		return -EINVAL;
+	if ((e = gp_fd_write_all(fd, gzip_header, sizeof(gzip_header), NULL)) ||
+	    (e = deflate_to_fd(fd, head, head_len, r->level, Z_FULL_FLUSH)))
+		return e;
+	m.crc = (uint32_t)crc32(0, head, (uInt)head_len);
+	m.in_len = head_len;
+	return segments_and_end(r, fd, &m, tail, tail_len);
+}
+
+int gp_gz_ring_dump_after(const struct gp_gz_ring *r, int fd, const struct gp_gz_member *so_far,
+			  const void *tail, size_t tail_len)
+{
+	struct gp_gz_member m = *so_far;
+
+	if (r->err)
+		return r->err;
+	if (tail_len > MAX_PART)
+		return -EINVAL;
+	return segments_and_end(r, fd, &m, tail, tail_len);
 }
 
 void gp_gz_ring_stats(const struct gp_gz_ring *r, struct gp_gz_ring_stats *st)

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gz_sink.h"
+
 struct gp_gz_ring;
 
 /* What a ring holds now, and what it has let go since it was made. Stamps
@@ -72,6 +74,11 @@ void gp_gz_ring_drop_before(struct gp_gz_ring *r, int64_t stamp);
  * first). 0 or -errno; after a failure fd holds part of a member. */
 int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
 		    const void *tail, size_t tail_len);
+/* The same, going on with a member written so far to fd and handed over
+ * (gz_sink.h, gp_gz_hand_over): no header, no head; the kept segments and
+ * tail end it. 0 or -errno. */
+int gp_gz_ring_dump_after(const struct gp_gz_ring *r, int fd, const struct gp_gz_member *so_far,
+			  const void *tail, size_t tail_len);
 void gp_gz_ring_stats(const struct gp_gz_ring *r, struct gp_gz_ring_stats *st);
 /* Safe on NULL. */
 void gp_gz_ring_free(struct gp_gz_ring *r);

@@ -197,6 +197,24 @@ int gp_gz_close(struct gp_gz_sink *s)
 	return release(s);
 }
 
+int gp_gz_hand_over(struct gp_gz_sink *s, int *fd, struct gp_gz_member *so_far)
+{
+	int err;
+
+	*fd = -1;
+	if (s->finished)
+		set_err(s, -EINVAL); /* the trailer is out: nothing to go on with */
+	if ((err = gp_gz_flush(s))) {
+		gp_gz_abandon(s);
+		return err;
+	}
+	/* with the gzip wrapper, zlib keeps the running CRC-32 in adler */
+	so_far->crc = (uint32_t)s->zs.adler;
+	so_far->in_len = s->bytes_in;
+	*fd = s->fd;
+	return release(s);
+}
+
 void gp_gz_abandon(struct gp_gz_sink *s)
 {
 	if (!s)

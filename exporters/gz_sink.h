@@ -16,6 +16,12 @@
 
 struct gp_gz_sink;
 
+/* A gzip member's content so far: what its trailer will say of it. */
+struct gp_gz_member {
+	uint32_t crc;     /* CRC-32 of the uncompressed bytes */
+	uint64_t in_len;  /* their count */
+};
+
 /* How gp_gz_flush() flushes, as the meta event's gz_flush says it */
 #define GP_GZ_FLUSH_KIND "full"
 
@@ -32,6 +38,12 @@ int gp_gz_close(struct gp_gz_sink *s);
  * byte counts are final; later writes fail with -EINVAL. Then gp_gz_close().
  * 0 or -errno. */
 int gp_gz_finish(struct gp_gz_sink *s);
+/* Hands the member over to another writer, who goes on with it and ends
+ * it (the flight recorder appends its ring's deflate blocks, gz_ring.h):
+ * flushes (full flush) and writes everything out, then frees s without a
+ * trailer and gives back fd (the caller's now) and what the member holds.
+ * 0 or -errno; on failure fd is closed and s freed all the same. */
+int gp_gz_hand_over(struct gp_gz_sink *s, int *fd, struct gp_gz_member *so_far);
 /* Closes fd and frees without writing a trailer (forked child, fatal error). */
 void gp_gz_abandon(struct gp_gz_sink *s);
 uint64_t gp_gz_bytes_in(const struct gp_gz_sink *s);  /* uncompressed so far */

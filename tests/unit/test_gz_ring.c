@@ -96,25 +96,33 @@ static int same_bytes(const struct tu_bytes *a, const struct tu_bytes *b)
 	return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
 }
 
-/* The dump holds exactly want (freed here), read by zlib and by the trace
+/* gz holds exactly want (both freed here), read by zlib and by the trace
  * reader on one thread and on four. */
+static void check_gz_holds(struct tu_bytes *gz, struct tu_bytes *want)
+{
+	struct tu_bytes got, one, four;
+
+	CHECK_EQ_INT(gunzip(gz, &got), 0);
+	CHECK(same_bytes(&got, want));
+	one = read_lines(gz, 1);
+	four = read_lines(gz, 4);
+	CHECK(same_bytes(&one, want) && same_bytes(&four, want));
+	tu_bytes_free(want);
+	tu_bytes_free(gz);
+	tu_bytes_free(&got);
+	tu_bytes_free(&one);
+	tu_bytes_free(&four);
+}
+
+/* The ring's dump holds exactly want (freed here). */
 static void check_dump_holds(struct gp_gz_ring *r, struct tu_bytes *want)
 {
-	struct tu_bytes gz, got, one, four;
+	struct tu_bytes gz;
 	int rc;
 
 	gz = dump(r, &rc);
 	CHECK_EQ_INT(rc, 0);
-	CHECK_EQ_INT(gunzip(&gz, &got), 0);
-	CHECK(same_bytes(&got, want));
-	one = read_lines(&gz, 1);
-	four = read_lines(&gz, 4);
-	CHECK(same_bytes(&one, want) && same_bytes(&four, want));
-	tu_bytes_free(want);
-	tu_bytes_free(&gz);
-	tu_bytes_free(&got);
-	tu_bytes_free(&one);
-	tu_bytes_free(&four);
+	check_gz_holds(&gz, want);
 }
 
 /* The dump holds head + segments first..last + tail. */
@@ -264,6 +272,54 @@ static void test_openings(void)
 	tu_bytes_free(&b);
 }
 
+/* A member begun by a sink (head and lines, flushed now and then), handed
+ * over, and ended by the ring's segments and a tail: one member. */
+static void test_after_a_sink(void)
+{
+	char path[PATH_MAX];
+	struct gp_gz_ring *r;
+	struct gp_gz_sink *s;
+	struct gp_gz_member so_far;
+	struct tu_bytes want = { 0 }, b = { 0 }, gz;
+	int fd, ok;
+
+	CHECK_EQ_INT(gp_gz_ring_new(&r, 1 << 20, 1), 0);
+	for (uint64_t k = 1; k <= 6; k++) {
+		b.n = 0;
+		opening_text(&b, k);
+		CHECK_EQ_INT(gp_gz_ring_write(r, b.p, b.n), 0);
+		CHECK_EQ_INT(gp_gz_ring_end_opening(r), 0);
+		write_segment(r, k, 40, (int64_t)k);
+	}
+	gp_gz_ring_drop_before(r, 3);
+	tu_path(path, dir, "after.json.gz");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(gp_gz_open_fd(&s, fd, 6), 0);
+	CHECK_EQ_INT(gp_gz_write(s, head, sizeof(head) - 1), 0);
+	tu_bytes_add(&want, head, sizeof(head) - 1);
+	for (uint64_t k = 100; k < 103; k++) {
+		b.n = 0;
+		segment_text(&b, k, 25);
+		CHECK_EQ_INT(gp_gz_write(s, b.p, b.n), 0);
+		CHECK_EQ_INT(gp_gz_flush(s), 0);
+		tu_bytes_add(&want, b.p, b.n);
+	}
+	CHECK_EQ_INT(gp_gz_hand_over(s, &fd, &so_far), 0);
+	CHECK(fd >= 0 && so_far.in_len == want.n);
+	CHECK_EQ_INT(gp_gz_ring_dump_after(r, fd, &so_far, tail, sizeof(tail) - 1), 0);
+	close(fd);
+	opening_text(&want, 3);
+	for (uint64_t k = 3; k <= 6; k++)
+		segment_text(&want, k, 40);
+	tu_bytes_add(&want, tail, sizeof(tail) - 1);
+	gz = tu_read_file(path, &ok);
+	CHECK(ok);
+	check_gz_holds(&gz, &want);
+	gp_gz_ring_free(r);
+	tu_bytes_free(&b);
+}
+
 static void test_a_day(void)
 {
 	const uint64_t flushes = 24 * 3600 * 2, window = 120;
@@ -312,6 +368,7 @@ int main(void)
 	tu_mkdtemp(dir, "gz_ring");
 	test_keep_and_drop();
 	test_openings();
+	test_after_a_sink();
 	test_a_day();
 	return CHECK_DONE();
 }
