@@ -164,6 +164,22 @@ int gp_gz_ring_end_opening(struct gp_gz_ring *r)
 	return 0;
 }
 
+int gp_gz_ring_discard(struct gp_gz_ring *r)
+{
+	if (r->err)
+		return r->err;
+	if (r->cur_open_in)
+		return fail(r, -EINVAL);
+	/* the kept segments each ended with a full flush: a compressor started
+	 * afresh goes on from them as well as the old one would */
+	if (deflateReset(&r->zs) != Z_OK)
+		return fail(r, -EIO);
+	r->cur_n = 0;
+	r->cur_in = 0;
+	r->cur_crc = 0;
+	return 0;
+}
+
 static void drop_oldest(struct gp_gz_ring *r)
 {
 	struct seg *s = &r->q[r->head];

@@ -61,6 +61,10 @@ int gp_gz_ring_write(struct gp_gz_ring *r, const void *p, size_t n);
  * that a dump may begin at any segment. Ends it with a full flush. 0 or
  * -errno (-EINVAL: nothing written, or an opening already marked). */
 int gp_gz_ring_end_opening(struct gp_gz_ring *r);
+/* Forgets what was written into the segment being written since the last
+ * seal (the flight recorder's first line, the meta, which every dump's
+ * head carries instead). 0 or -errno (-EINVAL: its opening was marked). */
+int gp_gz_ring_discard(struct gp_gz_ring *r);
 /* Ends the segment being written and keeps it under stamp (the time of
  * its newest content, in the caller's clock), then drops the oldest
  * segments while more than max_bytes are kept. Nothing written since the

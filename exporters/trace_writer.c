@@ -249,8 +249,11 @@ static int arg_key(struct gp_trace_writer *tw, const char *key)
 
 void gp_tw_arg_str(struct gp_trace_writer *tw, const char *key, const char *v)
 {
-	if (arg_key(tw, key) == 0)
-		gp_buf_json_cstr(&tw->line, v);
+	if (arg_key(tw, key) != 0)
+		return;
+	gp_buf_json_cstr(&tw->line, v);
+	if (tw->tap && !strcmp(key, GP_F_KIND))
+		tw->ev.kind_device = !strcmp(v, GP_KIND_DEVICE);
 }
 
 void gp_tw_arg_str_n(struct gp_trace_writer *tw, const char *key, const char *v, size_t n)
@@ -299,8 +302,11 @@ void gp_tw_arg_hex(struct gp_trace_writer *tw, const char *key, uint64_t v)
 
 void gp_tw_arg_bool(struct gp_trace_writer *tw, const char *key, int v)
 {
-	if (arg_key(tw, key) == 0)
-		gp_buf_puts(&tw->line, v ? "true" : "false");
+	if (arg_key(tw, key) != 0)
+		return;
+	gp_buf_puts(&tw->line, v ? "true" : "false");
+	if (tw->tap && !strcmp(key, GP_F_ASYNC))
+		tw->ev.async = v != 0;
 }
 
 void gp_tw_arg_double(struct gp_trace_writer *tw, const char *key, double v)

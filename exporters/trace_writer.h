@@ -63,6 +63,8 @@ struct gp_tw_event {
 	uint64_t addr, pool;  /* args addr, pool */
 	uint64_t bytes, device;
 	uint8_t has_id, has_addr, has_pool, has_bytes, has_device;
+	uint8_t kind_device;  /* args kind is device (alloc, free) */
+	uint8_t async;        /* args async is true: stream-ordered */
 };
 typedef void (*gp_tw_tap_fn)(void *ctx, const struct gp_tw_event *ev);
 /* fn(ctx, ev) after every event gp_tw_end() writes; NULL: none. */

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "gz_ring.h"
+#include "gz_sink.h"
 #include "json_buf.h"
+#include "outline.h"
 #include "state.h"
 #include "trace_format.h"
 #include "trace_names.h"
@@ -31,8 +33,12 @@
 struct gp_flight {
 	struct gp_gz_ring *ring;         /* owned */
 	struct gp_window_head *head;     /* owned */
+	struct gp_outline *outline;      /* owned */
 	struct gp_trace_writer *tw;      /* borrowed: the caller's */
-	int fd;                          /* the trace's own file, owned */
+	struct gp_gz_sink *file;         /* the trace's own file: "[", meta, the outline; owned */
+	int fd;                          /* the file's descriptor once handed over (the end), owned */
+	char *meta;                      /* the meta line with "[" before it: each dump's head */
+	size_t meta_len;
 	char *path;                      /* owned */
 	int64_t host_pid;
 	int window_s;
@@ -69,13 +75,43 @@ static void watch_usr1(void)
 	sigaction(SIGUSR1, &act, NULL);
 }
 
-/* The writer's tap: every line to the head; an out-of-memory error asks
- * for a dump. */
+static void fail(struct gp_flight *f, const char *what, int err);
+
+/* The meta line opens the trace's file and every dump ("[" and it: the
+ * window head leaves it to them). */
+static void keep_meta(struct gp_flight *f, const struct gp_tw_event *ev)
+{
+	struct gp_gz_ring_stats rs;
+	int err;
+
+	gp_gz_ring_stats(f->ring, &rs);
+	if (f->meta || rs.segments || rs.dropped_segments || rs.pending_in != ev->len + 2) {
+		fail(f, "the meta", -EPROTO); /* not the first line: dumps would hold two */
+		return;
+	}
+	if (!(f->meta = malloc(ev->len + 4))) {
+		fail(f, "keeping the meta", -ENOMEM);
+		return;
+	}
+	memcpy(f->meta, "[\n", 2);
+	memcpy(f->meta + 2, ev->line, ev->len);
+	memcpy(f->meta + 2 + ev->len, ",\n", 2);
+	f->meta_len = ev->len + 4;
+	if ((err = gp_gz_ring_discard(f->ring)) || (err = gp_gz_write(f->file, f->meta, f->meta_len)) ||
+	    (err = gp_gz_flush(f->file)))
+		fail(f, "writing the trace", err);
+}
+
+/* The writer's tap: every line to the head and the outline; an
+ * out-of-memory error asks for a dump. */
 static void observe(void *ctx, const struct gp_tw_event *ev)
 {
 	struct gp_flight *f = ctx;
 
+	if (ev->ph == 'i' && ev->name_len == sizeof(GP_EV_META) - 1 && !memcmp(ev->name, GP_EV_META, ev->name_len))
+		keep_meta(f, ev);
 	gp_wh_observe(f->head, ev);
+	gp_outline_observe(f->outline, ev);
 	if (ev->ph == 'i' && ev->cat && !strcmp(ev->cat, GP_CAT_MEMORY) &&
 	    ((ev->name_len == sizeof(GP_EV_OOM) - 1 && !memcmp(ev->name, GP_EV_OOM, ev->name_len)) ||
 	     (ev->name_len == sizeof(GP_EV_TORCH_OOM) - 1 && !memcmp(ev->name, GP_EV_TORCH_OOM, ev->name_len))))
@@ -90,14 +126,19 @@ int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host
 
 	*out = NULL;
 	*tw = NULL;
-	if (!(f = calloc(1, sizeof(*f))) || !(f->path = strdup(path)))
+	if (!(f = calloc(1, sizeof(*f))))
 		goto fail;
-	f->fd = fd;
-	fd = -1;
+	f->fd = -1;
+	if (!(f->path = strdup(path)))
+		goto fail;
+	err = gp_gz_open_fd(&f->file, fd, RING_LEVEL);
+	fd = -1; /* the sink's, even on failure */
+	if (err)
+		goto fail;
 	f->host_pid = host_pid;
 	f->window_s = window_s;
 	if ((err = gp_gz_ring_new(&f->ring, ring_bytes, RING_LEVEL)) || (err = gp_wh_new(&f->head, HEAD_MAX_BYTES)) ||
-	    (err = gp_tw_open_ring(&f->tw, f->ring)))
+	    (err = gp_outline_new(&f->outline)) || (err = gp_tw_open_ring(&f->tw, f->ring)))
 		goto fail;
 	gp_tw_set_tap(f->tw, observe, f);
 	watch_usr1();
@@ -116,12 +157,34 @@ static int replay_line(void *ctx, const char *line, size_t len)
 	return gp_tw_write_line(ctx, line, len);
 }
 
-/* Ends the segment being written and opens the next with the run so far. */
+/* The outline's closed records, into the trace's file. */
+static int write_outline(struct gp_flight *f)
+{
+	struct gp_gz_ring_stats rs;
+	struct gp_outline_rec r;
+	const char *line;
+	size_t len;
+	int err;
+
+	gp_gz_ring_stats(f->ring, &rs);
+	while (gp_outline_next(f->outline, &r)) {
+		gp_outline_format(f->tw, f->host_pid, &r, rs.dropped_segments, rs.dropped_in_bytes);
+		if ((err = gp_tw_take(f->tw, &line, &len)) || (err = gp_gz_write(f->file, line, len)) ||
+		    (err = gp_gz_write(f->file, ",\n", 2)))
+			return err;
+	}
+	return 0;
+}
+
+/* Ends the segment being written and opens the next with the run so far;
+ * the outline so far goes to disk. */
 static int seal(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 {
 	struct gp_wh_stats st;
 	int err;
 
+	if ((err = write_outline(f)) || (err = gp_gz_flush(f->file)))
+		return err;
 	if ((err = gp_gz_ring_seal(f->ring, (int64_t)now_ms)))
 		return err;
 	gp_gz_ring_drop_before(f->ring, (int64_t)now_ms - (int64_t)f->window_s * 1000);
@@ -147,10 +210,12 @@ static void fail(struct gp_flight *f, const char *what, int err)
 	gp_rec_say("the flight recorder failed (%s: %s); no more dumps", what, strerror(-err));
 }
 
-/* The ring, sealed now, as one trace into fd: "[", the kept segments (the
- * first with its opening), a gpuprof.dump and the end. */
-static int dump_to(struct gp_flight *f, int fd, const char *reason, unsigned seq, int64_t ts_ns,
-		   const char *end_line, size_t end_len)
+/* The ring, sealed now, as one trace into fd: "[" and the meta, the kept
+ * segments (the first with its opening), a gpuprof.dump and the end; at
+ * the end (so_far), after the trace's file so far instead of "[" and the
+ * meta. */
+static int dump_to(struct gp_flight *f, int fd, const struct gp_gz_member *so_far, const char *reason,
+		   unsigned seq, int64_t ts_ns, const char *end_line, size_t end_len)
 {
 	struct gp_gz_ring_stats rs;
 	struct gp_buf tail;
@@ -184,7 +249,13 @@ static int dump_to(struct gp_flight *f, int fd, const char *reason, unsigned seq
 	}
 	gp_buf_append(&tail, end_line, end_len);
 	gp_buf_puts(&tail, "\n]\n");
-	err = tail.failed ? tail.failed : gp_gz_ring_dump(f->ring, fd, "[\n", 2, tail.data, tail.len);
+	if (tail.failed)
+		err = tail.failed;
+	else if (so_far)
+		err = gp_gz_ring_dump_after(f->ring, fd, so_far, tail.data, tail.len);
+	else
+		err = gp_gz_ring_dump(f->ring, fd, f->meta ? f->meta : "[\n", f->meta ? f->meta_len : 2, tail.data,
+				      tail.len);
 	gp_buf_free(&tail);
 	return err;
 }
@@ -215,7 +286,7 @@ static void dump_beside(struct gp_flight *f, const char *reason, uint64_t now_ms
 		gp_rec_say("flight recorder: cannot create %s: %s", path, strerror(errno));
 		return;
 	}
-	err = dump_to(f, fd, reason, f->dumps, ts_ns, NULL, 0);
+	err = dump_to(f, fd, NULL, reason, f->dumps, ts_ns, NULL, 0);
 	if (close(fd) != 0 && !err)
 		err = -errno;
 	if (err)
@@ -231,6 +302,7 @@ void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 
 	if (f->failed)
 		return;
+	gp_outline_tick(f->outline, ts_ns);
 	if (asked != f->signals_done) {
 		f->signals_done = asked;
 		dump_beside(f, "signal", now_ms, ts_ns);
@@ -246,13 +318,19 @@ void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 
 int gp_flight_end(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns, const char *end_line, size_t end_len)
 {
+	struct gp_gz_member so_far;
+	struct gp_gz_sink *file = f->file;
 	int err;
 
 	if (f->failed)
 		return -EIO;
+	gp_outline_end(f->outline, ts_ns);
 	/* an out-of-memory error in the last moments: the end's dump holds it */
-	if ((err = seal(f, now_ms, ts_ns)) ||
-	    (err = dump_to(f, f->fd, "end", f->dumps + 1, ts_ns, end_line, end_len)))
+	if ((err = seal(f, now_ms, ts_ns)))
+		return err;
+	f->file = NULL;
+	if ((err = gp_gz_hand_over(file, &f->fd, &so_far)) ||
+	    (err = dump_to(f, f->fd, &so_far, "end", f->dumps + 1, ts_ns, end_line, end_len)))
 		return err;
 	return 0;
 }
@@ -263,6 +341,10 @@ void gp_flight_free(struct gp_flight *f)
 		return;
 	if (f->fd >= 0)
 		close(f->fd);
+	/* a recorder that failed: what the file holds stays, a prefix recover reads */
+	gp_gz_abandon(f->file);
+	gp_outline_free(f->outline);
+	free(f->meta);
 	gp_wh_free(f->head);
 	gp_gz_ring_free(f->ring);
 	free(f->path);

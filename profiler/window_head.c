@@ -503,7 +503,7 @@ void gp_wh_observe(void *ctx, const struct gp_tw_event *ev)
 		}
 	} else if (name_is(ev, GP_EV_POOL_DESTROY) && ev->has_pool) {
 		line_unref(wh, gp_u64map_del(&wh->pools, ev->pool));
-	} else if (name_is(ev, GP_EV_META) || name_is(ev, GP_EV_DEVICE) || name_is(ev, GP_EV_TORCH_ATTACH) ||
+	} else if (name_is(ev, GP_EV_DEVICE) || name_is(ev, GP_EV_TORCH_ATTACH) ||
 		   name_is(ev, GP_EV_TORCH_STACK)) {
 		keep_static(wh, ev);
 	} else if (name_is(ev, GP_EV_ALLOC_CAPTURE)) {

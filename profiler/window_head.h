@@ -3,14 +3,15 @@
  * would.
  *
  * It is shown every line the writer writes (trace_writer.h's tap) and keeps
- * a line's text while the line matters: the meta, names, devices, PyTorch's
- * attach and stacks and settings; every live block, segment, allocation and
+ * a line's text while the line matters: names, devices, PyTorch's
+ * attach and stacks and settings (not the meta: the flight recorder
+ * writes it first in every dump); every live block, segment, allocation and
  * pool; the ranges and the step each live block and allocation was made in
  * (every range open in the process then, so the analysis gives it the
  * layer, phase and step it gave it in the full trace); the ranges open now
  * and the current step; the tensor and segment names of live memory; each
  * counter's last value. Replayed in the order they were written, those
- * lines are a subsequence of the trace that the analysis reads to the same
+ * lines, after the meta, are a subsequence of the trace that the analysis reads to the same
  * state as the whole: the blocks alive now, each attributed as when it was
  * made, hours ago or not. What it lets go is freed at once: its memory is
  * bounded by what is alive (TRACE_FORMAT.md, "Flight recorder").

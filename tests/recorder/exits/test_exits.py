@@ -9,7 +9,9 @@ job killed with SIGKILL leaves: the trace on disk is never far behind it,
 from its first second on. And a job whose threads step at once, the
 stand-in CUPTI making their kernels' records in buffers from the
 recorder's pool: every record reaches the trace, or is counted as lost
-when the pool is used up.
+when the pool is used up. And the flight recorder (--window): the trace's
+file holds the meta, the outline of every step with its peak as the job
+made it, and the last window; killed with SIGKILL, the outline so far.
 
 usage: test_exits.py STUB_DIR RECORDER EXIT_JOB JOB_LIBRARY GPUPROF [PYTHON]
 (PYTHON empty: the os._exit case is left out, as in a sanitizer build)"""
@@ -337,6 +339,91 @@ class Exits(unittest.TestCase):
         due = [n for n, _, t in printed if t < killed - 0.5]
         self.assertTrue(due)
         self.assertEqual([n for n in due if "step:%d" % n not in marks], [])
+
+
+def step_peak(n):
+    """Step n's peak as job_steps.c makes it: the parameters, its
+    activations and its gradient."""
+    act = (5, 9, 17, 3, 4, 6)[(n - 1) % 6]
+    return 8 * MIB + 512 + act * MIB + 4096 * n + 2 * MIB
+
+
+MIB = 1 << 20
+
+
+class FlightRecorder(unittest.TestCase):
+    """--window (GPUPROF_WINDOW_S): the trace's file holds the meta, the
+    run's outline and, at the end, the last window; a job killed with
+    SIGKILL leaves the outline so far."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gp_flight_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def check_outline(self, evs, steps):
+        self.assertEqual(evs[0]["name"], "gpuprof.meta")
+        self.assertEqual(sum(e.get("name") == "gpuprof.meta" for e in evs), 1)
+        ol = [e["args"] for e in evs if e.get("name") == "gpuprof.outline"]
+        by_step = [a for a in ol if a["closed_by"] == "step"]
+        self.assertEqual([a["step"] for a in by_step], list(range(1, len(by_step) + 1)))
+        self.assertGreaterEqual(len(by_step), steps)
+        for a in by_step:
+            self.assertEqual(a["allocated_peak"], step_peak(a["step"]), a)
+            self.assertEqual(a["allocated"], 8 * MIB + 512)
+            self.assertEqual(a["by_layer"], {"(no layer)": a["allocated_peak"]})
+            self.assertEqual(a["by_category"], {"other": a["allocated_peak"]})
+            self.assertLessEqual(a["begin_ns"], a["peak_ns"])
+        return ol
+
+    def test_window_end(self):
+        trace = os.path.join(self.tmp, "job.json.gz")
+        p = subprocess.run([EXIT_JOB, RECORDER, "exit"], capture_output=True, text=True, timeout=60,
+                           env=env_for(trace, {"GPUPROF_WINDOW_S": "1"}), cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        found = glob.glob(os.path.join(self.tmp, "job.*.json.gz"))
+        self.assertEqual(len(found), 1, found)
+        with gzip.open(found[0], "rt") as f:
+            doc = json.load(f)  # one gzip member, one JSON array
+        ol = self.check_outline(doc, 6)
+        self.assertEqual(ol[-1]["closed_by"], "end")
+        self.assertEqual(doc[-1]["name"], "gpuprof.end")
+        self.assertEqual(doc[-2]["name"], "gpuprof.dump")
+        printed = steps_printed(p.stdout)
+        d = analyze(found[0])["devices"][0]
+        self.assertEqual(d["steps"]["count"], 6)
+        self.assertEqual(d["summary"]["allocated"]["peak"], printed[-1][1])
+
+    def test_window_sigkill(self):
+        """Killed: the file holds the meta and the outline of every step
+        printed 1.5 s before the kill (flushed each second), and recover
+        ends it."""
+        trace = os.path.join(self.tmp, "job.json.gz")
+        outp = os.path.join(self.tmp, "out")
+        with open(outp, "w") as out_f:
+            p = subprocess.Popen([EXIT_JOB, RECORDER, "run"], stdout=out_f, stderr=subprocess.DEVNULL,
+                                 env=env_for(trace, {"GPUPROF_WINDOW_S": "1"}), cwd=self.tmp)
+        try:
+            time.sleep(3.0)
+            killed = time.time()
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        path = glob.glob(os.path.join(self.tmp, "job.*.json.gz"))[0]
+        with open(outp) as f:
+            printed = steps_printed(f.read())
+        due = [n for n, _, t in printed if t < killed - 1.5]
+        self.assertTrue(due)
+        self.check_outline(events_on_disk(path), len(due))
+        fixed = os.path.join(self.tmp, "fixed.json.gz")
+        r = subprocess.run([GP, "recover", path, "-o", fixed], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with gzip.open(fixed, "rt") as f:
+            self.check_outline(json.load(f), len(due))
 
 
 if __name__ == "__main__":
