@@ -450,10 +450,11 @@ static struct scanned *scan_chunk(const struct chunk *c)
 		for (top = l->top_set; top; top &= top - 1, sl->nvals++)
 			if (sc_add_val(sc, (unsigned)__builtin_ctz(top), &l->top[__builtin_ctz(top)], lp))
 				goto fail;
-		for (args = l->args_set; args; args &= args - 1, sl->nvals++)
-			if (sc_add_val(sc, 32u + (unsigned)__builtin_ctzll(args),
-				       &l->args[__builtin_ctzll(args)], lp))
-				goto fail;
+		for (int w = 0; w < 2; w++)
+			for (args = l->args_set[w]; args; args &= args - 1, sl->nvals++)
+				if (sc_add_val(sc, 32u + 64u * (unsigned)w + (unsigned)__builtin_ctzll(args),
+					       &l->args[64 * w + __builtin_ctzll(args)], lp))
+					goto fail;
 	}
 	/* where each run of ignored lines ends, for the consumer to pass over
 	 * it at once */
@@ -1014,7 +1015,7 @@ int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, 
 			out->top_set |= 1u << e->slot;
 		} else {
 			out->args[e->slot - 32] = v;
-			out->args_set |= 1ull << (e->slot - 32);
+			out->args_set[(e->slot - 32) >> 6] |= 1ull << ((e->slot - 32) & 63);
 		}
 	}
 	return 1;

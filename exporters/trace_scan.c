@@ -71,6 +71,7 @@ struct keyindex {
 	struct keypat pat[LK_KEYS];
 };
 _Static_assert(GP_TR_TOP_ALL < LK_KEYS && GP_TR_ARG_ALL < LK_KEYS, "LK_KEYS too small");
+_Static_assert(TK_N <= 32 && AK_N <= 128, "top_set, args_set: too few bits");
 _Static_assert(GP_TR_TOP_ALL + 1 < 256 && GP_TR_ARG_ALL + 1 < 256, "guesses are uint8_t");
 static struct keyindex top_index, arg_index;
 static int index_ready;
@@ -295,7 +296,7 @@ static GP_JSON_ALWAYS_INLINE int scan_args(struct gp_json_cur *c, struct gp_tr_m
 		/* marked set first: a value that fails half written is
 		 * cleared before the next line all the same */
 		if (which >= 0)
-			line->args_set |= 1ull << which;
+			line->args_set[which >> 6] |= 1ull << (which & 63);
 		if (gp_json_value(c, 2, which >= 0 ? &line->args[which] : &v))
 			return -EINVAL;
 		if ((r = member_end(c)))
@@ -376,11 +377,13 @@ void gp_tr_members_clear(struct gp_tr_members *out)
 		out->top[i].type = GP_JSON_NONE;
 		out->top_set &= out->top_set - 1;
 	}
-	while (out->args_set) {
-		int i = __builtin_ctzll(out->args_set);
+	for (int w = 0; w < 2; w++) {
+		while (out->args_set[w]) {
+			int i = __builtin_ctzll(out->args_set[w]);
 
-		out->args[i].type = GP_JSON_NONE;
-		out->args_set &= out->args_set - 1;
+			out->args[64 * w + i].type = GP_JSON_NONE;
+			out->args_set[w] &= out->args_set[w] - 1;
+		}
 	}
 }
 

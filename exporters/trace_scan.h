@@ -75,7 +75,7 @@ struct gp_tr_members {
 	struct gp_json_val top[TK_N];
 	struct gp_json_val args[AK_N];
 	uint32_t top_set;  /* which members the last line had */
-	uint64_t args_set;
+	uint64_t args_set[2]; /* a bit per AK_*: AK_N is at most 128 */
 	int ignored;       /* an event no analysis uses: members after ph and
 			    * cat were checked, not recorded (or skipped) */
 	int skip_ignored;  /* the caller's: the rest of an ignored event's line

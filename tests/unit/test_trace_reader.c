@@ -127,7 +127,7 @@ static uint64_t check_scanned(const void *gz, size_t len, unsigned threads)
 			continue;
 		hits++;
 		ok = gp_tr_scan_line(p, n, ref, &why) == 0 && mine->ignored == ref->ignored &&
-		     (ref->ignored || (mine->top_set == ref->top_set && mine->args_set == ref->args_set));
+		     (ref->ignored || (mine->top_set == ref->top_set && mine->args_set[0] == ref->args_set[0] && mine->args_set[1] == ref->args_set[1]));
 		for (int i = 0; ok && !ref->ignored && i < TK_N; i++)
 			ok = same_val(&mine->top[i], &ref->top[i]);
 		for (int i = 0; ok && !ref->ignored && i < AK_N; i++)
@@ -186,6 +186,12 @@ static struct tu_bytes write_trace(const char *path, struct tu_bytes *plain)
 				 "{\"ph\":\"i\",\"name\":\"alloc\",\"ts\":%d.%03u,\"args\":{\"addr\":\"0x%llx\"}},\n",
 				 i, (unsigned)(tu_rand(&seed) % 1000),
 				 (unsigned long long)tu_rand(&seed));
+
+		if (i % 100 == 7) /* args fields past the 64th of the format */
+			k = snprintf(line, sizeof(line),
+				     "{\"ph\":\"i\",\"name\":\"gpuprof.outline\",\"ts\":%d.000,\"args\":{\"step\":%d,"
+				     "\"dropped_bytes\":%d,\"by_layer\":{\"x\":1}}},\n",
+				     i, i, i);
 
 		if (i == 60000) { /* one long line, across many flushes */
 			tu_bytes_add(plain, "{\"long\":\"", 9);

@@ -113,7 +113,7 @@ static void check_same(const struct result *a, const struct result *b, const cha
 	int ok = a->rc == b->rc && (a->rc == 0 || strcmp(a->why, b->why) == 0);
 
 	if (a->rc == 0) {
-		ok = ok && a->m.top_set == b->m.top_set && a->m.args_set == b->m.args_set &&
+		ok = ok && a->m.top_set == b->m.top_set && a->m.args_set[0] == b->m.args_set[0] && a->m.args_set[1] == b->m.args_set[1] &&
 		     a->m.ignored == b->m.ignored;
 		for (int i = 0; ok && i < TK_N; i++)
 			ok = same_val(&a->m.top[i], &b->m.top[i]);
