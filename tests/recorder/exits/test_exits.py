@@ -394,6 +394,12 @@ class FlightRecorder(unittest.TestCase):
         d = analyze(found[0])["devices"][0]
         self.assertEqual(d["steps"]["count"], 6)
         self.assertEqual(d["summary"]["allocated"]["peak"], printed[-1][1])
+        # the analysis reads the outline: the run's steps and its peak
+        o = d["outline"]
+        self.assertEqual((o["records"], o["steps"], o["first_step"], o["last_step"]), (7, 6, 1, 6))
+        self.assertEqual((o["allocated_peak"], o["peak_step"], o["dump"]), (printed[-1][1], 3, "end"))
+        self.assertEqual(o["by_category"], [{"name": "other", "bytes": o["allocated_peak"], "share": 1.0}])
+        self.assertEqual([p["peak"] for p in d["steps"]["series"]], [step_peak(n) for n in range(1, 7)])
 
     def test_window_sigkill(self):
         """Killed: the file holds the meta and the outline of every step

@@ -1262,6 +1262,29 @@ int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts)
 	return 0;
 }
 
+void an_memory_use_outline(struct an_pd *pd, const struct an_outline_dev *od)
+{
+	size_t n = od->npts < AN_MAX_SERIES ? od->npts : AN_MAX_SERIES;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct an_outline_pt *o = &od->pts[i];
+		struct an_step_pt *pt = &pd->series[i];
+
+		pt->step = o->step;
+		pt->ts = o->end_ns;
+		pt->fw = o->allocated;
+		pt->peak = o->peak;
+		pt->reserved = o->reserved;
+		pt->reserved_known = od->reserved_peak != 0;
+		/* the process's device memory: CUDA's allocations, PyTorch's
+		 * segments among them */
+		pt->total = o->device_bytes > o->allocated ? o->device_bytes : o->allocated;
+	}
+	pd->nseries = n;
+	pd->stride = od->stride;
+	pd->marks_seen = od->steps;
+}
+
 /* PyTorch's own allocated and reserved bytes at ts, sampled or from its
  * history. */
 static void torch_counts(struct an_pd *pd, uint64_t allocated, uint64_t reserved, int64_t ts)

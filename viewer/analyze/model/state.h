@@ -479,6 +479,10 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd);
 int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev *ev, int64_t ts);
 /* a step:N mark: a point of each device's series, a new step snapshot */
 int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts);
+/* The step series of the flight recorder's outline instead of the one the
+ * trace's step marks made: the outline covers the whole run, the marks of
+ * a flight recorder's trace only its last window. */
+void an_memory_use_outline(struct an_pd *pd, const struct an_outline_dev *od);
 /* A point of PyTorch's allocator history (history.h). 0 or -ENOMEM. */
 int an_memory_torch_hist(struct an_analysis *a, struct an_proc *p, uint32_t device,
 			 uint64_t allocated, uint64_t reserved, int64_t ts);

@@ -53,6 +53,7 @@ const char *an_ev_what(const struct gp_tr_members *l, char *buf)
 		GP_EV_POOL_TRIM, GP_EV_META, GP_EV_DEVICE, GP_EV_END, GP_EV_WATERMARK,
 		GP_EV_DROPPED, GP_EV_TORCH_ALLOC, GP_EV_TORCH_FREE, GP_EV_TORCH_SEGMENT_ALLOC,
 		GP_EV_TORCH_SEGMENT_FREE, GP_EV_TORCH_OOM, GP_EV_TORCH_STACK, GP_EV_TORCH_ATTACH,
+		GP_EV_OUTLINE,
 	};
 	const struct gp_json_val *n = &l->top[TK_NAME], *cat = &l->top[TK_CAT];
 
@@ -531,6 +532,13 @@ int an_decode(const struct gp_tr_members *l, const char *line, int first, struct
 				return members(d, DM_END);
 			if (GP_JV_IS(name, GP_EV_DROPPED))
 				return members(d, DM_DROPPED);
+			if (GP_JV_IS(name, GP_EV_OUTLINE) || GP_JV_IS(name, GP_EV_WINDOW)) {
+				if ((r = need_ts(&x, &d->ev.ts)))
+					return r;
+				return members(d, GP_JV_IS(name, GP_EV_OUTLINE) ? DM_OUTLINE : DM_WINDOW);
+			}
+			if (GP_JV_IS(name, GP_EV_DUMP))
+				return members(d, DM_DUMP);
 			if (GP_JV_IS(name, GP_EV_META))
 				return bad(&x, "a second gpuprof.meta: traces joined into one file?");
 		}

@@ -30,6 +30,9 @@ enum an_dec_members {
 	DM_END,      /* gpuprof.end */
 	DM_DROPPED,  /* gpuprof.dropped */
 	DM_STACK,    /* torch.stack */
+	DM_OUTLINE,  /* gpuprof.outline (outline.h), at ev.ts */
+	DM_WINDOW,   /* gpuprof.window: a dump's full events begin at ev.ts */
+	DM_DUMP,     /* gpuprof.dump */
 	DM_HISTORY,  /* a mark of PyTorch's allocator history (history.h), at ev.ts */
 };
 

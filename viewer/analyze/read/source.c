@@ -362,6 +362,69 @@ static int on_torch_stack(struct an_source *s, char *err, size_t errcap)
 	return 0;
 }
 
+/* A gpuprof.outline (TRACE_FORMAT.md, "Flight recorder"): every member
+ * checked, kept per device (outline.h). Times past this are no trace's
+ * (a year, as ts's own bound keeps them from overflowing) */
+#define GP_OUTLINE_MAX_NS (366ll * 86400 * 1000000000)
+static int on_outline(struct an_source *s, int64_t ts, char *err, size_t errcap)
+{
+	const struct gp_json_val *a = s->line.args;
+	struct an_outline_rec r = { 0 };
+	uint64_t dev;
+	char why[160];
+	int i, k;
+	static const char *const closed[3] = { "step", "second", "end" };
+	struct {
+		int key;
+		const char *name;
+		uint64_t *out;
+	} const u[] = {
+		{ AK_STEP, GP_F_STEP, &r.step },
+		{ AK_ALLOCATED_PEAK, GP_F_ALLOCATED_PEAK, &r.allocated_peak },
+		{ AK_RESERVED_PEAK, GP_F_RESERVED_PEAK, &r.reserved_peak },
+		{ AK_DEVICE_PEAK, GP_F_DEVICE_PEAK, &r.device_peak },
+		{ AK_ALLOCATED, GP_F_ALLOCATED, &r.allocated },
+		{ AK_RESERVED, GP_F_RESERVED, &r.reserved },
+		{ AK_DEVICE_BYTES, GP_F_DEVICE_BYTES, &r.device_bytes },
+		{ AK_LIVE, GP_F_LIVE, &r.live },
+		{ AK_OOMS, GP_F_OOMS, &r.ooms },
+		{ AK_OOM_BYTES, GP_F_OOM_BYTES, &r.oom_bytes },
+		{ AK_DROPPED_SEGMENTS, GP_F_DROPPED_SEGMENTS, &r.dropped_segments },
+		{ AK_DROPPED_BYTES, GP_F_DROPPED_BYTES, &r.dropped_bytes },
+	};
+
+	if ((k = need_u64(s, &a[AK_DEVICE], GP_F_DEVICE, AN_MAX_DEVICES - 1, &dev, err, errcap)))
+		return k;
+	r.device = (uint32_t)dev;
+	for (i = 0; i < (int)(sizeof(u) / sizeof(u[0])); i++)
+		if ((k = need_u64(s, &a[u[i].key], u[i].name, AN_MAX_BYTES, u[i].out, err, errcap)))
+			return k;
+	for (r.closed_by = 0; r.closed_by < 3; r.closed_by++)
+		if (gp_jv_is(&a[AK_CLOSED_BY], closed[r.closed_by], strlen(closed[r.closed_by])))
+			break;
+	if (r.closed_by == 3 || gp_jv_i64(&a[AK_BEGIN_NS], &r.begin_ns) || gp_jv_i64(&a[AK_PEAK_NS], &r.peak_ns) ||
+	    a[AK_BY_CATEGORY].type != GP_JSON_OBJ || a[AK_BY_LAYER].type != GP_JSON_OBJ)
+		return say(s, err, errcap, GP_AN_BAD_INPUT,
+			   "%s: \"closed_by\", \"begin_ns\", \"peak_ns\", \"by_category\" or \"by_layer\" missing or wrong",
+			   ev_what(s));
+	r.end_ns = ts;
+	if (r.begin_ns > r.end_ns || r.peak_ns < r.begin_ns || r.peak_ns > r.end_ns || r.allocated > r.allocated_peak ||
+	    r.begin_ns < -GP_OUTLINE_MAX_NS || r.end_ns > GP_OUTLINE_MAX_NS)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: its times or peak do not hold together",
+			   ev_what(s));
+	/* kept as the model's times: from the trace's ts_base_ns */
+	r.begin_ns += s->ts_base_ns;
+	r.peak_ns += s->ts_base_ns;
+	r.end_ns += s->ts_base_ns;
+	k = an_outline_add(&s->outline, s->st, &r, a[AK_BY_CATEGORY].p, a[AK_BY_CATEGORY].n, a[AK_BY_LAYER].p,
+			   a[AK_BY_LAYER].n, why, sizeof(why));
+	if (k == -ENOMEM)
+		return oom_err(s, err, errcap);
+	if (k)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: %s", ev_what(s), why);
+	return 0;
+}
+
 static int on_history(struct an_source *s, int64_t ts, char *err, size_t errcap)
 {
 	const struct gp_json_val *v = &s->line.top[TK_NAME];
@@ -466,6 +529,24 @@ static int apply(struct an_source *s, const struct an_dec *d, const char *line, 
 		}
 		case DM_STACK:
 			return on_torch_stack(s, err, errcap);
+		case DM_OUTLINE:
+			return on_outline(s, d->ev.ts, err, errcap);
+		case DM_WINDOW:
+			if (!s->has_window) {
+				s->has_window = 1;
+				s->window_ts = s->ts_base_ns + d->ev.ts;
+			}
+			return 0;
+		case DM_DUMP: {
+			const struct gp_json_val *v = &s->line.args[AK_REASON];
+
+			an_str_unref(s->st, s->dump_reason);
+			s->dump_reason = NULL;
+			if (v->type != GP_JSON_STR)
+				return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: \"reason\" is not a string",
+					   ev_what(s));
+			return intern_str(s, v, &s->dump_reason, err, errcap);
+		}
 		default:
 			return on_history(s, d->ev.ts, err, errcap);
 		}
@@ -792,6 +873,8 @@ void an_source_close(struct an_source *s)
 	an_str_unref(s->st, s->version);
 	an_str_unref(s->st, s->torch_api);
 	an_stacks_free(&s->stacks, s->st);
+	an_outline_free(&s->outline, s->st);
+	an_str_unref(s->st, s->dump_reason);
 	an_history_free(&s->hist);
 	gp_u64map_free(&s->seg_ahead);
 	free(s->scratch);

@@ -17,6 +17,7 @@
 #include "exporters/trace_scan.h"
 #include "exporters/u64_map.h"
 #include "history.h"
+#include "outline.h"
 #include "reorder.h"
 #include "stacks.h"
 #include "strtab.h"
@@ -92,6 +93,10 @@ struct an_source {
 
 	/* PyTorch's caching allocator as gpuprof's hook saw it (torch.* events) */
 	struct an_stacks stacks;  /* torch.stack: the Python stacks by id */
+	struct an_outline outline; /* gpuprof.outline: the flight recorder's */
+	int has_window;            /* a gpuprof.window: the full events begin at window_ts */
+	int64_t window_ts;
+	struct an_str *dump_reason; /* gpuprof.dump's reason, or NULL */
 	struct an_str *torch_api; /* the name its blocks give as their API */
 	uint64_t torch_guessed;   /* blocks whose size the hook could not read */
 

@@ -540,6 +540,36 @@ static struct json_object *survivors_by_line_json(struct gp_jb *b, const struct 
 
 RS_OBJECT(survivors_json, struct gp_an_survivors, GP_RS_SURVIVORS)
 
+RS_OBJECT(holder_json, struct gp_an_holder, GP_RS_HOLDER)
+
+static struct json_object *holders_json(struct gp_jb *b, const struct gp_an_holder *h, size_t n)
+{
+	struct json_object *arr = gp_jb_arr(b);
+
+	for (size_t i = 0; i < n; i++)
+		gp_jb_push(b, arr, holder_json(b, &h[i]));
+	return arr;
+}
+
+static struct json_object *outline_by_category_json(struct gp_jb *b, const struct gp_an_device *d)
+{
+	return holders_json(b, d->outline.by_category, d->outline.ncategory);
+}
+
+static struct json_object *outline_by_layer_json(struct gp_jb *b, const struct gp_an_device *d)
+{
+	return holders_json(b, d->outline.by_layer, d->outline.nlayer);
+}
+
+RS_OBJECT(outline_obj, struct gp_an_device, GP_RS_OUTLINE)
+
+/* only a flight recorder's trace has one: other documents unchanged */
+static void outline_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_device *d)
+{
+	if (d->outline.present)
+		RS_PUT(key, outline_obj(b, d));
+}
+
 /* The members there are depend on the verdict (result.h, struct gp_an_leak). */
 static struct json_object *leak_json(struct gp_jb *b, const struct gp_an_device *d)
 {

@@ -848,6 +848,49 @@ static void run_advice(struct out *o, const struct gp_an_device *d)
 		fprintf(o->f, "  %sadvice:%s %s\n", C(o, YEL), C(o, OFF), T(d->advice[k].text));
 }
 
+static void holder_list(struct out *o, const char *title, const struct gp_an_holder *h, size_t n)
+{
+	if (!n)
+		return;
+	fprintf(o->f, "    %s:", title);
+	for (size_t i = 0; i < n; i++)
+		fprintf(o->f, "%s %s %s (%s)", i ? "," : "", T(h[i].name), sz(h[i].bytes), pct(h[i].share));
+	fputc('\n', o->f);
+}
+
+/* The flight recorder's outline: the whole run, before the window's detail */
+static void outline(struct out *o, const struct gp_an_device *d)
+{
+	const struct gp_an_outline *ol = &d->outline;
+
+	if (!ol->present)
+		return;
+	fprintf(o->f, "\n  %sWhole run (the flight recorder's outline):%s ", C(o, BOLD), C(o, OFF));
+	if (ol->steps)
+		fprintf(o->f, "steps %" PRId64 "-%" PRId64 ", ", ol->first_step, ol->last_step);
+	fprintf(o->f, "%.3f s to %.3f s", ol->begin_t, ol->end_t);
+	if (isfinite(ol->window_t))
+		fprintf(o->f, "; the full events below begin at %.3f s", ol->window_t);
+	if (ol->dump)
+		fprintf(o->f, " (written at: %s)", T(ol->dump));
+	fprintf(o->f, "\n  the run's peak: %s allocated at %.3f s, ", sz(ol->allocated_peak), ol->peak_t);
+	if (ol->peak_step)
+		fprintf(o->f, "step %" PRId64, ol->peak_step);
+	else
+		fprintf(o->f, "before the first step mark");
+	fprintf(o->f, "; reserved at most %s, device allocations at most %s\n", sz(ol->reserved_peak),
+		sz(ol->device_peak));
+	holder_list(o, "by category", ol->by_category, ol->ncategory);
+	holder_list(o, "by layer", ol->by_layer, ol->nlayer);
+	if (ol->ooms)
+		fprintf(o->f, "  failed allocations: %" PRIu64 " (the largest request %s), the first in step %" PRId64
+			"\n", ol->ooms, sz(ol->oom_bytes), ol->first_oom_step);
+	if (ol->dropped_segments)
+		fprintf(o->f, "  before the window the ring let go %" PRIu64 " seconds of events (%s); the "
+			"steps and leak below are the outline's, of the whole run\n", ol->dropped_segments,
+			sz(ol->dropped_bytes));
+}
+
 static void device(struct out *o, const struct gp_an_device *d)
 {
 	int torch = d->mode != GP_AN_MODE_CUDA;
@@ -858,6 +901,7 @@ static void device(struct out *o, const struct gp_an_device *d)
 		fprintf(o->f, ", %s", sz(d->capacity.v));
 	fprintf(o->f, "%s\n", C(o, OFF));
 	summary(o, d);
+	outline(o, d);
 	peak(o, d, torch);
 	leak(o, d, torch);
 	run_advice(o, d);

@@ -1354,6 +1354,55 @@ static void timeline_fill(struct bld *b, struct an_pd *pd, struct gp_an_timeline
 	o->present = 1;
 }
 
+static struct gp_an_holder *holders_fill(struct bld *b, const struct an_outline_holder *h, size_t n,
+					  uint64_t peak)
+{
+	struct gp_an_holder *o = arr(b, n, sizeof(*o));
+
+	for (size_t i = 0; o && i < n; i++) {
+		o[i].name = astr(b, h[i].name);
+		o[i].bytes = h[i].bytes;
+		o[i].share = share(h[i].bytes, peak);
+	}
+	return o;
+}
+
+/* The flight recorder's outline of the run: its step series replaces the
+ * one the window's marks made (an_memory_use_outline). */
+static void outline_fill(struct bld *b, struct an_pd *pd, struct gp_an_outline *o)
+{
+	const struct an_source *src = pd->proc->src;
+	const struct an_outline_dev *od = src->outline.dev[pd->device];
+
+	o->window_t = src->has_window ? sec(b, src->window_ts) : NAN;
+	o->dump = astr(b, src->dump_reason);
+	if (!od)
+		return;
+	an_memory_use_outline(pd, od);
+	o->present = 1;
+	o->records = od->records;
+	o->steps = od->steps;
+	o->first_step = od->steps ? (int64_t)od->first_step : -1;
+	o->last_step = od->steps ? (int64_t)od->last_step : -1;
+	o->begin_t = sec(b, od->begin_ns);
+	o->end_t = sec(b, od->end_ns);
+	o->allocated_peak = od->allocated_peak;
+	o->peak_step = (int64_t)od->peak_step;
+	o->peak_t = sec(b, od->peak_ns);
+	o->reserved_peak = od->reserved_peak;
+	o->device_peak = od->device_peak;
+	o->ooms = od->ooms;
+	o->oom_bytes = od->oom_bytes;
+	o->first_oom_step = od->ooms ? (int64_t)od->first_oom_step : -1;
+	o->first_oom_t = od->ooms ? sec(b, od->first_oom_ns) : NAN;
+	o->dropped_segments = od->dropped_segments;
+	o->dropped_bytes = od->dropped_bytes;
+	o->by_category = holders_fill(b, od->cat, od->ncat, od->allocated_peak);
+	o->ncategory = o->by_category ? od->ncat : 0;
+	o->by_layer = holders_fill(b, od->layer, od->nlayer, od->allocated_peak);
+	o->nlayer = o->by_layer ? od->nlayer : 0;
+}
+
 static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_device *d)
 {
 	struct an_proc *p = pd->proc;
@@ -1373,6 +1422,7 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	d->has_peak = pd->fw_peak != 0;
 	if (d->has_peak)
 		peak_fill(b, pd, top, &d->peak, &kept);
+	outline_fill(b, pd, &d->outline);
 	steps_fill(b, pd, d);
 	timeline_fill(b, pd, &d->timeline);
 	leak_fill(b, pd, di->total_memory, &lk, &d->leak);

@@ -292,6 +292,34 @@ struct gp_an_growth {
 	struct gp_an_opt next_peak;     /* at that rate, the next step's */
 };
 
+/* A holder at the outline's peak: a category or a layer and its bytes */
+struct gp_an_holder {
+	const char *name;
+	uint64_t bytes;
+	double share; /* of the peak */
+};
+
+/* The flight recorder's outline of the whole run (TRACE_FORMAT.md, "Flight
+ * recorder"); present 0: the trace has none. */
+struct gp_an_outline {
+	int present;
+	uint64_t records, steps;
+	int64_t first_step, last_step;  /* -1: no step */
+	double begin_t, end_t;
+	uint64_t allocated_peak;
+	int64_t peak_step;               /* the step the stretch covers, 0: before the first mark */
+	double peak_t;
+	uint64_t reserved_peak, device_peak;
+	uint64_t ooms, oom_bytes;
+	int64_t first_oom_step;          /* -1: none */
+	double first_oom_t;              /* NaN: none */
+	uint64_t dropped_segments, dropped_bytes;
+	double window_t;                 /* where the full events begin; NaN: from the start */
+	const char *dump;                /* why the trace was written (gpuprof.dump's reason), or NULL */
+	struct gp_an_holder *by_category, *by_layer;
+	size_t ncategory, nlayer;
+};
+
 /* Advice about a failed allocation, computed by the analysis (advice.c);
  * renderers print text. bytes is the amount it is about: the request
  * (REQUEST_TOO_LARGE, LARGE_REQUEST: a fifth of the device or more, with
@@ -410,6 +438,7 @@ struct gp_an_device {
 	} steps;
 	struct gp_an_leak leak;
 	struct gp_an_growth growth;
+	struct gp_an_outline outline;
 	/* advice about the run, not about a failure (advice_run.c) */
 	struct gp_an_advice *advice;
 	size_t nadvice;
