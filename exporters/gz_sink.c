@@ -197,20 +197,31 @@ int gp_gz_close(struct gp_gz_sink *s)
 	return release(s);
 }
 
-int gp_gz_hand_over(struct gp_gz_sink *s, int *fd, struct gp_gz_member *so_far)
+int gp_gz_sync_point(struct gp_gz_sink *s, struct gp_gz_member *so_far, uint64_t *file_bytes)
 {
 	int err;
 
-	*fd = -1;
 	if (s->finished)
-		set_err(s, -EINVAL); /* the trailer is out: nothing to go on with */
-	if ((err = gp_gz_flush(s))) {
-		gp_gz_abandon(s);
+		return -EINVAL;
+	if ((err = gp_gz_flush(s)))
 		return err;
-	}
 	/* with the gzip wrapper, zlib keeps the running CRC-32 in adler */
 	so_far->crc = (uint32_t)s->zs.adler;
 	so_far->in_len = s->bytes_in;
+	*file_bytes = s->bytes_out;
+	return 0;
+}
+
+int gp_gz_hand_over(struct gp_gz_sink *s, int *fd, struct gp_gz_member *so_far)
+{
+	uint64_t file_bytes;
+	int err;
+
+	*fd = -1;
+	if ((err = gp_gz_sync_point(s, so_far, &file_bytes))) {
+		gp_gz_abandon(s);
+		return err;
+	}
 	*fd = s->fd;
 	return release(s);
 }

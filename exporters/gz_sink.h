@@ -38,6 +38,11 @@ int gp_gz_close(struct gp_gz_sink *s);
  * byte counts are final; later writes fail with -EINVAL. Then gp_gz_close().
  * 0 or -errno. */
 int gp_gz_finish(struct gp_gz_sink *s);
+/* Flushes (full flush) and says what the member holds so far and how many
+ * bytes of the file hold it: those bytes, copied, begin a member that
+ * another writer may go on with (the flight recorder's dumps begin with
+ * the trace's file so far, gz_ring.h). 0 or -errno. */
+int gp_gz_sync_point(struct gp_gz_sink *s, struct gp_gz_member *so_far, uint64_t *file_bytes);
 /* Hands the member over to another writer, who goes on with it and ends
  * it (the flight recorder appends its ring's deflate blocks, gz_ring.h):
  * flushes (full flush) and writes everything out, then frees s without a

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gz_ring.h"
+#include "fd_write.h"
 #include "gz_sink.h"
 #include "json_buf.h"
 #include "outline.h"
@@ -260,8 +261,44 @@ static int dump_to(struct gp_flight *f, int fd, const struct gp_gz_member *so_fa
 	return err;
 }
 
+/* The trace's file so far ("[", the meta, the outline: the beginning of a
+ * gzip member) copied into fd, *so_far what it holds, so that a dump holds
+ * the outline of the run up to it. 0 or -errno (fd then holds part). */
+static int copy_file_so_far(struct gp_flight *f, int fd, struct gp_gz_member *so_far)
+{
+	enum { CHUNK = 256 << 10 };
+	uint64_t n, at = 0;
+	char *buf = NULL;
+	int in = -1, err;
+
+	if ((err = gp_gz_sync_point(f->file, so_far, &n)))
+		return err;
+	if ((in = open(f->path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if (!(buf = malloc(CHUNK))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (at < n) {
+		ssize_t r = pread(in, buf, n - at < CHUNK ? (size_t)(n - at) : CHUNK, (off_t)at);
+
+		if (r <= 0) {
+			err = r < 0 ? -errno : -EIO; /* the file is shorter than written: not ours now */
+			goto out;
+		}
+		if ((err = gp_fd_write_all(fd, buf, (size_t)r, NULL)))
+			goto out;
+		at += (uint64_t)r;
+	}
+out:
+	free(buf);
+	close(in);
+	return err;
+}
+
 static void dump_beside(struct gp_flight *f, const char *reason, uint64_t now_ms, int64_t ts_ns)
 {
+	struct gp_gz_member so_far;
 	char path[4096];
 	int fd, err;
 
@@ -286,7 +323,14 @@ static void dump_beside(struct gp_flight *f, const char *reason, uint64_t now_ms
 		gp_rec_say("flight recorder: cannot create %s: %s", path, strerror(errno));
 		return;
 	}
-	err = dump_to(f, fd, NULL, reason, f->dumps, ts_ns, NULL, 0);
+	/* the outline so far first; failing that, the meta alone */
+	if (copy_file_so_far(f, fd, &so_far) == 0) {
+		err = dump_to(f, fd, &so_far, reason, f->dumps, ts_ns, NULL, 0);
+	} else if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		err = -errno;
+	} else {
+		err = dump_to(f, fd, NULL, reason, f->dumps, ts_ns, NULL, 0);
+	}
 	if (close(fd) != 0 && !err)
 		err = -errno;
 	if (err)

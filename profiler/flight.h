@@ -13,7 +13,10 @@
  * own file; on SIGUSR1 (the program goes on; its own handler, where it set
  * one before CUDA started, is not replaced: it then gets the signal alone),
  * and after an out-of-memory error (at most one per window), into
- * <stem>.dump<N>.json.gz beside it. A dump is written by the writer thread;
+ * <stem>.dump<N>.json.gz beside it. The trace's own file holds "[", the
+ * meta and the run's outline (outline.h) as it goes, flushed each second;
+ * the end's window is appended to it, and every dump begins with a copy
+ * of it. A dump is written by the writer thread;
  * the program is never stopped for it.
  *
  * Writer thread only, but for the signal's handler (an atomic). */

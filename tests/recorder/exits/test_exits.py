@@ -401,6 +401,48 @@ class FlightRecorder(unittest.TestCase):
         self.assertEqual(o["by_category"], [{"name": "other", "bytes": o["allocated_peak"], "share": 1.0}])
         self.assertEqual([p["peak"] for p in d["steps"]["series"]], [step_peak(n) for n in range(1, 7)])
 
+    def test_window_signal(self):
+        """SIGUSR1: a dump beside the trace while the job goes on, holding
+        the outline so far and the window; then SIGTERM ends the job, and
+        its trace is finished."""
+        trace = os.path.join(self.tmp, "job.json.gz")
+        outp = os.path.join(self.tmp, "out")
+        with open(outp, "w") as out_f, open(os.path.join(self.tmp, "err"), "w") as err_f:
+            p = subprocess.Popen([EXIT_JOB, RECORDER, "run"], stdout=out_f, stderr=err_f,
+                                 env=env_for(trace, {"GPUPROF_WINDOW_S": "1"}), cwd=self.tmp)
+        try:
+            time.sleep(2.5)
+            asked = time.time()
+            p.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=20)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        with open(os.path.join(self.tmp, "err")) as f:
+            err = f.read()
+        dumps = glob.glob(os.path.join(self.tmp, "job.*.dump1.json.gz"))
+        self.assertEqual(len(dumps), 1, err)
+        self.assertIn("flight recorder: the last 1 s written to", err)
+        with gzip.open(dumps[0], "rt") as f:
+            doc = json.load(f)
+        with open(outp) as f:
+            printed = steps_printed(f.read())
+        before = [n for n, _, t in printed if t < asked - 1.2]
+        self.check_outline(doc, len(before))
+        self.assertEqual([e["args"]["reason"] for e in doc if e.get("name") == "gpuprof.dump"], ["signal"])
+        d = analyze(dumps[0])["devices"][0]
+        self.assertGreaterEqual(d["outline"]["steps"], len(before))
+        self.assertEqual(d["outline"]["dump"], "signal")
+        self.assertIsNotNone(d["outline"]["window_t"])
+        # the job went on: its own trace has more steps than the dump
+        main = [x for x in glob.glob(os.path.join(self.tmp, "job.*.json.gz")) if ".dump" not in x]
+        with gzip.open(main[0], "rt") as f:
+            whole = json.load(f)
+        self.assertGreater(len(self.check_outline(whole, 1)), d["outline"]["records"])
+
     def test_window_sigkill(self):
         """Killed: the file holds the meta and the outline of every step
         printed 1.5 s before the kill (flushed each second), and recover
