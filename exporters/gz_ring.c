@@ -25,6 +25,7 @@ struct seg {
 	uint64_t in_len;  /* uncompressed bytes */
 	uint32_t crc;     /* CRC-32 of those after the opening */
 	int64_t stamp;
+	uint64_t seq;     /* segments sealed before it */
 	/* the opening: the first open_n compressed bytes, open_in of the
 	 * uncompressed, whose CRC-32 is open_crc (0, 0, 0: none) */
 	size_t open_n;
@@ -42,6 +43,7 @@ struct gp_gz_ring {
 	size_t cap, head, count;
 	uint64_t bytes, in_bytes;
 	uint64_t dropped_segments, dropped_bytes, dropped_in_bytes;
+	uint64_t sealed;   /* segments sealed so far, kept or not */
 	/* the segment being written */
 	unsigned char *cur;
 	size_t cur_n, cur_cap;
@@ -242,6 +244,7 @@ int gp_gz_ring_seal(struct gp_gz_ring *r, int64_t stamp)
 	s->in_len = r->cur_in;
 	s->crc = r->cur_crc;
 	s->stamp = stamp;
+	s->seq = r->sealed++;
 	s->open_n = r->cur_open_n;
 	s->open_in = r->cur_open_in;
 	s->open_crc = r->cur_open_crc;
@@ -310,23 +313,27 @@ static void put_le32(unsigned char *p, uint32_t x)
 	p[3] = (unsigned char)(x >> 24);
 }
 
-/* The kept segments (the first with its opening), then tail, finished, and
- * the trailer: the member so far is *m, which this adds to. */
-static int segments_and_end(const struct gp_gz_ring *r, int fd, struct gp_gz_member *m, const void *tail,
-			    size_t tail_len)
+/* The kept segments from from_seq on (the first with its opening), then
+ * tail, finished, and the trailer: the member so far is *m, which this
+ * adds to. */
+static int segments_and_end(const struct gp_gz_ring *r, int fd, uint64_t from_seq, struct gp_gz_member *m,
+			    const void *tail, size_t tail_len)
 {
 	unsigned char trailer[8];
-	int e;
+	int first = 1, e;
 
 	for (size_t i = 0; i < r->count; i++) {
 		const struct seg *s = &r->q[(r->head + i) % r->cap];
 		/* the first segment's opening opens the dump; the others' are
 		 * passed over, whole deflate blocks ended by a full flush */
-		size_t skip = i ? s->open_n : 0;
+		size_t skip = first ? 0 : s->open_n;
 
+		if (s->seq < from_seq)
+			continue;
 		if ((e = gp_fd_write_all(fd, s->p + skip, s->n - skip, NULL)))
 			return e;
-		if (!i) {
+		if (first) {
+			first = 0;
 			m->crc = (uint32_t)crc32_combine(m->crc, s->open_crc, (z_off_t)s->open_in);
 			m->in_len += s->open_in;
 		}
@@ -342,7 +349,7 @@ static int segments_and_end(const struct gp_gz_ring *r, int fd, struct gp_gz_mem
 	return gp_fd_write_all(fd, trailer, sizeof(trailer), NULL);
 }
 
-int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
+int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, uint64_t from_seq, const void *head, size_t head_len,
 		    const void *tail, size_t tail_len)
 {
 	struct gp_gz_member m;
@@ -357,11 +364,11 @@ int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t
 		return e;
 	m.crc = (uint32_t)crc32(0, head, (uInt)head_len);
 	m.in_len = head_len;
-	return segments_and_end(r, fd, &m, tail, tail_len);
+	return segments_and_end(r, fd, from_seq, &m, tail, tail_len);
 }
 
-int gp_gz_ring_dump_after(const struct gp_gz_ring *r, int fd, const struct gp_gz_member *so_far,
-			  const void *tail, size_t tail_len)
+int gp_gz_ring_dump_after(const struct gp_gz_ring *r, int fd, uint64_t from_seq,
+			  const struct gp_gz_member *so_far, const void *tail, size_t tail_len)
 {
 	struct gp_gz_member m = *so_far;
 
@@ -369,7 +376,12 @@ int gp_gz_ring_dump_after(const struct gp_gz_ring *r, int fd, const struct gp_gz
 		return r->err;
 	if (tail_len > MAX_PART)
 		return -EINVAL;
-	return segments_and_end(r, fd, &m, tail, tail_len);
+	return segments_and_end(r, fd, from_seq, &m, tail, tail_len);
+}
+
+uint64_t gp_gz_ring_next_seq(const struct gp_gz_ring *r)
+{
+	return r->sealed;
 }
 
 void gp_gz_ring_stats(const struct gp_gz_ring *r, struct gp_gz_ring_stats *st)

@@ -73,16 +73,20 @@ int gp_gz_ring_seal(struct gp_gz_ring *r, int64_t stamp);
 /* Drops the kept segments whose stamp is before stamp (a time window). */
 void gp_gz_ring_drop_before(struct gp_gz_ring *r, int64_t stamp);
 /* One gzip member to fd (the caller's, left open): head, every kept
- * segment in order, tail (head and tail at most 1 GiB each, else
- * -EINVAL). What was written since the last seal is not in it (seal
- * first). 0 or -errno; after a failure fd holds part of a member. */
-int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, const void *head, size_t head_len,
+ * segment in order from the one numbered from_seq (gp_gz_ring_next_seq;
+ * 0: all), tail (head and tail at most 1 GiB each, else -EINVAL). What was
+ * written since the last seal is not in it (seal first). 0 or -errno;
+ * after a failure fd holds part of a member. */
+int gp_gz_ring_dump(const struct gp_gz_ring *r, int fd, uint64_t from_seq, const void *head, size_t head_len,
 		    const void *tail, size_t tail_len);
 /* The same, going on with a member written so far to fd and handed over
  * (gz_sink.h, gp_gz_hand_over): no header, no head; the kept segments and
  * tail end it. 0 or -errno. */
-int gp_gz_ring_dump_after(const struct gp_gz_ring *r, int fd, const struct gp_gz_member *so_far,
-			  const void *tail, size_t tail_len);
+int gp_gz_ring_dump_after(const struct gp_gz_ring *r, int fd, uint64_t from_seq,
+			  const struct gp_gz_member *so_far, const void *tail, size_t tail_len);
+/* The number the segment being written gets when sealed: segments are
+ * numbered from 0 in the order sealed, kept or since dropped. */
+uint64_t gp_gz_ring_next_seq(const struct gp_gz_ring *r);
 void gp_gz_ring_stats(const struct gp_gz_ring *r, struct gp_gz_ring_stats *st);
 /* Safe on NULL. */
 void gp_gz_ring_free(struct gp_gz_ring *r);

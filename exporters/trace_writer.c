@@ -275,6 +275,8 @@ void gp_tw_arg_u64(struct gp_trace_writer *tw, const char *key, uint64_t v)
 	} else if (!strcmp(key, GP_F_DEVICE)) {
 		tw->ev.device = v;
 		tw->ev.has_device = 1;
+	} else if (!strcmp(key, GP_F_TOTAL_MEMORY)) {
+		tw->ev.total_memory = v;
 	}
 }
 

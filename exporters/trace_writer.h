@@ -63,6 +63,7 @@ struct gp_tw_event {
 	uint64_t addr, pool;  /* args addr, pool */
 	uint64_t bytes, device;
 	uint8_t has_id, has_addr, has_pool, has_bytes, has_device;
+	uint64_t total_memory; /* args total_memory (gpuprof.device), 0: none */
 	uint8_t kind_device;  /* args kind is device (alloc, free) */
 	uint8_t async;        /* args async is true: stream-ordered */
 };

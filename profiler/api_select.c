@@ -18,14 +18,16 @@ static const char *const runtime_prefixes[] = {
 	"cudaHostRegister", "cudaHostUnregister", "cudaMemcpy", "cudaMemset",
 	"cudaMemPoolCreate", "cudaMemPoolDestroy", "cudaMemPoolTrimTo", "cudaMemPrefetch",
 	"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
-	"cudaDeviceReset", NULL,
+	"cudaDeviceReset",
+	/* the range Nsight's users mark: the flight recorder dumps it */
+	"cudaProfilerStart", "cudaProfilerStop", NULL,
 };
 static const char *const driver_prefixes[] = {
 	"cuLaunch", "cuGraphLaunch", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",
 	"cuMemHostRegister", "cuMemHostUnregister", "cuMemcpy", "cuMemset",
 	"cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemPoolCreate",
 	"cuMemPoolDestroy", "cuMemPoolTrimTo", "cuMemPrefetch", "cuCtxSynchronize",
-	"cuStreamSynchronize", "cuEventSynchronize", NULL,
+	"cuStreamSynchronize", "cuEventSynchronize", "cuProfilerStart", "cuProfilerStop", NULL,
 };
 /* Calls that start GPU work: kernel and graph launches, and copies and
  * sets (flows link them to what they started). */

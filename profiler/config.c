@@ -3,6 +3,8 @@
  * variables' names, defaults and bounds are exporters/env_vars.def's. */
 #include "config.h"
 
+#include "dump_when.h"
+
 #include "env_vars.h"
 #include "state.h"
 
@@ -177,6 +179,12 @@ static void load(void)
 	c->cupti_flush_ms = (int)ENV_NUM(GP_ENV_CUPTI_FLUSH_MS);
 	c->window_s = (int)ENV_NUM(GP_ENV_WINDOW_S);
 	c->ring_bytes = ENV_NUM(GP_ENV_RING_MB) << 20;
+	const char *at = getenv(GP_ENV_DUMP_AT), *steps = getenv(GP_ENV_DUMP_STEPS);
+	if (at && *at && gp_parse_dump_at(at, &c->dump_at_bytes, &c->dump_at_permille))
+		gp_rec_say("ignoring %s=%s (expected bytes, as 60G, or a share of the device, as 90%%)",
+			   GP_ENV_DUMP_AT, at);
+	if (steps && *steps && gp_parse_dump_steps(steps, &c->dump_step_first, &c->dump_step_last))
+		gp_rec_say("ignoring %s=%s (expected steps A-B, 1 <= A <= B)", GP_ENV_DUMP_STEPS, steps);
 	c->exit_wait_ms = (int)ENV_NUM(GP_ENV_EXIT_WAIT_MS);
 	c->signal_wait_ms = (int)ENV_NUM(GP_ENV_SIGNAL_WAIT_MS);
 	c->signals = ENV_NUM(GP_ENV_SIGNALS) != 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gz_ring.h"
@@ -48,8 +49,21 @@ struct gp_flight {
 	int oom_pending;
 	uint64_t oom_hold_until_ms;      /* one out-of-memory dump per window */
 	unsigned signals_done;
+	struct gp_flight_when when;
+	uint8_t above[GP_OUTLINE_MAX_DEVICES]; /* device memory over the threshold */
+	int threshold_pending;
+	uint64_t threshold_hold_until_ms;
+	/* ranges dumped whole (steps, cudaProfilerStart..Stop): the first
+	 * segment of each, open while *_open */
+	int steps_open, profiler_open;
+	uint64_t steps_seq, profiler_seq;
+	int cut;                         /* the tap asks for a seal or a dump (CUT_*) */
+	int in_cut;
 	int failed;                      /* said once; the ring is off */
 };
+
+/* What the tap asks for at the end of the line it is shown */
+enum { CUT_STEPS_BEGIN = 1, CUT_STEPS_END = 2, CUT_PROFILER_BEGIN = 4, CUT_PROFILER_END = 8 };
 
 /* SIGUSR1s received: the handler only counts them. */
 static _Atomic unsigned usr1_asked;
@@ -103,8 +117,77 @@ static void keep_meta(struct gp_flight *f, const struct gp_tw_event *ev)
 		fail(f, "writing the trace", err);
 }
 
+static void cut(struct gp_flight *f, int64_t ts_ns);
+
+/* The process's device memory on device (PyTorch's reserved or CUDA's
+ * device allocations, the larger) crossing the threshold upward asks for a
+ * dump; falling a tenth below it, the next crossing may. */
+static void watch_threshold(struct gp_flight *f, uint64_t device)
+{
+	uint64_t held, total, at;
+
+	if ((!f->when.at_bytes && !f->when.at_permille) || device >= GP_OUTLINE_MAX_DEVICES)
+		return;
+	held = gp_outline_held(f->outline, (unsigned)device, &total);
+	at = f->when.at_bytes ? f->when.at_bytes : total / 1000 * f->when.at_permille;
+	if (!at)
+		return; /* a share of a device whose size is not known yet */
+	if (held >= at && !f->above[device]) {
+		f->above[device] = 1;
+		f->threshold_pending = 1;
+	} else if (held < at - at / 10) {
+		f->above[device] = 0;
+	}
+}
+
+static uint64_t mark_step(const struct gp_tw_event *ev)
+{
+	uint64_t n = 0;
+
+	if (ev->name_len <= 5 || ev->name_len > 5 + 18 || memcmp(ev->name, "step:", 5))
+		return 0;
+	for (size_t i = 5; i < ev->name_len; i++) {
+		if (ev->name[i] < '0' || ev->name[i] > '9')
+			return 0;
+		n = n * 10 + (uint64_t)(ev->name[i] - '0');
+	}
+	return n;
+}
+
+/* step:N ends step N: step first begins at step:(first - 1) (step 1: at
+ * the start, its range open from the first segment) and the range ends at
+ * step:last. */
+static void watch_steps(struct gp_flight *f, const struct gp_tw_event *ev)
+{
+	uint64_t n;
+
+	if (!f->when.step_first || !(n = mark_step(ev)))
+		return;
+	if (n + 1 == f->when.step_first)
+		f->cut |= CUT_STEPS_BEGIN;
+	if (n == f->when.step_last && f->steps_open)
+		f->cut |= CUT_STEPS_END;
+}
+
+static int name_starts(const struct gp_tw_event *ev, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return ev->name_len >= n && !memcmp(ev->name, prefix, n);
+}
+
+/* cudaProfilerStart .. cudaProfilerStop (or the driver's): the range Nsight
+ * users mark */
+static void watch_profiler(struct gp_flight *f, const struct gp_tw_event *ev)
+{
+	if (name_starts(ev, "cudaProfilerStart") || name_starts(ev, "cuProfilerStart"))
+		f->cut |= CUT_PROFILER_BEGIN;
+	else if ((name_starts(ev, "cudaProfilerStop") || name_starts(ev, "cuProfilerStop")) && f->profiler_open)
+		f->cut |= CUT_PROFILER_END;
+}
+
 /* The writer's tap: every line to the head and the outline; an
- * out-of-memory error asks for a dump. */
+ * out-of-memory error, a threshold, a range's ends ask for a dump. */
 static void observe(void *ctx, const struct gp_tw_event *ev)
 {
 	struct gp_flight *f = ctx;
@@ -113,14 +196,26 @@ static void observe(void *ctx, const struct gp_tw_event *ev)
 		keep_meta(f, ev);
 	gp_wh_observe(f->head, ev);
 	gp_outline_observe(f->outline, ev);
-	if (ev->ph == 'i' && ev->cat && !strcmp(ev->cat, GP_CAT_MEMORY) &&
-	    ((ev->name_len == sizeof(GP_EV_OOM) - 1 && !memcmp(ev->name, GP_EV_OOM, ev->name_len)) ||
-	     (ev->name_len == sizeof(GP_EV_TORCH_OOM) - 1 && !memcmp(ev->name, GP_EV_TORCH_OOM, ev->name_len))))
-		f->oom_pending = 1;
+	if (!ev->cat)
+		return;
+	if (ev->ph == 'i' && !strcmp(ev->cat, GP_CAT_MEMORY)) {
+		if ((ev->name_len == sizeof(GP_EV_OOM) - 1 && !memcmp(ev->name, GP_EV_OOM, ev->name_len)) ||
+		    (ev->name_len == sizeof(GP_EV_TORCH_OOM) - 1 && !memcmp(ev->name, GP_EV_TORCH_OOM, ev->name_len)))
+			f->oom_pending = 1;
+		else if (ev->has_device)
+			watch_threshold(f, ev->device);
+	} else if (ev->ph == 'i' && !strcmp(ev->cat, GP_CAT_NVTX)) {
+		watch_steps(f, ev);
+	} else if (ev->ph == 'X' && (!strcmp(ev->cat, GP_CAT_CUDA_RUNTIME) || !strcmp(ev->cat, GP_CAT_CUDA_DRIVER))) {
+		watch_profiler(f, ev);
+	}
+	/* last: sealing writes through the writer, whose event ev is */
+	if (f->cut)
+		cut(f, ev->ts_ns);
 }
 
 int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host_pid, int window_s,
-		  size_t ring_bytes, struct gp_trace_writer **tw)
+		  size_t ring_bytes, const struct gp_flight_when *when, struct gp_trace_writer **tw)
 {
 	struct gp_flight *f;
 	int err = -ENOMEM;
@@ -138,6 +233,10 @@ int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host
 		goto fail;
 	f->host_pid = host_pid;
 	f->window_s = window_s;
+	if (when)
+		f->when = *when;
+	/* steps from the first: the range is open from the start */
+	f->steps_open = f->when.step_first == 1;
 	if ((err = gp_gz_ring_new(&f->ring, ring_bytes, RING_LEVEL)) || (err = gp_wh_new(&f->head, HEAD_MAX_BYTES)) ||
 	    (err = gp_outline_new(&f->outline)) || (err = gp_tw_open_ring(&f->tw, f->ring)))
 		goto fail;
@@ -188,7 +287,9 @@ static int seal(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 		return err;
 	if ((err = gp_gz_ring_seal(f->ring, (int64_t)now_ms)))
 		return err;
-	gp_gz_ring_drop_before(f->ring, (int64_t)now_ms - (int64_t)f->window_s * 1000);
+	/* a range to dump whole keeps what the ring holds (up to its cap) */
+	if (!f->steps_open && !f->profiler_open)
+		gp_gz_ring_drop_before(f->ring, (int64_t)now_ms - (int64_t)f->window_s * 1000);
 	if ((err = gp_wh_replay(f->head, replay_line, f->tw)))
 		return err;
 	gp_wh_stats(f->head, &st);
@@ -215,8 +316,8 @@ static void fail(struct gp_flight *f, const char *what, int err)
  * segments (the first with its opening), a gpuprof.dump and the end; at
  * the end (so_far), after the trace's file so far instead of "[" and the
  * meta. */
-static int dump_to(struct gp_flight *f, int fd, const struct gp_gz_member *so_far, const char *reason,
-		   unsigned seq, int64_t ts_ns, const char *end_line, size_t end_len)
+static int dump_to(struct gp_flight *f, int fd, uint64_t from_seq, const struct gp_gz_member *so_far,
+		   const char *reason, unsigned seq, int64_t ts_ns, const char *end_line, size_t end_len)
 {
 	struct gp_gz_ring_stats rs;
 	struct gp_buf tail;
@@ -253,9 +354,9 @@ static int dump_to(struct gp_flight *f, int fd, const struct gp_gz_member *so_fa
 	if (tail.failed)
 		err = tail.failed;
 	else if (so_far)
-		err = gp_gz_ring_dump_after(f->ring, fd, so_far, tail.data, tail.len);
+		err = gp_gz_ring_dump_after(f->ring, fd, from_seq, so_far, tail.data, tail.len);
 	else
-		err = gp_gz_ring_dump(f->ring, fd, f->meta ? f->meta : "[\n", f->meta ? f->meta_len : 2, tail.data,
+		err = gp_gz_ring_dump(f->ring, fd, from_seq, f->meta ? f->meta : "[\n", f->meta ? f->meta_len : 2, tail.data,
 				      tail.len);
 	gp_buf_free(&tail);
 	return err;
@@ -296,7 +397,9 @@ out:
 	return err;
 }
 
-static void dump_beside(struct gp_flight *f, const char *reason, uint64_t now_ms, int64_t ts_ns)
+/* from_seq: the first segment it holds (0: the window's first). */
+static void dump_beside(struct gp_flight *f, const char *reason, uint64_t from_seq, uint64_t now_ms,
+			int64_t ts_ns)
 {
 	struct gp_gz_member so_far;
 	char path[4096];
@@ -325,11 +428,11 @@ static void dump_beside(struct gp_flight *f, const char *reason, uint64_t now_ms
 	}
 	/* the outline so far first; failing that, the meta alone */
 	if (copy_file_so_far(f, fd, &so_far) == 0) {
-		err = dump_to(f, fd, &so_far, reason, f->dumps, ts_ns, NULL, 0);
+		err = dump_to(f, fd, from_seq, &so_far, reason, f->dumps, ts_ns, NULL, 0);
 	} else if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
 		err = -errno;
 	} else {
-		err = dump_to(f, fd, NULL, reason, f->dumps, ts_ns, NULL, 0);
+		err = dump_to(f, fd, from_seq, NULL, reason, f->dumps, ts_ns, NULL, 0);
 	}
 	if (close(fd) != 0 && !err)
 		err = -errno;
@@ -337,6 +440,51 @@ static void dump_beside(struct gp_flight *f, const char *reason, uint64_t now_ms
 		gp_rec_say("flight recorder: writing %s failed: %s", path, strerror(-err));
 	else
 		gp_rec_say("flight recorder: the last %d s written to %s (%s)", f->window_s, path, reason);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* A range's first line seals the segment it is in, so that the next one
+ * begins the range; its last seals and dumps from there. Called by the
+ * tap, last: the seal writes the window head's replay through the writer
+ * (its lines go to the tap again, which does not cut then). */
+static void cut(struct gp_flight *f, int64_t ts_ns)
+{
+	int what = f->cut;
+	uint64_t now_ms = mono_ms();
+	int err;
+
+	f->cut = 0;
+	if (f->in_cut || f->failed)
+		return;
+	f->in_cut = 1;
+	if (what & (CUT_STEPS_END | CUT_PROFILER_END)) {
+		if (what & CUT_STEPS_END) {
+			f->steps_open = 0;
+			dump_beside(f, "steps", f->steps_seq, now_ms, ts_ns);
+		}
+		if (what & CUT_PROFILER_END) {
+			f->profiler_open = 0;
+			dump_beside(f, "profiler", f->profiler_seq, now_ms, ts_ns);
+		}
+	} else if ((err = seal(f, now_ms, ts_ns))) {
+		fail(f, "sealing", err);
+	}
+	if (what & CUT_STEPS_BEGIN) {
+		f->steps_open = 1;
+		f->steps_seq = gp_gz_ring_next_seq(f->ring);
+	}
+	if (what & CUT_PROFILER_BEGIN) {
+		f->profiler_open = 1;
+		f->profiler_seq = gp_gz_ring_next_seq(f->ring);
+	}
+	f->in_cut = 0;
 }
 
 void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
@@ -349,12 +497,17 @@ void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 	gp_outline_tick(f->outline, ts_ns);
 	if (asked != f->signals_done) {
 		f->signals_done = asked;
-		dump_beside(f, "signal", now_ms, ts_ns);
+		dump_beside(f, "signal", 0, now_ms, ts_ns);
 	}
 	if (f->oom_pending && now_ms >= f->oom_hold_until_ms) {
 		f->oom_pending = 0;
 		f->oom_hold_until_ms = now_ms + (uint64_t)f->window_s * 1000;
-		dump_beside(f, "oom", now_ms, ts_ns);
+		dump_beside(f, "oom", 0, now_ms, ts_ns);
+	}
+	if (f->threshold_pending && now_ms >= f->threshold_hold_until_ms) {
+		f->threshold_pending = 0;
+		f->threshold_hold_until_ms = now_ms + (uint64_t)f->window_s * 1000;
+		dump_beside(f, "threshold", 0, now_ms, ts_ns);
 	}
 	if (!f->failed && now_ms >= f->next_seal_ms && (err = seal(f, now_ms, ts_ns)))
 		fail(f, "sealing", err);
@@ -374,7 +527,7 @@ int gp_flight_end(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns, const cha
 		return err;
 	f->file = NULL;
 	if ((err = gp_gz_hand_over(file, &f->fd, &so_far)) ||
-	    (err = dump_to(f, f->fd, &so_far, "end", f->dumps + 1, ts_ns, end_line, end_len)))
+	    (err = dump_to(f, f->fd, 0, &so_far, "end", f->dumps + 1, ts_ns, end_line, end_len)))
 		return err;
 	return 0;
 }

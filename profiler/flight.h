@@ -12,8 +12,11 @@
  * Dumps (TRACE_FORMAT.md, "Flight recorder"): at the end, into the trace's
  * own file; on SIGUSR1 (the program goes on; its own handler, where it set
  * one before CUDA started, is not replaced: it then gets the signal alone),
- * and after an out-of-memory error (at most one per window), into
- * <stem>.dump<N>.json.gz beside it. The trace's own file holds "[", the
+ * after an out-of-memory error and when the process's device memory
+ * crosses a threshold (each at most once per window), for a range of
+ * steps and between cudaProfilerStart and cudaProfilerStop (from the
+ * segment sealed where the range began: the trace writer's tap seals at
+ * its first line and dumps at its last), into <stem>.dump<N>.json.gz beside it. The trace's own file holds "[", the
  * meta and the run's outline (outline.h) as it goes, flushed each second;
  * the end's window is appended to it, and every dump begins with a copy
  * of it. A dump is written by the writer thread;
@@ -30,12 +33,21 @@
 
 struct gp_flight;
 
+/* Dumps asked for besides the end, SIGUSR1 and out-of-memory errors
+ * (dump_when.h): all 0, none. */
+struct gp_flight_when {
+	uint64_t at_bytes;       /* the process's device memory crosses this */
+	unsigned at_permille;    /* or this share of the device */
+	uint64_t step_first;     /* steps first..last, whole: written at last's mark */
+	uint64_t step_last;
+};
+
 /* Takes fd (the trace's own file, path its name: the end's dump and the
  * stem of the others), even on failure. *tw: the writer to write with,
  * into the ring (owned by the caller, closed before gp_flight_free).
  * host_pid: the pid of the dump's own events. 0 or -errno. */
 int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host_pid, int window_s,
-		  size_t ring_bytes, struct gp_trace_writer **tw);
+		  size_t ring_bytes, const struct gp_flight_when *when, struct gp_trace_writer **tw);
 /* Every writer tick: seals a segment each second, and writes the dumps
  * asked for since (SIGUSR1, an out-of-memory error). now_ms: a monotonic
  * clock; ts_ns: the trace's time now. */

@@ -262,10 +262,14 @@ static int start(void)
 	}
 	gp_rec.ts_base = gp_now();
 
-	if (cfg->window_s > 0)
-		err = gp_flight_new(&flight, fd, path, gp_rec.pid, cfg->window_s, cfg->ring_bytes, &tw);
-	else
+	if (cfg->window_s > 0) {
+		struct gp_flight_when when = { cfg->dump_at_bytes, cfg->dump_at_permille, cfg->dump_step_first,
+					       cfg->dump_step_last };
+
+		err = gp_flight_new(&flight, fd, path, gp_rec.pid, cfg->window_s, cfg->ring_bytes, &when, &tw);
+	} else {
 		err = gp_tw_open_fd(&tw, fd, 1);
+	}
 	fd = -1; /* handed over to tw (or flight), closed with it even on failure */
 	if (err) {
 		gp_rec_say("cannot start the trace: %s", strerror(-err));

@@ -62,6 +62,7 @@ struct ol_phase {
 
 struct ol_dev {
 	int used;
+	uint64_t total;          /* the device's size, from gpuprof.device */
 	uint64_t allocated, reserved, device_bytes, live;
 	uint64_t allocated_peak, reserved_peak, device_peak;
 	int64_t peak_ns;
@@ -832,6 +833,9 @@ void gp_outline_observe(void *ctx, const struct gp_tw_event *ev)
 				named(o, ev, sizeof(GP_TORCH_PARAM_PREFIX) - 1, 1);
 		} else if (!strcmp(ev->cat, GP_CAT_MEMORY)) {
 			memory_event(o, ev);
+		} else if (name_is(ev, GP_EV_DEVICE) && ev->has_device && ev->device < GP_OUTLINE_MAX_DEVICES) {
+			/* its size, kept where the device is not used (yet) too */
+			o->dev[ev->device].total = ev->total_memory;
 		}
 		break;
 	default:
@@ -892,6 +896,18 @@ void gp_outline_format(struct gp_trace_writer *tw, int64_t pid, const struct gp_
 }
 
 /* ---- the rest ---- */
+
+uint64_t gp_outline_held(const struct gp_outline *o, unsigned device, uint64_t *total)
+{
+	const struct ol_dev *d;
+
+	*total = 0;
+	if (device >= GP_OUTLINE_MAX_DEVICES)
+		return 0;
+	d = &o->dev[device];
+	*total = d->total;
+	return d->reserved > d->device_bytes ? d->reserved : d->device_bytes;
+}
 
 int gp_outline_next(struct gp_outline *o, struct gp_outline_rec *rec)
 {

@@ -87,6 +87,10 @@ void gp_outline_observe(void *ctx, const struct gp_tw_event *ev);
 void gp_outline_tick(struct gp_outline *o, int64_t ts_ns);
 /* The end: every device's stretch closes. */
 void gp_outline_end(struct gp_outline *o, int64_t ts_ns);
+/* The device memory the process holds on device now: PyTorch's reserved
+ * or CUDA's device allocations, the larger; *total: the device's size
+ * (gpuprof.device), 0 while not known. */
+uint64_t gp_outline_held(const struct gp_outline *o, unsigned device, uint64_t *total);
 /* The oldest closed record not taken yet into *rec: 1, or 0 for none. */
 int gp_outline_next(struct gp_outline *o, struct gp_outline_rec *rec);
 /* Begins r's gpuprof.outline event in tw (pid: the process's), with the

@@ -65,7 +65,8 @@ static int trace_main(int argc, char **argv)
 		char v[24];
 
 		snprintf(v, sizeof(v), "%ld", s.window_s);
-		if (setenv(GP_ENV_WINDOW_S, v, 1) != 0)
+		if (setenv(GP_ENV_WINDOW_S, v, 1) != 0 || (s.dump_at && setenv(GP_ENV_DUMP_AT, s.dump_at, 1) != 0) ||
+		    (s.dump_steps && setenv(GP_ENV_DUMP_STEPS, s.dump_steps, 1) != 0))
 			goto cleanup;
 	}
 	/* without a recorder the old trace stays, as nothing would replace
@@ -97,7 +98,8 @@ const struct gp_command gp_cmd_trace = {
 	.name = "trace",
 	.summary = "run PROGRAM and record its GPU memory activity to a trace",
 	.usage = "  gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]\n"
-		 "                 [--stacks] [--window SECONDS] [--python PYTHON]\n"
+		 "                 [--stacks] [--window SECONDS] [--dump-at BYTES|PCT%]\n"
+		 "                 [--dump-steps A-B] [--python PYTHON]\n"
 		 "                 [--] PROGRAM [ARGS...]\n",
 	.options =
 		"  Options go before PROGRAM; what follows PROGRAM is passed to it.\n"
@@ -128,7 +130,15 @@ const struct gp_command gp_cmd_trace = {
 		"                         memory and write them at the end, on SIGUSR1 (the\n"
 		"                         program goes on) and after an out-of-memory error\n"
 		"                         (STEM.dumpN.json.gz beside PATH); each opens with\n"
-		"                         every block alive then, as it was made\n"
+		"                         every block alive then, as it was made; PATH holds\n"
+		"                         the outline of every step (peaks, holders) and the\n"
+		"                         last window. Also a dump between cudaProfilerStart\n"
+		"                         and cudaProfilerStop\n"
+		"      --dump-at BYTES|PCT%  with --window (60 if not given): a dump when the\n"
+		"                         process's device memory crosses BYTES (60G) or PCT%\n"
+		"                         of the device\n"
+		"      --dump-steps A-B   with --window (60 if not given): a dump of steps A\n"
+		"                         to B whole, from step A's start, at step B's mark\n"
 		"      --ops              also record PyTorch ops (aten::...) as ranges\n"
 		"      --torch-history    native mode where the allocator hook cannot be had (no\n"
 		"                         C++ compiler, GPUPROF_TORCH_TRACKER=0): PyTorch's\n"
@@ -161,6 +171,8 @@ const struct gp_command gp_cmd_trace = {
 		"      also the Python line that made each tensor\n"
 		"  gpuprof --trace --window 60 train.py      (then: kill -USR1 PID)\n"
 		"      keep the last minute; dump it when asked, at an OOM and at the end\n"
+		"  gpuprof --trace --dump-steps 100-101 --dump-at 90% train.py\n"
+		"      steps 100 and 101 whole, and the minute before memory reaches 90%\n"
 		"  gpuprof --trace -o run/ -- torchrun --nproc-per-node 8 train.py\n"
 		"      every rank's trace in run/; then: gpuprof analyze run/\n"
 		"  srun gpuprof --trace -o /shared/run/ -- python train.py\n"

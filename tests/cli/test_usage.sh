@@ -46,6 +46,9 @@ usage_error "unknown short option" "unknown option '-z'" --trace -z true
 usage_error "unknown option in a cluster" "unknown option '-z'" --trace -fz true
 usage_error "no argument for a flag" "option '--force' takes no argument" --trace --force=yes true
 usage_error "missing PROGRAM" "missing PROGRAM" --trace
+usage_error "a threshold of no size" "--dump-at must be bytes (60G, 512MiB) or a share of the device (90%, 87.5%), not '0'" --trace --dump-at 0 true
+usage_error "a share over the device" "--dump-at must be bytes (60G, 512MiB) or a share of the device (90%, 87.5%), not '101%'" --trace --dump-at 101% true
+usage_error "steps backwards" "--dump-steps must be steps A-B (1 <= A <= B) or one step A, not '9-3'" --trace --dump-steps 9-3 true
 usage_error "missing PROGRAM after --" "missing PROGRAM" trace -o x.json.gz --
 usage_error "missing -o argument" "option '-o' needs an argument" --trace -o
 usage_error "missing --output argument" "option '--output' needs an argument" --trace --output
@@ -79,7 +82,8 @@ for args in "--help" "-h" "help" "help --help" "help help"; do
 	gp $args
 	check_help "$args" USAGE COMMANDS "EXIT STATUS" \
 		"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
-		"                 [--stacks] [--window SECONDS] [--python PYTHON]" \
+		"                 [--stacks] [--window SECONDS] [--dump-at BYTES|PCT%]" \
+		"                 [--dump-steps A-B] [--python PYTHON]" \
 		"gpuprof recover TRACE [-o OUT]" "gpuprof analyze TRACE|RUN..." \
 		"gpuprof compare BASE NEW" "gpuprof check TRACE..." \
 		"gpuprof help [COMMAND] | --help | --version" \
@@ -117,7 +121,8 @@ check_help_file() {
 }
 check_help_file help.trace "help trace" ENVIRONMENT GPUPROF_INJECT_LIB GPUPROF_PYTHON \
 	"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
-	"                 [--stacks] [--window SECONDS] [--python PYTHON]" \
+	"                 [--stacks] [--window SECONDS] [--dump-at BYTES|PCT%]" \
+	"                 [--dump-steps A-B] [--python PYTHON]" \
 	"Options go before PROGRAM; what follows PROGRAM is passed to it." \
 	"--torch-history    native mode" \
 	"--stacks           native mode" \

@@ -21,6 +21,7 @@
 #include "trace_reader.h"
 
 static char dir[PATH_MAX];
+static uint64_t dump_from; /* the first segment a dump holds (its number) */
 
 static const char head[] = "[\n{\"ph\":\"i\",\"name\":\"gpuprof.meta\",\"args\":{\"format\":1}},\n";
 static const char tail[] = "{\"ph\":\"i\",\"name\":\"gpuprof.end\"}\n]\n";
@@ -51,7 +52,7 @@ static struct tu_bytes dump(struct gp_gz_ring *r, int *rc)
 	tu_path(path, dir, "dump.json.gz");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
-	*rc = gp_gz_ring_dump(r, fd, head, sizeof(head) - 1, tail, sizeof(tail) - 1);
+	*rc = gp_gz_ring_dump(r, fd, dump_from, head, sizeof(head) - 1, tail, sizeof(tail) - 1);
 	close(fd);
 	out = tu_read_file(path, &ok);
 	CHECK(ok);
@@ -219,7 +220,7 @@ static void test_keep_and_drop(void)
 	CHECK(st.segments == 1 && st.first_stamp == 3 && st.dropped_segments == 2);
 	check_dump(r, 3, 3, 100);
 	/* a dump that cannot be written says so */
-	CHECK_EQ_INT(gp_gz_ring_dump(r, -1, head, sizeof(head) - 1, tail, sizeof(tail) - 1),
+	CHECK_EQ_INT(gp_gz_ring_dump(r, -1, 0, head, sizeof(head) - 1, tail, sizeof(tail) - 1),
 		     -EBADF);
 	gp_gz_ring_free(r);
 	gp_gz_ring_free(NULL);
@@ -268,6 +269,16 @@ static void test_openings(void)
 		segment_text(&want, k, 30 + (int)k);
 	tu_bytes_add(&want, tail, sizeof(tail) - 1);
 	check_dump_holds(r, &want);
+	/* from segment 8 on (numbered from 0: the ninth written) */
+	CHECK(gp_gz_ring_next_seq(r) == 12);
+	dump_from = 8;
+	tu_bytes_add(&want, head, sizeof(head) - 1);
+	opening_text(&want, 9);
+	for (uint64_t k = 9; k < 12; k++)
+		segment_text(&want, k, 30 + (int)k);
+	tu_bytes_add(&want, tail, sizeof(tail) - 1);
+	check_dump_holds(r, &want);
+	dump_from = 0;
 	gp_gz_ring_free(r);
 	tu_bytes_free(&b);
 }
@@ -311,7 +322,7 @@ static void test_after_a_sink(void)
 	}
 	CHECK_EQ_INT(gp_gz_hand_over(s, &fd, &so_far), 0);
 	CHECK(fd >= 0 && so_far.in_len == want.n);
-	CHECK_EQ_INT(gp_gz_ring_dump_after(r, fd, &so_far, tail, sizeof(tail) - 1), 0);
+	CHECK_EQ_INT(gp_gz_ring_dump_after(r, fd, 0, &so_far, tail, sizeof(tail) - 1), 0);
 	close(fd);
 	opening_text(&want, 3);
 	for (uint64_t k = 3; k <= 6; k++)

@@ -1,4 +1,5 @@
-/* viewer/compare/limit.c: the sizes compare's and check's limits take.
+/* exporters/amount.c: the sizes compare's and check's limits take, and
+ * the flight recorder's thresholds.
  * Decimal units (kB, MB, GB, TB and K, M, G, T) are exact powers of 1000,
  * binary ones (KiB... and Ki...) of 1024; anything else is refused; a
  * limit in a decimal unit is written back in it and in binary. */
@@ -7,11 +8,12 @@
 
 #include "check.h"
 #include "compare.h"
+#include "exporters/dump_when.h"
 
 static uint64_t bytes_of(const char *s, uint64_t *decimal)
 {
-	struct gp_cmp_amount a = { 0 };
-	int rc = gp_cmp_parse_amount(s, &a);
+	struct gp_amount a = { 0 };
+	int rc = gp_parse_amount(s, &a);
 
 	if (rc || a.is_percent) {
 		CHECK_FAILED_("%s:%d: '%s' refused (%d)\n", __FILE__, __LINE__, s, rc);
@@ -24,9 +26,9 @@ static uint64_t bytes_of(const char *s, uint64_t *decimal)
 
 static int refused(const char *s)
 {
-	struct gp_cmp_amount a;
+	struct gp_amount a;
 
-	return gp_cmp_parse_amount(s, &a);
+	return gp_parse_amount(s, &a);
 }
 
 static const char *limit(uint64_t v, uint64_t decimal)
@@ -37,8 +39,34 @@ static const char *limit(uint64_t v, uint64_t decimal)
 	return buf;
 }
 
+/* The flight recorder's --dump-at and --dump-steps (exporters/dump_when.h):
+ * the same amounts, a share at most the device. */
+static void test_dump_when(void)
+{
+	uint64_t bytes, first, last;
+	unsigned permille;
+
+	CHECK(gp_parse_dump_at("60G", &bytes, &permille) == 0 && bytes == 60000000000ull && !permille);
+	CHECK(gp_parse_dump_at("60GiB", &bytes, &permille) == 0 && bytes == 60ull << 30);
+	CHECK(gp_parse_dump_at("87.5%", &bytes, &permille) == 0 && permille == 875 && !bytes);
+	CHECK(gp_parse_dump_at("100%", &bytes, &permille) == 0 && permille == 1000);
+	CHECK(gp_parse_dump_at("0", &bytes, &permille) == -EINVAL);
+	CHECK(gp_parse_dump_at("0%", &bytes, &permille) == -EINVAL);
+	CHECK(gp_parse_dump_at("101%", &bytes, &permille) == -EINVAL);
+	CHECK(gp_parse_dump_at("60", &bytes, &permille) == -EINVAL);
+	CHECK(gp_parse_dump_at("60gb", &bytes, &permille) == -EINVAL);
+	CHECK(gp_parse_dump_steps("100-110", &first, &last) == 0 && first == 100 && last == 110);
+	CHECK(gp_parse_dump_steps("7", &first, &last) == 0 && first == 7 && last == 7);
+	CHECK(gp_parse_dump_steps("0-3", &first, &last) == -EINVAL);
+	CHECK(gp_parse_dump_steps("9-3", &first, &last) == -EINVAL);
+	CHECK(gp_parse_dump_steps("3-", &first, &last) == -EINVAL);
+	CHECK(gp_parse_dump_steps("-3", &first, &last) == -EINVAL);
+	CHECK(gp_parse_dump_steps("1-2-3", &first, &last) == -EINVAL);
+}
+
 int main(void)
 {
+	test_dump_when();
 	static const char *const junk[] = {
 		"256mb", "256Mb", "256mB", "12g", "80gb", "80GIB", "80Gib", "80iB", "80GBs", "1 GB", "GB",
 		"1.5b", "1.0001GB", "80 G", "80G ", "+80G", "-1G", "1e9", "0x10G", "1,5GB",

@@ -181,7 +181,7 @@ struct cmp_check {
 	const struct cmp_unit *u;
 	const char *what;
 	uint64_t value, limit;
-	uint64_t limit_decimal; /* the limit given in a decimal unit: gp_cmp_amount's */
+	uint64_t limit_decimal; /* the limit given in a decimal unit: gp_amount's */
 	int over;
 	int oom;      /* its program did not get past an out-of-memory error */
 };

@@ -1,14 +1,7 @@
-/* The limits people type (--max-increase 2%, --max-peak 80GB, 1.5GiB) and
- * how they are written back. Parsing is strict, like every option of
- * gpuprof: a CI gate that read "2 %" or "256mb" as something it was not
- * would pass or fail for the wrong reason, so anything unusual is refused.
- *
- * Units: SI prefixes are powers of 1000 and IEC prefixes powers of 1024,
- * as the two standards (and numfmt, Kubernetes) have them: 80GB and 80G are
- * 80,000,000,000 bytes, the figure of spec sheets; 80GiB and 80Gi are
- * 80 x 2^30, the unit PyTorch and gpuprof print. A limit given in a decimal
- * unit is written back in it with its binary value beside it ("80 GB =
- * 74.5 GiB"), so nobody has to guess which one was read. */
+/* How the limits people type (exporters/amount.h: --max-increase 2%,
+ * --max-peak 80GB, 1.5GiB) are written back: a limit given in a decimal
+ * unit in it with its binary value beside it ("80 GB = 74.5 GiB"), so
+ * nobody has to guess which one was read. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,23 +10,6 @@
 #include "units.h"
 #include "compare.h"
 
-static const struct {
-	const char *name;
-	uint64_t bytes;
-	int decimal;
-} units[] = {
-	{ "B", 1, 0 },
-	{ "KiB", UINT64_C(1) << 10, 0 }, { "Ki", UINT64_C(1) << 10, 0 },
-	{ "MiB", UINT64_C(1) << 20, 0 }, { "Mi", UINT64_C(1) << 20, 0 },
-	{ "GiB", UINT64_C(1) << 30, 0 }, { "Gi", UINT64_C(1) << 30, 0 },
-	{ "TiB", UINT64_C(1) << 40, 0 }, { "Ti", UINT64_C(1) << 40, 0 },
-	{ "kB", UINT64_C(1000), 1 }, { "KB", UINT64_C(1000), 1 },
-	{ "k", UINT64_C(1000), 1 }, { "K", UINT64_C(1000), 1 },
-	{ "MB", UINT64_C(1000000), 1 }, { "M", UINT64_C(1000000), 1 },
-	{ "GB", UINT64_C(1000000000), 1 }, { "G", UINT64_C(1000000000), 1 },
-	{ "TB", UINT64_C(1000000000000), 1 }, { "T", UINT64_C(1000000000000), 1 },
-};
-
 /* The binary units limits are written back in, largest last. */
 static const struct {
 	const char *name;
@@ -41,73 +17,6 @@ static const struct {
 } binary[] = {
 	{ "B", 0 }, { "KiB", 10 }, { "MiB", 20 }, { "GiB", 30 }, { "TiB", 40 },
 };
-
-#define MAX_DECIMALS 3
-
-int gp_cmp_parse_amount(const char *s, struct gp_cmp_amount *out)
-{
-	const char *p = s;
-	uint64_t whole = 0, frac = 0, scale = 1, unit = 0;
-	int nwhole = 0, nfrac = 0, decimal = 0;
-
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (++nwhole > 16)
-			return -ERANGE;
-		whole = whole * 10 + (uint64_t)(*p - '0');
-	}
-	if (!nwhole)
-		return -EINVAL;
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++) {
-			if (++nfrac > MAX_DECIMALS)
-				return -EINVAL;
-			frac = frac * 10 + (uint64_t)(*p - '0');
-			scale *= 10;
-		}
-		if (!nfrac)
-			return -EINVAL;
-	}
-	if (strcmp(p, "%") == 0) {
-		double v = (double)whole + (double)frac / (double)scale;
-
-		if (v > 1000)
-			return -ERANGE;
-		out->is_percent = 1;
-		out->percent = v;
-		out->bytes = 0;
-		out->decimal = 0;
-		return 0;
-	}
-	if (!*p) {
-		/* "5": 5% or 5 MiB? Only 0 means the same in every unit. */
-		if (whole || frac)
-			return -EDOM;
-		unit = 1;
-	} else {
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			if (strcmp(p, units[i].name) == 0) {
-				unit = units[i].bytes;
-				decimal = units[i].decimal;
-			}
-		}
-	}
-	if (!unit)
-		return -EINVAL;
-	if (unit == 1 && nfrac)
-		return -EINVAL; /* a fraction of a byte */
-	if (whole > GP_CMP_MAX_BYTES / unit)
-		return -ERANGE;
-	/* frac < 1000 and unit <= 2^40: no overflow. Exact for a decimal
-	 * unit (scale divides it); a binary one rounds down to the byte. */
-	whole = whole * unit + frac * unit / scale;
-	if (whole > GP_CMP_MAX_BYTES)
-		return -ERANGE;
-	out->is_percent = 0;
-	out->percent = 0;
-	out->bytes = whole;
-	out->decimal = decimal ? unit : 0;
-	return 0;
-}
 
 /* v in the decimal unit of that many bytes, up to three decimals: what a
  * limit given as "13000MB" or "1.5GB" was. */

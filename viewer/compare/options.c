@@ -86,8 +86,8 @@ int gp_cmp_common_option(const char *prog, struct gp_cmp_settings *s, int c, con
 int gp_cmp_limit_option(const char *prog, const char *opt, const char *arg, struct gp_cmp_limit *l,
 			int percent_ok)
 {
-	struct gp_cmp_amount a;
-	int rc = gp_cmp_parse_amount(arg, &a);
+	struct gp_amount a;
+	int rc = gp_parse_amount(arg, &a);
 
 	if (rc == -ERANGE)
 		return gp_cmp_usage(prog, "%s '%s': too large (at most 1000%% or 8 PiB)", opt, arg);

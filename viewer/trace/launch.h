@@ -34,6 +34,8 @@ struct gp_trace_settings {
 	bool history;       /* --torch-history: PyTorch's allocator history (native) */
 	bool stacks;        /* --stacks: each PyTorch block's Python stack (native) */
 	long window_s;      /* --window: a flight recorder of so many seconds; 0: off */
+	const char *dump_at;    /* --dump-at (checked), or NULL */
+	const char *dump_steps; /* --dump-steps (checked), or NULL */
 	char **program;     /* PROGRAM ARGS..., NULL-terminated, inside argv */
 };
 

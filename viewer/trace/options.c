@@ -3,12 +3,17 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "dump_when.h"
 #include "env_vars.h"
 #include "launch.h"
 #include "parse_number.h"
 #include "viewer/cli.h"
 
-enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY, OPT_STACKS, OPT_WINDOW };
+enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY, OPT_STACKS, OPT_WINDOW, OPT_DUMP_AT, OPT_DUMP_STEPS };
+
+/* The flight recorder's window where --dump-at or --dump-steps asks for one
+ * and --window does not say */
+#define DEFAULT_WINDOW_S 60
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -19,6 +24,8 @@ static const struct option long_options[] = {
 	{ "torch-history", no_argument, NULL, OPT_HISTORY },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "dump-at", required_argument, NULL, OPT_DUMP_AT },
+	{ "dump-steps", required_argument, NULL, OPT_DUMP_STEPS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -59,6 +66,25 @@ int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s)
 				return gp_usage_error("--window must be a number of seconds, 1 to %ld, not '%s'",
 						      (long)GP_ENV_WINDOW_S_MAX, optarg);
 			break;
+		case OPT_DUMP_AT: {
+			uint64_t bytes;
+			unsigned permille;
+
+			if (gp_parse_dump_at(optarg, &bytes, &permille) != 0)
+				return gp_usage_error("--dump-at must be bytes (60G, 512MiB) or a share of the "
+						      "device (90%%, 87.5%%), not '%s'", optarg);
+			s->dump_at = optarg;
+			break;
+		}
+		case OPT_DUMP_STEPS: {
+			uint64_t first, last;
+
+			if (gp_parse_dump_steps(optarg, &first, &last) != 0)
+				return gp_usage_error("--dump-steps must be steps A-B (1 <= A <= B) or one step "
+						      "A, not '%s'", optarg);
+			s->dump_steps = optarg;
+			break;
+		}
 		case 'h':
 			return GP_TRACE_HELP;
 		default:
@@ -71,6 +97,8 @@ int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s)
 		return gp_usage_error("option '-o' needs a file name");
 	if (s->python && !*s->python)
 		return gp_usage_error("option '--python' needs a program");
+	if ((s->dump_at || s->dump_steps) && !s->window_s)
+		s->window_s = DEFAULT_WINDOW_S;
 	s->program = argv + optind;
 	return 0;
 }

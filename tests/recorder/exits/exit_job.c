@@ -30,6 +30,8 @@
  *   busy_sigterm  busy's threads, and after the six steps a child sends
  *           SIGTERM, which ends the job while they record; the main
  *           thread sleeps
+ *   reserve as exit, each step first reserving a segment of 8 MiB more,
+ *           kept (the flight recorder's threshold)
  *   handled a child sends SIGTERM, which the job handles; 10 ms after its
  *           handler ran the job returns from main, the recorder's flush for
  *           the signal under way
@@ -46,6 +48,7 @@
 
 int job_start(const char *recorder);
 void job_step(int n);
+void job_reserve(unsigned bytes);
 int job_thread_step(int kernels);
 
 #define STEP_THREADS 4
@@ -142,6 +145,8 @@ int main(int argc, char **argv)
 		return 2;
 
 	for (int n = 1; n <= 6; n++) {
+		if (strcmp(how, "reserve") == 0)
+			job_reserve(8u << 20);
 		job_step(n);
 		/* after step 1's NVTX mark: NVTX's own first-call setup is not
 		 * made for threads racing to it */
@@ -166,7 +171,8 @@ int main(int argc, char **argv)
 			printf("child %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 			fflush(stdout);
 		}
-		sleep_ms(20);
+		/* reserve: slower, for the recorder's tick to see each step */
+		sleep_ms(strcmp(how, "reserve") == 0 ? 300 : 20);
 	}
 	if (strcmp(how, "threads") == 0) {
 		printf("kernels %d lost %d\n", kernels_made, kernels_lost);

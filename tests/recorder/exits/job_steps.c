@@ -93,6 +93,17 @@ __attribute__((visibility("default"))) int job_start(const char *recorder)
 	return 0;
 }
 
+/* A segment reserved as PyTorch's allocator does (its cudaMalloc), kept. */
+__attribute__((visibility("default"))) void job_reserve(unsigned bytes)
+{
+	static uint64_t next_segment = 0x7e0000000000ull;
+
+	pthread_mutex_lock(&allocator);
+	send(GP_TA_SEGMENT_ALLOC, next_segment, bytes);
+	next_segment += (uint64_t)bytes + MIB;
+	pthread_mutex_unlock(&allocator);
+}
+
 /* An NVTX mark, as the PyTorch hooks make one (for torch/__init__.py). */
 __attribute__((visibility("default"))) void job_mark(const char *text)
 {

@@ -341,6 +341,12 @@ class Exits(unittest.TestCase):
         self.assertEqual([n for n in due if "step:%d" % n not in marks], [])
 
 
+def analyze_doc_outline(doc):
+    """The last outline event's running maxima, from a trace's events."""
+    ol = [e["args"] for e in doc if e.get("name") == "gpuprof.outline"]
+    return {"reserved_peak": max(a["reserved_peak"] for a in ol)}
+
+
 def step_peak(n):
     """Step n's peak as job_steps.c makes it: the parameters, its
     activations and its gradient."""
@@ -400,6 +406,49 @@ class FlightRecorder(unittest.TestCase):
         self.assertEqual((o["allocated_peak"], o["peak_step"], o["dump"]), (printed[-1][1], 3, "end"))
         self.assertEqual(o["by_category"], [{"name": "other", "bytes": o["allocated_peak"], "share": 1.0}])
         self.assertEqual([p["peak"] for p in d["steps"]["series"]], [step_peak(n) for n in range(1, 7)])
+
+    def run_flight(self, how, extra):
+        """Runs the job under the flight recorder; (stdout, stderr, the
+        trace's events, {reason: the dump's path})."""
+        trace = os.path.join(self.tmp, "job.json.gz")
+        env = {"GPUPROF_WINDOW_S": "60"}
+        env.update(extra)
+        p = subprocess.run([EXIT_JOB, RECORDER, how], capture_output=True, text=True, timeout=60,
+                           env=env_for(trace, env), cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dumps = {}
+        for path in glob.glob(os.path.join(self.tmp, "job.*.dump*.json.gz")):
+            with gzip.open(path, "rt") as f:
+                doc = json.load(f)
+            dumps[[e["args"]["reason"] for e in doc if e.get("name") == "gpuprof.dump"][0]] = path
+        main = [x for x in glob.glob(os.path.join(self.tmp, "job.*.json.gz")) if ".dump" not in x]
+        with gzip.open(main[0], "rt") as f:
+            return p.stdout, p.stderr, json.load(f), dumps
+
+    def test_window_steps(self):
+        """--dump-steps 4-5: a dump from step 4's start (after step:3) to
+        step 5's mark, whole, though the window holds the run: its peak is
+        those steps', not step 3's larger one."""
+        out, err, whole, dumps = self.run_flight("exit", {"GPUPROF_DUMP_STEPS": "4-5"})
+        self.assertEqual(sorted(dumps), ["steps"], err)
+        d = analyze(dumps["steps"])["devices"][0]
+        self.assertEqual(d["summary"]["allocated"]["peak"], max(step_peak(4), step_peak(5)))
+        with gzip.open(dumps["steps"], "rt") as f:
+            marks = [e["name"] for e in json.load(f) if e.get("cat") == "nvtx" and e.get("ph") == "i"]
+        # the replay's step:3 (the step its blocks were made in) and the
+        # range's own marks; never step 6's
+        self.assertEqual([m for m in marks if m.startswith("step:")][-2:], ["step:4", "step:5"])
+        self.assertNotIn("step:6", marks)
+
+    def test_window_threshold(self):
+        """--dump-at 20MiB: PyTorch's reserved crosses it at step 3 (8 MiB a
+        step): one dump, while the job goes on."""
+        out, err, whole, dumps = self.run_flight("reserve", {"GPUPROF_DUMP_AT": "20MiB"})
+        self.assertEqual(sorted(dumps), ["threshold"], err)
+        d = analyze(dumps["threshold"])["devices"][0]
+        self.assertGreaterEqual(d["summary"]["reserved"]["peak"], 24 << 20)
+        self.assertLess(d["outline"]["last_step"], 6)
+        self.assertEqual(analyze_doc_outline(whole)["reserved_peak"], 48 << 20)
 
     def test_window_signal(self):
         """SIGUSR1: a dump beside the trace while the job goes on, holding
