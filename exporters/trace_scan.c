@@ -59,14 +59,14 @@ static const struct keydef arg_keys[] = {
  * most). */
 #define LK_LEN 24
 #define LK_WAYS 4
-#define LK_KEYS 128
+#define LK_KEYS 255
 #define KP_BYTES 24 /* three words */
 struct keypat {
 	uint64_t word[3], mask[3]; /* '"name":', zero padded; its bytes */
 	unsigned char len;
 };
 struct keyindex {
-	signed char slot[LK_LEN][26][LK_WAYS]; /* index into the table + 1; 0: none */
+	unsigned char slot[LK_LEN][26][LK_WAYS]; /* index into the table + 1; 0: none */
 	uint64_t word[LK_KEYS][3];             /* each key, zero padded */
 	struct keypat pat[LK_KEYS];
 };
@@ -86,7 +86,7 @@ static int index_build(struct keyindex *ix, const struct keydef *t, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct keypat *kp = &ix->pat[i];
 		char pat[KP_BYTES];
-		signed char *s;
+		unsigned char *s;
 		int w = 0;
 
 		if (t[i].len == 0 || t[i].len >= LK_LEN || t[i].name[0] < 'a' || t[i].name[0] > 'z')
@@ -96,7 +96,7 @@ static int index_build(struct keyindex *ix, const struct keydef *t, size_t n)
 			w++;
 		if (w == LK_WAYS)
 			return -1;
-		s[w] = (signed char)(i + 1);
+		s[w] = (unsigned char)(i + 1);
 		key_words(t[i].name, t[i].len, t[i].name + t[i].len, ix->word[i]);
 		if (t[i].len + 3u > KP_BYTES)
 			continue; /* looked up, never guessed (kp->len 0) */
@@ -144,7 +144,7 @@ static void key_words(const char *p, uint32_t n, const char *end, uint64_t w[3])
 /* The index of the name k in the table, or -1 when the format has none. */
 static int lookup(const struct keyindex *ix, const struct gp_json_val *k, const char *end)
 {
-	const signed char *s;
+	const unsigned char *s;
 	unsigned first;
 	uint64_t w[3];
 

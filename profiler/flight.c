@@ -320,12 +320,16 @@ static int dump_to(struct gp_flight *f, int fd, uint64_t from_seq, const struct 
 		   const char *reason, unsigned seq, int64_t ts_ns, const char *end_line, size_t end_len)
 {
 	struct gp_gz_ring_stats rs;
+	struct gp_wh_stats ws;
+	struct gp_outline_stats os;
 	struct gp_buf tail;
 	const char *line;
 	size_t len;
 	int err;
 
 	gp_gz_ring_stats(f->ring, &rs);
+	gp_wh_stats(f->head, &ws);
+	gp_outline_stats(f->outline, &os);
 	gp_tw_begin(f->tw, GP_PH_DUMP, GP_EV_DUMP, GP_CAT_GPUPROF, f->host_pid, 0, ts_ns);
 	gp_tw_field_str(f->tw, GP_T_S, "g");
 	gp_tw_args_begin(f->tw);
@@ -334,6 +338,9 @@ static int dump_to(struct gp_flight *f, int fd, uint64_t from_seq, const struct 
 	gp_tw_arg_u64(f->tw, GP_F_WINDOW_S, (uint64_t)f->window_s);
 	gp_tw_arg_u64(f->tw, GP_F_DROPPED_SEGMENTS, rs.dropped_segments);
 	gp_tw_arg_u64(f->tw, GP_F_DROPPED_BYTES, rs.dropped_in_bytes);
+	gp_tw_arg_u64(f->tw, GP_F_RING_BYTES, rs.bytes);
+	gp_tw_arg_u64(f->tw, GP_F_HEAD_BYTES, ws.bytes);
+	gp_tw_arg_u64(f->tw, GP_F_OUTLINE_BYTES, os.bytes);
 	if ((err = gp_tw_take(f->tw, &line, &len)))
 		return err;
 	gp_buf_init(&tail, 0);
