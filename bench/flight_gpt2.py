@@ -1,0 +1,137 @@
+"""GPT-2 small (tests/torch/train_models.py's: batch 8x1024, bf16, AdamW)
+trained for the flight recorder's measurements, writing what the program
+itself measured to RESULT as JSON:
+
+  flight_gpt2.py RESULT [--steps N | --seconds S] [--range A-B]
+                 [--profile P-Q] [--usr1 N] [--oom-at N] [--grow-at N]
+
+--range A-B    torch.cuda.reset_peak_memory_stats() before step A, and
+               max_memory_allocated() after step B: what a --dump-steps A-B
+               dump's peak must equal (range_max)
+--profile P-Q  torch.cuda.profiler.start() before step P, stop() after step
+               Q; the same measure (profile_max)
+--usr1 N       SIGUSR1 to itself after step N (a dump while it goes on);
+               each step's time is kept (step_ms), and the signal's step
+--oom-at N     at step N a request of the device's whole memory, caught:
+               when it failed (oom_unix), then the dump's appearance is
+               waited for (DUMP_GLOB: a glob of the dumps' paths): when it
+               was whole (a gzip stream that ends; oom_dump_s)
+--grow-at N    from step N the batch is 8 times larger (a batch that
+               suddenly grows), until it runs out of memory (not caught)
+TRACE_PATH (a glob): the trace's file, whose size before the end is kept.
+"""
+import argparse
+import glob
+import json
+import os
+import signal
+import sys
+import time
+import zlib
+
+import torch
+
+
+
+def pair(s):
+    a, _, b = s.partition("-")
+    return int(a), int(b or a)
+
+
+def whole_gzip(path):
+    """True when the file is one whole gzip stream."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        d.decompress(data)
+        return d.eof
+    except (OSError, zlib.error):
+        return False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("result")
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--seconds", type=float)
+    ap.add_argument("--range", type=pair)
+    ap.add_argument("--profile", type=pair)
+    ap.add_argument("--usr1", type=int)
+    ap.add_argument("--oom-at", type=int)
+    ap.add_argument("--grow-at", type=int)
+    a = ap.parse_args()
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024, vocab_size=50257)
+    model = GPT2LMHeadModel(cfg).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randint(0, cfg.vocab_size, (8, 1024), device="cuda")
+    out = {"step_ms": [], "steps": 0}
+    t_start = time.time()
+    n = 0
+    while True:
+        n += 1
+        if a.seconds is None and n > a.steps:
+            break
+        if a.seconds is not None and time.time() - t_start > a.seconds:
+            break
+        if a.range and n == a.range[0]:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        if a.profile and n == a.profile[0]:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            torch.cuda.profiler.start()
+        if a.grow_at and n == a.grow_at:
+            x = torch.randint(0, cfg.vocab_size, (64, 1024), device="cuda")
+            out["grew_at"] = n
+            with open(a.result, "w") as f:  # what is known before it dies
+                json.dump(out, f)
+        t0 = time.perf_counter()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        out["step_ms"].append((time.perf_counter() - t0) * 1000)
+        out["steps"] = n
+        if a.range and n == a.range[1]:
+            out["range_max"] = torch.cuda.max_memory_allocated()
+        if a.profile and n == a.profile[1]:
+            torch.cuda.profiler.stop()
+            out["profile_max"] = torch.cuda.max_memory_allocated()
+        if a.usr1 and n == a.usr1:
+            out["usr1_step"] = n
+            os.kill(os.getpid(), signal.SIGUSR1)
+        if a.oom_at and n == a.oom_at:
+            free, total = torch.cuda.mem_get_info()
+            before = set(glob.glob(os.environ.get("DUMP_GLOB", "/nonexistent")))
+            try:
+                torch.empty(total, dtype=torch.uint8, device="cuda")
+            except torch.OutOfMemoryError:
+                out["oom_unix"] = time.time()
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                new = [p for p in glob.glob(os.environ.get("DUMP_GLOB", "/nonexistent")) if p not in before]
+                if new and all(whole_gzip(p) for p in new):
+                    out["oom_dump_s"] = time.time() - out["oom_unix"]
+                    out["oom_dump"] = new
+                    break
+                time.sleep(0.01)
+    out["max_allocated"] = torch.cuda.max_memory_allocated()
+    out["seconds"] = time.time() - t_start
+    # what the trace's file holds before the end writes the window: the
+    # outline streamed so far (TRACE_PATH: the file)
+    if os.environ.get("TRACE_PATH"):
+        out["trace_bytes_before_end"] = sum(os.path.getsize(p) for p in glob.glob(os.environ["TRACE_PATH"]))
+    with open("/proc/self/status") as f:
+        out["vm_hwm_kb"] = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+    with open(a.result, "w") as f:
+        json.dump(out, f)
+
+
+if __name__ == "__main__":
+    main()
