@@ -338,6 +338,7 @@ static int dump_to(struct gp_flight *f, int fd, uint64_t from_seq, const struct 
 	gp_tw_arg_u64(f->tw, GP_F_WINDOW_S, (uint64_t)f->window_s);
 	gp_tw_arg_u64(f->tw, GP_F_DROPPED_SEGMENTS, rs.dropped_segments);
 	gp_tw_arg_u64(f->tw, GP_F_DROPPED_BYTES, rs.dropped_in_bytes);
+	gp_tw_arg_u64(f->tw, GP_F_DROPPED_GZ_BYTES, rs.dropped_bytes);
 	gp_tw_arg_u64(f->tw, GP_F_RING_BYTES, rs.bytes);
 	gp_tw_arg_u64(f->tw, GP_F_HEAD_BYTES, ws.bytes);
 	gp_tw_arg_u64(f->tw, GP_F_OUTLINE_BYTES, os.bytes);
