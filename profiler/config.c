@@ -179,6 +179,7 @@ static void load(void)
 	c->cupti_flush_ms = (int)ENV_NUM(GP_ENV_CUPTI_FLUSH_MS);
 	c->window_s = (int)ENV_NUM(GP_ENV_WINDOW_S);
 	c->ring_bytes = ENV_NUM(GP_ENV_RING_MB) << 20;
+	c->seal_ms = (int)ENV_NUM(GP_ENV_SEAL_MS);
 	const char *at = getenv(GP_ENV_DUMP_AT), *steps = getenv(GP_ENV_DUMP_STEPS);
 	if (at && *at && gp_parse_dump_at(at, &c->dump_at_bytes, &c->dump_at_permille))
 		gp_rec_say("ignoring %s=%s (expected bytes, as 60G, or a share of the device, as 90%%)",

@@ -43,6 +43,7 @@ struct gp_rec_config {
 	/* The flight recorder (flight.h): 0 seconds, off */
 	int window_s;               /* GPUPROF_WINDOW_S */
 	size_t ring_bytes;          /* GPUPROF_RING_MB, in bytes */
+	int seal_ms;                /* GPUPROF_SEAL_MS */
 	uint64_t dump_at_bytes;     /* GPUPROF_DUMP_AT: bytes, or */
 	unsigned dump_at_permille;  /* a share of the device; both 0: none */
 	uint64_t dump_step_first;   /* GPUPROF_DUMP_STEPS; 0: none */

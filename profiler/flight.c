@@ -22,7 +22,8 @@
 #include "window_head.h"
 
 /* A segment each second: a window is kept to the second, and the head is
- * replayed once a second (its cost: the live set's lines, compressed). */
+ * replayed once a second (its cost: the live set's lines, compressed).
+ * GPUPROF_SEAL_MS changes it, for measurements. */
 #define SEAL_MS 1000
 /* The window head's text at most: past it lines are left out (counted) */
 #define HEAD_MAX_BYTES ((size_t)256 << 20)
@@ -300,7 +301,7 @@ static int seal(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 	gp_tw_arg_u64(f->tw, GP_F_LIVE, st.live);
 	if ((err = gp_tw_end(f->tw)))
 		return err;
-	f->next_seal_ms = now_ms + SEAL_MS;
+	f->next_seal_ms = now_ms + (f->when.seal_ms ? f->when.seal_ms : SEAL_MS);
 	return gp_gz_ring_end_opening(f->ring);
 }
 

@@ -40,6 +40,7 @@ struct gp_flight_when {
 	unsigned at_permille;    /* or this share of the device */
 	uint64_t step_first;     /* steps first..last, whole: written at last's mark */
 	uint64_t step_last;
+	unsigned seal_ms;        /* a segment's length (0: a second) */
 };
 
 /* Takes fd (the trace's own file, path its name: the end's dump and the
