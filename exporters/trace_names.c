@@ -36,6 +36,17 @@ int gp_dump_trace_path(char *buf, size_t size, const char *output, unsigned n)
 	return k < 0 || (size_t)k >= size ? -ENAMETOOLONG : 0;
 }
 
+int gp_is_dump_trace_name(const char *name)
+{
+	size_t n = strlen(name), suf = sizeof(GP_TRACE_SUFFIX) - 1, end = n, digits = 0;
+
+	if (n > suf && !strcmp(name + n - suf, GP_TRACE_SUFFIX))
+		end = n - suf;
+	while (digits < end && name[end - 1 - digits] >= '0' && name[end - 1 - digits] <= '9')
+		digits++;
+	return digits > 0 && end - digits >= 5 && !strncmp(name + end - digits - 5, ".dump", 5);
+}
+
 pid_t gp_child_trace_pid(const char *out_name, const char *name)
 {
 	int has_suffix;

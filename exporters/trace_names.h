@@ -23,6 +23,12 @@ int gp_child_trace_path(char *buf, size_t size, const char *output, pid_t pid);
  * <stem>.dump<n>.json.gz, else <output>.dump<n>. 0 or -ENAMETOOLONG. */
 int gp_dump_trace_path(char *buf, size_t size, const char *output, unsigned n);
 
+/* Whether name (a file name, no directory) is a dump's, as
+ * gp_dump_trace_path() makes them: ...dump<digits>.json.gz (or ends in
+ * .dump<digits>). A run directory's listing and the launcher's report keep
+ * them apart from the processes' own traces. */
+int gp_is_dump_trace_name(const char *name);
+
 /* The inverse, for finding the children's traces after a run: the pid when
  * name (a file name, no directory) is what gp_child_trace_path() makes of
  * the output file name out_name, else -1. */

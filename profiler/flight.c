@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "gz_ring.h"
 #include "fd_write.h"
+#include "flight_sync.h"
 #include "gz_sink.h"
 #include "json_buf.h"
 #include "outline.h"
@@ -58,13 +60,18 @@ struct gp_flight {
 	 * segment of each, open while *_open */
 	int steps_open, profiler_open;
 	uint64_t steps_seq, profiler_seq;
+	/* the steps as marked: the last, when, how long it took */
+	uint64_t last_step;
+	int64_t last_step_ts_ns, step_ns;
+	/* a run directory's SIGUSR1: the dump waits for this step's mark */
+	uint64_t usr1_seq, usr1_step, usr1_deadline_ms;
 	int cut;                         /* the tap asks for a seal or a dump (CUT_*) */
 	int in_cut;
 	int failed;                      /* said once; the ring is off */
 };
 
 /* What the tap asks for at the end of the line it is shown */
-enum { CUT_STEPS_BEGIN = 1, CUT_STEPS_END = 2, CUT_PROFILER_BEGIN = 4, CUT_PROFILER_END = 8 };
+enum { CUT_STEPS_BEGIN = 1, CUT_STEPS_END = 2, CUT_PROFILER_BEGIN = 4, CUT_PROFILER_END = 8, CUT_USR1 = 16 };
 
 /* SIGUSR1s received: the handler only counts them. */
 static _Atomic unsigned usr1_asked;
@@ -162,7 +169,15 @@ static void watch_steps(struct gp_flight *f, const struct gp_tw_event *ev)
 {
 	uint64_t n;
 
-	if (!f->when.step_first || !(n = mark_step(ev)))
+	if (!(n = mark_step(ev)))
+		return;
+	if (f->last_step_ts_ns)
+		f->step_ns = ev->ts_ns - f->last_step_ts_ns;
+	f->last_step = n;
+	f->last_step_ts_ns = ev->ts_ns;
+	if (f->usr1_step && n >= f->usr1_step)
+		f->cut |= CUT_USR1;
+	if (!f->when.step_first)
 		return;
 	if (n + 1 == f->when.step_first)
 		f->cut |= CUT_STEPS_BEGIN;
@@ -277,6 +292,42 @@ static int write_outline(struct gp_flight *f)
 	return 0;
 }
 
+/* In a run directory, where this process's steps are (flight_sync.h), for
+ * the launcher's SIGUSR1; a failure only leaves the file older. */
+static void publish_step(struct gp_flight *f)
+{
+	char name[64], text[96];
+	struct timespec t;
+	int n;
+
+	if (!f->when.run_dir || !*f->when.run_dir)
+		return;
+	clock_gettime(CLOCK_REALTIME, &t);
+	snprintf(name, sizeof(name), "%ld%s", (long)getpid(), GP_FLIGHT_SYNC_STEP_SUFFIX);
+	n = snprintf(text, sizeof(text), "%" PRIu64 " %" PRId64 " %" PRId64 "\n", f->last_step,
+		     (int64_t)t.tv_sec * 1000000000 + t.tv_nsec, f->step_ns);
+	gp_flight_sync_put(f->when.run_dir, name, text, (size_t)n);
+}
+
+/* SIGUSR1 in a run directory: the launcher's request names the step to
+ * dump at; 1 when armed, 0 to dump now (past it, no request, no steps). */
+static int arm_usr1(struct gp_flight *f, uint64_t now_ms)
+{
+	char text[96];
+	unsigned long long seq, step;
+
+	if (!f->when.run_dir || !*f->when.run_dir ||
+	    gp_flight_sync_get(f->when.run_dir, GP_FLIGHT_SYNC_REQUEST, text, sizeof(text)) ||
+	    sscanf(text, "%llu %llu", &seq, &step) != 2 || seq == f->usr1_seq)
+		return 0;
+	f->usr1_seq = seq;
+	if (!f->last_step || step <= f->last_step)
+		return 0;
+	f->usr1_step = step;
+	f->usr1_deadline_ms = now_ms + GP_FLIGHT_SYNC_WAIT_MS;
+	return 1;
+}
+
 /* Ends the segment being written and opens the next with the run so far;
  * the outline so far goes to disk. */
 static int seal(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
@@ -286,6 +337,7 @@ static int seal(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 
 	if ((err = write_outline(f)) || (err = gp_gz_flush(f->file)))
 		return err;
+	publish_step(f);
 	if ((err = gp_gz_ring_seal(f->ring, (int64_t)now_ms)))
 		return err;
 	/* a range to dump whole keeps what the ring holds (up to its cap) */
@@ -473,6 +525,10 @@ static void cut(struct gp_flight *f, int64_t ts_ns)
 	if (f->in_cut || f->failed)
 		return;
 	f->in_cut = 1;
+	if (what & CUT_USR1) {
+		f->usr1_step = 0;
+		dump_beside(f, "signal", 0, now_ms, ts_ns);
+	}
 	if (what & (CUT_STEPS_END | CUT_PROFILER_END)) {
 		if (what & CUT_STEPS_END) {
 			f->steps_open = 0;
@@ -482,7 +538,7 @@ static void cut(struct gp_flight *f, int64_t ts_ns)
 			f->profiler_open = 0;
 			dump_beside(f, "profiler", f->profiler_seq, now_ms, ts_ns);
 		}
-	} else if ((err = seal(f, now_ms, ts_ns))) {
+	} else if ((what & (CUT_STEPS_BEGIN | CUT_PROFILER_BEGIN)) && (err = seal(f, now_ms, ts_ns))) {
 		fail(f, "sealing", err);
 	}
 	if (what & CUT_STEPS_BEGIN) {
@@ -506,6 +562,11 @@ void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 	gp_outline_tick(f->outline, ts_ns);
 	if (asked != f->signals_done) {
 		f->signals_done = asked;
+		if (!arm_usr1(f, now_ms))
+			dump_beside(f, "signal", 0, now_ms, ts_ns);
+	}
+	if (f->usr1_step && now_ms >= f->usr1_deadline_ms) {
+		f->usr1_step = 0; /* the step never came: now */
 		dump_beside(f, "signal", 0, now_ms, ts_ns);
 	}
 	if (f->oom_pending && now_ms >= f->oom_hold_until_ms) {

@@ -41,6 +41,9 @@ struct gp_flight_when {
 	uint64_t step_first;     /* steps first..last, whole: written at last's mark */
 	uint64_t step_last;
 	unsigned seal_ms;        /* a segment's length (0: a second) */
+	const char *run_dir;     /* a run directory (borrowed, for the
+				  * recorder's life): SIGUSR1 dumps at the step
+				  * the launcher asks for (flight_sync.h); NULL */
 };
 
 /* Takes fd (the trace's own file, path its name: the end's dump and the

@@ -264,7 +264,7 @@ static int start(void)
 
 	if (cfg->window_s > 0) {
 		struct gp_flight_when when = { cfg->dump_at_bytes, cfg->dump_at_permille, cfg->dump_step_first,
-					       cfg->dump_step_last, (unsigned)cfg->seal_ms };
+					       cfg->dump_step_last, (unsigned)cfg->seal_ms, cfg->run_dir };
 
 		err = gp_flight_new(&flight, fd, path, gp_rec.pid, cfg->window_s, cfg->ring_bytes, &when, &tw);
 	} else {

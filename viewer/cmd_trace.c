@@ -64,6 +64,7 @@ static int trace_main(int argc, char **argv)
 	if (r.recorder && s.window_s) {
 		char v[24];
 
+		r.flight = true;
 		snprintf(v, sizeof(v), "%ld", s.window_s);
 		if (setenv(GP_ENV_WINDOW_S, v, 1) != 0 || (s.dump_at && setenv(GP_ENV_DUMP_AT, s.dump_at, 1) != 0) ||
 		    (s.dump_steps && setenv(GP_ENV_DUMP_STEPS, s.dump_steps, 1) != 0))
@@ -133,7 +134,8 @@ const struct gp_command gp_cmd_trace = {
 		"                         every block alive then, as it was made; PATH holds\n"
 		"                         the outline of every step (peaks, holders) and the\n"
 		"                         last window. Also a dump between cudaProfilerStart\n"
-		"                         and cudaProfilerStop\n"
+		"                         and cudaProfilerStop. SIGUSR1 to gpuprof: every\n"
+		"                         process of a run directory dumps at the same step\n"
 		"      --dump-at BYTES|PCT%  with --window (60 if not given): a dump when the\n"
 		"                         process's device memory crosses BYTES (60G) or PCT%\n"
 		"                         of the device\n"

@@ -15,8 +15,25 @@ static void round_trip(const char *out_name, pid_t pid, const char *want)
 	CHECK_EQ_INT(gp_child_trace_pid(out_name, buf), pid);
 }
 
+/* A dump's name, as the flight recorder makes it, is told apart from a
+ * process's trace. */
+static void dumps(void)
+{
+	char buf[256];
+
+	CHECK_EQ_INT(gp_dump_trace_path(buf, sizeof(buf), "/runs/rank0.77.json.gz", 3), 0);
+	CHECK(strcmp(buf, "/runs/rank0.77.dump3.json.gz") == 0);
+	CHECK(gp_is_dump_trace_name("rank0.77.dump3.json.gz"));
+	CHECK(gp_is_dump_trace_name("proc.host.9.dump12.json.gz"));
+	CHECK(gp_is_dump_trace_name("plain.dump1"));
+	CHECK(!gp_is_dump_trace_name("rank0.77.json.gz"));
+	CHECK(!gp_is_dump_trace_name("proc.dump.7.json.gz"));
+	CHECK(!gp_is_dump_trace_name("x.dump.json.gz"));
+}
+
 int main(void)
 {
+	dumps();
 	char small[12];
 
 	round_trip("run.json.gz", 4242, "run.4242.json.gz");

@@ -39,7 +39,7 @@ int gp_run_is_trace_name(const char *name, const void *ctx)
 {
 	(void)ctx;
 	return ends_with(name, GP_TRACE_SUFFIX) &&
-	       (strncmp(name, "rank", 4) == 0 || strncmp(name, "proc.", 5) == 0);
+	       (strncmp(name, "rank", 4) == 0 || strncmp(name, "proc.", 5) == 0) && !gp_is_dump_trace_name(name);
 }
 
 static int is_trace_file(const char *name, const void *ctx)

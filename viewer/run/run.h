@@ -75,7 +75,8 @@ struct gp_run {
 };
 
 /* Whether name (no directory) is named as the recorder names a run's
- * traces: rank*.json.gz, proc.*.json.gz. A gp_run_list filter: ctx unused. */
+ * traces: rank*.json.gz, proc.*.json.gz, a flight recorder's dumps
+ * (...dumpN.json.gz) not. A gp_run_list filter: ctx unused. */
 int gp_run_is_trace_name(const char *name, const void *ctx);
 
 /* The names in dir (not the hidden ones) that keep(name, ctx) wants,

@@ -54,6 +54,7 @@ struct gp_trace_run {
 	char *aside;            /* that, moved here until a new trace replaces it
 				 * (gp_trace_set_aside); NULL: nothing aside */
 	char *recorder;         /* absolute; NULL: not recording */
+	bool flight;            /* --window: SIGUSR1 asks for dumps */
 	char **exec_argv;       /* settings' program, or py_argv */
 	char **py_argv;         /* PYTHON PROGRAM.py ARGS... */
 	struct timespec start;  /* traces older than this are not ours */

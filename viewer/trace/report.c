@@ -1,10 +1,13 @@
 /* What `gpuprof --trace` says once PROGRAM has ended: the traces it left,
  * their sizes, and where to open them. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,6 +110,37 @@ static void report_run_dir(const struct gp_trace_run *r, int wstatus, struct gp_
 	       r->run_dir);
 }
 
+/* The flight recorder's dumps written in this run (--window): beside the
+ * traces, each a complete trace. */
+static void report_dumps(const struct gp_trace_run *r)
+{
+	char *dir = r->run_dir ? strdup(r->run_dir) : strdup(r->output), *slash, size[32];
+	struct dirent *e;
+	struct stat st;
+	size_t n = 0;
+	DIR *d;
+
+	if (!dir)
+		return;
+	if (!r->run_dir && (slash = strrchr(dir, '/')))
+		*(slash == dir ? slash + 1 : slash) = 0;
+	if (!(d = opendir(dir))) {
+		free(dir);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!gp_is_dump_trace_name(e->d_name) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode) || st.st_mtim.tv_sec < r->start.tv_sec)
+			continue;
+		if (!n++)
+			gp_msg("flight recorder dumps (each a whole trace: gpuprof analyze FILE):");
+		an_fmt_bytes(size, sizeof(size), (uint64_t)st.st_size);
+		gp_msg("  %s/%s (%s)", dir, e->d_name, size);
+	}
+	closedir(d);
+	free(dir);
+}
+
 void gp_trace_report(const struct gp_trace_run *r, int wstatus)
 {
 	struct gp_trace_file *files = NULL;
@@ -127,6 +161,8 @@ void gp_trace_report(const struct gp_trace_run *r, int wstatus)
 		goto cleanup;
 	}
 	gp_trace_repair_all(files, count);
+	if (r->flight)
+		report_dumps(r);
 	if (r->run_dir) {
 		report_run_dir(r, wstatus, files, count);
 		goto cleanup;

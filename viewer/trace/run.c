@@ -1,6 +1,7 @@
 /* Running PROGRAM under `gpuprof --trace`: the launcher forks and execs it,
  * passes on the signals meant for it, outlives it to finish the traces, and
  * exits as PROGRAM did. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 
 #include "launch.h"
 #include "exporters/env_vars.h"
+#include "exporters/flight_sync.h"
 #include "viewer/cli.h"
 
 /* Set while PROGRAM runs, for the forwarding handler. A pid fits an int,
@@ -29,8 +31,77 @@ static void forward_signal(int sig)
 	errno = saved;
 }
 
+/* --window: SIGUSR1 asks the flight recorders for a dump. One process: it
+ * is passed on. A run directory: the launcher, woken from its wait, asks
+ * every recorder there for the same step (flight_sync.h). */
+static volatile sig_atomic_t usr1_asked;
+static const char *flight_run_dir;
+static bool flight_on;
+
+static void on_usr1(int sig)
+{
+	if (flight_run_dir)
+		usr1_asked = 1;
+	else
+		forward_signal(sig);
+}
+
+/* The step every recorder of the run directory can still reach, asked for
+ * in RUN/.flight/request, then SIGUSR1 to each. */
+static void dump_run(const char *run_dir)
+{
+	char dir[4096], text[128];
+	pid_t pids[4096];
+	size_t npids = 0;
+	uint64_t target = 0;
+	struct timespec now;
+	struct dirent *e;
+	DIR *d;
+	int n;
+
+	if (gp_flight_sync_path(dir, sizeof(dir), run_dir, NULL) || !(d = opendir(dir))) {
+		gp_msg("SIGUSR1: no flight recorder has written to %s yet", run_dir);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	while ((e = readdir(d)) && npids < sizeof(pids) / sizeof(pids[0])) {
+		unsigned long long step;
+		long long written, step_ns;
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		double ahead = 0;
+
+		if (pid <= 0 || strcmp(end, GP_FLIGHT_SYNC_STEP_SUFFIX) != 0 ||
+		    gp_flight_sync_get(run_dir, e->d_name, text, sizeof(text)) ||
+		    sscanf(text, "%llu %lld %lld", &step, &written, &step_ns) != 3 || kill((pid_t)pid, 0) != 0)
+			continue;
+		/* where it may be when the signal comes: on at its pace */
+		if (step_ns > 0)
+			ahead = ((double)(gp_trace_unix_ns(&now) - written) + GP_FLIGHT_SYNC_AHEAD_MS * 1e6) /
+				(double)step_ns;
+		if (ahead < 0)
+			ahead = 0;
+		if (step + (uint64_t)ahead + GP_FLIGHT_SYNC_MARGIN > target)
+			target = step + (uint64_t)ahead + GP_FLIGHT_SYNC_MARGIN;
+		pids[npids++] = (pid_t)pid;
+	}
+	closedir(d);
+	if (!npids) {
+		gp_msg("SIGUSR1: no flight recorder running in %s", run_dir);
+		return;
+	}
+	n = snprintf(text, sizeof(text), "%lld %llu\n", (long long)gp_trace_unix_ns(&now), (unsigned long long)target);
+	if (gp_flight_sync_put(run_dir, GP_FLIGHT_SYNC_REQUEST, text, (size_t)n) != 0) {
+		gp_msg("SIGUSR1: cannot write %s/%s/%s", run_dir, GP_FLIGHT_SYNC_DIR, GP_FLIGHT_SYNC_REQUEST);
+		return;
+	}
+	for (size_t i = 0; i < npids; i++)
+		kill(pids[i], SIGUSR1);
+	gp_msg("SIGUSR1: %zu processes dump at step %llu", npids, (unsigned long long)target);
+}
+
 struct saved_signals {
-	struct sigaction intr, quit, term, hup, chld;
+	struct sigaction intr, quit, term, hup, chld, usr1;
 	sigset_t mask;
 };
 
@@ -65,6 +136,14 @@ static int take_signals(struct saved_signals *old)
 		sigaction(SIGHUP, &fwd, NULL);
 	/* an ignored SIGCHLD makes the kernel reap PROGRAM and hide its status */
 	sigaction(SIGCHLD, &dfl, &old->chld);
+	sigaction(SIGUSR1, NULL, &old->usr1);
+	if (flight_on) {
+		/* no SA_RESTART: the launcher's wait returns to act on it */
+		struct sigaction usr1 = { .sa_handler = on_usr1 };
+
+		sigemptyset(&usr1.sa_mask);
+		sigaction(SIGUSR1, &usr1, NULL);
+	}
 	return 0;
 }
 
@@ -75,6 +154,7 @@ static void restore_signals(const struct saved_signals *old)
 	sigaction(SIGTERM, &old->term, NULL);
 	sigaction(SIGHUP, &old->hup, NULL);
 	sigaction(SIGCHLD, &old->chld, NULL);
+	sigaction(SIGUSR1, &old->usr1, NULL);
 	sigprocmask(SIG_SETMASK, &old->mask, NULL);
 }
 
@@ -99,6 +179,8 @@ int gp_trace_run_program(struct gp_trace_run *r, int *wstatus)
 		gp_msg("cannot start %s: %s", r->name, strerror(-err));
 		return err;
 	}
+	flight_on = r->recorder && r->flight;
+	flight_run_dir = flight_on ? r->run_dir : NULL;
 	err = take_signals(&old);
 	if (err) {
 		gp_msg("cannot start %s: %s", r->name, strerror(-err));
@@ -148,8 +230,16 @@ int gp_trace_run_program(struct gp_trace_run *r, int *wstatus)
 
 	/* Wait without reaping, then stop forwarding, then reap: the pid cannot
 	 * be reused while the handler may still send it a signal. */
-	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR)
-		;
+	if (usr1_asked) {
+		usr1_asked = 0;
+		dump_run(flight_run_dir);
+	}
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+		if (usr1_asked) {
+			usr1_asked = 0;
+			dump_run(flight_run_dir);
+		}
+	}
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);

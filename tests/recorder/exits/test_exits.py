@@ -492,6 +492,52 @@ class FlightRecorder(unittest.TestCase):
             whole = json.load(f)
         self.assertGreater(len(self.check_outline(whole, 1)), d["outline"]["records"])
 
+    def test_window_run_dir(self):
+        """SIGUSR1 to the launcher of a run directory: every process dumps
+        at the same step, the one the launcher asked for (two jobs half a
+        second apart, stepping at their own pace); the run's analysis
+        lists the processes' traces, not the dumps."""
+        run = os.path.join(self.tmp, "run")
+        env = env_for(os.path.join(self.tmp, "unused.json.gz"), {"GPUPROF_INJECT_LIB": RECORDER})
+        env.pop("GPUPROF_OUTPUT")
+        job = "%s %s run" % (EXIT_JOB, RECORDER)
+        p = subprocess.Popen([GP, "--trace", "--window", "5", "-o", run + "/", "--", "sh", "-c",
+                              "%s > a.out & sleep 0.5; %s > b.out & wait" % (job, job)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=self.tmp)
+        pids = []
+        try:
+            time.sleep(3.0)
+            p.send_signal(signal.SIGUSR1)
+            deadline = time.time() + 15
+            while time.time() < deadline and len(glob.glob(os.path.join(run, "*.dump1.json.gz"))) < 2:
+                time.sleep(0.1)
+            time.sleep(0.5)
+            pids = [int(os.path.basename(x).split(".")[0]) for x in glob.glob(os.path.join(run, ".flight", "*.step"))]
+            for pid in pids:
+                os.kill(pid, signal.SIGTERM)
+            out, err = p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.assertEqual(len(pids), 2, err)
+        m = [l for l in err.splitlines() if "SIGUSR1:" in l]
+        self.assertEqual(len(m), 1, err)
+        asked = int(m[0].rsplit(" ", 1)[1])
+        dumps = sorted(glob.glob(os.path.join(run, "*.dump1.json.gz")))
+        self.assertEqual(len(dumps), 2, err)
+        for path in dumps:
+            with gzip.open(path, "rt") as f:
+                doc = json.load(f)
+            marks = [e["name"] for e in doc if e.get("cat") == "nvtx" and e["name"].startswith("step:")]
+            self.assertEqual(marks[-1], "step:%d" % asked, path)
+        self.assertIn("flight recorder dumps", err)
+        a = subprocess.run([GP, "analyze", "--json", run + "/"], capture_output=True, text=True)
+        self.assertEqual(a.returncode, 0, a.stderr)
+        self.assertEqual(sorted(t["path"].rsplit("/", 1)[1] for t in json.loads(a.stdout)["traces"]),
+                         sorted(os.path.basename(x) for x in glob.glob(os.path.join(run, "proc.*.json.gz"))
+                                if ".dump" not in x))
+
     def test_window_sigkill(self):
         """Killed: the file holds the meta and the outline of every step
         printed 1.5 s before the kill (flushed each second), and recover
