@@ -18,6 +18,8 @@ itself measured to RESULT as JSON:
                was whole (a gzip stream that ends; oom_dump_s)
 --grow-at N    from step N the batch is 8 times larger (a batch that
                suddenly grows), until it runs out of memory (not caught)
+--rank-only R  under torchrun (RANK, LOCAL_RANK: a GPU a rank; RESULT.rankR):
+               --oom-at and --grow-at on rank R only
 TRACE_PATH (a glob): the trace's file, whose size before the end is kept.
 """
 import argparse
@@ -60,7 +62,14 @@ def main():
     ap.add_argument("--usr1", type=int)
     ap.add_argument("--oom-at", type=int)
     ap.add_argument("--grow-at", type=int)
+    ap.add_argument("--rank-only", type=int, help="--oom-at and --grow-at on this RANK only")
     a = ap.parse_args()
+    rank = int(os.environ.get("RANK", "0"))
+    if a.rank_only is not None and rank != a.rank_only:
+        a.oom_at = a.grow_at = None
+    if "LOCAL_RANK" in os.environ:  # torchrun: a GPU a rank
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        a.result = "%s.rank%d" % (a.result, rank)
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
