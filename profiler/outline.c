@@ -98,6 +98,7 @@ struct gp_outline {
 	size_t nphases;
 	int seen_fwd;
 	int64_t begin_ns, last_step_ns;
+	int64_t now_ns;           /* the latest ts seen */
 	uint64_t last_step, steps_seen;
 	int have_begin;
 	struct gp_outline_rec *queue;
@@ -502,7 +503,7 @@ static void block_made(struct gp_outline *o, struct gp_u64map *m, const struct g
 	d->allocated += b->bytes;
 	d->live++;
 	d->live_by_key[b->key] += b->bytes;
-	raise_peaks(d, ev->ts_ns);
+	raise_peaks(d, o->now_ns);
 }
 
 static int inst_open(const struct gp_outline *o, uint64_t inst)
@@ -657,6 +658,9 @@ static void queue_push(struct gp_outline *o, const struct gp_outline_rec *r)
 /* Every used device's stretch ends at ts_ns; the next begins. */
 static void close_all(struct gp_outline *o, int closed_by, uint64_t step, int64_t ts_ns)
 {
+	/* the clock of the lines seen, which come a little out of time order */
+	if (ts_ns < o->now_ns)
+		ts_ns = o->now_ns;
 	for (int i = 0; i < GP_OUTLINE_MAX_DEVICES; i++) {
 		struct ol_dev *d = &o->dev[i];
 		struct gp_outline_rec r;
@@ -711,9 +715,9 @@ static void stepped(struct gp_outline *o, const struct gp_tw_event *ev)
 
 	if (!n)
 		return;
-	close_all(o, GP_OUTLINE_BY_STEP, n, ev->ts_ns);
+	close_all(o, GP_OUTLINE_BY_STEP, n, o->now_ns);
 	o->last_step = n;
-	o->last_step_ns = ev->ts_ns;
+	o->last_step_ns = o->now_ns;
 	o->steps_seen++;
 }
 
@@ -728,6 +732,8 @@ void gp_outline_tick(struct gp_outline *o, int64_t ts_ns)
 {
 	if (!o->have_begin)
 		return;
+	if (ts_ns < o->now_ns)
+		ts_ns = o->now_ns;
 	if (o->steps_seen && ts_ns - o->last_step_ns < GP_OUTLINE_STEP_GAP_NS)
 		return;
 	if (ts_ns - o->begin_ns >= GP_OUTLINE_SECOND_NS)
@@ -769,7 +775,7 @@ static void memory_event(struct gp_outline *o, const struct gp_tw_event *ev)
 				o->left_out++;
 			else
 				d->device_bytes += ev->bytes;
-			raise_peaks(d, ev->ts_ns);
+			raise_peaks(d, o->now_ns);
 		}
 	} else if (name_is(ev, GP_EV_FREE) && ev->has_addr) {
 		uint64_t old = (uint64_t)(uintptr_t)gp_u64map_del(&o->devmem, ev->addr);
@@ -780,7 +786,7 @@ static void memory_event(struct gp_outline *o, const struct gp_tw_event *ev)
 	} else if (name_is(ev, GP_EV_TORCH_SEGMENT_ALLOC) && ev->has_bytes) {
 		if ((d = dev_get(o, ev->has_device ? ev->device : 0))) {
 			d->reserved += ev->bytes;
-			raise_peaks(d, ev->ts_ns);
+			raise_peaks(d, o->now_ns);
 		}
 	} else if (name_is(ev, GP_EV_TORCH_SEGMENT_FREE) && ev->has_bytes) {
 		if ((d = dev_get(o, ev->has_device ? ev->device : 0)))
@@ -803,6 +809,11 @@ void gp_outline_observe(void *ctx, const struct gp_tw_event *ev)
 		o->have_begin = 1;
 		o->begin_ns = ev->ts_ns;
 	}
+	/* lines come a little out of time order (CUPTI's buffers, the threads'
+	 * events): the outline's clock is the latest time seen, so that each
+	 * stretch's begin, peak and end keep their order */
+	if (ev->ts_ns > o->now_ns)
+		o->now_ns = ev->ts_ns;
 	if (!ev->cat)
 		return;
 	nvtx = !strcmp(ev->cat, GP_CAT_NVTX);

@@ -23,6 +23,10 @@
  * (a program without modules). What the analysis learns only later is not
  * known here.
  *
+ * Times are the latest ts of the lines seen so far: the writer's lines come
+ * a little out of time order, and a stretch's begin, peak and end keep
+ * theirs.
+ *
  * Memory: the live blocks, the layers' names (at most GP_OUTLINE_MAX_LAYERS,
  * then "(other layers)") and two totals per (layer, category) and device.
  * Writer thread only; never prints. */
