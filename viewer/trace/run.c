@@ -100,6 +100,22 @@ static void dump_run(const char *run_dir)
 	gp_msg("SIGUSR1: %zu processes dump at step %llu", npids, (unsigned long long)target);
 }
 
+/* RUN/.flight/ once PROGRAM has ended: its files served the run only. */
+static void clear_sync(const char *run_dir)
+{
+	char dir[4096], path[4400];
+	struct dirent *e;
+	DIR *d;
+
+	if (gp_flight_sync_path(dir, sizeof(dir), run_dir, NULL) || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	closedir(d);
+	rmdir(dir);
+}
+
 struct saved_signals {
 	struct sigaction intr, quit, term, hup, chld, usr1;
 	sigset_t mask;
@@ -249,6 +265,8 @@ int gp_trace_run_program(struct gp_trace_run *r, int *wstatus)
 		;
 	/* a SIGTERM that came after PROGRAM ended now acts on the launcher */
 	restore_signals(&old);
+	if (flight_run_dir)
+		clear_sync(flight_run_dir);
 	if (exec_errno) {
 		gp_msg("cannot run '%s': %s", r->exec_argv[0], strerror(exec_errno));
 		err = exec_errno;

@@ -532,6 +532,7 @@ class FlightRecorder(unittest.TestCase):
             marks = [e["name"] for e in doc if e.get("cat") == "nvtx" and e["name"].startswith("step:")]
             self.assertEqual(marks[-1], "step:%d" % asked, path)
         self.assertIn("flight recorder dumps", err)
+        self.assertFalse(os.path.exists(os.path.join(run, ".flight")), "the launcher leaves RUN/.flight/")
         a = subprocess.run([GP, "analyze", "--json", run + "/"], capture_output=True, text=True)
         self.assertEqual(a.returncode, 0, a.stderr)
         self.assertEqual(sorted(t["path"].rsplit("/", 1)[1] for t in json.loads(a.stdout)["traces"]),
