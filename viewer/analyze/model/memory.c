@@ -1213,29 +1213,10 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 
 static void series_add(struct an_pd *pd, uint32_t step, int64_t ts)
 {
-	struct an_step_pt *pt;
+	struct an_step_pt *pt = an_series_mark(pd->series, &pd->nseries, &pd->stride, &pd->marks_seen);
 
-	pd->marks_seen++;
-	if ((pd->marks_seen - 1) % pd->stride)
+	if (!pt)
 		return;
-	if (pd->nseries == AN_MAX_SERIES) {
-		/* keep every other point: the series stays bounded; a point's
-		 * peak covers the steps since the point before it, dropped
-		 * ones included */
-		for (size_t i = 0; i < AN_MAX_SERIES / 2; i++) {
-			uint64_t peak = pd->series[2 * i].peak;
-
-			if (i && pd->series[2 * i - 1].peak > peak)
-				peak = pd->series[2 * i - 1].peak;
-			pd->series[i] = pd->series[2 * i];
-			pd->series[i].peak = peak;
-		}
-		pd->nseries = AN_MAX_SERIES / 2;
-		pd->stride *= 2;
-		if ((pd->marks_seen - 1) % pd->stride)
-			return;
-	}
-	pt = &pd->series[pd->nseries++];
 	pt->step = step;
 	pt->ts = ts;
 	pt->fw = pd->fw_live;
@@ -1264,23 +1245,8 @@ int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts)
 
 void an_memory_use_outline(struct an_pd *pd, const struct an_outline_dev *od)
 {
-	size_t n = od->npts < AN_MAX_SERIES ? od->npts : AN_MAX_SERIES;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct an_outline_pt *o = &od->pts[i];
-		struct an_step_pt *pt = &pd->series[i];
-
-		pt->step = o->step;
-		pt->ts = o->end_ns;
-		pt->fw = o->allocated;
-		pt->peak = o->peak;
-		pt->reserved = o->reserved;
-		pt->reserved_known = od->reserved_peak != 0;
-		/* the process's device memory: CUDA's allocations, PyTorch's
-		 * segments among them */
-		pt->total = o->device_bytes > o->allocated ? o->device_bytes : o->allocated;
-	}
-	pd->nseries = n;
+	memcpy(pd->series, od->pts, od->npts * sizeof(od->pts[0]));
+	pd->nseries = od->npts;
 	pd->stride = od->stride;
 	pd->marks_seen = od->steps;
 }

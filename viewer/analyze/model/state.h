@@ -14,6 +14,7 @@
 #include "event.h"
 #include "exporters/u64_map.h"
 #include "source.h"
+#include "step_series.h"
 #include "strtab.h"
 #include "timeline.h"
 
@@ -117,15 +118,6 @@ struct an_snap {
 	size_t n, cap;
 };
 
-struct an_step_pt {
-	uint32_t step;
-	int64_t ts;
-	uint64_t fw, reserved, total;
-	uint64_t peak;      /* fw's most since the point before (the step's peak) */
-	int reserved_known;
-};
-
-#define AN_MAX_SERIES 512
 #define AN_MAX_OOMS 8
 
 struct an_oom {

@@ -9,36 +9,22 @@
 #include "exporters/json_scan.h"
 #include "exporters/trace_scan.h"
 
-/* Adds a step point; past AN_OUTLINE_POINTS every other is dropped and the
- * stride doubles, a kept point's peak covering the dropped ones before it
- * (as model/memory.c's series). */
+/* A step's point: allocated at its mark, its peak */
 static void point_add(struct an_outline_dev *d, const struct an_outline_rec *r)
 {
-	struct an_outline_pt *pt;
+	struct an_step_pt *pt = an_series_mark(d->pts, &d->npts, &d->stride, &d->marks);
 
-	if ((d->steps - 1) % d->stride)
+	if (!pt)
 		return;
-	if (d->npts == AN_OUTLINE_POINTS) {
-		for (size_t i = 0; i < AN_OUTLINE_POINTS / 2; i++) {
-			uint64_t peak = d->pts[2 * i].peak;
-
-			if (i && d->pts[2 * i - 1].peak > peak)
-				peak = d->pts[2 * i - 1].peak;
-			d->pts[i] = d->pts[2 * i];
-			d->pts[i].peak = peak;
-		}
-		d->npts = AN_OUTLINE_POINTS / 2;
-		d->stride *= 2;
-		if ((d->steps - 1) % d->stride)
-			return;
-	}
-	pt = &d->pts[d->npts++];
 	pt->step = r->step > UINT32_MAX ? UINT32_MAX : (uint32_t)r->step;
-	pt->end_ns = r->end_ns;
+	pt->ts = r->end_ns;
+	pt->fw = r->allocated;
 	pt->peak = r->allocated_peak;
-	pt->allocated = r->allocated;
 	pt->reserved = r->reserved;
-	pt->device_bytes = r->device_bytes;
+	pt->reserved_known = r->reserved_peak != 0;
+	/* the process's device memory: CUDA's allocations, PyTorch's segments
+	 * among them */
+	pt->total = r->device_bytes > r->allocated ? r->device_bytes : r->allocated;
 }
 
 static void holders_clear(struct an_strtab *st, struct an_outline_holder *h, size_t *n)
@@ -107,7 +93,6 @@ int an_outline_add(struct an_outline *o, struct an_strtab *st, const struct an_o
 	if (!(d = o->dev[r->device])) {
 		if (!(d = calloc(1, sizeof(*d))))
 			return -ENOMEM;
-		d->stride = 1;
 		d->begin_ns = r->begin_ns;
 		o->dev[r->device] = d;
 	}

@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "step_series.h"
 #include "strtab.h"
 
-#define AN_OUTLINE_POINTS 512 /* step points kept, as the step series */
 #define AN_OUTLINE_HOLDERS 16 /* holders kept, by category and by layer */
 
 /* One stretch, as read (closed_by: 0 step, 1 second, 2 end) */
@@ -24,12 +24,6 @@ struct an_outline_rec {
 	uint64_t allocated_peak, reserved_peak, device_peak;
 	uint64_t allocated, reserved, device_bytes, live;
 	uint64_t ooms, oom_bytes, dropped_segments, dropped_bytes;
-};
-
-struct an_outline_pt {
-	uint32_t step;
-	int64_t end_ns;
-	uint64_t peak, allocated, reserved, device_bytes;
 };
 
 struct an_outline_holder {
@@ -51,10 +45,12 @@ struct an_outline_dev {
 	uint64_t dropped_segments, dropped_bytes;
 	size_t ncat, nlayer;
 	struct an_outline_holder cat[AN_OUTLINE_HOLDERS], layer[AN_OUTLINE_HOLDERS];
-	/* the step points, one kept every stride steps (as an_pd's series) */
-	struct an_outline_pt pts[AN_OUTLINE_POINTS];
+	/* the step points, as the step marks' series (step_series.h): fw is
+	 * allocated at the mark, total the process's device memory */
+	struct an_step_pt pts[AN_MAX_SERIES];
 	size_t npts;
 	uint32_t stride;
+	uint64_t marks;
 };
 
 struct an_outline {
