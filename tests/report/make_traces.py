@@ -11,6 +11,8 @@ KIND:
             (1 MiB a step kept in <Net>.blocks.1.mlp)
   wide      train with a larger layer (blocks.1.mlp's activation 96 MiB
             instead of 32): the other run of --base
+  flight    train as a flight recorder's trace: an outline event a step,
+            its window of full events from step 10
   oom       tensor mode: the loop dies in step 3, in <Net>.head, asking
             for more than the device has left (cut short, as a killed
             program leaves it)
@@ -151,6 +153,38 @@ def make_train(path, wide=None):
     sim = synth.Sim(total=16 * GiB, cmdline="python3 train.py --steps 20")
     train_loop(sim, wide=wide)
     sim.write(path)
+
+
+def make_flight(path):
+    """train as a flight recorder's trace lays it out: the meta, then an
+    outline event a step (its peak a little above what was live at its
+    mark), then the events, the window of full events from step 10 on."""
+    sim = synth.Sim(total=16 * GiB, cmdline="python3 train.py --steps 20")
+    train_loop(sim)
+    sim.write(path)
+    outline, begin = [], 0.0
+    for pt in sim.series:
+        us, peak = pt["t"], pt["live"] + 64 * MiB
+        outline.append(json.dumps({
+            T.PH: "i", T.NAME: EV.OUTLINE.name, T.CAT: CAT.GPUPROF, T.PID: sim.pid, T.TID: 0, T.TS: sim.rel(us), T.S: "g",
+            T.ARGS: {F.DEVICE: 0, F.STEP: pt["step"], F.CLOSED_BY: "step", F.BEGIN_NS: int(begin * 1000),
+                     F.ALLOCATED_PEAK: peak, F.PEAK_NS: int(us * 1000), F.RESERVED_PEAK: 0,
+                     F.DEVICE_PEAK: pt["total"] + 64 * MiB, F.ALLOCATED: pt["live"], F.RESERVED: 0,
+                     F.DEVICE_BYTES: pt["total"], F.LIVE: 1, F.OOMS: 0, F.OOM_BYTES: 0,
+                     F.BY_CATEGORY: {"activations": peak}, F.BY_LAYER: {"<Net>.blocks.1.mlp": peak},
+                     F.DROPPED_SEGMENTS: 0, F.DROPPED_BYTES: 0}}, separators=(",", ":")))
+        begin = us
+    window = json.dumps({T.PH: "i", T.NAME: EV.WINDOW.name, T.CAT: CAT.GPUPROF, T.PID: sim.pid, T.TID: 0,
+                         T.TS: sim.rel(sim.series[9]["t"]), T.S: "g", T.ARGS: {F.REPLAYED: 0, F.LIVE: 0}},
+                        separators=(",", ":"))
+    with open(path, "rb") as f:
+        lines = zlib.decompress(f.read(), 16 + zlib.MAX_WBITS).decode("utf-8").split("\n")
+    # "[", the meta, then the outline; the window's mark among the events
+    lines = lines[:2] + [x + "," for x in outline] + lines[2:]
+    lines.insert(len(lines) - 3, window + ",")
+    z = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    with open(path, "wb") as f:
+        f.write(z.compress("\n".join(lines).encode("utf-8")) + z.flush())
 
 
 def make_oom(path):
@@ -391,6 +425,8 @@ def make(kind, outdir, n=None):
         make_train(path, wide={"blocks.1.mlp": 96 * MiB})
     elif kind == "oom":
         make_oom(path)
+    elif kind == "flight":
+        make_flight(path)
     elif kind == "cuda":
         make_cuda(path)
     elif kind == "trials":

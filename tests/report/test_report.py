@@ -51,7 +51,7 @@ TMP = None
 ARTIFACTS = None
 SKIP = 77
 
-CHART_KINDS = ("timeline", "icicle", "stacked", "leak", "oom", "frag", "steps")
+CHART_KINDS = ("timeline", "icicle", "stacked", "leak", "oom", "frag", "steps", "outline")
 # the page of a 1,000,000-event trace (CI-sized; bench/report_budget.py
 # measures 10,000,000) may be at most this many bytes
 SIZE_BUDGET = 10 * 1000 * 1000
@@ -306,6 +306,9 @@ def expected_charts(doc, two_runs=None):
       steps     without a timeline (a summary), two steps or more: live,
                 and reserved and the device total where known (which
                 stands for the frag chart there)
+      outline   a flight recorder's trace (an outline), two steps or more:
+                each step's peak and live at its mark, and the steps of
+                the window of full events where it begins inside them
     two_runs: compare's document, for the run of a page with --base: one
     steps chart per pair of processes, both runs' live (2 series)."""
     out = {}
@@ -330,6 +333,10 @@ def expected_charts(doc, two_runs=None):
                 add("stacked", len(where.get("by_category") or where.get("by_api")))
         if peak.get("by_phase"):
             add("stacked", len(peak["by_phase"]))
+        ol = d.get("outline")
+        if ol and len([x for x in pts if num(x.get("peak"))]) >= 2:
+            add("outline", 2 + any(num(ol.get("window_t")) and num(x.get("t")) and x["t"] >= ol["window_t"]
+                                   for x in pts))
         leak = d.get("leak") or {}
         live = [x for x in pts if num(x.get("live"))]
         if leak.get("verdict") == "leak" and len(live) >= 2:
@@ -526,6 +533,7 @@ PAGES = {
     # trace kind: (charts its page draws, extra lines on stderr)
     "train": (["timeline", "icicle", "stacked", "leak", "frag"], 0),
     "oom": (["timeline", "icicle", "stacked", "oom", "frag"], 1),  # 1: "was cut short"
+    "flight": (["outline", "timeline", "icicle", "stacked", "leak", "frag"], 0),
     "cuda": (["timeline", "icicle", "stacked"], 0),
     "trials": (["timeline", "icicle", "stacked", "oom", "frag"], 0),
     "hostile": (["timeline", "icicle", "stacked", "oom", "frag"], 0),  # two processes
@@ -635,6 +643,15 @@ def browser_test(kind):
 def test_browser_train():
     """A training loop: timeline, layers, categories, leak, fragmentation, steps."""
     browser_test("train")
+
+
+@labels("browser")
+def test_browser_flight():
+    """A flight recorder's trace: the whole run's outline first, the steps
+    of the window of full events drawn over it."""
+    m, selftest = browser_test("flight")
+    charts = {c.get("id"): c for c in (selftest or {}).get("charts") or []}
+    eq((charts.get("dev0-outline") or {}).get("series"), 3, "flight: the outline's chart marks the window")
 
 
 @labels("browser")

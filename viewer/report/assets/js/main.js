@@ -12,6 +12,7 @@ import { bytes, orDash, plural, secs } from "./format.js";
 import { guard, resizers, section, selftest, tip } from "./sections.js";
 import { findDev } from "./tables.js";
 import { deviceTitle, summaryTable, timeSection, traceOf } from "./device.js";
+import { outlineSection } from "./outline.js";
 import { peakSection } from "./peak.js";
 import { leakSection } from "./leak.js";
 import { oomSection } from "./oom.js";
@@ -55,6 +56,7 @@ function render(app) {
 	const plan = devices.map(([dev, i]) => {
 		const key = "dev" + i;
 		const parts = [["-time", "Memory over time", timeSection], ["-peak", "The peak", peakSection], ["-leak", "Growth between steps", leakSection]];
+		if (obj(dev.outline)) parts.unshift(["-outline", "The whole run (flight recorder)", outlineSection]);
 		if (arr(dev.ooms).length || dev.oom_count > 0) parts.push(["-oom", "Out of memory", oomSection]);
 		parts.push(["-frag", "Cache and fragmentation", fragSection]);
 		if (objs(dev.advice).some((a) => a.text)) parts.push(["-advice", "What may help", adviceSection]);
