@@ -3,7 +3,7 @@
  * equivalent of a day (--hours N [--sanitized]: fewer, for the sanitizers'
  * builds, whose resident memory is their quarantine's): 14
  * steps a second, each with module ranges, blocks made and freed, GPU work
- * and a step mark, a block kept every thousand steps; the writer's ticks
+ * and a step mark, a block kept every ten thousand steps; the writer's ticks
  * every 250 ms of the job's clock.
  *
  * Asserted: the recorder's memory (the process's resident set, sampled
@@ -28,6 +28,8 @@
 #define STEPS_PER_S 14
 #define TICK_MS 250
 #define WINDOW_S 60
+/* modules a step: few, so that a day of steps runs in a CI's minute */
+#define LAYERS 1
 
 static struct gp_trace_writer *tw;
 static int64_t ts_ns = 1000000000;
@@ -119,13 +121,13 @@ int main(int argc, char **argv)
 	gp_tw_args_begin(tw);
 	gp_tw_arg_u64(tw, GP_F_FORMAT, 1);
 	CHECK_EQ_INT(gp_tw_end(tw), 0);
-	for (int i = 0; i < 64; i++) /* the parameters */
+	for (int i = 0; i < 16; i++) /* the parameters */
 		alloc_ev(GP_EV_TORCH_ALLOC, 0x7a0000000000ull + (uint64_t)i * 0x100000, 1 << 20);
 	for (uint64_t s = 1; s <= steps; s++) {
 		uint64_t base = 0x7f0000000000ull, now_ms = s * 1000 / STEPS_PER_S;
 
 		range_ev('B', "fwd:<Net>");
-		for (int l = 0; l < 3; l++) {
+		for (int l = 0; l < LAYERS; l++) {
 			snprintf(name, sizeof(name), "fwd:layer.%d", l);
 			range_ev('B', name);
 			alloc_ev(GP_EV_TORCH_ALLOC, base + (uint64_t)l * 0x1000000, 4 << 20);
@@ -133,9 +135,9 @@ int main(int argc, char **argv)
 			range_ev('E', "");
 		}
 		range_ev('E', "");
-		for (int l = 0; l < 3; l++)
+		for (int l = 0; l < LAYERS; l++)
 			alloc_ev(GP_EV_TORCH_FREE, base + (uint64_t)l * 0x1000000, 4 << 20);
-		if (s % 1000 == 0) /* kept: a slow leak's block */
+		if (s % 10000 == 0) /* kept: a slow leak's block */
 			alloc_ev(GP_EV_TORCH_ALLOC, 0x7c0000000000ull + kept++ * 0x10000, 4096);
 		snprintf(name, sizeof(name), "step:%llu", (unsigned long long)s);
 		gp_tw_begin(tw, GP_PH_NVTX_MARK, name, GP_CAT_NVTX, 1, 1, ts_ns = (int64_t)now_ms * 1000000);
