@@ -148,20 +148,6 @@ static void watch_threshold(struct gp_flight *f, uint64_t device)
 	}
 }
 
-static uint64_t mark_step(const struct gp_tw_event *ev)
-{
-	uint64_t n = 0;
-
-	if (ev->name_len <= 5 || ev->name_len > 5 + 18 || memcmp(ev->name, "step:", 5))
-		return 0;
-	for (size_t i = 5; i < ev->name_len; i++) {
-		if (ev->name[i] < '0' || ev->name[i] > '9')
-			return 0;
-		n = n * 10 + (uint64_t)(ev->name[i] - '0');
-	}
-	return n;
-}
-
 /* step:N ends step N: step first begins at step:(first - 1) (step 1: at
  * the start, its range open from the first segment) and the range ends at
  * step:last. */
@@ -169,7 +155,7 @@ static void watch_steps(struct gp_flight *f, const struct gp_tw_event *ev)
 {
 	uint64_t n;
 
-	if (!(n = mark_step(ev)))
+	if (!(n = gp_outline_step_mark(ev)))
 		return;
 	if (f->last_step_ts_ns)
 		f->step_ns = ev->ts_ns - f->last_step_ts_ns;

@@ -697,21 +697,23 @@ static void close_all(struct gp_outline *o, int closed_by, uint64_t step, int64_
 	o->begin_ns = ts_ns;
 }
 
-static uint64_t step_number(const char *s, size_t n)
+uint64_t gp_outline_step_mark(const struct gp_tw_event *ev)
 {
-	uint64_t v = 0;
+	uint64_t n = 0;
 
-	for (size_t i = 0; i < n && i < 19; i++) {
-		if (s[i] < '0' || s[i] > '9')
+	if (ev->name_len <= 5 || ev->name_len > 5 + 18 || memcmp(ev->name, "step:", 5))
+		return 0;
+	for (size_t i = 5; i < ev->name_len; i++) {
+		if (ev->name[i] < '0' || ev->name[i] > '9')
 			return 0;
-		v = v * 10 + (uint64_t)(s[i] - '0');
+		n = n * 10 + (uint64_t)(ev->name[i] - '0');
 	}
-	return v;
+	return n;
 }
 
 static void stepped(struct gp_outline *o, const struct gp_tw_event *ev)
 {
-	uint64_t n = step_number(ev->name + 5, ev->name_len - 5);
+	uint64_t n = gp_outline_step_mark(ev);
 
 	if (!n)
 		return;

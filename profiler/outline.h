@@ -91,6 +91,9 @@ void gp_outline_observe(void *ctx, const struct gp_tw_event *ev);
 void gp_outline_tick(struct gp_outline *o, int64_t ts_ns);
 /* The end: every device's stretch closes. */
 void gp_outline_end(struct gp_outline *o, int64_t ts_ns);
+/* N of a step:N mark's name (1 to 18 digits), 0 for any other name: the
+ * one reading of the marks, the flight recorder's too. */
+uint64_t gp_outline_step_mark(const struct gp_tw_event *ev);
 /* The device memory the process holds on device now: PyTorch's reserved
  * or CUDA's device allocations, the larger; *total: the device's size
  * (gpuprof.device), 0 while not known. */
