@@ -68,6 +68,18 @@ struct gp_tw_event {
 	uint8_t async;        /* args async is true: stream-ordered */
 };
 typedef void (*gp_tw_tap_fn)(void *ctx, const struct gp_tw_event *ev);
+/* An observer's tests of an event's name: it is name; it begins with the
+ * n bytes of prefix. */
+static inline int gp_tw_ev_is(const struct gp_tw_event *ev, const char *name)
+{
+	size_t n = __builtin_strlen(name);
+
+	return ev->name_len == n && __builtin_memcmp(ev->name, name, n) == 0;
+}
+static inline int gp_tw_ev_starts(const struct gp_tw_event *ev, const char *prefix, size_t n)
+{
+	return ev->name_len >= n && __builtin_memcmp(ev->name, prefix, n) == 0;
+}
 /* fn(ctx, ev) after every event gp_tw_end() writes; NULL: none. */
 void gp_tw_set_tap(struct gp_trace_writer *tw, gp_tw_tap_fn fn, void *ctx);
 /* Writes a whole event line built elsewhere (a replayed one: no ",\n",

@@ -171,21 +171,16 @@ static void watch_steps(struct gp_flight *f, const struct gp_tw_event *ev)
 		f->cut |= CUT_STEPS_END;
 }
 
-static int name_starts(const struct gp_tw_event *ev, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	return ev->name_len >= n && !memcmp(ev->name, prefix, n);
-}
-
 /* cudaProfilerStart .. cudaProfilerStop (or the driver's): the range Nsight
  * users mark */
 static void watch_profiler(struct gp_flight *f, const struct gp_tw_event *ev)
 {
-	if (name_starts(ev, "cudaProfilerStart") || name_starts(ev, "cuProfilerStart"))
+#define STARTS(lit) gp_tw_ev_starts(ev, lit, sizeof(lit) - 1)
+	if (STARTS("cudaProfilerStart") || STARTS("cuProfilerStart"))
 		f->cut |= CUT_PROFILER_BEGIN;
-	else if ((name_starts(ev, "cudaProfilerStop") || name_starts(ev, "cuProfilerStop")) && f->profiler_open)
+	else if ((STARTS("cudaProfilerStop") || STARTS("cuProfilerStop")) && f->profiler_open)
 		f->cut |= CUT_PROFILER_END;
+#undef STARTS
 }
 
 /* The writer's tap: every line to the head and the outline; an
@@ -194,15 +189,14 @@ static void observe(void *ctx, const struct gp_tw_event *ev)
 {
 	struct gp_flight *f = ctx;
 
-	if (ev->ph == 'i' && ev->name_len == sizeof(GP_EV_META) - 1 && !memcmp(ev->name, GP_EV_META, ev->name_len))
+	if (ev->ph == 'i' && gp_tw_ev_is(ev, GP_EV_META))
 		keep_meta(f, ev);
 	gp_wh_observe(f->head, ev);
 	gp_outline_observe(f->outline, ev);
 	if (!ev->cat)
 		return;
 	if (ev->ph == 'i' && !strcmp(ev->cat, GP_CAT_MEMORY)) {
-		if ((ev->name_len == sizeof(GP_EV_OOM) - 1 && !memcmp(ev->name, GP_EV_OOM, ev->name_len)) ||
-		    (ev->name_len == sizeof(GP_EV_TORCH_OOM) - 1 && !memcmp(ev->name, GP_EV_TORCH_OOM, ev->name_len)))
+		if (gp_tw_ev_is(ev, GP_EV_OOM) || gp_tw_ev_is(ev, GP_EV_TORCH_OOM))
 			f->oom_pending = 1;
 		else if (ev->has_device)
 			watch_threshold(f, ev->device);

@@ -257,11 +257,6 @@ static struct ol_thread *thread_get(struct gp_outline *o, int64_t tid)
 	return t;
 }
 
-static int starts(const struct gp_tw_event *ev, const char *prefix, size_t n)
-{
-	return ev->name_len >= n && !memcmp(ev->name, prefix, n);
-}
-
 static uint8_t phase_of(const char *s, size_t n)
 {
 #define IS(lit) (n == sizeof(lit) - 1 && !memcmp(s, lit, n))
@@ -353,11 +348,11 @@ static void push(struct gp_outline *o, const struct gp_tw_event *ev)
 
 	if (!t)
 		return;
-	if (starts(ev, GP_TORCH_FWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN)) {
+	if (gp_tw_ev_starts(ev, GP_TORCH_FWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN)) {
 		f.kind = FR_FWD;
 		f.layer = fwd_layer(o, t, ev->name, ev->name_len);
 		o->seen_fwd = 1;
-	} else if (starts(ev, "phase:", 6)) {
+	} else if (gp_tw_ev_starts(ev, "phase:", 6)) {
 		f.kind = FR_PHASE;
 		if (o->nphases < MAX_PHASES)
 			o->phases[o->nphases++] =
@@ -405,7 +400,7 @@ static void start(struct gp_outline *o, const struct gp_tw_event *ev)
 {
 	struct ol_thread *t;
 
-	if (!starts(ev, GP_TORCH_BWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN) || !(t = thread_get(o, ev->tid)))
+	if (!gp_tw_ev_starts(ev, GP_TORCH_BWD_PREFIX, GP_TORCH_RANGE_PREFIX_LEN) || !(t = thread_get(o, ev->tid)))
 		return;
 	if (t->has_bwd)
 		gp_u64map_del(&o->open, t->bwd_inst);
@@ -750,22 +745,15 @@ void gp_outline_end(struct gp_outline *o, int64_t ts_ns)
 
 /* ---- the tap ---- */
 
-static int name_is(const struct gp_tw_event *ev, const char *name)
-{
-	size_t n = strlen(name);
-
-	return ev->name_len == n && !memcmp(ev->name, name, n);
-}
-
 static void memory_event(struct gp_outline *o, const struct gp_tw_event *ev)
 {
 	struct ol_dev *d;
 
-	if (name_is(ev, GP_EV_TORCH_ALLOC) && ev->has_addr && ev->has_bytes) {
+	if (gp_tw_ev_is(ev, GP_EV_TORCH_ALLOC) && ev->has_addr && ev->has_bytes) {
 		block_made(o, &o->blocks, ev);
-	} else if (name_is(ev, GP_EV_TORCH_FREE) && ev->has_addr) {
+	} else if (gp_tw_ev_is(ev, GP_EV_TORCH_FREE) && ev->has_addr) {
 		block_freed(o, &o->blocks, ev->addr);
-	} else if (name_is(ev, GP_EV_ALLOC) && ev->has_addr && ev->has_bytes) {
+	} else if (gp_tw_ev_is(ev, GP_EV_ALLOC) && ev->has_addr && ev->has_bytes) {
 		if (ev->async)
 			block_made(o, &o->asyncs, ev);
 		if (ev->kind_device && (d = dev_get(o, ev->has_device ? ev->device : 0))) {
@@ -779,21 +767,21 @@ static void memory_event(struct gp_outline *o, const struct gp_tw_event *ev)
 				d->device_bytes += ev->bytes;
 			raise_peaks(d, o->now_ns);
 		}
-	} else if (name_is(ev, GP_EV_FREE) && ev->has_addr) {
+	} else if (gp_tw_ev_is(ev, GP_EV_FREE) && ev->has_addr) {
 		uint64_t old = (uint64_t)(uintptr_t)gp_u64map_del(&o->devmem, ev->addr);
 
 		block_freed(o, &o->asyncs, ev->addr);
 		if (old && (d = dev_get(o, ev->has_device ? ev->device : 0)))
 			d->device_bytes -= old - 1 <= d->device_bytes ? old - 1 : d->device_bytes;
-	} else if (name_is(ev, GP_EV_TORCH_SEGMENT_ALLOC) && ev->has_bytes) {
+	} else if (gp_tw_ev_is(ev, GP_EV_TORCH_SEGMENT_ALLOC) && ev->has_bytes) {
 		if ((d = dev_get(o, ev->has_device ? ev->device : 0))) {
 			d->reserved += ev->bytes;
 			raise_peaks(d, o->now_ns);
 		}
-	} else if (name_is(ev, GP_EV_TORCH_SEGMENT_FREE) && ev->has_bytes) {
+	} else if (gp_tw_ev_is(ev, GP_EV_TORCH_SEGMENT_FREE) && ev->has_bytes) {
 		if ((d = dev_get(o, ev->has_device ? ev->device : 0)))
 			d->reserved -= ev->bytes <= d->reserved ? ev->bytes : d->reserved;
-	} else if ((name_is(ev, GP_EV_OOM) || name_is(ev, GP_EV_TORCH_OOM)) &&
+	} else if ((gp_tw_ev_is(ev, GP_EV_OOM) || gp_tw_ev_is(ev, GP_EV_TORCH_OOM)) &&
 		   (d = dev_get(o, ev->has_device ? ev->device : 0))) {
 		d->ooms++;
 		if (ev->has_bytes && ev->bytes > d->oom_bytes)
@@ -838,15 +826,15 @@ void gp_outline_observe(void *ctx, const struct gp_tw_event *ev)
 		break;
 	case 'i':
 		if (nvtx) {
-			if (starts(ev, "step:", 5))
+			if (gp_tw_ev_starts(ev, "step:", 5))
 				stepped(o, ev);
-			else if (starts(ev, GP_TORCH_TENSOR_PREFIX, sizeof(GP_TORCH_TENSOR_PREFIX) - 1))
+			else if (gp_tw_ev_starts(ev, GP_TORCH_TENSOR_PREFIX, sizeof(GP_TORCH_TENSOR_PREFIX) - 1))
 				named(o, ev, sizeof(GP_TORCH_TENSOR_PREFIX) - 1, 0);
-			else if (starts(ev, GP_TORCH_PARAM_PREFIX, sizeof(GP_TORCH_PARAM_PREFIX) - 1))
+			else if (gp_tw_ev_starts(ev, GP_TORCH_PARAM_PREFIX, sizeof(GP_TORCH_PARAM_PREFIX) - 1))
 				named(o, ev, sizeof(GP_TORCH_PARAM_PREFIX) - 1, 1);
 		} else if (!strcmp(ev->cat, GP_CAT_MEMORY)) {
 			memory_event(o, ev);
-		} else if (name_is(ev, GP_EV_DEVICE) && ev->has_device && ev->device < GP_OUTLINE_MAX_DEVICES) {
+		} else if (gp_tw_ev_is(ev, GP_EV_DEVICE) && ev->has_device && ev->device < GP_OUTLINE_MAX_DEVICES) {
 			/* its size, kept where the device is not used (yet) too */
 			o->dev[ev->device].total = ev->total_memory;
 		}

@@ -178,18 +178,6 @@ static void live_free(struct gp_window_head *wh, struct wh_live *b)
 
 /* ---- what a line does to the head ---- */
 
-static int name_is(const struct gp_tw_event *ev, const char *name)
-{
-	size_t n = strlen(name);
-
-	return ev->name_len == n && memcmp(ev->name, name, n) == 0;
-}
-
-static int name_starts(const struct gp_tw_event *ev, const char *prefix, size_t n)
-{
-	return ev->name_len >= n && memcmp(ev->name, prefix, n) == 0;
-}
-
 static void keep_static(struct gp_window_head *wh, const struct gp_tw_event *ev)
 {
 	struct wh_line *l;
@@ -375,7 +363,7 @@ static void keep_mark(struct gp_window_head *wh, const struct gp_tw_event *ev, s
 
 static void nvtx_mark(struct gp_window_head *wh, const struct gp_tw_event *ev)
 {
-#define STARTS(lit) name_starts(ev, lit, sizeof(lit) - 1)
+#define STARTS(lit) gp_tw_ev_starts(ev, lit, sizeof(lit) - 1)
 	if (STARTS("step:")) {
 		keep_last(wh, &wh->step, ev);
 		ctx_changed(wh);
@@ -482,31 +470,31 @@ void gp_wh_observe(void *ctx, const struct gp_tw_event *ev)
 		nvtx_mark(wh, ev);
 		return;
 	}
-	if (name_is(ev, GP_EV_TORCH_ALLOC) && ev->has_addr) {
+	if (gp_tw_ev_is(ev, GP_EV_TORCH_ALLOC) && ev->has_addr) {
 		keep_live(wh, &wh->blocks, ev);
-	} else if (name_is(ev, GP_EV_TORCH_FREE) && ev->has_addr) {
+	} else if (gp_tw_ev_is(ev, GP_EV_TORCH_FREE) && ev->has_addr) {
 		freed(wh, &wh->blocks, ev->addr);
-	} else if (name_is(ev, GP_EV_ALLOC) && ev->has_addr) {
+	} else if (gp_tw_ev_is(ev, GP_EV_ALLOC) && ev->has_addr) {
 		keep_live(wh, &wh->allocs, ev);
-	} else if (name_is(ev, GP_EV_FREE) && ev->has_addr) {
+	} else if (gp_tw_ev_is(ev, GP_EV_FREE) && ev->has_addr) {
 		freed(wh, &wh->allocs, ev->addr);
-	} else if (name_is(ev, GP_EV_TORCH_SEGMENT_ALLOC) && ev->has_addr && ev->has_bytes) {
+	} else if (gp_tw_ev_is(ev, GP_EV_TORCH_SEGMENT_ALLOC) && ev->has_addr && ev->has_bytes) {
 		seg_keep(wh, ev, ev->bytes);
-	} else if (name_is(ev, GP_EV_TORCH_SEGMENT_FREE) && ev->has_addr && ev->has_bytes) {
+	} else if (gp_tw_ev_is(ev, GP_EV_TORCH_SEGMENT_FREE) && ev->has_addr && ev->has_bytes) {
 		seg_free(wh, ev);
-	} else if (name_is(ev, GP_EV_POOL_CREATE) && ev->has_pool) {
+	} else if (gp_tw_ev_is(ev, GP_EV_POOL_CREATE) && ev->has_pool) {
 		struct wh_line *l = line_new(wh, ev);
 
 		if (l && gp_u64map_put(&wh->pools, ev->pool, l)) {
 			wh->left_out++;
 			line_unref(wh, l);
 		}
-	} else if (name_is(ev, GP_EV_POOL_DESTROY) && ev->has_pool) {
+	} else if (gp_tw_ev_is(ev, GP_EV_POOL_DESTROY) && ev->has_pool) {
 		line_unref(wh, gp_u64map_del(&wh->pools, ev->pool));
-	} else if (name_is(ev, GP_EV_DEVICE) || name_is(ev, GP_EV_TORCH_ATTACH) ||
-		   name_is(ev, GP_EV_TORCH_STACK)) {
+	} else if (gp_tw_ev_is(ev, GP_EV_DEVICE) || gp_tw_ev_is(ev, GP_EV_TORCH_ATTACH) ||
+		   gp_tw_ev_is(ev, GP_EV_TORCH_STACK)) {
 		keep_static(wh, ev);
-	} else if (name_is(ev, GP_EV_ALLOC_CAPTURE)) {
+	} else if (gp_tw_ev_is(ev, GP_EV_ALLOC_CAPTURE)) {
 		keep_last(wh, &wh->capture, ev);
 	}
 }
