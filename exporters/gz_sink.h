@@ -49,6 +49,14 @@ int gp_gz_sync_point(struct gp_gz_sink *s, struct gp_gz_member *so_far, uint64_t
  * trailer and gives back fd (the caller's now) and what the member holds.
  * 0 or -errno; on failure fd is closed and s freed all the same. */
 int gp_gz_hand_over(struct gp_gz_sink *s, int *fd, struct gp_gz_member *so_far);
+/* Moves the member to another file: flushes (full flush), copies the
+ * bytes written so far from the sink's descriptor (which must be readable:
+ * opened O_RDWR) to fd, at its current offset, and goes on writing there;
+ * the old descriptor is closed. The default trace's outline is written
+ * into an unlinked file until the trace reaches its cap, then moved under
+ * the trace's name (profiler/flight.c). Takes fd, even on failure. 0 or
+ * -errno; a failure sticks. */
+int gp_gz_move_to(struct gp_gz_sink *s, int fd);
 /* Closes fd and frees without writing a trailer (forked child, fatal error). */
 void gp_gz_abandon(struct gp_gz_sink *s);
 uint64_t gp_gz_bytes_in(const struct gp_gz_sink *s);  /* uncompressed so far */

@@ -229,6 +229,50 @@ static void test_abandon(void)
 	tu_bytes_free(&out);
 }
 
+/* gp_gz_move_to: what was written before the move and after it decode,
+ * in the new file, as one member; the old descriptor is closed; a sink
+ * whose descriptor cannot be read fails, sticky, and takes the new one. */
+static void test_move_to(void)
+{
+	char old_path[PATH_MAX], new_path[PATH_MAX];
+	struct tu_bytes want = { 0 }, chunk = { 0 };
+	struct gp_gz_sink *s;
+	uint64_t seed = 7;
+	int fd, fd2;
+
+	tu_path(old_path, dir, "move_old.gz");
+	tu_path(new_path, dir, "move_new.gz");
+	fd = open(old_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK_EQ_INT(gp_gz_open_fd(&s, fd, 1), 0);
+	for (int i = 0; i < 40; i++) { /* past the output buffer: written out before the move */
+		gen(&chunk, &seed, 30000);
+		tu_bytes_add(&want, chunk.p, chunk.n);
+		CHECK_EQ_INT(gp_gz_write(s, chunk.p, chunk.n), 0);
+	}
+	CHECK(unlink(old_path) == 0); /* as the flight recorder's outline file */
+	fd2 = open(new_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK_EQ_INT(gp_gz_move_to(s, fd2), 0);
+	CHECK(fd_is_closed(fd));
+	tu_bytes_add(&want, "after the move\n", 15);
+	CHECK_EQ_INT(gp_gz_write(s, "after the move\n", 15), 0);
+	CHECK_EQ_INT(gp_gz_close(s), 0);
+	CHECK(fd_is_closed(fd2));
+	check_file(new_path, &want, 1, __LINE__);
+
+	/* write-only: its bytes cannot be copied */
+	fd = open(old_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK_EQ_INT(gp_gz_open_fd(&s, fd, 1), 0);
+	CHECK_EQ_INT(gp_gz_write(s, "x", 1), 0);
+	fd2 = open(new_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK_EQ_INT(gp_gz_move_to(s, fd2), -EBADF);
+	CHECK(fd_is_closed(fd2));
+	CHECK_EQ_INT(gp_gz_write(s, "y", 1), -EBADF);
+	gp_gz_abandon(s);
+	CHECK(fd_is_closed(fd));
+	tu_bytes_free(&want);
+	tu_bytes_free(&chunk);
+}
+
 /* A reader that drains a pipe slowly, so the writer blocks in write(2) and
  * the interval timer interrupts it: EINTR and short writes. */
 struct reader {
@@ -326,6 +370,7 @@ int main(void)
 	test_bad_args();
 	test_write_errors();
 	test_abandon();
+	test_move_to();
 	test_eintr_short_writes();
 	tu_rmtree(dir);
 	return CHECK_DONE();
