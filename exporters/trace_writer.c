@@ -51,8 +51,10 @@ struct gp_trace_writer {
 	int nargs;             /* args written so far: comma placement */
 	int ev_err;            /* misuse of the event under construction */
 	int err;               /* first error over the writer's life */
+	int stopped;           /* gp_tw_fail's error: nothing more is written */
 	uint64_t events;
 	uint64_t flushes;
+	uint64_t diverted_in, diverted_out; /* what the file took before gp_tw_divert */
 };
 
 static int tw_fail(struct gp_trace_writer *tw, int err)
@@ -107,6 +109,30 @@ int gp_tw_open_ring(struct gp_trace_writer **out, struct gp_gz_ring *ring)
 	gp_buf_init(&tw->line, GP_TW_MAX_LINE);
 	*out = tw;
 	return 0;
+}
+
+int gp_tw_divert(struct gp_trace_writer *tw, struct gp_gz_ring *ring, struct gp_gz_sink **file)
+{
+	int r;
+
+	*file = NULL;
+	if (!tw->gz || !ring || tw->state != EV_NONE)
+		return -EINVAL;
+	if ((r = gp_gz_flush(tw->gz)))
+		return tw_fail(tw, r);
+	tw->diverted_in = gp_gz_bytes_in(tw->gz);
+	tw->diverted_out = gp_gz_bytes_out(tw->gz);
+	*file = tw->gz;
+	tw->gz = NULL;
+	tw->ring = ring;
+	return 0;
+}
+
+void gp_tw_fail(struct gp_trace_writer *tw, int err)
+{
+	tw_fail(tw, err);
+	if (!tw->stopped)
+		tw->stopped = err;
 }
 
 void gp_tw_set_tap(struct gp_trace_writer *tw, gp_tw_tap_fn fn, void *ctx)
@@ -344,9 +370,13 @@ static int finish_event(struct gp_trace_writer *tw)
 
 int gp_tw_end(struct gp_trace_writer *tw)
 {
-	int r = finish_event(tw);
+	int r;
 
-	if (r)
+	if (tw->stopped) {
+		gp_tw_cancel(tw); /* a writer stopped (gp_tw_fail) writes nothing more */
+		return tw->stopped;
+	}
+	if ((r = finish_event(tw)))
 		return tw_fail(tw, r);
 	gp_buf_append(&tw->line, ",\n", 2);
 	if (tw->line.failed)
@@ -385,6 +415,8 @@ int gp_tw_flush(struct gp_trace_writer *tw)
 {
 	int r;
 
+	if (tw->stopped)
+		return tw->stopped;
 	if (tw->ring)
 		return tw->err;
 	r = gp_gz_flush(tw->gz);
@@ -475,8 +507,8 @@ void gp_tw_get_stats(const struct gp_trace_writer *tw, struct gp_tw_stats *stats
 		struct gp_gz_ring_stats rs;
 
 		gp_gz_ring_stats(tw->ring, &rs);
-		stats->bytes_in = rs.in_bytes + rs.dropped_in_bytes + rs.pending_in;
-		stats->bytes_out = rs.bytes + rs.dropped_bytes;
+		stats->bytes_in = tw->diverted_in + rs.in_bytes + rs.dropped_in_bytes + rs.pending_in;
+		stats->bytes_out = tw->diverted_out + rs.bytes + rs.dropped_bytes;
 	} else {
 		stats->bytes_in = gp_gz_bytes_in(tw->gz);
 		stats->bytes_out = gp_gz_bytes_out(tw->gz);

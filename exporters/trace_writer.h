@@ -27,6 +27,7 @@
 
 struct gp_trace_writer;
 struct gp_gz_ring;
+struct gp_gz_sink;
 
 struct gp_tw_stats {
 	uint64_t events;
@@ -47,6 +48,16 @@ int gp_tw_open_fd(struct gp_trace_writer **out, int fd, int gz_level);
  * then the ring owner's seal, and gp_tw_flush() does nothing; gp_tw_close()
  * writes nothing more. */
 int gp_tw_open_ring(struct gp_trace_writer **out, struct gp_gz_ring *ring);
+
+/* The default trace reaching its cap (profiler/flight.c): the writer goes
+ * on into ring (borrowed, as gp_tw_open_ring's) and hands over its file's
+ * sink, flushed, to *file (the caller's now, to end). Its stats go on
+ * counting what the file took. 0 or -errno (-EINVAL: not a file's writer;
+ * the writer unchanged). */
+int gp_tw_divert(struct gp_trace_writer *tw, struct gp_gz_ring *ring, struct gp_gz_sink **file);
+/* A writer that must stop (the trace at its cap and no flight recorder to
+ * go on into): every later call fails with err, as after a write error. */
+void gp_tw_fail(struct gp_trace_writer *tw, int err);
 
 /* What the writer knew of an event it wrote: the members it was given that
  * say what the event is about, for an observer of the lines (the flight

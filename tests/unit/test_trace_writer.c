@@ -12,6 +12,8 @@
 
 #include "check.h"
 #include "testutil.h"
+#include "gz_ring.h"
+#include "gz_sink.h"
 #include "trace_writer.h"
 
 #define FFFD "\xEF\xBF\xBD"
@@ -438,6 +440,78 @@ static void test_io_error(void)
 	CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
 }
 
+static int holds(const struct tu_bytes *t, const char *what)
+{
+	size_t n = strlen(what);
+
+	for (size_t i = 0; i + n <= t->n; i++)
+		if (!memcmp(t->p + i, what, n))
+			return 1;
+	return 0;
+}
+
+/* gp_tw_divert: the file's sink handed over holds the lines before it
+ * (the caller ends it), the ring those after; the stats count both;
+ * gp_tw_fail stops the writer. */
+static void test_divert(void)
+{
+	char path[PATH_MAX], ring_path[PATH_MAX];
+	struct gp_trace_writer *tw = open_writer("divert.json.gz", path);
+	struct gp_gz_ring *ring = NULL;
+	struct gp_gz_sink *file = NULL, *again = NULL;
+	struct gp_tw_stats st;
+	struct tu_bytes text;
+	uint64_t file_out;
+	int fd;
+
+	CHECK_EQ_INT(gp_gz_ring_new(&ring, 1 << 20, 1), 0);
+	gp_tw_begin(tw, 'i', "before", "x", 1, 0, 1000);
+	CHECK_EQ_INT(gp_tw_end(tw), 0);
+	gp_tw_begin(tw, 'i', "half", "x", 1, 0, 1000);
+	CHECK_EQ_INT(gp_tw_divert(tw, ring, &file), -EINVAL); /* an event under way */
+	CHECK(!file);
+	gp_tw_cancel(tw);
+	CHECK_EQ_INT(gp_tw_divert(tw, NULL, &file), -EINVAL);
+	CHECK_EQ_INT(gp_tw_divert(tw, ring, &file), 0);
+	CHECK(file != NULL);
+	CHECK_EQ_INT(gp_tw_divert(tw, ring, &again), -EINVAL); /* once */
+	CHECK(!again);
+	file_out = gp_gz_bytes_out(file);
+	gp_tw_begin(tw, 'i', "after", "x", 1, 0, 2000);
+	CHECK_EQ_INT(gp_tw_end(tw), 0);
+	CHECK_EQ_INT(gp_gz_write(file, "{}\n]\n", 6), 0);
+	CHECK_EQ_INT(gp_gz_close(file), 0);
+	text = inflate_file(path, 1);
+	CHECK(holds(&text, "\"name\":\"before\""));
+	CHECK(!holds(&text, "\"after\""));
+	tu_bytes_free(&text);
+	CHECK_EQ_INT(gp_gz_ring_seal(ring, 1), 0);
+	tu_path(ring_path, dir, "divert_ring.json.gz");
+	fd = open(ring_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK_EQ_INT(gp_gz_ring_dump(ring, fd, 0, "[\n", 2, "{}\n]\n", 5), 0);
+	close(fd);
+	text = inflate_file(ring_path, 1);
+	CHECK(holds(&text, "\"name\":\"after\""));
+	CHECK(!holds(&text, "\"before\""));
+	tu_bytes_free(&text);
+	gp_tw_get_stats(tw, &st);
+	CHECK_EQ_INT(st.events, 2);
+	CHECK(st.bytes_out > file_out);
+	gp_tw_fail(tw, -EFBIG);
+	CHECK_EQ_INT(gp_tw_flush(tw), -EFBIG);
+	gp_tw_begin(tw, 'i', "stopped", "x", 1, 0, 3000);
+	CHECK_EQ_INT(gp_tw_end(tw), -EFBIG);
+	CHECK_EQ_INT(gp_tw_close(tw, NULL), -EFBIG);
+	gp_gz_ring_free(ring);
+
+	/* a file's writer told to stop: its flush says so (the writer thread
+	 * stops there) */
+	tw = open_writer("stopped.json.gz", path);
+	gp_tw_fail(tw, -EFBIG);
+	CHECK_EQ_INT(gp_tw_flush(tw), -EFBIG);
+	gp_tw_abandon(tw);
+}
+
 int main(void)
 {
 	tu_mkdtemp(dir, "tw");
@@ -446,6 +520,7 @@ int main(void)
 	test_misuse();
 	test_oversize();
 	test_io_error();
+	test_divert();
 	tu_rmtree(dir);
 	return CHECK_DONE();
 }
