@@ -10,6 +10,31 @@
 
 #include "amount.h"
 
+/* The flight recorder's window where none is asked for: --dump-at and
+ * --dump-steps without --window, and the default trace past its cap */
+#define GP_FLIGHT_DEFAULT_WINDOW_S 60
+
+/* The default trace's size cap (GPUPROF_TRACE_CAP, --trace-cap): unset,
+ * this; smaller than the minimum, refused (a trace's meta and first
+ * events alone take some kilobytes) */
+#define GP_TRACE_CAP_DEFAULT_BYTES (UINT64_C(1) << 30)
+#define GP_TRACE_CAP_MIN_BYTES (UINT64_C(64) << 10)
+
+/* "off" or "0": no cap (*bytes 0); else a size (amount.h) of at least
+ * GP_TRACE_CAP_MIN_BYTES. 0 or -EINVAL. */
+static inline int gp_parse_trace_cap(const char *s, uint64_t *bytes)
+{
+	struct gp_amount a;
+
+	*bytes = 0;
+	if (s[0] == 'o' && s[1] == 'f' && s[2] == 'f' && !s[3])
+		return 0;
+	if (gp_parse_amount(s, &a) != 0 || a.is_percent || (a.bytes && a.bytes < GP_TRACE_CAP_MIN_BYTES))
+		return -EINVAL;
+	*bytes = a.bytes;
+	return 0;
+}
+
 /* An amount (amount.h): a size, or a share of the device up to 100%
  * (87.5%: 875 permille; a finer share rounds to the permille). Into *bytes
  * (the other 0) or *permille. 0 or -EINVAL (none, 0, or a share over the

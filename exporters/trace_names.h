@@ -19,8 +19,9 @@
  * small. */
 int gp_child_trace_path(char *buf, size_t size, const char *output, pid_t pid);
 
-/* A flight recorder's dump number n (>= 1) of the trace output:
- * <stem>.dump<n>.json.gz, else <output>.dump<n>. 0 or -ENAMETOOLONG. */
+/* A flight recorder's dump number n (>= 1; 0: the default trace's start,
+ * up to its size cap) of the trace output: <stem>.dump<n>.json.gz, else
+ * <output>.dump<n>. 0 or -ENAMETOOLONG. */
 int gp_dump_trace_path(char *buf, size_t size, const char *output, unsigned n);
 
 /* Whether name (a file name, no directory) is a dump's, as

@@ -186,6 +186,13 @@ static void load(void)
 			   GP_ENV_DUMP_AT, at);
 	if (steps && *steps && gp_parse_dump_steps(steps, &c->dump_step_first, &c->dump_step_last))
 		gp_rec_say("ignoring %s=%s (expected steps A-B, 1 <= A <= B)", GP_ENV_DUMP_STEPS, steps);
+	const char *cap = getenv(GP_ENV_TRACE_CAP);
+	c->trace_cap_bytes = GP_TRACE_CAP_DEFAULT_BYTES;
+	if (cap && *cap && gp_parse_trace_cap(cap, &c->trace_cap_bytes)) {
+		c->trace_cap_bytes = GP_TRACE_CAP_DEFAULT_BYTES;
+		gp_rec_say("ignoring %s=%s (expected a size of at least 64KiB, as 1GiB, or off)", GP_ENV_TRACE_CAP,
+			   cap);
+	}
 	c->exit_wait_ms = (int)ENV_NUM(GP_ENV_EXIT_WAIT_MS);
 	c->signal_wait_ms = (int)ENV_NUM(GP_ENV_SIGNAL_WAIT_MS);
 	c->signals = ENV_NUM(GP_ENV_SIGNALS) != 0;

@@ -48,6 +48,7 @@ struct gp_rec_config {
 	unsigned dump_at_permille;  /* a share of the device; both 0: none */
 	uint64_t dump_step_first;   /* GPUPROF_DUMP_STEPS; 0: none */
 	uint64_t dump_step_last;
+	uint64_t trace_cap_bytes;   /* GPUPROF_TRACE_CAP; 0: none */
 
 	/* The program's end. */
 	int exit_wait_ms;           /* GPUPROF_EXIT_WAIT_MS */

@@ -68,6 +68,11 @@ struct gp_flight {
 	int cut;                         /* the tap asks for a seal or a dump (CUT_*) */
 	int in_cut;
 	int failed;                      /* said once; the ring is off */
+	/* The default trace (when.cap_bytes): the writer writes the trace's
+	 * file in full, the head and the outline watch, the outline goes to
+	 * an unlinked file (file); at the cap, the trace so far becomes the
+	 * dump STEM.dump0 and a flight recorder goes on under the trace's name */
+	int full;
 };
 
 /* What the tap asks for at the end of the line it is shown */
@@ -108,7 +113,7 @@ static void keep_meta(struct gp_flight *f, const struct gp_tw_event *ev)
 	int err;
 
 	gp_gz_ring_stats(f->ring, &rs);
-	if (f->meta || rs.segments || rs.dropped_segments || rs.pending_in != ev->len + 2) {
+	if (f->meta || (!f->full && (rs.segments || rs.dropped_segments || rs.pending_in != ev->len + 2))) {
 		fail(f, "the meta", -EPROTO); /* not the first line: dumps would hold two */
 		return;
 	}
@@ -120,7 +125,7 @@ static void keep_meta(struct gp_flight *f, const struct gp_tw_event *ev)
 	memcpy(f->meta + 2, ev->line, ev->len);
 	memcpy(f->meta + 2 + ev->len, ",\n", 2);
 	f->meta_len = ev->len + 4;
-	if ((err = gp_gz_ring_discard(f->ring)) || (err = gp_gz_write(f->file, f->meta, f->meta_len)) ||
+	if ((!f->full && (err = gp_gz_ring_discard(f->ring))) || (err = gp_gz_write(f->file, f->meta, f->meta_len)) ||
 	    (err = gp_gz_flush(f->file)))
 		fail(f, "writing the trace", err);
 }
@@ -193,8 +198,8 @@ static void observe(void *ctx, const struct gp_tw_event *ev)
 		keep_meta(f, ev);
 	gp_wh_observe(f->head, ev);
 	gp_outline_observe(f->outline, ev);
-	if (!ev->cat)
-		return;
+	if (!ev->cat || f->full)
+		return; /* the whole trace is being written: nothing to dump */
 	if (ev->ph == 'i' && !strcmp(ev->cat, GP_CAT_MEMORY)) {
 		if (gp_tw_ev_is(ev, GP_EV_OOM) || gp_tw_ev_is(ev, GP_EV_TORCH_OOM))
 			f->oom_pending = 1;
@@ -210,11 +215,32 @@ static void observe(void *ctx, const struct gp_tw_event *ev)
 		cut(f, ev->ts_ns);
 }
 
+/* The default trace's outline, until its cap: into a file beside the trace,
+ * unlinked at once (nothing stays of it if the program is killed; the
+ * trace holds everything then), readable for gp_gz_move_to. fd or -errno. */
+static int open_outline_file(const char *path)
+{
+	char tmp[4096];
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.outline-%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		return -errno;
+	if (unlink(tmp) != 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host_pid, int window_s,
 		  size_t ring_bytes, const struct gp_flight_when *when, struct gp_trace_writer **tw)
 {
 	struct gp_flight *f;
-	int err = -ENOMEM;
+	int err = -ENOMEM, file_fd;
 
 	*out = NULL;
 	*tw = NULL;
@@ -223,21 +249,33 @@ int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host
 	f->fd = -1;
 	if (!(f->path = strdup(path)))
 		goto fail;
-	err = gp_gz_open_fd(&f->file, fd, RING_LEVEL);
-	fd = -1; /* the sink's, even on failure */
+	if (when)
+		f->when = *when;
+	f->full = f->when.cap_bytes > 0;
+	if (f->full && (file_fd = open_outline_file(path)) < 0) {
+		err = file_fd;
+		goto fail;
+	}
+	/* the trace's file is the writer's until the cap, else the outline's */
+	err = gp_gz_open_fd(&f->file, f->full ? file_fd : fd, RING_LEVEL);
+	if (!f->full)
+		fd = -1; /* the sink's, even on failure */
 	if (err)
 		goto fail;
 	f->host_pid = host_pid;
 	f->window_s = window_s;
-	if (when)
-		f->when = *when;
 	/* steps from the first: the range is open from the start */
-	f->steps_open = f->when.step_first == 1;
+	f->steps_open = f->when.step_first == 1 && !f->full;
 	if ((err = gp_gz_ring_new(&f->ring, ring_bytes, RING_LEVEL)) || (err = gp_wh_new(&f->head, HEAD_MAX_BYTES)) ||
-	    (err = gp_outline_new(&f->outline)) || (err = gp_tw_open_ring(&f->tw, f->ring)))
+	    (err = gp_outline_new(&f->outline)))
+		goto fail;
+	err = f->full ? gp_tw_open_fd(&f->tw, fd, RING_LEVEL) : gp_tw_open_ring(&f->tw, f->ring);
+	fd = -1; /* the writer's, even on failure */
+	if (err)
 		goto fail;
 	gp_tw_set_tap(f->tw, observe, f);
-	watch_usr1();
+	if (!f->full)
+		watch_usr1();
 	*tw = f->tw; /* handed over: the caller closes it */
 	*out = f;
 	return 0;
@@ -246,6 +284,11 @@ fail:
 		close(fd);
 	gp_flight_free(f);
 	return err;
+}
+
+int gp_flight_full(const struct gp_flight *f)
+{
+	return f->full;
 }
 
 static int replay_line(void *ctx, const char *line, size_t len)
@@ -308,11 +351,12 @@ static int arm_usr1(struct gp_flight *f, uint64_t now_ms)
 	return 1;
 }
 
+static int open_segment(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns);
+
 /* Ends the segment being written and opens the next with the run so far;
  * the outline so far goes to disk. */
 static int seal(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 {
-	struct gp_wh_stats st;
 	int err;
 
 	if ((err = write_outline(f)) || (err = gp_gz_flush(f->file)))
@@ -323,6 +367,16 @@ static int seal(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 	/* a range to dump whole keeps what the ring holds (up to its cap) */
 	if (!f->steps_open && !f->profiler_open)
 		gp_gz_ring_drop_before(f->ring, (int64_t)now_ms - (int64_t)f->window_s * 1000);
+	return open_segment(f, now_ms, ts_ns);
+}
+
+/* The segment being written opens with the run so far: the head's replay
+ * and a gpuprof.window (a dump beginning there begins with them). */
+static int open_segment(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
+{
+	struct gp_wh_stats st;
+	int err;
+
 	if ((err = gp_wh_replay(f->head, replay_line, f->tw)))
 		return err;
 	gp_wh_stats(f->head, &st);
@@ -342,24 +396,32 @@ static void fail(struct gp_flight *f, const char *what, int err)
 	if (f->failed)
 		return;
 	f->failed = 1;
-	gp_rec_say("the flight recorder failed (%s: %s); no more dumps", what, strerror(-err));
+	if (f->full) {
+		gp_rec_say("the flight recorder that would go on from the trace's cap failed (%s: %s); the "
+			   "trace will end at its cap", what, strerror(-err));
+		return;
+	}
+	gp_rec_say("the flight recorder failed (%s: %s); no more dumps, the trace ends here", what,
+		   strerror(-err));
+	/* a ring no longer sealed would grow without end: the writer stops
+	 * (writer_thread.c leaves the file as it is, a prefix recover ends) */
+	gp_tw_fail(f->tw, err);
 }
 
-/* The ring, sealed now, as one trace into fd: "[" and the meta, the kept
- * segments (the first with its opening), a gpuprof.dump and the end; at
- * the end (so_far), after the trace's file so far instead of "[" and the
- * meta. */
-static int dump_to(struct gp_flight *f, int fd, uint64_t from_seq, const struct gp_gz_member *so_far,
-		   const char *reason, unsigned seq, int64_t ts_ns, const char *end_line, size_t end_len)
+/* A dump's last lines into *tail (gp_buf_init'ed here; the caller frees
+ * it): gpuprof.dump, then end_line or, for a program going on, an end
+ * without counts, and "]". 0 or -errno. */
+static int dump_tail(struct gp_flight *f, const char *reason, unsigned seq, int64_t ts_ns, const char *end_line,
+		     size_t end_len, struct gp_buf *tail)
 {
 	struct gp_gz_ring_stats rs;
 	struct gp_wh_stats ws;
 	struct gp_outline_stats os;
-	struct gp_buf tail;
 	const char *line;
 	size_t len;
 	int err;
 
+	gp_buf_init(tail, 0);
 	gp_gz_ring_stats(f->ring, &rs);
 	gp_wh_stats(f->head, &ws);
 	gp_outline_stats(f->outline, &os);
@@ -377,26 +439,35 @@ static int dump_to(struct gp_flight *f, int fd, uint64_t from_seq, const struct 
 	gp_tw_arg_u64(f->tw, GP_F_OUTLINE_BYTES, os.bytes);
 	if ((err = gp_tw_take(f->tw, &line, &len)))
 		return err;
-	gp_buf_init(&tail, 0);
-	gp_buf_append(&tail, line, len);
-	gp_buf_puts(&tail, ",\n");
+	gp_buf_append(tail, line, len);
+	gp_buf_puts(tail, ",\n");
 	if (!end_line) {
 		/* a dump of a program going on: an end without counts */
 		gp_tw_begin(f->tw, GP_PH_END, GP_EV_END, GP_CAT_GPUPROF, f->host_pid, 0, ts_ns);
 		gp_tw_field_str(f->tw, GP_T_S, "g");
 		gp_tw_args_begin(f->tw);
-		if ((err = gp_tw_take(f->tw, &end_line, &end_len))) {
-			gp_buf_free(&tail);
+		if ((err = gp_tw_take(f->tw, &end_line, &end_len)))
 			return err;
-		}
 	}
-	gp_buf_append(&tail, end_line, end_len);
-	gp_buf_puts(&tail, "\n]\n");
-	if (tail.failed)
-		err = tail.failed;
-	else if (so_far)
+	gp_buf_append(tail, end_line, end_len);
+	gp_buf_puts(tail, "\n]\n");
+	return tail->failed;
+}
+
+/* The ring, sealed now, as one trace into fd: "[" and the meta, the kept
+ * segments (the first with its opening), a gpuprof.dump and the end; at
+ * the end (so_far), after the trace's file so far instead of "[" and the
+ * meta. */
+static int dump_to(struct gp_flight *f, int fd, uint64_t from_seq, const struct gp_gz_member *so_far,
+		   const char *reason, unsigned seq, int64_t ts_ns, const char *end_line, size_t end_len)
+{
+	struct gp_buf tail;
+	int err;
+
+	err = dump_tail(f, reason, seq, ts_ns, end_line, end_len, &tail);
+	if (!err && so_far)
 		err = gp_gz_ring_dump_after(f->ring, fd, from_seq, so_far, tail.data, tail.len);
-	else
+	else if (!err)
 		err = gp_gz_ring_dump(f->ring, fd, from_seq, f->meta ? f->meta : "[\n", f->meta ? f->meta_len : 2, tail.data,
 				      tail.len);
 	gp_buf_free(&tail);
@@ -532,11 +603,125 @@ static void cut(struct gp_flight *f, int64_t ts_ns)
 	f->in_cut = 0;
 }
 
+/* The trace's start, up to the cap: ended as a dump (reason cap) and
+ * named STEM.dump0 (the name is free: dumps count from 1). */
+static int end_start(struct gp_flight *f, struct gp_gz_sink *start, const char *start_path, int64_t ts_ns)
+{
+	struct gp_buf tail;
+	int err;
+
+	if (rename(f->path, start_path) != 0) {
+		gp_gz_abandon(start);
+		return -errno;
+	}
+	if ((err = dump_tail(f, "cap", 0, ts_ns, NULL, 0, &tail)) == 0)
+		err = gp_gz_write(start, tail.data, tail.len);
+	gp_buf_free(&tail);
+	if (err) {
+		gp_gz_abandon(start);
+		return err;
+	}
+	return gp_gz_close(start);
+}
+
+/* A size as its unit reads best: "1 GiB", "300 MiB", "64 KiB" */
+static const char *size_text(char *buf, size_t cap, uint64_t bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+
+	while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, "%" PRIu64 " %s", bytes, unit[u]);
+	return buf;
+}
+
+/* The default trace at its cap: the writer goes on into the ring, the
+ * trace so far becomes STEM.dump0, and under the trace's name the outline
+ * so far (moved), a gpuprof.cap, and from here the flight recorder's
+ * file. Its first segment opens with the run so far, as any after a seal. */
+static int go_flight(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns, uint64_t written)
+{
+	struct gp_gz_sink *start = NULL;
+	char start_path[4096], size[32];
+	const char *start_name, *line;
+	size_t len;
+	int err, fd;
+
+	if ((err = gp_dump_trace_path(start_path, sizeof(start_path), f->path, 0)) || (err = write_outline(f)) ||
+	    (err = gp_tw_divert(f->tw, f->ring, &start)))
+		return err;
+	f->full = 0; /* from here a failure stops the writer (fail) */
+	if ((err = end_start(f, start, start_path, ts_ns)))
+		return err;
+	fd = open(f->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if ((err = gp_gz_move_to(f->file, fd)))
+		return err;
+	start_name = strrchr(start_path, '/');
+	start_name = start_name ? start_name + 1 : start_path;
+	gp_tw_begin(f->tw, GP_PH_CAP, GP_EV_CAP, GP_CAT_GPUPROF, f->host_pid, 0, ts_ns);
+	gp_tw_field_str(f->tw, GP_T_S, "g");
+	gp_tw_args_begin(f->tw);
+	gp_tw_arg_u64(f->tw, GP_F_CAP_BYTES, f->when.cap_bytes);
+	gp_tw_arg_u64(f->tw, GP_F_BYTES, written);
+	gp_tw_arg_str(f->tw, GP_F_START, start_name);
+	gp_tw_arg_u64(f->tw, GP_F_WINDOW_S, (uint64_t)f->window_s);
+	if ((err = gp_tw_take(f->tw, &line, &len)) || (err = gp_gz_write(f->file, line, len)) ||
+	    (err = gp_gz_write(f->file, ",\n", 2)) || (err = gp_gz_flush(f->file)) ||
+	    (err = open_segment(f, now_ms, ts_ns)))
+		return err;
+	watch_usr1();
+	gp_rec_say("the trace reached its size cap (%s, --trace-cap): the run so far is in %s; from here %s "
+		   "keeps the outline of every step and the last %d s in full (dumps on out-of-memory errors "
+		   "and SIGUSR1 beside it)",
+		   size_text(size, sizeof(size), f->when.cap_bytes), start_path, f->path, f->window_s);
+	return 0;
+}
+
+/* The default trace, written in full: the outline to its file each
+ * second, and the flight recorder from the cap on. */
+static void tick_full(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
+{
+	struct gp_tw_stats st;
+	int err;
+
+	gp_tw_get_stats(f->tw, &st);
+	if (f->failed) {
+		if (st.bytes_out >= f->when.cap_bytes && !gp_tw_error(f->tw)) {
+			char size[32];
+
+			gp_rec_say("the trace reached its size cap (%s, --trace-cap) and ends there",
+				   size_text(size, sizeof(size), f->when.cap_bytes));
+			gp_tw_fail(f->tw, -EFBIG);
+		}
+		return;
+	}
+	gp_outline_tick(f->outline, ts_ns);
+	if (st.bytes_out >= f->when.cap_bytes) {
+		if ((err = go_flight(f, now_ms, ts_ns, st.bytes_out)))
+			fail(f, "going on from the trace's cap", err);
+		return;
+	}
+	if (now_ms < f->next_seal_ms)
+		return;
+	f->next_seal_ms = now_ms + (f->when.seal_ms ? f->when.seal_ms : SEAL_MS);
+	if ((err = write_outline(f)) || (err = gp_gz_flush(f->file)))
+		fail(f, "writing the outline", err);
+}
+
 void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 {
 	unsigned asked = atomic_load(&usr1_asked);
 	int err;
 
+	if (f->full) {
+		tick_full(f, now_ms, ts_ns);
+		return;
+	}
 	if (f->failed)
 		return;
 	gp_outline_tick(f->outline, ts_ns);

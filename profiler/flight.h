@@ -22,6 +22,13 @@
  * of it. A dump is written by the writer thread;
  * the program is never stopped for it.
  *
+ * The default trace is one too, with a size cap (when.cap_bytes): written
+ * in full while the head and the outline watch (the outline into a file
+ * of its own, unlinked), until its file holds cap_bytes; then the trace so
+ * far is ended as STEM.dump0.json.gz (reason cap), and under the trace's
+ * name the outline so far, a gpuprof.cap, and the flight recorder from
+ * there (TRACE_FORMAT.md, "The size cap").
+ *
  * Writer thread only, but for the signal's handler (an atomic). */
 #ifndef GPUPROF_FLIGHT_H
 #define GPUPROF_FLIGHT_H
@@ -44,12 +51,16 @@ struct gp_flight_when {
 	const char *run_dir;     /* a run directory (borrowed, for the
 				  * recorder's life): SIGUSR1 dumps at the step
 				  * the launcher asks for (flight_sync.h); NULL */
+	uint64_t cap_bytes;      /* the default trace: written whole until its
+				  * file holds this many bytes, then a flight
+				  * recorder (0: one from the start) */
 };
 
 /* Takes fd (the trace's own file, path its name: the end's dump and the
  * stem of the others), even on failure. *tw: the writer to write with,
- * into the ring (owned by the caller, closed before gp_flight_free).
- * host_pid: the pid of the dump's own events. 0 or -errno. */
+ * into the ring (owned by the caller, closed before gp_flight_free); with
+ * when->cap_bytes, into fd until the cap. host_pid: the pid of the dump's
+ * own events. 0 or -errno. */
 int gp_flight_new(struct gp_flight **out, int fd, const char *path, int64_t host_pid, int window_s,
 		  size_t ring_bytes, const struct gp_flight_when *when, struct gp_trace_writer **tw);
 /* Every writer tick: seals a segment each second, and writes the dumps
@@ -59,6 +70,9 @@ void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns);
 /* The last dump, into the trace's own file, ended by end_line (the
  * writer's gpuprof.end, its text without ",\n"). 0 or -errno. */
 int gp_flight_end(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns, const char *end_line, size_t end_len);
+/* Whether the trace is still written in full (a default trace under its
+ * cap): it then ends as any trace (gp_tw_close), not by gp_flight_end. */
+int gp_flight_full(const struct gp_flight *f);
 /* Safe on NULL. */
 void gp_flight_free(struct gp_flight *f);
 

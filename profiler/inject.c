@@ -9,6 +9,7 @@
 #include "config.h"
 #include "cupti_buffers.h"
 #include "exit_patch.h"
+#include "dump_when.h"
 #include "flight.h"
 #include "export.h"
 #include "host_events.h"
@@ -264,9 +265,25 @@ static int start(void)
 
 	if (cfg->window_s > 0) {
 		struct gp_flight_when when = { cfg->dump_at_bytes, cfg->dump_at_permille, cfg->dump_step_first,
-					       cfg->dump_step_last, (unsigned)cfg->seal_ms, cfg->run_dir };
+					       cfg->dump_step_last, (unsigned)cfg->seal_ms, cfg->run_dir, 0 };
 
 		err = gp_flight_new(&flight, fd, path, gp_rec.pid, cfg->window_s, cfg->ring_bytes, &when, &tw);
+	} else if (cfg->trace_cap_bytes) {
+		/* the default trace, whole up to its cap, then a flight recorder */
+		struct gp_flight_when when = { 0 };
+		int keep = dup(fd); /* for the trace without a cap, if that fails */
+
+		when.seal_ms = (unsigned)cfg->seal_ms;
+		when.cap_bytes = cfg->trace_cap_bytes;
+		err = gp_flight_new(&flight, fd, path, gp_rec.pid, GP_FLIGHT_DEFAULT_WINDOW_S, cfg->ring_bytes, &when,
+				    &tw);
+		if (err && keep >= 0) {
+			gp_rec_say("the trace's size cap is off (%s): the trace is written whole", strerror(-err));
+			err = gp_tw_open_fd(&tw, keep, 1);
+			keep = -1;
+		}
+		if (keep >= 0)
+			close(keep);
 	} else {
 		err = gp_tw_open_fd(&tw, fd, 1);
 	}

@@ -307,7 +307,7 @@ static void *writer_main(void *arg)
 		gp_tw_abandon(w->tw);
 		gp_flight_free(flight);
 		flight = NULL;
-	} else if (flight) {
+	} else if (flight && !gp_flight_full(flight)) {
 		finish_flight(w);
 	} else {
 		write_end(w);
@@ -315,6 +315,8 @@ static void *writer_main(void *arg)
 		err = gp_tw_close(w->tw, &st);
 		if (err)
 			gp_rec_say("finishing the trace failed: %s", strerror(-err));
+		gp_flight_free(flight); /* a default trace under its cap */
+		flight = NULL;
 	}
 	w->tw = NULL;
 	atomic_store(&finished, 1);

@@ -61,6 +61,8 @@ static int trace_main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
+	if (r.recorder && s.trace_cap && setenv(GP_ENV_TRACE_CAP, s.trace_cap, 1) != 0)
+		goto cleanup;
 	if (r.recorder && s.window_s) {
 		char v[24];
 
@@ -100,7 +102,7 @@ const struct gp_command gp_cmd_trace = {
 	.summary = "run PROGRAM and record its GPU memory activity to a trace",
 	.usage = "  gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]\n"
 		 "                 [--stacks] [--window SECONDS] [--dump-at BYTES|PCT%]\n"
-		 "                 [--dump-steps A-B] [--python PYTHON]\n"
+		 "                 [--dump-steps A-B] [--trace-cap SIZE] [--python PYTHON]\n"
 		 "                 [--] PROGRAM [ARGS...]\n",
 	.options =
 		"  Options go before PROGRAM; what follows PROGRAM is passed to it.\n"
@@ -141,6 +143,11 @@ const struct gp_command gp_cmd_trace = {
 		"                         of the device\n"
 		"      --dump-steps A-B   with --window (60 if not given): a dump of steps A\n"
 		"                         to B whole, from step A's start, at step B's mark\n"
+		"      --trace-cap SIZE   without --window: the trace holds everything up to\n"
+		"                         SIZE compressed (default 1GiB), then goes on as a\n"
+		"                         flight recorder of the last 60 s and the outline of\n"
+		"                         every step, the start kept as STEM.dump0.json.gz;\n"
+		"                         off: no cap\n"
 		"      --ops              also record PyTorch ops (aten::...) as ranges\n"
 		"      --torch-history    native mode where the allocator hook cannot be had (no\n"
 		"                         C++ compiler, GPUPROF_TORCH_TRACKER=0): PyTorch's\n"

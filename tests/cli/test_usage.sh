@@ -83,7 +83,7 @@ for args in "--help" "-h" "help" "help --help" "help help"; do
 	check_help "$args" USAGE COMMANDS "EXIT STATUS" \
 		"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
 		"                 [--stacks] [--window SECONDS] [--dump-at BYTES|PCT%]" \
-		"                 [--dump-steps A-B] [--python PYTHON]" \
+		"                 [--dump-steps A-B] [--trace-cap SIZE] [--python PYTHON]" \
 		"gpuprof recover TRACE [-o OUT]" "gpuprof analyze TRACE|RUN..." \
 		"gpuprof compare BASE NEW" "gpuprof check TRACE..." \
 		"gpuprof help [COMMAND] | --help | --version" \
@@ -122,7 +122,7 @@ check_help_file() {
 check_help_file help.trace "help trace" ENVIRONMENT GPUPROF_INJECT_LIB GPUPROF_PYTHON \
 	"gpuprof --trace [-o PATH] [--force] [--mode MODE] [--ops] [--torch-history]" \
 	"                 [--stacks] [--window SECONDS] [--dump-at BYTES|PCT%]" \
-	"                 [--dump-steps A-B] [--python PYTHON]" \
+	"                 [--dump-steps A-B] [--trace-cap SIZE] [--python PYTHON]" \
 	"Options go before PROGRAM; what follows PROGRAM is passed to it." \
 	"--torch-history    native mode" \
 	"--stacks           native mode" \

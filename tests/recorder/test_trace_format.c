@@ -494,7 +494,7 @@ int main(void)
 	unlink(path);
 
 	/* every event but the writer thread's own (and PyTorch history) */
-	static const int elsewhere[] = { EV_META, EV_WATERMARK, EV_ALLOC_CAPTURE, EV_DROPPED, EV_WINDOW, EV_DUMP, EV_OUTLINE,
+	static const int elsewhere[] = { EV_META, EV_WATERMARK, EV_ALLOC_CAPTURE, EV_DROPPED, EV_WINDOW, EV_DUMP, EV_OUTLINE, EV_CAP,
 					 EV_END, EV_GPU_MEMORY, EV_TORCH_HISTORY };
 	for (int i = 0; i < EV_COUNT; i++) {
 		int skip = 0;

@@ -36,6 +36,7 @@ struct gp_trace_settings {
 	long window_s;      /* --window: a flight recorder of so many seconds; 0: off */
 	const char *dump_at;    /* --dump-at (checked), or NULL */
 	const char *dump_steps; /* --dump-steps (checked), or NULL */
+	const char *trace_cap;  /* --trace-cap (checked), or NULL */
 	char **program;     /* PROGRAM ARGS..., NULL-terminated, inside argv */
 };
 

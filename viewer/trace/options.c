@@ -9,11 +9,8 @@
 #include "parse_number.h"
 #include "viewer/cli.h"
 
-enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY, OPT_STACKS, OPT_WINDOW, OPT_DUMP_AT, OPT_DUMP_STEPS };
-
-/* The flight recorder's window where --dump-at or --dump-steps asks for one
- * and --window does not say */
-#define DEFAULT_WINDOW_S 60
+enum { OPT_PYTHON = 0x100, OPT_MODE, OPT_OPS, OPT_HISTORY, OPT_STACKS, OPT_WINDOW, OPT_DUMP_AT, OPT_DUMP_STEPS,
+       OPT_TRACE_CAP };
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -26,6 +23,7 @@ static const struct option long_options[] = {
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "dump-at", required_argument, NULL, OPT_DUMP_AT },
 	{ "dump-steps", required_argument, NULL, OPT_DUMP_STEPS },
+	{ "trace-cap", required_argument, NULL, OPT_TRACE_CAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -85,6 +83,15 @@ int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s)
 			s->dump_steps = optarg;
 			break;
 		}
+		case OPT_TRACE_CAP: {
+			uint64_t bytes;
+
+			if (gp_parse_trace_cap(optarg, &bytes) != 0)
+				return gp_usage_error("--trace-cap must be a size of at least 64KiB (1GiB, 500MB) "
+						      "or off, not '%s'", optarg);
+			s->trace_cap = optarg;
+			break;
+		}
 		case 'h':
 			return GP_TRACE_HELP;
 		default:
@@ -98,7 +105,7 @@ int gp_trace_options(int argc, char **argv, struct gp_trace_settings *s)
 	if (s->python && !*s->python)
 		return gp_usage_error("option '--python' needs a program");
 	if ((s->dump_at || s->dump_steps) && !s->window_s)
-		s->window_s = DEFAULT_WINDOW_S;
+		s->window_s = GP_FLIGHT_DEFAULT_WINDOW_S;
 	s->program = argv + optind;
 	return 0;
 }

@@ -30,6 +30,8 @@
  *   busy_sigterm  busy's threads, and after the six steps a child sends
  *           SIGTERM, which ends the job while they record; the main
  *           thread sleeps
+ *   cap     24 steps of 60 ms, each with 400 kernels' records (the
+ *           default trace's size cap, GPUPROF_TRACE_CAP); returns from main
  *   reserve as exit, each step first reserving a segment of 8 MiB more,
  *           kept (the flight recorder's threshold)
  *   handled a child sends SIGTERM, which the job handles; 10 ms after its
@@ -139,6 +141,16 @@ int main(int argc, char **argv)
 			job_step(n);
 			sleep_ms(10);
 		}
+	}
+	if (strcmp(how, "cap") == 0) {
+		/* steps with kernels enough for a small GPUPROF_TRACE_CAP */
+		for (int n = 1; n <= 24; n++) {
+			job_step(n);
+			if (job_thread_step(400) < 0)
+				return 2; /* no stand-in CUPTI */
+			sleep_ms(60);
+		}
+		return 0;
 	}
 	pthread_t t;
 	if (strcmp(how, "thread") == 0 && pthread_create(&t, NULL, exit_thread, NULL) != 0)

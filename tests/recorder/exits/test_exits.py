@@ -570,6 +570,100 @@ class FlightRecorder(unittest.TestCase):
             self.check_outline(json.load(f), len(due))
 
 
+
+class TraceCap(unittest.TestCase):
+    """GPUPROF_TRACE_CAP: the default trace is written in full up to its
+    cap, then the start is kept as STEM.dump0 and the trace goes on as a
+    flight recorder: the outline of every step, the last window."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gp_cap_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run_cap(self, cap):
+        trace = os.path.join(self.tmp, "job.json.gz")
+        env = {"GPUPROF_SEAL_MS": "100"}
+        if cap is not None:
+            env["GPUPROF_TRACE_CAP"] = cap
+        p = subprocess.run([EXIT_JOB, RECORDER, "cap"], capture_output=True, text=True, timeout=60,
+                           env=env_for(trace, env), cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p, steps_printed(p.stdout), sorted(os.listdir(self.tmp))
+
+    def test_under_the_cap(self):
+        """Under the cap (the default 1 GiB, and off) the trace is the whole
+        run, as ever, and nothing else is left beside it."""
+        for cap in (None, "off"):
+            p, printed, names = self.run_cap(cap)
+            self.assertEqual(len(names), 1, names)
+            self.assertNotIn("cap", p.stderr)
+            with gzip.open(os.path.join(self.tmp, names[0]), "rt") as f:
+                doc = json.load(f)
+            self.assertFalse([e for e in doc if e.get("name", "").startswith("gpuprof.") and
+                              e["name"] in ("gpuprof.outline", "gpuprof.cap", "gpuprof.window", "gpuprof.dump")])
+            d = analyze(os.path.join(self.tmp, names[0]))["devices"][0]
+            self.assertEqual(d["steps"]["count"], len(printed))
+            os.unlink(os.path.join(self.tmp, names[0]))
+
+    def test_at_the_cap(self):
+        p, printed, names = self.run_cap("64KiB")
+        self.assertEqual(len(printed), 24)
+        self.assertEqual(len(names), 2, names)
+        start_name = [n for n in names if ".dump0." in n][0]
+        main_name = [n for n in names if ".dump" not in n][0]
+        self.assertEqual(start_name, main_name.replace(".json.gz", ".dump0.json.gz"))
+        self.assertIn("reached its size cap (64 KiB", p.stderr)
+        self.assertIn(start_name, p.stderr)
+        start_path, main_path = (os.path.join(self.tmp, n) for n in (start_name, main_name))
+        with gzip.open(start_path, "rt") as f:
+            start = json.load(f)  # one gzip member, one JSON array
+        with gzip.open(main_path, "rt") as f:
+            main = json.load(f)
+        # the start: the run up to the cap, whole, ended as a dump
+        self.assertGreaterEqual(os.path.getsize(start_path), 64 << 10)
+        self.assertEqual(start[0]["name"], "gpuprof.meta")
+        self.assertEqual([e["name"] for e in start[-2:]], ["gpuprof.dump", "gpuprof.end"])
+        self.assertEqual((start[-2]["args"]["reason"], start[-2]["args"]["seq"]), ("cap", 0))
+        start_steps = [int(e["name"][5:]) for e in start if e.get("name", "").startswith("step:")]
+        self.assertEqual(start_steps, list(range(1, len(start_steps) + 1)))
+        self.assertTrue(2 <= len(start_steps) < 24, start_steps)
+        a = analyze(start_path)
+        self.assertEqual(a["traces"][0]["clean_exit"], None)
+        self.assertTrue(any("size cap" in n for n in a["traces"][0]["notes"]), a["traces"][0]["notes"])
+        d = a["devices"][0]
+        self.assertEqual(d["summary"]["allocated"]["peak"], max(step_peak(n) for n in start_steps))
+        # the trace: the outline of every step, the cap, the last window
+        self.assertEqual(main[0]["name"], "gpuprof.meta")
+        self.assertEqual(sum(e.get("name") == "gpuprof.meta" for e in main), 1)
+        caps = [e for e in main if e.get("name") == "gpuprof.cap"]
+        self.assertEqual(len(caps), 1)
+        self.assertEqual(caps[0]["args"]["start"], start_name)
+        self.assertEqual(caps[0]["args"]["cap_bytes"], 64 << 10)
+        self.assertEqual(caps[0]["args"]["window_s"], 60)
+        self.assertGreaterEqual(caps[0]["args"]["bytes"], 64 << 10)
+        names_in_order = [e.get("name") for e in main]
+        self.assertLess(names_in_order.index("gpuprof.cap"), names_in_order.index("gpuprof.window"))
+        ol = [e["args"] for e in main if e.get("name") == "gpuprof.outline"]
+        by_step = [o for o in ol if o["closed_by"] == "step"]
+        self.assertEqual([o["step"] for o in by_step], list(range(1, 25)))
+        for o in by_step:
+            self.assertEqual(o["allocated_peak"], step_peak(o["step"]), o)
+        self.assertEqual(ol[-1]["closed_by"], "end")
+        self.assertEqual(main[-2]["name"], "gpuprof.dump")
+        self.assertEqual(main[-2]["args"]["reason"], "end")
+        self.assertEqual(main[-1]["name"], "gpuprof.end")
+        self.assertTrue(main[-1]["args"]["clean"])
+        a = analyze(main_path)
+        self.assertTrue(a["traces"][0]["clean_exit"])
+        self.assertTrue(any(start_name in n and "size cap" in n for n in a["traces"][0]["notes"]))
+        d = a["devices"][0]
+        self.assertEqual(d["outline"]["steps"], 24)
+        self.assertEqual(d["outline"]["allocated_peak"], printed[-1][1])
+        self.assertEqual([s["peak"] for s in d["steps"]["series"]], [step_peak(n) for n in range(1, 25)])
+
+
 if __name__ == "__main__":
     STUB_DIR, RECORDER, EXIT_JOB, JOB_LIB, GP = [os.path.abspath(a) for a in sys.argv[1:6]]
     PYTHON = sys.argv[6] if len(sys.argv) > 6 and sys.argv[6] else None

@@ -539,6 +539,11 @@ int an_decode(const struct gp_tr_members *l, const char *line, int first, struct
 			}
 			if (GP_JV_IS(name, GP_EV_DUMP))
 				return members(d, DM_DUMP);
+			if (GP_JV_IS(name, GP_EV_CAP)) {
+				if ((r = need_ts(&x, &d->ev.ts)))
+					return r;
+				return members(d, DM_CAP);
+			}
 			if (GP_JV_IS(name, GP_EV_META))
 				return bad(&x, "a second gpuprof.meta: traces joined into one file?");
 		}

@@ -33,6 +33,7 @@ enum an_dec_members {
 	DM_OUTLINE,  /* gpuprof.outline (outline.h), at ev.ts */
 	DM_WINDOW,   /* gpuprof.window: a dump's full events begin at ev.ts */
 	DM_DUMP,     /* gpuprof.dump */
+	DM_CAP,      /* gpuprof.cap, at ev.ts */
 	DM_HISTORY,  /* a mark of PyTorch's allocator history (history.h), at ev.ts */
 };
 

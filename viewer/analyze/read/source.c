@@ -366,6 +366,22 @@ static int on_torch_stack(struct an_source *s, char *err, size_t errcap)
  * checked, kept per device (outline.h). Times past this are no trace's
  * (a year, as ts's own bound keeps them from overflowing) */
 #define GP_OUTLINE_MAX_NS (366ll * 86400 * 1000000000)
+/* gpuprof.cap: one, with a start file's name and a cap */
+static int on_cap(struct an_source *s, int64_t ts, char *err, size_t errcap)
+{
+	const struct gp_json_val *a = s->line.args;
+
+	if (s->has_cap)
+		return say(s, err, errcap, GP_AN_BAD_INPUT, "%s: a second gpuprof.cap", ev_what(s));
+	if (gp_jv_u64(&a[AK_CAP_BYTES], &s->cap_bytes) != 0 || a[AK_START].type != GP_JSON_STR ||
+	    !a[AK_START].n || memchr(a[AK_START].p, '/', a[AK_START].n))
+		return say(s, err, errcap, GP_AN_BAD_INPUT,
+			   "%s: gpuprof.cap needs \"cap_bytes\" (bytes) and \"start\" (a file name)", ev_what(s));
+	s->has_cap = 1;
+	s->cap_ts = s->ts_base_ns + ts;
+	return intern_str(s, &a[AK_START], &s->cap_start, err, errcap);
+}
+
 static int on_outline(struct an_source *s, int64_t ts, char *err, size_t errcap)
 {
 	const struct gp_json_val *a = s->line.args;
@@ -537,6 +553,8 @@ static int apply(struct an_source *s, const struct an_dec *d, const char *line, 
 				s->window_ts = s->ts_base_ns + d->ev.ts;
 			}
 			return 0;
+		case DM_CAP:
+			return on_cap(s, d->ev.ts, err, errcap);
 		case DM_DUMP: {
 			const struct gp_json_val *v = &s->line.args[AK_REASON];
 
@@ -875,6 +893,7 @@ void an_source_close(struct an_source *s)
 	an_stacks_free(&s->stacks, s->st);
 	an_outline_free(&s->outline, s->st);
 	an_str_unref(s->st, s->dump_reason);
+	an_str_unref(s->st, s->cap_start);
 	an_history_free(&s->hist);
 	gp_u64map_free(&s->seg_ahead);
 	free(s->scratch);

@@ -97,6 +97,12 @@ struct an_source {
 	int has_window;            /* a gpuprof.window: the full events begin at window_ts */
 	int64_t window_ts;
 	struct an_str *dump_reason; /* gpuprof.dump's reason, or NULL */
+	/* gpuprof.cap: the default trace reached its size cap at cap_ts; the
+	 * run before it is in full in cap_start (a file beside this one) */
+	int has_cap;
+	int64_t cap_ts;
+	uint64_t cap_bytes;
+	struct an_str *cap_start;
 	struct an_str *torch_api; /* the name its blocks give as their API */
 	uint64_t torch_guessed;   /* blocks whose size the hook could not read */
 

@@ -727,6 +727,13 @@ static void hook_notes(const struct an_proc *p, struct notes *notes)
 	}
 }
 
+/* A flight recorder's dump written while the program went on (its end
+ * says nothing of how the program ended) */
+static int going_on_dump(const struct an_source *src)
+{
+	return src->dump_reason && strcmp(src->dump_reason->s, "end") != 0;
+}
+
 static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *notes)
 {
 	const struct an_source *src = p->src;
@@ -755,8 +762,29 @@ static void trace_notes(struct bld *b, const struct an_proc *p, struct notes *no
 			 "it ended, so it holds everything up to that moment",
 			 gp_an_signal_text(src->end_signal, sig, sizeof(sig)));
 		note(notes, line);
+	} else if (going_on_dump(src)) {
+		if (!strcmp(src->dump_reason->s, "cap"))
+			note(notes, "the start of the run, up to the trace's size cap (--trace-cap): the "
+			     "trace of the same name without .dump0 goes on with the outline of the whole "
+			     "run and its last window in full");
+		else {
+			snprintf(line, sizeof(line),
+				 "a flight recorder's dump (%s) of a program that went on: the run up to it",
+				 src->dump_reason->s);
+			note(notes, line);
+		}
 	} else if (src->have_end && !src->end_clean) {
 		note(notes, "the program did not exit normally (gpuprof.end says clean: false)");
+	}
+	if (src->has_cap) {
+		char cap[32];
+
+		an_fmt_bytes(cap, sizeof(cap), src->cap_bytes);
+		snprintf(line, sizeof(line),
+			 "the trace reached its size cap (%s) at %.3f s: the run up to then is in full in "
+			 "%s; from then on this trace holds the outline of every step and the last window",
+			 cap, (double)(src->cap_ts - b->a->origin) / 1e9, src->cap_start->s);
+		note(notes, line);
 	}
 	if (src->recover_lines_skipped || src->recover_gzip_gaps) {
 		char bytes[32];
@@ -848,7 +876,7 @@ static void trace_fill(struct bld *b, const struct an_proc *p, struct gp_an_trac
 	t->complete = !src->cut_short && !src->end_recovered;
 	t->cut_short = src->cut_short != 0;
 	t->recovered = src->end_recovered != 0;
-	t->clean_exit = src->have_end && !src->end_recovered ? src->end_clean != 0 : -1;
+	t->clean_exit = src->have_end && !src->end_recovered && !going_on_dump(src) ? src->end_clean != 0 : -1;
 	t->end_signal = src->end_signal;
 	t->end_t = src->end_ts != INT64_MIN ? sec(b, src->ts_base_ns + src->end_ts)
 		   : src->last_ts != INT64_MIN ? sec(b, src->ts_base_ns + src->last_ts) : NAN;
