@@ -40,16 +40,27 @@ def pair(s):
     return int(a), int(b or a)
 
 
-def whole_gzip(path):
-    """True when the file is one whole gzip stream."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        d.decompress(data)
-        return d.eof
-    except (OSError, zlib.error):
-        return False
+class GzipWatch:
+    """Whether a file being written is one whole gzip stream yet: each look
+    inflates only what was added since the last, so that looking every 10 ms
+    at a dump of tens of MB does not itself take seconds."""
+
+    def __init__(self, path):
+        self.path, self.at, self.d, self.failed = path, 0, zlib.decompressobj(16 + zlib.MAX_WBITS), False
+
+    def whole(self):
+        if self.failed:
+            return False
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.at)
+                data = f.read()
+            self.at += len(data)
+            self.d.decompress(data)
+            return self.d.eof
+        except (OSError, zlib.error):
+            self.failed = True
+            return False
 
 
 def main():
@@ -123,9 +134,12 @@ def main():
             except torch.OutOfMemoryError:
                 out["oom_unix"] = time.time()
             deadline = time.time() + 30
+            watch = {}
             while time.time() < deadline:
                 new = [p for p in glob.glob(os.environ.get("DUMP_GLOB", "/nonexistent")) if p not in before]
-                if new and all(whole_gzip(p) for p in new):
+                for p in new:
+                    watch.setdefault(p, GzipWatch(p))
+                if new and all(watch[p].whole() for p in new):
                     out["oom_dump_s"] = time.time() - out["oom_unix"]
                     out["oom_dump"] = new
                     break

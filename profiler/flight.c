@@ -624,17 +624,18 @@ static int end_start(struct gp_flight *f, struct gp_gz_sink *start, const char *
 	return gp_gz_close(start);
 }
 
-/* A size as its unit reads best: "1 GiB", "300 MiB", "64 KiB" */
+/* A size as it was likely given: "1 GiB", "64 KiB", "100 MB" */
 static const char *size_text(char *buf, size_t cap, uint64_t bytes)
 {
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
+	static const char *const binary[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	static const char *const decimal[] = { "B", "kB", "MB", "GB", "TB" };
+	unsigned u = 0, base = bytes % 1024 == 0 ? 1024 : 1000;
 
-	while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
-		bytes /= 1024;
+	while (u < 4 && bytes >= base && bytes % base == 0) {
+		bytes /= base;
 		u++;
 	}
-	snprintf(buf, cap, "%" PRIu64 " %s", bytes, unit[u]);
+	snprintf(buf, cap, "%" PRIu64 " %s", bytes, base == 1024 ? binary[u] : decimal[u]);
 	return buf;
 }
 
