@@ -50,6 +50,7 @@ struct gp_flight {
 	uint64_t next_seal_ms;
 	unsigned dumps;                  /* written beside the trace */
 	int oom_pending;
+	int64_t oom_ts_ns;               /* the error's time, while oom_pending */
 	uint64_t oom_hold_until_ms;      /* one out-of-memory dump per window */
 	unsigned signals_done;
 	struct gp_flight_when when;
@@ -201,8 +202,10 @@ static void observe(void *ctx, const struct gp_tw_event *ev)
 	if (!ev->cat || f->full)
 		return; /* the whole trace is being written: nothing to dump */
 	if (ev->ph == 'i' && !strcmp(ev->cat, GP_CAT_MEMORY)) {
-		if (gp_tw_ev_is(ev, GP_EV_OOM) || gp_tw_ev_is(ev, GP_EV_TORCH_OOM))
+		if ((gp_tw_ev_is(ev, GP_EV_OOM) || gp_tw_ev_is(ev, GP_EV_TORCH_OOM)) && !f->oom_pending) {
 			f->oom_pending = 1;
+			f->oom_ts_ns = ev->ts_ns;
+		}
 		else if (ev->has_device)
 			watch_threshold(f, ev->device);
 	} else if (ev->ph == 'i' && !strcmp(ev->cat, GP_CAT_NVTX)) {
@@ -510,8 +513,12 @@ out:
 }
 
 /* from_seq: the first segment it holds (0: the window's first). */
+static uint64_t mono_ms(void);
+
+/* cause_ts_ns: the time of what asked for it (an out-of-memory error),
+ * said with the dump; INT64_MIN: none */
 static void dump_beside(struct gp_flight *f, const char *reason, uint64_t from_seq, uint64_t now_ms,
-			int64_t ts_ns)
+			int64_t ts_ns, int64_t cause_ts_ns)
 {
 	struct gp_gz_member so_far;
 	char path[4096];
@@ -550,8 +557,13 @@ static void dump_beside(struct gp_flight *f, const char *reason, uint64_t from_s
 		err = -errno;
 	if (err)
 		gp_rec_say("flight recorder: writing %s failed: %s", path, strerror(-err));
+	else if (cause_ts_ns == INT64_MIN)
+		gp_rec_say("flight recorder: the last %d s written to %s (%s) in %.2f s", f->window_s, path, reason,
+			   (double)(mono_ms() - now_ms) / 1e3);
 	else
-		gp_rec_say("flight recorder: the last %d s written to %s (%s)", f->window_s, path, reason);
+		gp_rec_say("flight recorder: the last %d s written to %s (%s) in %.2f s, %.2f s after it", f->window_s,
+			   path, reason, (double)(mono_ms() - now_ms) / 1e3,
+			   (double)(ts_ns - cause_ts_ns) / 1e9 + (double)(mono_ms() - now_ms) / 1e3);
 }
 
 static uint64_t mono_ms(void)
@@ -578,16 +590,16 @@ static void cut(struct gp_flight *f, int64_t ts_ns)
 	f->in_cut = 1;
 	if (what & CUT_USR1) {
 		f->usr1_step = 0;
-		dump_beside(f, "signal", 0, now_ms, ts_ns);
+		dump_beside(f, "signal", 0, now_ms, ts_ns, INT64_MIN);
 	}
 	if (what & (CUT_STEPS_END | CUT_PROFILER_END)) {
 		if (what & CUT_STEPS_END) {
 			f->steps_open = 0;
-			dump_beside(f, "steps", f->steps_seq, now_ms, ts_ns);
+			dump_beside(f, "steps", f->steps_seq, now_ms, ts_ns, INT64_MIN);
 		}
 		if (what & CUT_PROFILER_END) {
 			f->profiler_open = 0;
-			dump_beside(f, "profiler", f->profiler_seq, now_ms, ts_ns);
+			dump_beside(f, "profiler", f->profiler_seq, now_ms, ts_ns, INT64_MIN);
 		}
 	} else if ((what & (CUT_STEPS_BEGIN | CUT_PROFILER_BEGIN)) && (err = seal(f, now_ms, ts_ns))) {
 		fail(f, "sealing", err);
@@ -729,21 +741,21 @@ void gp_flight_tick(struct gp_flight *f, uint64_t now_ms, int64_t ts_ns)
 	if (asked != f->signals_done) {
 		f->signals_done = asked;
 		if (!arm_usr1(f, now_ms))
-			dump_beside(f, "signal", 0, now_ms, ts_ns);
+			dump_beside(f, "signal", 0, now_ms, ts_ns, INT64_MIN);
 	}
 	if (f->usr1_step && now_ms >= f->usr1_deadline_ms) {
 		f->usr1_step = 0; /* the step never came: now */
-		dump_beside(f, "signal", 0, now_ms, ts_ns);
+		dump_beside(f, "signal", 0, now_ms, ts_ns, INT64_MIN);
 	}
 	if (f->oom_pending && now_ms >= f->oom_hold_until_ms) {
 		f->oom_pending = 0;
 		f->oom_hold_until_ms = now_ms + (uint64_t)f->window_s * 1000;
-		dump_beside(f, "oom", 0, now_ms, ts_ns);
+		dump_beside(f, "oom", 0, now_ms, ts_ns, f->oom_ts_ns);
 	}
 	if (f->threshold_pending && now_ms >= f->threshold_hold_until_ms) {
 		f->threshold_pending = 0;
 		f->threshold_hold_until_ms = now_ms + (uint64_t)f->window_s * 1000;
-		dump_beside(f, "threshold", 0, now_ms, ts_ns);
+		dump_beside(f, "threshold", 0, now_ms, ts_ns, INT64_MIN);
 	}
 	if (!f->failed && now_ms >= f->next_seal_ms && (err = seal(f, now_ms, ts_ns)))
 		fail(f, "sealing", err);
