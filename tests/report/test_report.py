@@ -436,7 +436,8 @@ def load(name, page, shot=True, timeout=120):
     """The page in headless Chromium: its DOM parsed, the self-test, the
     ready flag; no console message nor CSP violation; the screenshot not
     blank, kept as an artifact. Returns (Markup of the DOM, selftest)."""
-    dom, msgs, _, log = browse(page, ["--dump-dom"], timeout)
+    # the first screen's size (the answer's place is measured at it)
+    dom, msgs, _, log = browse(page, ["--dump-dom", "--window-size=1400,900"], timeout)
     keep(name + ".dom.html", dom)
     keep(name + ".chromium.log", log)
     eq(msgs, [], "%s: no console message, exception or CSP violation in the browser's log" % name)
@@ -629,6 +630,28 @@ def test_golden():
        "train: the timeline's highest allocated is the peak")
 
 
+def check_answer(name, selftest, first, more=()):
+    """The page's first screen (1400x900) answers: the answer block opens
+    the page, its first verdict begins with first and lies within the
+    first 900 px; more: texts of later verdicts, in order."""
+    a = (selftest or {}).get("answer")
+    if not check(a, "%s: the self-test says where the answer is" % name):
+        return None
+    # headless Chromium's window of 1400x900 leaves a viewport 1400 wide
+    # (less high): the place is in page pixels, from the page's top
+    eq(a.get("width"), 1400, "%s: measured on a page 1400 px wide" % name)
+    v = a.get("verdicts") or []
+    check(v and v[0]["text"].startswith(first), "%s: the first verdict is %r (%r)" % (name, first, v[:1]))
+    check(v and v[0]["bottom"] <= 900, "%s: the first verdict within the first 900 px (%r)" % (name, v[:1]))
+    check(a.get("top", 1e9) < 120, "%s: the answer opens the page (top %r)" % (name, a.get("top")))
+    texts = [x["text"] for x in v[1:]]
+    for want in more:
+        hit = next((i for i, t in enumerate(texts) if want in t), None)
+        check(hit is not None, "%s: a verdict says %r (%r)" % (name, want, texts))
+        texts = texts[hit + 1:] if hit is not None else texts
+    return a
+
+
 def browser_test(kind):
     chromium()
     _, text = make_page(kind, traces(kind), expect_notes=PAGES[kind][1])
@@ -641,8 +664,13 @@ def browser_test(kind):
 
 @labels("browser")
 def test_browser_train():
-    """A training loop: timeline, layers, categories, leak, fragmentation, steps."""
-    browser_test("train")
+    """A training loop: timeline, layers, categories, leak, fragmentation,
+    steps; the leak's rate, since when and what stays, on the first screen."""
+    m, selftest = browser_test("train")
+    a = check_answer("train", selftest, "Leak: +1.00 MiB per step since step 4")
+    check(a and a["bottom"] <= 900, "train: the whole answer within the first screen (%r)" % (a and a["bottom"]))
+    dom = " ".join(m.text) if m else ""
+    check("what stays by layer: <Net>.blocks.1.mlp" in dom, "train: the leak's layer in the answer")
 
 
 @labels("browser")
@@ -656,8 +684,14 @@ def test_browser_flight():
 
 @labels("browser")
 def test_browser_oom():
-    """A training loop that runs out of memory."""
-    browser_test("oom")
+    """A training loop that runs out of memory: the fatal request, what held
+    the memory then and the advice on the first screen."""
+    m, selftest = browser_test("oom")
+    a = check_answer("oom", selftest, "Out of memory: 1.50 GiB could not be had")
+    check(a and a["bottom"] <= 900, "oom: the whole answer within the first screen (%r)" % (a and a["bottom"]))
+    dom = " ".join(m.text) if m else ""
+    for want in ("held then by category: optimizer state 384 MiB", "held then by layer:", "what may help: the request alone"):
+        check(want in dom, "oom: the answer says %r" % want)
 
 
 @labels("browser")
@@ -703,6 +737,8 @@ def test_browser_ranks():
         return
     m, selftest = load("ranks", page)
     check_selftest("ranks", selftest, page_data(text), ["timeline", "icicle", "stacked", "frag"])
+    # the rank that runs out first and why, then its process first
+    check_answer("ranks", selftest, "Runs out first: rank 1", ["process 7001, rank 1"])
     dom = " ".join(m.text)
     if dom:
         check("Runs out first: rank 1" in dom, "ranks: the rank that runs out first is said")

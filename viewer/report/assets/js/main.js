@@ -6,12 +6,12 @@
  * DOM only as text, control and bidi characters made visible as the text
  * report does (viewer/render/term.c). A section that throws says so in place
  * and in the self-test (pre#gpuprof-selftest); the others are still drawn. */
-import { arr, isNum, obj, objs } from "./text.js";
+import { arr, obj, objs } from "./text.js";
 import { h, verdict } from "./dom.js";
-import { bytes, orDash, plural, secs } from "./format.js";
+import { orDash } from "./format.js";
 import { guard, resizers, section, selftest, tip } from "./sections.js";
-import { findDev } from "./tables.js";
 import { deviceTitle, summaryTable, timeSection, traceOf } from "./device.js";
+import { answerSection, failingFirst } from "./answer.js";
 import { outlineSection } from "./outline.js";
 import { peakSection } from "./peak.js";
 import { leakSection } from "./leak.js";
@@ -23,18 +23,16 @@ import { compareSection } from "./compare.js";
 
 /* --- the page --- */
 
+/** The answer first (answer.js), then what ran and the contents. */
 function header(app, data, run, toc) {
 	const head = h("header", { class: "top" }, h("h1", null, "gpuprof report"));
-	for (const t of objs(run.traces))
+	if (obj(data.compare)) head.appendChild(verdict(data.compare.verdict === "ok", "Against BASE: " + orDash(data.compare.verdict)));
+	guard(head, "answer", () => answerSection(head, run));
+	const traces = objs(run.traces), shown = traces.slice(0, 4);
+	for (const t of shown)
 		head.appendChild(h("div", { class: "cmd" }, h("code", null, orDash(t.cmdline)), " ",
 			h("span", { class: "muted" }, "(" + orDash(t.mode) + " mode, process " + orDash(t.pid) + (t.cut_short ? ", cut short" : "") + ")")));
-	const lines = objs(run.devices).map((d) => {
-		const p = obj(d.peak), failed = isNum(d.oom_count) ? d.oom_count : arr(d.ooms).length;
-		return h("li", null, deviceTitle(d, run) + ": " + (p ? "peak " + bytes(p.bytes) + " " + orDash(p.what) + " at " + secs(p.t) : "nothing allocated") +
-			(failed ? "; " + plural(failed, "failed allocation") : "") + (obj(d.leak) && d.leak.verdict === "leak" ? "; leaking " + bytes(d.leak.rate_per_step) + " per step" : ""));
-	});
-	head.appendChild(lines.length ? h("ul", { class: "headline" }, lines) : h("p", { class: "notice" }, "No device memory activity was recorded."));
-	if (obj(data.compare)) head.appendChild(verdict(data.compare.verdict === "ok", "Against BASE: " + orDash(data.compare.verdict)));
+	if (traces.length > shown.length) head.appendChild(h("p", { class: "muted" }, (traces.length - shown.length) + " more processes: The run, below."));
 	const link = (item) => h("a", { href: "#" + item.id }, item.title);
 	head.appendChild(h("nav", { class: "toc", "aria-label": "contents" }, h("h2", null, "Contents"), h("ol", null, toc.map((item) =>
 		h("li", null, link(item), item.kids ? h("ol", null, item.kids.map((k) => h("li", null, link(k)))) : null)))));
@@ -48,12 +46,7 @@ function render(app) {
 	// the plan first: the table of contents names what follows; the rank
 	// that ran out first before the others
 	const toc = [];
-	const ranks = obj(run.ranks);
-	const lead = ranks && ranks.first_out_by === "oom" &&
-		findDev(run, objs(ranks.by_rank).find((r) => r.rank === ranks.first_out_rank));
-	const devices = objs(run.devices).map((dev, i) => [dev, i]);
-	devices.sort((a, b) => (b[0] === lead) - (a[0] === lead) || a[1] - b[1]);
-	const plan = devices.map(([dev, i]) => {
+	const plan = failingFirst(run).map(([dev, i]) => {
 		const key = "dev" + i;
 		const parts = [["-time", "Memory over time", timeSection], ["-peak", "The peak", peakSection], ["-leak", "Growth between steps", leakSection]];
 		if (obj(dev.outline)) parts.unshift(["-outline", "The whole run (flight recorder)", outlineSection]);
@@ -90,6 +83,13 @@ window.addEventListener("resize", () => {
 // uPlot draws in microtasks of its own, queued before this one
 queueMicrotask(() => {
 	selftest.ready_ms = Math.round(performance.now());
+	// where the answer lies on the page (the tests: within the first screen)
+	const answer = document.getElementById("answer");
+	if (answer) {
+		const r = answer.getBoundingClientRect(), y = window.scrollY;
+		selftest.answer = { top: Math.round(r.top + y), bottom: Math.round(r.bottom + y), width: window.innerWidth, height: window.innerHeight,
+			verdicts: Array.from(answer.querySelectorAll(".verdict"), (v) => ({ text: v.textContent, bottom: Math.round(v.getBoundingClientRect().bottom + y) })) };
+	}
 	const out = document.body.appendChild(h("pre", { id: "gpuprof-selftest", hidden: true }));
 	out.textContent = JSON.stringify(selftest);
 	document.documentElement.dataset.gpuprofReady = "1";
