@@ -450,6 +450,7 @@ def load(name, page, shot=True, timeout=120):
             selftest = json.loads(m.selftest)
         except ValueError as e:
             check(False, "%s: the self-test is JSON (%s): %r" % (name, e, m.selftest[:300]))
+    check_layout(name, selftest, timelines=False)
     if shot:
         png = os.path.join(ARTIFACTS or TMP, name + ".png")
         os.makedirs(os.path.dirname(png), exist_ok=True)
@@ -652,6 +653,27 @@ def check_answer(name, selftest, first, more=()):
     return a
 
 
+def check_layout(name, selftest, timelines=True):
+    """The page at 1400 px: every table fits (no column out of sight), each
+    timeline opens on the whole run, the labels of its marks never overlap.
+    timelines: the page has some (not a summary's)."""
+    if not selftest:
+        return
+    eq(selftest.get("wide_tables"), [], "%s: every table fits a page 1400 px wide" % name)
+    views = selftest.get("views") or []
+    check(views or not timelines, "%s: the self-test says what each timeline opens on" % name)
+    for v in views:
+        check(v["shown"][0] is not None and v["shown"][0] <= v["run"][0] + 1e-9 and v["shown"][1] >= v["run"][1] - 1e-9,
+              "%s: %s opens on the whole run (%r)" % (name, v["id"], v))
+    by_row = {}
+    for lab in selftest.get("labels") or []:
+        if lab.get("row"):
+            for other in by_row.get((lab["chart"], lab["row"]), []):
+                check(lab["x0"] >= other["x1"] or other["x0"] >= lab["x1"],
+                      "%s: labels %r and %r overlap" % (name, lab["text"], other["text"]))
+            by_row.setdefault((lab["chart"], lab["row"]), []).append(lab)
+
+
 def browser_test(kind):
     chromium()
     _, text = make_page(kind, traces(kind), expect_notes=PAGES[kind][1])
@@ -659,6 +681,7 @@ def browser_test(kind):
         return None, None
     m, selftest = load(kind, os.path.join(TMP, kind + ".html"))
     check_selftest(kind, selftest, page_data(text), PAGES[kind][0])
+    check_layout(kind, selftest)
     return m, selftest
 
 
@@ -739,6 +762,7 @@ def test_browser_ranks():
     check_selftest("ranks", selftest, page_data(text), ["timeline", "icicle", "stacked", "frag"])
     # the rank that runs out first and why, then its process first
     check_answer("ranks", selftest, "Runs out first: rank 1", ["process 7001, rank 1"])
+    check_layout("ranks", selftest)
     dom = " ".join(m.text)
     if dom:
         check("Runs out first: rank 1" in dom, "ranks: the rank that runs out first is said")

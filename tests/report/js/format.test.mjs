@@ -82,3 +82,14 @@ test("carded: a failure gets a card unless the program got past it inside a libr
 	assert.equal(f.carded({ outcome: "retried" }), false);
 	assert.equal(f.carded({}), true); // a summary without outcomes
 });
+
+test("timeTick: the decimals the step between ticks needs", () => {
+	assert.equal(f.timeTick(1.25, 0.25), "1.25 s"); // not "1.3 s"
+	assert.equal(f.timeTick(1.5, 0.5), "1.5 s");
+	assert.equal(f.timeTick(2, 1), "2 s");
+	assert.equal(f.timeTick(20, 10), "20 s");
+	assert.equal(f.timeTick(0.0125, 0.0025), "0.0125 s");
+	assert.equal(f.timeTick(0.3, 0.1), "0.3 s"); // 0.1 is not exact in binary: still one decimal
+	assert.equal(f.timeTick(1e-7, 1e-7), "0.000000 s"); // six at most
+	assert.equal(f.timeTick(null, 1), "–");
+});

@@ -31,6 +31,15 @@ function fixedTiesEven(n, den, k) {
 }
 export const signed = (v) => (isNum(v) && v > 0 ? "+" : "") + bytes(v);
 export const secs = (t) => (isNum(t) ? t.toFixed(3) + " s" : "–");
+/** A time axis' tick: as many decimals as the step between ticks has
+ * (1.25 at a step of 0.25, not "1.3"), six at most. */
+export function timeTick(v, incr) {
+	if (!isNum(v)) return "–";
+	let d = 0;
+	const step = isNum(incr) && incr > 0 ? incr : 0.001;
+	while (d < 6 && Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) > 1e-6 * step * 10 ** d) d++;
+	return v.toFixed(d) + " s";
+}
 export const duration = (t) => (t >= 1 ? t.toPrecision(3) + " s" : t >= 1e-3 ? +(t * 1e3).toPrecision(3) + " ms" : +(t * 1e6).toPrecision(3) + " µs");
 export const pct = (share) => (isNum(share) ? (share * 100).toFixed(1) + "%" : "–");
 export const int = (n) => (isNum(n) ? n.toLocaleString("en-US") : "–");

@@ -83,6 +83,11 @@ window.addEventListener("resize", () => {
 // uPlot draws in microtasks of its own, queued before this one
 queueMicrotask(() => {
 	selftest.ready_ms = Math.round(performance.now());
+	// tables wider than the page leave columns out of sight (the tests:
+	// none at 1400 px)
+	selftest.wide_tables = Array.from(document.querySelectorAll(".table-wrap"), (w) => ({
+		section: (w.closest("section") || {}).id || null, width: w.scrollWidth, room: w.clientWidth,
+	})).filter((t) => t.width > t.room + 1);
 	// where the answer lies on the page (the tests: within the first screen)
 	const answer = document.getElementById("answer");
 	if (answer) {

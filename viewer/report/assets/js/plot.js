@@ -2,13 +2,13 @@
  * them. */
 import { isNum } from "./text.js";
 import { h, swatch } from "./dom.js";
-import { bytes } from "./format.js";
-import { axisBytes, BYTE_INCRS, STEP_INCRS } from "./style.js";
+import { bytes, timeTick } from "./format.js";
+import { axisBytes, BYTE_INCRS, layoutLabels, STEP_INCRS } from "./style.js";
 import { noteChart, resizers, syncGroups } from "./sections.js";
 
 /* --- uPlot --- */
 
-const xTime = (v, incr) => (isNum(v) ? v.toFixed(Math.max(0, Math.min(6, -Math.floor(Math.log10(incr || 0.001))))) + " s" : "–");
+const xTime = timeTick;
 const xStep = (v) => (isNum(v) ? "step " + Math.round(v) : "–");
 
 /** A uPlot chart of bytes over time or steps. cfg: id, kind, data,
@@ -88,10 +88,36 @@ export function paint(u, fn) {
 	fn(ctx, r, u.bbox);
 	ctx.restore();
 }
+/** Where label() puts a text of width w beside x: [left, right]. */
+const labelSpan = (x, w, gap, box) => (x + gap + w > box.left + box.width ? [x - gap - w, x - gap] : [x + gap, x + gap + w]);
 /** Text at (x, y), flipped to the left of x where it would overflow. */
 function label(ctx, text, x, y, gap, box) {
-	const w = ctx.measureText(text).width;
-	ctx.fillText(text, x + gap + w > box.left + box.width ? x - gap - w : x + gap, y);
+	ctx.fillText(text, labelSpan(x, ctx.measureText(text).width, gap, box)[0], y);
+}
+
+/** The labels of vertical marks: their texts' spans at x (values) in the
+ * chart's rows of text, the row each gets (layoutLabels), a dot's label
+ * at (dx, dy) kept clear; in CSS pixels. */
+export function markLabels(u, marks, dotMark) {
+	const out = [];
+	paint(u, (ctx, r, box) => {
+		const gap = 3 * r, taken = [];
+		if (dotMark) {
+			// the dot's label: its row band, as dot() draws it
+			const px = u.valToPos(dotMark.x, "x", true), py = u.valToPos(dotMark.y, "y", true);
+			ctx.font = "600 " + ctx.font;
+			const [x0, x1] = labelSpan(px, ctx.measureText(dotMark.text).width, 8 * r, box);
+			ctx.font = 11 * r + "px system-ui, sans-serif";
+			const base = Math.max(box.top + 11 * r, py - 6 * r);
+			for (let row = 1; row <= 3; row++) {
+				const y = box.top + (12 + 13 * row) * r;
+				if (base > y - 13 * r && base - 11 * r < y) taken.push({ row, x0, x1 });
+			}
+		}
+		const spans = marks.map((m) => labelSpan(u.valToPos(m.x, "x", true), ctx.measureText(m.text).width, gap, box));
+		layoutLabels(spans, 3, taken).forEach((row, i) => out.push({ row, x0: spans[i][0] / r, x1: spans[i][1] / r }));
+	});
+	return out;
 }
 /** A vertical line at x (dashed), labelled in text row `row` from the
  * top; from y0 to y1 (values), thick, where given. */

@@ -21,3 +21,19 @@ export const PHASE_RGB = { forward: "37,99,235", backward: "234,88,12", optimize
 export const phaseKey = (name) => (typeof name === "string" && name.startsWith("optimizer") ? "optimizer" : name);
 export const phaseColor = (name, a) => (PHASE_RGB[phaseKey(name)] ? "rgba(" + PHASE_RGB[phaseKey(name)] + "," + a + ")" : null);
 export const withAlpha = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, "0");
+
+/** Rows for labels that must not overlap: each item's span [x0, x1] goes
+ * in the first of rows 1..rows where it crosses no span already there
+ * (taken: spans placed before, {row, x0, x1}), 4 px apart; 0 where no row
+ * has room (the mark is drawn, its text left out). Needs no DOM. */
+export function layoutLabels(items, rows, taken) {
+	const used = (taken || []).slice();
+	return items.map(([x0, x1]) => {
+		for (let row = 1; row <= rows; row++)
+			if (!used.some((t) => t.row === row && x0 < t.x1 + 4 && t.x0 < x1 + 4)) {
+				used.push({ row, x0, x1 });
+				return row;
+			}
+		return 0;
+	});
+}

@@ -4,7 +4,7 @@ import { h, muted } from "./dom.js";
 import { bytes, carded, duration, secs, stepText } from "./format.js";
 import { COLOR, PHASE_RGB, phaseColor, phaseKey, withAlpha } from "./style.js";
 import { selftest } from "./sections.js";
-import { dot, hmark, keyRow, paint, plot, vmark } from "./plot.js";
+import { dot, hmark, keyRow, markLabels, paint, plot, vmark } from "./plot.js";
 
 /* --- timeline --- */
 
@@ -100,16 +100,16 @@ export function timelineChart(parent, dev, key) {
 	};
 	const drawMarks = (u) => {
 		if (capacity !== null) hmark(u, capacity, "#b91c1c", "capacity " + bytes(capacity));
-		// labels of marks closer than a label's width go on the next row
-		let lastPx = -Infinity, row = 0;
-		ooms.forEach((o) => {
-			// numbered as the cards of the section are
-			const text = "OOM" + (cards.length > 1 ? " " + (cards.indexOf(o) + 1) : "") + ": " + bytes(o.request);
-			const px = u.valToPos(o.t, "x");
-			row = px - lastPx < 120 ? (row % 3) + 1 : 1;
-			lastPx = px;
-			vmark(u, o.t, COLOR.bad, [4, 3], text, row);
-			if (!labelsNoted) selftest.labels.push({ chart: key + "-timeline", text, row });
+		// numbered as the cards of the section are
+		const texts = ooms.map((o) => "OOM" + (cards.length > 1 ? " " + (cards.indexOf(o) + 1) : "") + ": " + bytes(o.request));
+		const peakMark = peak && isNum(peak.t) && isNum(peak.bytes) ? { x: peak.t, y: peak.bytes, text: "peak " + bytes(peak.bytes) } : null;
+		// rows of text that never overlap (each other, nor the peak's);
+		// a mark with no room keeps its line, its text left out
+		const placed = markLabels(u, ooms.map((o, i) => ({ x: o.t, text: texts[i] })), peakMark);
+		ooms.forEach((o, i) => {
+			const text = texts[i], { row, x0, x1 } = placed[i];
+			vmark(u, o.t, COLOR.bad, [4, 3], row ? text : null, row);
+			if (!labelsNoted) selftest.labels.push({ chart: key + "-timeline", text, row, x0: Math.round(x0), x1: Math.round(x1) });
 			// the request stacked on what the process held: how far over it went
 			const held = isNum(o.device_total) ? o.device_total : o.allocated;
 			if (isNum(held) && isNum(o.request)) vmark(u, o.t, COLOR.bad, [], null, 0, held, held + o.request);
@@ -128,6 +128,9 @@ export function timelineChart(parent, dev, key) {
 		hooks: { drawClear: [drawBehind], draw: [drawMarks], setCursor: [onCursor] },
 	});
 	parent.appendChild(info);
+	// what the chart opens on, against the run (the tests: the whole run),
+	// once uPlot has set its scales (a microtask of its own, queued before)
+	queueMicrotask(() => selftest.views.push({ id: key + "-timeline", shown: [u.scales.x.min, u.scales.x.max], run: [xs[0], xs[xs.length - 1]] }));
 	parent.appendChild(keyRow(Object.keys(PHASE_RGB).filter((p) => names.map(phaseKey).includes(p)).map((p) => [phaseColor(p, 0.2), p.replace("_", " ")]).concat([
 		steps.length && [COLOR.step, "step marks (the end of step N" + (stride > 1 ? "; 1 in " + stride + " kept" : "") + ")", "line"],
 		peak && isNum(peak.t) && [COLOR.peak, "the peak", "dot"], ooms.length && [COLOR.bad, "failed allocation (bar: its request on what was held)", "line"]].filter(Boolean))));
@@ -141,15 +144,13 @@ export function timelineChart(parent, dev, key) {
 		controls.appendChild(h("label", null, box, " show the whole device (" + bytes(capacity) + ")"));
 	}
 	if (steps.length > 1) {
-		// a program may import for seconds before its first step
+		// a program may import for seconds before its first step: the
+		// chart opens on the whole run all the same (a warm-up's peak is
+		// not off screen), and a button zooms to the steps
 		const from = Math.max(xs[0], steps[0].t - (steps[1].t - steps[0].t));
-		if (from - xs[0] > (xs[xs.length - 1] - xs[0]) * 0.3) {
-			// most of the run came before the steps: it opens on them
-			// (double-click shows the whole run)
-			const toSteps = () => u.setScale("x", { min: from, max: xs[xs.length - 1] });
-			controls.appendChild(h("button", { type: "button", on: { click: toSteps } }, "zoom to the steps"));
-			toSteps();
-		}
+		if (from - xs[0] > (xs[xs.length - 1] - xs[0]) * 0.3)
+			controls.appendChild(h("button", { type: "button", on: { click: () => u.setScale("x", { min: from, max: xs[xs.length - 1] }) } },
+				"zoom to the steps (from " + secs(from) + ")"));
 	}
 	controls.appendChild(h("span", { class: "muted hint" }, "drag: zoom · Shift+drag: pan · double-click: all · per bucket of " + duration(dt) + ": the most (line) and least (band)"));
 }
