@@ -130,6 +130,7 @@ static void groups_fill(struct bld *b, struct an_grpset *g, uint64_t whole, stru
 struct node {
 	char *name;
 	uint64_t bytes, count;
+	uint64_t cat[CAT_N]; /* its bytes by category (the icicle's colour) */
 	struct node **kids;
 	size_t n, cap;
 };
@@ -174,9 +175,9 @@ static struct node *node_child(struct node *nd, const char *name, size_t len)
 	return c;
 }
 
-/* Adds bytes (of count allocations) along the path; the separator splits
- * it into levels. */
-static int tree_add(struct node *root, const char *path, char sep, uint64_t bytes, uint64_t count)
+/* Adds bytes (of count allocations, of category cat) along the path; the
+ * separator splits it into levels. */
+static int tree_add(struct node *root, const char *path, char sep, uint64_t bytes, uint64_t count, int cat)
 {
 	struct node *nd = root;
 	const char *p = path;
@@ -196,6 +197,7 @@ static int tree_add(struct node *root, const char *path, char sep, uint64_t byte
 			return -1;
 		nd->bytes += bytes;
 		nd->count += count;
+		nd->cat[cat] += bytes;
 		p = *e ? e + 1 : e;
 	}
 	return 0;
@@ -212,7 +214,7 @@ static int node_cmp(const void *x, const void *y)
 
 /* nd's children, largest first, into the arena; then in the order people
  * read them, with runs of alike siblings (layers.h) */
-static void tree_fill(struct bld *b, struct node *nd, uint64_t whole, struct gp_an_node **out,
+static void tree_fill(struct bld *b, struct node *nd, uint64_t whole, int cats, struct gp_an_node **out,
 		      size_t *nout)
 {
 	struct gp_an_node *v;
@@ -230,7 +232,18 @@ static void tree_fill(struct bld *b, struct node *nd, uint64_t whole, struct gp_
 		v[i].bytes = nd->kids[i]->bytes;
 		v[i].share = share(nd->kids[i]->bytes, whole);
 		v[i].count = nd->kids[i]->count;
-		tree_fill(b, nd->kids[i], whole, &v[i].children, &v[i].nchildren);
+		if (cats) {
+			int top = 0;
+
+			for (int c = 1; c < CAT_N; c++)
+				if (nd->kids[i]->cat[c] > nd->kids[i]->cat[top])
+					top = c;
+			v[i].category = an_cat_names[top];
+			v[i].category_bytes = (int64_t)nd->kids[i]->cat[top];
+		} else {
+			v[i].category_bytes = -1;
+		}
+		tree_fill(b, nd->kids[i], whole, cats, &v[i].children, &v[i].nchildren);
 	}
 	if (an_layers_order(b->r, v, nd->n, whole))
 		b->oom = 1;
@@ -310,35 +323,60 @@ static int layer_cmp(const void *x, const void *y)
 	}
 }
 
+struct layer_cat {
+	struct an_grp *grp; /* a layer's allocations of one category */
+	int cat;
+};
+
+static int layer_cat_cmp(const void *x, const void *y)
+{
+	const struct layer_cat *a = x, *b = y;
+
+	return layer_cmp(&a->grp, &b->grp);
+}
+
 static void by_layer(struct bld *b, const struct an_set *s, struct gp_an_node **out, size_t *nout)
 {
 	struct node root = { 0 };
-	struct an_grpset g = { 0 };
+	struct an_grpset g[CAT_N] = { 0 };
+	struct layer_cat *list = NULL;
+	size_t n = 0;
 	char sep = s->torch ? '.' : LAYER_SEP;
 
-	/* one entry per distinct layer, then the tree in sorted order: a
-	 * million layers cost n log n, not n squared */
+	/* one entry per distinct layer and category, then the tree in sorted
+	 * order: a million layers cost n log n, not n squared */
 	for (size_t i = 0; i < s->n; i++) {
 		const struct an_rec *r = s->m[i].r;
+		int cat = s->m[i].cat >= 0 && s->m[i].cat < CAT_N ? s->m[i].cat : CAT_OTHER;
 
-		an_grp_add(&g, (uint64_t)(uintptr_t)r->layer, r->layer ? r->layer->s : "", r->bytes);
+		an_grp_add(&g[cat], (uint64_t)(uintptr_t)r->layer, r->layer ? r->layer->s : "", r->bytes);
 	}
-	if (g.oom)
+	for (int c = 0; c < CAT_N; c++) {
+		b->oom |= g[c].oom != 0;
+		n += g[c].n;
+	}
+	if (n && !(list = malloc(n * sizeof(*list))))
 		b->oom = 1;
+	n = 0;
+	for (int c = 0; c < CAT_N && list; c++)
+		for (size_t i = 0; i < g[c].n; i++)
+			list[n++] = (struct layer_cat){ g[c].list[i], c };
 	layer_sep = sep;
-	if (g.n)
-		qsort(g.list, g.n, sizeof(*g.list), layer_cmp);
-	for (size_t i = 0; i < g.n; i++) {
-		const char *path = g.list[i]->name[0] ? g.list[i]->name : no_layer(s);
+	if (n)
+		qsort(list, n, sizeof(*list), layer_cat_cmp);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = list[i].grp->name, *path = name[0] ? name : no_layer(s);
 
-		if (tree_add(&root, path, g.list[i]->name[0] ? sep : '\0', g.list[i]->bytes,
-			     g.list[i]->count)) {
+		if (tree_add(&root, path, name[0] ? sep : '\0', list[i].grp->bytes, list[i].grp->count, list[i].cat)) {
 			b->oom = 1;
 			break;
 		}
 	}
-	an_grp_free(&g);
-	tree_fill(b, &root, s->bytes, out, nout);
+	free(list);
+	for (int c = 0; c < CAT_N; c++)
+		an_grp_free(&g[c]);
+	/* categories where the set has them (the torch modes) */
+	tree_fill(b, &root, s->bytes, s->torch, out, nout);
 	for (size_t i = 0; i < root.n; i++)
 		node_free(root.kids[i]);
 	free(root.kids);

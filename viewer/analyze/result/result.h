@@ -76,6 +76,10 @@ struct gp_an_node {
 	uint64_t bytes;
 	double share;
 	uint64_t count;
+	/* the category holding most of its bytes (its children's included)
+	 * and those bytes; NULL where the set has no categories (cuda mode) */
+	const char *category;
+	int64_t category_bytes; /* -1: no categories */
 	struct gp_an_node *children;
 	size_t nchildren;
 	/* on the first of a run of alike siblings, which it and the next n - 1

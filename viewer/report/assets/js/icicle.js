@@ -3,6 +3,8 @@ import { isNum, objs, safe, sumOf } from "./text.js";
 import { add, h, muted, svg } from "./dom.js";
 import { bytes, pct, plural } from "./format.js";
 import { hideTip, noteChart, resizers, showTip } from "./sections.js";
+import { CATEGORY_COLOR, withAlpha } from "./style.js";
+import { keyRow } from "./plot.js";
 
 /* --- icicle --- */
 
@@ -16,6 +18,13 @@ function fitText(text, width) {
 	let cut = Math.min(text.length, Math.floor(width / 3));
 	while (cut > 0 && measure.measureText(text.slice(0, cut) + "…").width > width) cut--;
 	return cut ? text.slice(0, cut) + "…" : "";
+}
+
+/** The whole label where it fits, else the name alone, cut as it must:
+ * never a cut name followed by a cut size ("0 · 735 …"). */
+function labelFor(label, name, width) {
+	const whole = fitText(label, width);
+	return whole === label ? label : fitText(name, width);
 }
 
 /** The layer tree as an icicle: depth down, bytes across. A node's bytes
@@ -32,10 +41,15 @@ export function icicle(parent, id, tree, joiner) {
 	const root = d3.hierarchy(rootData, childrenOf)
 		.sum((d) => Math.max(0, d.bytes - sumOf(kids(d.children), "bytes")));
 	d3.partition()(root);
-	// a hue per top-level node, lighter with depth; "(no module)" gray
+	// by the category that holds most of a layer's bytes (SCHEMA.md, Node),
+	// light enough for its text, lighter with depth; without categories
+	// (cuda mode) a hue per top-level node; "(no module)" gray
+	const byCategory = root.descendants().some((n) => n !== root && CATEGORY_COLOR[n.data.category]);
 	root.children.forEach((c, i) => c.each((n) => (n.hue = (i * 47 + 215) % 360)));
-	const colorOf = (n) => n === root ? "#cbd5e1" : /^\(/.test(n.data.name) ? "hsl(215 14% " + Math.min(88, 62 + n.depth * 6) + "%)"
-		: "hsl(" + n.hue + " 62% " + Math.min(86, 48 + n.depth * 8) + "%)";
+	const colorOf = (n) => n === root ? "#cbd5e1"
+		: byCategory && CATEGORY_COLOR[n.data.category] ? withAlpha(CATEGORY_COLOR[n.data.category], Math.max(0.28, 0.62 - n.depth * 0.08))
+			: /^\(/.test(n.data.name) ? "hsl(215 14% " + Math.min(88, 62 + n.depth * 6) + "%)"
+				: "hsl(" + n.hue + " 62% " + Math.min(86, 48 + n.depth * 8) + "%)";
 	const nameOf = (n) => n.data.name;
 	const ROW = 24, MAX_ROWS = 14;
 	const crumbs = h("nav", { class: "crumbs", "aria-label": "layer path" });
@@ -55,12 +69,14 @@ export function icicle(parent, id, tree, joiner) {
 			if (n !== root) drawn++;
 			const share = n === root ? "" : " · " + pct(n.data.share);
 			const label = n.data.name + " · " + bytes(n.data.bytes) + share;
+			const cat = n !== root && isNum(n.data.category_bytes) && n.data.bytes > 0 && typeof n.data.category === "string"
+				? "mostly " + n.data.category + " (" + pct(n.data.category_bytes / n.data.bytes) + ")" : null;
 			const lines = () => [n === root ? n.data.name : n.ancestors().reverse().slice(1).map(nameOf).join(joiner),
-				bytes(n.data.bytes) + share + (n === root ? "" : " of what was live"),
+				bytes(n.data.bytes) + share + (n === root ? "" : " of what was live") + (cat ? " · " + cat : ""),
 				(isNum(n.data.count) ? plural(n.data.count, "allocation") + " · " : "") + (n !== focus ? "click: zoom in" : n !== root ? "click: back out" : "")];
 			pic.appendChild(svg("g", { class: "node", transform: "translate(" + x0.toFixed(2) + "," + row * ROW + ")" },
 				svg("rect", { width: Math.max(0, w - 1).toFixed(2), height: ROW - 1, fill: colorOf(n) }),
-				w > 24 ? svg("text", { x: 4, y: 16 }, fitText(safe(label), w - 8)) : null));
+				w > 24 ? svg("text", { x: 4, y: 16 }, labelFor(safe(label), safe(n.data.name), w - 8)) : null));
 			const g = pic.lastChild;
 			g.addEventListener("mousemove", (ev) => showTip(ev, lines()));
 			g.addEventListener("mouseleave", hideTip);
@@ -73,6 +89,10 @@ export function icicle(parent, id, tree, joiner) {
 			? h("span", { class: "crumb-here" }, nameOf(n)) : h("button", { type: "button", class: "crumb", on: { click: () => zoom(n) } }, nameOf(n))]));
 	};
 	render();
+	if (byCategory) {
+		const cats = Object.keys(CATEGORY_COLOR).filter((c) => root.descendants().some((n) => n !== root && n.data.category === c));
+		parent.appendChild(keyRow(cats.map((c) => [withAlpha(CATEGORY_COLOR[c], 0.62), c])));
+	}
 	resizers.push(render);
 	noteChart(id, "icicle", drawn);
 }
