@@ -51,7 +51,7 @@ TMP = None
 ARTIFACTS = None
 SKIP = 77
 
-CHART_KINDS = ("timeline", "icicle", "stacked", "leak", "oom", "frag", "steps", "outline")
+CHART_KINDS = ("timeline", "icicle", "stacked", "leak", "oom", "frag", "steps", "outline", "aligned")
 # the page of a 1,000,000-event trace (CI-sized; bench/report_budget.py
 # measures 10,000,000) may be at most this many bytes
 SIZE_BUDGET = 10 * 1000 * 1000
@@ -352,6 +352,9 @@ def expected_charts(doc, two_runs=None):
                 tl and tl.get("reserved") and tl.get("allocated"):
             add("frag", 2)
     for _ in (two_runs or {}).get("pairs") or []:
+        # both runs laid over each other by step (where both have a
+        # timeline and steps), and live at each step mark
+        add("aligned", 2)
         add("steps", 2)
     return out
 
@@ -1158,7 +1161,10 @@ def test_browser_base():
     if text is None:
         return
     _, selftest = load("base", page)
-    check_selftest("base", selftest, page_data(text), ["timeline", "icicle", "stacked", "leak", "frag", "steps"])
+    check_selftest("base", selftest, page_data(text), ["timeline", "icicle", "stacked", "leak", "frag", "steps", "aligned"])
+    # the two runs' memory over time, laid over each other by step
+    aligned = [c for c in (selftest or {}).get("charts") or [] if c.get("kind") == "aligned"]
+    eq([(c.get("id"), c.get("series")) for c in aligned], [("cmp0-aligned", 2)], "base: one chart of both runs by step")
 
 
 def bad_inputs():

@@ -1,7 +1,7 @@
 // style.js: the charts' axes and colours.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { axisBytes, BYTE_INCRS, layoutLabels, phaseColor, withAlpha } from "../../../viewer/report/assets/js/style.js";
+import { axisBytes, BYTE_INCRS, layoutLabels, phaseColor, stepAxis, withAlpha } from "../../../viewer/report/assets/js/style.js";
 
 test("axisBytes: bytes without trailing zeros", () => {
 	assert.equal(axisBytes(2 ** 30), "1 GiB");
@@ -51,5 +51,32 @@ test("layoutLabels: no two labels of a row overlap, a taken span is kept clear, 
 			for (let row = 1; row <= 3; row++)
 				assert.ok(spans.some((t, j) => j < i && rows[j] === row && s[0] < t[1] + 4 && t[0] < s[1] + 4), "label " + i + " had room in row " + row);
 		});
+	}
+});
+
+test("stepAxis: step N at its mark, linear between, a step at most beyond the ends", () => {
+	assert.equal(stepAxis([], 0), null);
+	// steps of 2 s from t=10 (step 1 began at 8), a slower step 3
+	const x = stepAxis([{ step: 1, t: 10 }, { step: 2, t: 12 }, { step: 3, t: 16 }], 8);
+	assert.equal(x(10), 1);
+	assert.equal(x(12), 2);
+	assert.equal(x(11), 1.5);
+	assert.equal(x(14), 2.5); // half of the slower step
+	assert.equal(x(9), 0.5); // step 1, from its beginning
+	assert.equal(x(8), 0);
+	assert.equal(x(0), -1); // no further than a step out
+	assert.equal(x(18), 3.5); // the last step's pace
+	assert.equal(x(100), 4);
+	// marks kept 1 in 5: still steps
+	const y = stepAxis([{ step: 5, t: 5 }, { step: 10, t: 10 }], null);
+	assert.equal(y(7.5), 7.5);
+	assert.equal(y(0), 4);
+	// monotone on random marks
+	let t = 0;
+	const marks = Array.from({ length: 50 }, (_, i) => ({ step: i + 1, t: (t += 0.1 + (i % 7) * 0.3) }));
+	const z = stepAxis(marks, null);
+	for (let v = -1, u = 0; u < 20; u += 0.05) {
+		assert.ok(z(u) >= v, "monotone at " + u);
+		v = z(u);
 	}
 });

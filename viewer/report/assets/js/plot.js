@@ -9,7 +9,8 @@ import { noteChart, resizers, syncGroups } from "./sections.js";
 /* --- uPlot --- */
 
 const xTime = timeTick;
-const xStep = (v) => (isNum(v) ? "step " + Math.round(v) : "–");
+// a tick between two steps says nothing (never "step 1" twice)
+const xStep = (v) => (isNum(v) ? (Math.abs(v - Math.round(v)) < 1e-6 ? "step " + Math.round(v) : "") : "–");
 
 /** A uPlot chart of bytes over time or steps. cfg: id, kind, data,
  * series, bands, hooks, xKind, height, yMax() (a floor for y's top), fit
@@ -40,7 +41,7 @@ export function plot(parent, cfg) {
 			{ values: (u, splits, ai, space, incr) => splits.map((v) => (isTime ? xTime(v, incr) : xStep(v))), incrs: isTime ? undefined : STEP_INCRS },
 			{ values: (u, splits) => splits.map(axisBytes), incrs: BYTE_INCRS, size: 70 },
 		],
-		series: [{ label: isTime ? "time" : "step", value: (u, v) => (isTime ? xTime(v, 0.001) : xStep(v)) }].concat(
+		series: [{ label: isTime ? "time" : "step", value: (u, v) => (isTime ? xTime(v, 0.001) : isNum(v) ? "step " + +v.toFixed(2) : "–") }].concat(
 			cfg.series.map((s) => Object.assign({ value: (u, v) => bytes(v), spanGaps: true, width: 1.5 }, isTime && { points: { show: false } }, s))),
 		bands: cfg.bands,
 		cursor: { drag: { x: true, y: false }, sync: cfg.sync ? { key: cfg.sync } : undefined },

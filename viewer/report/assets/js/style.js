@@ -37,3 +37,30 @@ export function layoutLabels(items, rows, taken) {
 		return 0;
 	});
 }
+
+/** A time axis turned into steps, for runs laid over each other by step:
+ * marks, [{step, t}] (a step:N mark, at t, ends step N), sorted by t;
+ * beginT: when step 1 began (or null). Returns t -> x, x = N at step N's
+ * mark, linear between marks (step N runs from N - 1 to N); before the
+ * first mark and after the last, the nearest step's pace, no further
+ * than one step out. null with no mark. Needs no DOM. */
+export function stepAxis(marks, beginT) {
+	const pts = marks.filter((m) => Number.isFinite(m.t) && Number.isFinite(m.step));
+	if (!pts.length) return null;
+	if (Number.isFinite(beginT) && beginT < pts[0].t && pts[0].step === 1) pts.unshift({ step: 0, t: beginT });
+	const pace = (a, b) => (b.t > a.t ? (b.step - a.step) / (b.t - a.t) : 0);
+	const first = pts.length > 1 ? pace(pts[0], pts[1]) : 0, last = pts.length > 1 ? pace(pts[pts.length - 2], pts[pts.length - 1]) : 0;
+	return (t) => {
+		if (t <= pts[0].t) return Math.max(pts[0].step - 1, pts[0].step - (pts[0].t - t) * first);
+		const end = pts[pts.length - 1];
+		if (t >= end.t) return Math.min(end.step + 1, end.step + (t - end.t) * last);
+		let lo = 0, hi = pts.length - 1;
+		while (hi - lo > 1) {
+			const mid = (lo + hi) >> 1;
+			if (pts[mid].t <= t) lo = mid;
+			else hi = mid;
+		}
+		const a = pts[lo], b = pts[hi];
+		return a.step + (t - a.t) * pace(a, b);
+	};
+}
