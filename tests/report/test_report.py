@@ -669,8 +669,13 @@ def check_layout(name, selftest, timelines=True):
     views = selftest.get("views") or []
     check(views or not timelines, "%s: the self-test says what each timeline opens on" % name)
     for v in views:
-        check(v["shown"][0] is not None and v["shown"][0] <= v["run"][0] + 1e-9 and v["shown"][1] >= v["run"][1] - 1e-9,
-              "%s: %s opens on the whole run (%r)" % (name, v["id"], v))
+        lo, hi = v["shown"]
+        whole = lo is not None and lo <= v["run"][0] + 1e-9 and hi >= v["run"][1] - 1e-9
+        # or on the steps, saying what it leaves out, the peak inside
+        said = v.get("left_out") and lo is not None and abs(lo - v["left_out"]["from"]) < 1e-9 and \
+            hi >= v["run"][1] - 1e-9 and (v.get("peak_t") is None or lo <= v["peak_t"] <= hi)
+        check(whole or said, "%s: %s opens on the whole run, or says what it leaves out and shows the peak (%r)"
+              % (name, v["id"], v))
     by_row = {}
     for lab in selftest.get("labels") or []:
         if lab.get("row"):

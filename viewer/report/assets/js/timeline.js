@@ -130,7 +130,8 @@ export function timelineChart(parent, dev, key) {
 	parent.appendChild(info);
 	// what the chart opens on, against the run (the tests: the whole run),
 	// once uPlot has set its scales (a microtask of its own, queued before)
-	queueMicrotask(() => selftest.views.push({ id: key + "-timeline", shown: [u.scales.x.min, u.scales.x.max], run: [xs[0], xs[xs.length - 1]] }));
+	queueMicrotask(() => selftest.views.push({ id: key + "-timeline", shown: [u.scales.x.min, u.scales.x.max], run: [xs[0], xs[xs.length - 1]],
+		left_out: leftOut, peak_t: peak && isNum(peak.t) ? peak.t : null }));
 	parent.appendChild(keyRow(Object.keys(PHASE_RGB).filter((p) => names.map(phaseKey).includes(p)).map((p) => [phaseColor(p, 0.2), p.replace("_", " ")]).concat([
 		steps.length && [COLOR.step, "step marks (the end of step N" + (stride > 1 ? "; 1 in " + stride + " kept" : "") + ")", "line"],
 		peak && isNum(peak.t) && [COLOR.peak, "the peak", "dot"], ooms.length && [COLOR.bad, "failed allocation (bar: its request on what was held)", "line"]].filter(Boolean))));
@@ -143,14 +144,26 @@ export function timelineChart(parent, dev, key) {
 		});
 		controls.appendChild(h("label", null, box, " show the whole device (" + bytes(capacity) + ")"));
 	}
+	let leftOut = null;
 	if (steps.length > 1) {
-		// a program may import for seconds before its first step: the
-		// chart opens on the whole run all the same (a warm-up's peak is
-		// not off screen), and a button zooms to the steps
-		const from = Math.max(xs[0], steps[0].t - (steps[1].t - steps[0].t));
-		if (from - xs[0] > (xs[xs.length - 1] - xs[0]) * 0.3)
-			controls.appendChild(h("button", { type: "button", on: { click: () => u.setScale("x", { min: from, max: xs[xs.length - 1] }) } },
-				"zoom to the steps (from " + secs(from) + ")"));
+		// a program may import for seconds before its first step: then the
+		// chart opens on the steps, saying what it leaves out, unless the
+		// peak or a failure lies there (it opens on the whole run)
+		const from = Math.max(xs[0], steps[0].t - (steps[1].t - steps[0].t)), end = xs[xs.length - 1];
+		const inside = (t) => !isNum(t) || t >= from;
+		if (from - xs[0] > (end - xs[0]) * 0.3 && inside(peak && peak.t) && ooms.every((o) => inside(o.t))) {
+			const kind = obj(tl.allocated) ? tl.allocated : obj(tl.reserved) ? tl.reserved : null;
+			const before = kind ? arr(kind.max).slice(0, Math.max(0, Math.floor((from - t0) / dt))).filter(isNum) : [];
+			leftOut = { from, max: before.length ? Math.max(...before) : null };
+			const toSteps = () => u.setScale("x", { min: from, max: end });
+			const whole = () => u.setScale("x", { min: xs[0], max: end });
+			controls.appendChild(h("button", { type: "button", on: { click: whole } }, "the whole run"));
+			controls.appendChild(h("button", { type: "button", on: { click: toSteps } }, "the steps"));
+			parent.insertBefore(h("p", { class: "notice" }, "Opens on the steps, from " + secs(from) + ": the " + secs(from - xs[0]) +
+				" before them are left out" + (leftOut.max !== null ? " (the most allocated there: " + bytes(leftOut.max) + ", below the peak)" : "") +
+				". “The whole run” or a double-click shows them."), controls.nextSibling);
+			toSteps();
+		}
 	}
 	controls.appendChild(h("span", { class: "muted hint" }, "drag: zoom · Shift+drag: pan · double-click: all · per bucket of " + duration(dt) + ": the most (line) and least (band)"));
 }
