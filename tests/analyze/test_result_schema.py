@@ -45,7 +45,7 @@ PAGE_NAMES = {
     "checked", "width", "height", "left", "top", "right", "bottom", "background", "paddingLeft",
     "devicePixelRatio", "fillStyle", "strokeStyle", "lineWidth", "font", "textAlign", "textBaseline",
     "globalAlpha", "id", "title", "hidden", "open", "selectedIndex", "options", "data", "lastChild",
-    "shiftKey", "button", "canvas", "scrollWidth",
+    "shiftKey", "button", "canvas", "scrollWidth", "nextSibling",
     # uPlot, d3
     "over", "scales", "series", "select", "cursor", "idx", "idxs", "bbox", "axes", "min", "max",
     "x", "y", "x0", "x1", "y0", "y1", "depth", "parent", "leaves", "descendants", "val", "sync",
