@@ -754,8 +754,13 @@ def test_browser_oom_trials():
 
 @labels("browser")
 def test_browser_cuda():
-    """A CUDA program: timeline and NVTX ranges."""
-    browser_test("cuda")
+    """A CUDA program: timeline and NVTX ranges; a healthy run's answer is
+    its peak, the room left and its largest ranges, joined as ranges are."""
+    m, selftest = browser_test("cuda")
+    check_answer("cuda", selftest, "Peak: 768 MiB device at 0.161 s, room left at the peak: 3.25 GiB of 4.00 GiB")
+    dom = " ".join(m.text) if m else ""
+    check("held by layer: setup 384 MiB, solve > iteration > factorize 352 MiB" in dom,
+          "cuda: the answer's ranges, joined with ' > '")
 
 
 @labels("browser")

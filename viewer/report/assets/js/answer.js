@@ -13,12 +13,13 @@ import { deviceTitle } from "./device.js";
 /* --- the answer --- */
 
 /** The layer tree's innermost layers (no children), largest first, each
- * by its whole path: where a layer's bytes are its own. */
-function leafLayers(nodes, n) {
+ * by its whole path (joiner: "." for modules, " > " for NVTX ranges, as
+ * the icicle joins them): where a layer's bytes are its own. */
+function leafLayers(nodes, n, joiner) {
 	const out = [];
 	const walk = (list, path) => {
 		for (const node of objs(list)) {
-			const name = path ? path + "." + orDash(node.name) : orDash(node.name);
+			const name = path ? path + joiner + orDash(node.name) : orDash(node.name);
 			if (objs(node.children).length) walk(node.children, name);
 			else if (isNum(node.bytes) && node.bytes > 0) out.push({ name, bytes: node.bytes, share: node.share });
 		}
@@ -30,11 +31,11 @@ function leafLayers(nodes, n) {
 /** "activations 6.0 GiB (45%), parameters ..." of the largest n. */
 const shares = (list, key, n) => objs(list).slice(0, n).filter((x) => x.bytes > 0).map((x) => orDash(x[key]) + " " + bytes(x.bytes) + (isNum(x.share) ? " (" + pct(x.share) + ")" : "")).join(", ");
 /** A set's holders: by category, layer and line, one line each. */
-function holders(set) {
+function holders(set, dev) {
 	const lines = [];
 	const cats = shares(set.by_category, "category", 3);
 	if (cats) lines.push("by category: " + cats);
-	const layers = leafLayers(set.by_layer, 2).map((x) => x.name + " " + bytes(x.bytes)).join(", ");
+	const layers = leafLayers(set.by_layer, 2, dev.mode === "cuda" ? " > " : ".").map((x) => x.name + " " + bytes(x.bytes)).join(", ");
 	if (layers) lines.push("by layer: " + layers);
 	const line = objs(set.by_line).find((x) => isNum(x.line) && x.bytes > 0);
 	if (line) lines.push("by line: " + orDash(line.name) + " " + bytes(line.bytes));
@@ -47,7 +48,7 @@ const fatalOom = (dev) => objs(dev.ooms).find((o) => o.fatal) || (!obj(dev.oom_o
 function oomFinding(dev, o) {
 	const lines = ["asked for " + bytes(o.request) + " with " + bytes(o.free) + " free of " + bytes(isNum(o.total) ? o.total : dev.capacity) +
 		" at " + when(o) + (o.layer ? ", in " + o.layer : "") + "; " + bytes(o.allocated) + " allocated" + (isNum(o.reserved) ? ", " + bytes(o.reserved) + " reserved" : "")];
-	lines.push(...holders(o).map((x) => "held then " + x));
+	lines.push(...holders(o, dev).map((x) => "held then " + x));
 	const advice = objs(o.advice).find((a) => a.text);
 	if (advice) lines.push("what may help: " + advice.text);
 	return { bad: true, head: "Out of memory: " + bytes(o.request) + " could not be had", lines };
@@ -57,7 +58,7 @@ function leakFinding(dev, leak) {
 	const lines = ["grew at " + orDash(leak.grew) + " of " + orDash(stepsCompared(leak)) + " steps, from " + bytes(leak.live_first) + " to " + bytes(leak.live_last) +
 		(isNum(leak.steps_until_full) ? "; the device is full in about " + leak.steps_until_full + " more steps at this rate" : "")];
 	const surv = obj(leak.survivors);
-	if (surv) lines.push(...holders(surv).map((x) => "what stays " + x));
+	if (surv) lines.push(...holders(surv, dev).map((x) => "what stays " + x));
 	return { bad: true, head: "Leak: " + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step), lines };
 }
 
@@ -68,7 +69,7 @@ function peakFinding(dev) {
 	const held = Math.max(...[obj(s.device_total) && s.device_total.peak, obj(s.reserved) && s.reserved.peak, p.bytes].filter(isNum));
 	const room = isNum(dev.capacity) && dev.capacity > 0 ? "; room left at the peak: " + bytes(Math.max(0, dev.capacity - held)) + " of " + bytes(dev.capacity) +
 		" (this process's device memory at most " + bytes(held) + ")" : "";
-	return { bad: false, head: "Peak: " + bytes(p.bytes) + " " + orDash(p.what) + " at " + when(p) + room.replace(/^; /, ", "), lines: holders(p).map((x) => "held " + x) };
+	return { bad: false, head: "Peak: " + bytes(p.bytes) + " " + orDash(p.what) + " at " + when(p) + room.replace(/^; /, ", "), lines: holders(p, dev).map((x) => "held " + x) };
 }
 
 /** What to say of a device: its failure, its leak or growth, else its peak. */
