@@ -6,9 +6,12 @@
  * left. Each from analyze's JSON, as its sections below say it. */
 import { arr, isNum, obj, objs } from "./text.js";
 import { h } from "./dom.js";
-import { bytes, orDash, pct, plural, signed, stepsCompared, stepText, when } from "./format.js";
+import { bytes, orDash, pct, plural, signed, stepsCompared, when } from "./format.js";
 import { findDev } from "./tables.js";
 import { deviceTitle } from "./device.js";
+import { growthRate, leakHead } from "./leak.js";
+import { askedFor } from "./oom.js";
+import { firstOut } from "./ranks.js";
 
 /* --- the answer --- */
 
@@ -46,8 +49,7 @@ function holders(set, dev) {
 const fatalOom = (dev) => objs(dev.ooms).find((o) => o.fatal) || (!obj(dev.oom_outcomes) && objs(dev.ooms).find((o) => !o.recovered));
 
 function oomFinding(dev, o) {
-	const lines = ["asked for " + bytes(o.request) + " with " + bytes(o.free) + " free of " + bytes(isNum(o.total) ? o.total : dev.capacity) +
-		" at " + when(o) + (o.layer ? ", in " + o.layer : "") + "; " + bytes(o.allocated) + " allocated" + (isNum(o.reserved) ? ", " + bytes(o.reserved) + " reserved" : "")];
+	const lines = [askedFor(o, dev) + "; " + bytes(o.allocated) + " allocated" + (isNum(o.reserved) ? ", " + bytes(o.reserved) + " reserved" : "")];
 	lines.push(...holders(o, dev).map((x) => "held then " + x));
 	const advice = objs(o.advice).find((a) => a.text);
 	if (advice) lines.push("what may help: " + advice.text);
@@ -59,7 +61,7 @@ function leakFinding(dev, leak) {
 		(isNum(leak.steps_until_full) ? "; the device is full in about " + leak.steps_until_full + " more steps at this rate" : "")];
 	const surv = obj(leak.survivors);
 	if (surv) lines.push(...holders(surv, dev).map((x) => "what stays " + x));
-	return { bad: true, head: "Leak: " + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step), lines };
+	return { bad: true, head: leakHead(leak), lines };
 }
 
 function peakFinding(dev) {
@@ -80,23 +82,20 @@ function deviceFinding(dev) {
 	if (leak && leak.verdict === "leak") return leakFinding(dev, leak);
 	const grow = obj(dev.growth);
 	if (grow)
-		return { bad: true, head: "Growth: ×" + (isNum(grow.factor_per_step) ? grow.factor_per_step.toFixed(2) : "–") + " a step from step " + orDash(grow.since_step) +
+		return { bad: true, head: "Growth: " + growthRate(grow) +
 			(isNum(grow.next_peak) ? "; the next step peaks near " + bytes(grow.next_peak) : ""), lines: peakFinding(dev).lines };
 	return peakFinding(dev);
 }
 
 function ranksFinding(run) {
-	const k = run.ranks, first = objs(k.by_rank).find((r) => r.rank === k.first_out_rank) || {};
-	const how = k.first_out_by === "oom" ? "it ran out of memory first" + (isNum(first.first_oom_step) ? ", " + stepText(first.first_oom_step, first.first_oom_step_when) : "")
-		: k.first_out_by === "headroom" ? "the least room left on its GPU, " + bytes(first.headroom) : "the largest peak";
-	const why = obj(k.why), lines = [];
+	const k = run.ranks, why = obj(k.why), lines = [];
 	if (why) {
 		const top = (list) => objs(list).filter((x) => x.delta > 0).slice(0, 2).map((x) => orDash(x.name) + " " + signed(x.delta)).join(", ");
 		lines.push("at its peak it holds " + signed(why.peak_delta) + " more than rank " + orDash(why.compared_with_rank));
 		for (const [what, list] of [["by category", why.by_category], ["by layer", why.by_layer], ["by line", why.by_line]])
 			if (top(list)) lines.push(what + ": " + top(list));
 	}
-	return { bad: k.first_out_by === "oom", head: "Runs out first: rank " + orDash(k.first_out_rank) + " (" + how + ")", lines };
+	return { bad: k.first_out_by === "oom", head: firstOut(k), lines };
 }
 
 /** Devices in the order the answer and the page take them: the first out

@@ -8,13 +8,17 @@ import { layerTable, lineTable } from "./tables.js";
 import { plot } from "./plot.js";
 import { stepColumn, stepPoints } from "./timeline.js";
 
+/** "+1.00 MiB per step since step 4": a leak's head (here and the answer). */
+export const leakHead = (leak) => "Leak: " + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step);
+/** "×1.80 a step from step 3": growth's rate (here and the answer). */
+export const growthRate = (grow) => "×" + (isNum(grow.factor_per_step) ? grow.factor_per_step.toFixed(2) : "–") + " a step from step " + orDash(grow.since_step);
+
 export function leakSection(sec, dev, key) {
 	const leak = obj(dev.leak) || {};
 	const grow = obj(dev.growth);
 	if (grow) {
 		// each step's peak larger than the last, nothing left between steps
-		sec.appendChild(verdict(false, "Growth, not a leak: each step's peak is larger than the last, ×" +
-			(isNum(grow.factor_per_step) ? grow.factor_per_step.toFixed(2) : "–") + " a step from step " + orDash(grow.since_step) +
+		sec.appendChild(verdict(false, "Growth, not a leak: each step's peak is larger than the last, " + growthRate(grow) +
 			" (" + bytes(grow.first_peak) + ") to step " + orDash(grow.last_step) + " (" + bytes(grow.last_peak) + ")"));
 		sec.appendChild(para("Live memory between steps went from " + bytes(grow.live_first) + " to " + bytes(grow.live_last) +
 			": what each step holds grows (a growing batch or sequence?)" +
@@ -30,8 +34,7 @@ export function leakSection(sec, dev, key) {
 		if (leak.why) sec.appendChild(muted(leak.why));
 		return;
 	}
-	sec.appendChild(verdict(false, "Leak: " + signed(leak.rate_per_step) + " per step since step " + orDash(leak.since_step) +
-		" (grew at " + orDash(leak.grew) + " of " + orDash(stepsCompared(leak)) + " steps, fit R² " + (isNum(leak.r2) ? leak.r2.toFixed(3) : "–") + ")"));
+	sec.appendChild(verdict(false, leakHead(leak) + " (grew at " + orDash(leak.grew) + " of " + orDash(stepsCompared(leak)) + " steps, fit R² " + (isNum(leak.r2) ? leak.r2.toFixed(3) : "–") + ")"));
 	const more = [isNum(leak.steps_until_full) && "at this rate the device is full in about " + int(leak.steps_until_full) + " more steps",
 		isNum(leak.rate_per_second) && bytes(leak.rate_per_second) + "/s"].filter(Boolean);
 	if (more.length) sec.appendChild(para(more.join(" · ")));

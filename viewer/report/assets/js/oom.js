@@ -95,9 +95,13 @@ function oomOutcomes(sec, dev, key) {
 	if (advice.length) sec.appendChild(h("ul", { class: "advice" }, advice.map((t) => h("li", null, t))));
 }
 
+/** "Asked for 1.50 GiB with 816 MiB free of 2.00 GiB, at ...": a failed
+ * request against the device (its card here, the answer). */
+export const askedFor = (o, dev) => "Asked for " + bytes(o.request) + " with " + bytes(o.free) + " free of " +
+	bytes(isNum(o.total) ? o.total : dev.capacity) + ", at " + when(o) + (o.layer ? ", in " + o.layer : "");
+
 function oomOne(box, o, dev, id) {
-	box.appendChild(verdict(false, "Asked for " + bytes(o.request) + " with " + bytes(o.free) + " free of " +
-		bytes(isNum(o.total) ? o.total : dev.capacity) + ", at " + when(o) + (o.layer ? ", in " + o.layer : "")));
+	box.appendChild(verdict(false, askedFor(o, dev)));
 	guard(box, id + "-bar", () => oomBar(box, id + "-bar", o, dev));
 	const torch = obj(o.pytorch);
 	box.appendChild(facts([

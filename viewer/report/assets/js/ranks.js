@@ -14,16 +14,23 @@ function signalName(n) {
 	return "signal " + orDash(n) + (names[n] ? " (" + names[n] + ")" : "");
 }
 
+/** "Runs out first: rank 1 (how)": the ranks' verdict (their section,
+ * the answer). */
+export function firstOut(k) {
+	const first = objs(k.by_rank).find((r) => r.rank === k.first_out_rank) || {};
+	const how = k.first_out_by === "oom" ? "it ran out of memory first, at " + secs(first.first_oom_t) + (isNum(first.first_oom_step) ? ", " + stepText(first.first_oom_step, first.first_oom_step_when) : "")
+		: k.first_out_by === "headroom" ? "the least room left on its GPU: " + bytes(first.headroom) + " of " + bytes(first.capacity)
+			: "the largest peak";
+	return "Runs out first: rank " + orDash(k.first_out_rank) + " (" + how + ")";
+}
+
 export function ranksSection(sec, run) {
 	const k = run.ranks;
 	const rows = objs(k.by_rank);
 	const first = rows.find((r) => r.rank === k.first_out_rank) || {};
 	const why = obj(k.why);
 	const peakOf = (r) => obj((findDev(run, r) || {}).peak) || {};
-	const how = k.first_out_by === "oom" ? "it ran out of memory first, at " + secs(first.first_oom_t) + (isNum(first.first_oom_step) ? ", " + stepText(first.first_oom_step, first.first_oom_step_when) : "")
-		: k.first_out_by === "headroom" ? "the least room left on its GPU: " + bytes(first.headroom) + " of " + bytes(first.capacity)
-			: "the largest peak";
-	sec.appendChild(verdict(false, "Runs out first: rank " + orDash(k.first_out_rank) + " (" + how + ")"));
+	sec.appendChild(verdict(false, firstOut(k)));
 	// the ranks the launcher ended once that one had failed
 	for (const r of rows.filter((x) => x.stopped_after_first))
 		sec.appendChild(para("Rank " + r.rank + " was ended by " + signalName(r.end_signal) + " " +
