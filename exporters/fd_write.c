@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 int gp_fd_write_all(int fd, const void *buf, size_t n, uint64_t *written)
@@ -32,4 +34,26 @@ int gp_fd_write_all(int fd, const void *buf, size_t n, uint64_t *written)
 			*written += (uint64_t)w;
 	}
 	return 0;
+}
+
+int gp_fd_copy(int in, uint64_t n, int out)
+{
+	enum { CHUNK = 256 << 10 };
+	uint64_t at = 0;
+	char *buf = malloc(CHUNK);
+	int err = buf ? 0 : -ENOMEM;
+
+	while (!err && at < n) {
+		uint64_t left = n - at;
+		ssize_t r = pread(in, buf, left < CHUNK ? (size_t)left : CHUNK, (off_t)at);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			err = r < 0 ? -errno : -EIO;
+		else if ((err = gp_fd_write_all(out, buf, (size_t)r, NULL)) == 0)
+			at += (uint64_t)r;
+	}
+	free(buf);
+	return err;
 }

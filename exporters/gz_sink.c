@@ -229,25 +229,12 @@ int gp_gz_hand_over(struct gp_gz_sink *s, int *fd, struct gp_gz_member *so_far)
 
 int gp_gz_move_to(struct gp_gz_sink *s, int fd)
 {
-	enum { CHUNK = 256 << 10 };
-	uint64_t at = 0;
-	char *buf = NULL;
 	int err;
 
 	if (s->finished)
 		err = -EINVAL;
-	else if ((err = gp_gz_flush(s)) == 0 && !(buf = malloc(CHUNK)))
-		err = -ENOMEM;
-	while (!err && at < s->bytes_out) {
-		uint64_t left = s->bytes_out - at;
-		ssize_t n = pread(s->fd, buf, left < CHUNK ? (size_t)left : CHUNK, (off_t)at);
-
-		if (n <= 0)
-			err = n < 0 ? -errno : -EIO; /* shorter than written: not ours now */
-		else if ((err = gp_fd_write_all(fd, buf, (size_t)n, NULL)) == 0)
-			at += (uint64_t)n;
-	}
-	free(buf);
+	else if ((err = gp_gz_flush(s)) == 0)
+		err = gp_fd_copy(s->fd, s->bytes_out, fd); /* -EIO: shorter than written, not ours now */
 	if (err) {
 		close(fd);
 		return set_err(s, err);

@@ -482,32 +482,14 @@ static int dump_to(struct gp_flight *f, int fd, uint64_t from_seq, const struct 
  * the outline of the run up to it. 0 or -errno (fd then holds part). */
 static int copy_file_so_far(struct gp_flight *f, int fd, struct gp_gz_member *so_far)
 {
-	enum { CHUNK = 256 << 10 };
-	uint64_t n, at = 0;
-	char *buf = NULL;
-	int in = -1, err;
+	uint64_t n;
+	int in, err;
 
 	if ((err = gp_gz_sync_point(f->file, so_far, &n)))
 		return err;
 	if ((in = open(f->path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
-	if (!(buf = malloc(CHUNK))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (at < n) {
-		ssize_t r = pread(in, buf, n - at < CHUNK ? (size_t)(n - at) : CHUNK, (off_t)at);
-
-		if (r <= 0) {
-			err = r < 0 ? -errno : -EIO; /* the file is shorter than written: not ours now */
-			goto out;
-		}
-		if ((err = gp_fd_write_all(fd, buf, (size_t)r, NULL)))
-			goto out;
-		at += (uint64_t)r;
-	}
-out:
-	free(buf);
+	err = gp_fd_copy(in, n, fd); /* -EIO: the file is shorter than written, not ours now */
 	close(in);
 	return err;
 }

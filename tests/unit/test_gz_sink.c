@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fd_write.h"
 #include "gz_sink.h"
 #include "testutil.h"
 
@@ -273,6 +274,42 @@ static void test_move_to(void)
 	tu_bytes_free(&chunk);
 }
 
+/* gp_fd_copy: the first n bytes, over several of its chunks, appended
+ * after what out holds; in's offset left alone; a file shorter than n
+ * gives -EIO and out holds what there was. */
+static void test_fd_copy(void)
+{
+	char in_path[PATH_MAX], out_path[PATH_MAX];
+	struct tu_bytes src = { 0 }, want = { 0 }, got;
+	uint64_t seed = 11;
+	int in, out;
+
+	tu_path(in_path, dir, "copy_in");
+	tu_path(out_path, dir, "copy_out");
+	gen(&src, &seed, 700000);
+	in = open(in_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(write(in, src.p, src.n) == (ssize_t)src.n);
+	out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(write(out, "head", 4) == 4);
+	tu_bytes_add(&want, "head", 4);
+	tu_bytes_add(&want, src.p, 600001);
+	CHECK_EQ_INT(gp_fd_copy(in, 600001, out), 0);
+	CHECK(lseek(in, 0, SEEK_CUR) == (off_t)src.n);
+	got = tu_read_file(out_path, NULL);
+	CHECK(got.n == want.n && memcmp(got.p, want.p, want.n) == 0);
+	tu_bytes_free(&got);
+
+	CHECK_EQ_INT(gp_fd_copy(in, src.n + 1, out), -EIO);
+	got = tu_read_file(out_path, NULL);
+	CHECK(got.n == want.n + src.n);
+	tu_bytes_free(&got);
+	CHECK_EQ_INT(gp_fd_copy(in, 0, out), 0);
+	close(in);
+	close(out);
+	tu_bytes_free(&src);
+	tu_bytes_free(&want);
+}
+
 /* A reader that drains a pipe slowly, so the writer blocks in write(2) and
  * the interval timer interrupts it: EINTR and short writes. */
 struct reader {
@@ -371,6 +408,7 @@ int main(void)
 	test_write_errors();
 	test_abandon();
 	test_move_to();
+	test_fd_copy();
 	test_eintr_short_writes();
 	tu_rmtree(dir);
 	return CHECK_DONE();
