@@ -167,20 +167,24 @@ def main():
             return list(bwd.values())[-1]
         return None
 
-    # native mode: PyTorch's segments are those it named at exit, and any
-    # device allocation freed before the end (PyTorch's empty_cache); what
-    # stays to the end unnamed belongs to someone else (cuBLAS, libraries)
+    # native mode: PyTorch's segments are those its allocator hook named as
+    # they came (torch.segment_alloc), or, without the hook, those it named
+    # at exit, and any device allocation freed before the end (PyTorch's
+    # empty_cache); what stays to the end unnamed belongs to someone else
+    # (cuBLAS, libraries)
     named_segs = set()
     for e in ev:
         if e.get(T.CAT) == CAT.NVTX and e.get(T.NAME, "").startswith("gpuprof:torch.segment "):
             named_segs.add(int(e[T.NAME].split()[1], 16))
+        elif e.get(T.CAT) == CAT.MEMORY and e.get(T.NAME) == EV.TORCH_SEGMENT_ALLOC.name:
+            named_segs.add(int(e[T.ARGS][F.ADDR], 16))
     freed = set(e[T.ARGS][F.ADDR] for e in ev if e.get(T.NAME) == EV.FREE.name and e.get(T.CAT) == CAT.MEMORY)
 
     def torch_seg(addr):
         return not named_segs or int(addr, 16) in named_segs or addr in freed
 
     if a.mode == "native" and not named_segs:
-        notes.append("no gpuprof:torch.segment marks")
+        notes.append("no gpuprof:torch.segment marks nor torch.segment_alloc events")
         ok = False
     # live memory in ts order
     want_async = a.mode == "tensor"
