@@ -19,6 +19,8 @@ struct analyze_settings {
 	long top;
 	long device;
 	long pid;
+	int has_at;
+	double at;
 };
 
 static const struct option long_options[] = {
@@ -26,6 +28,7 @@ static const struct option long_options[] = {
 	{ "top", required_argument, NULL, 'n' },
 	{ "device", required_argument, NULL, 'd' },
 	{ "process", required_argument, NULL, 'p' },
+	{ "at", required_argument, NULL, 'a' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -47,7 +50,7 @@ static int analyze_main(int argc, char **argv)
 		return GP_EXIT_FAIL;
 	}
 	/* '-': TRACEs and options in any order, whatever POSIXLY_CORRECT says */
-	while ((prev = optind, c = getopt_long(argc, argv, "-:jn:d:p:h", long_options, NULL)) != -1) {
+	while ((prev = optind, c = getopt_long(argc, argv, "-:jn:d:p:a:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			if (!*optarg) {
@@ -79,6 +82,19 @@ static int analyze_main(int argc, char **argv)
 				goto cleanup;
 			}
 			break;
+		case 'a': {
+			char *end;
+
+			errno = 0;
+			s.at = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(s.at >= 0 && s.at <= 1e7)) {
+				status = gp_usage_error("--at takes seconds from the report's time origin "
+							"(as its times say them, 0 to 1e7), not '%s'", optarg);
+				goto cleanup;
+			}
+			s.has_at = 1;
+			break;
+		}
 		case 'h':
 			gp_print_command_help(&gp_cmd_analyze);
 			status = GP_EXIT_OK;
@@ -110,6 +126,8 @@ static int analyze_main(int argc, char **argv)
 	an.top = (int)s.top;
 	an.device = (int)s.device;
 	an.pid = s.pid;
+	an.has_at = s.has_at;
+	an.at_s = s.at;
 	an.json = s.json;
 	an.color = !s.json && isatty(STDOUT_FILENO) && !(no_color && *no_color);
 	an.progress = isatty(STDERR_FILENO);
@@ -137,7 +155,8 @@ cleanup:
 const struct gp_command gp_cmd_analyze = {
 	.name = "analyze",
 	.summary = "who holds the memory at the peak, what leaks, why it ran out",
-	.usage = "  gpuprof analyze TRACE|RUN... [--json] [--top N] [--device N] [--process PID]\n",
+	.usage = "  gpuprof analyze TRACE|RUN... [--json] [--top N] [--device N] [--process PID]\n"
+		 "                  [--at SECONDS]\n",
 	.options =
 		"  --json                 the report as JSON (schema gpuprof.analyze/1,\n"
 		"                         viewer/analyze/SCHEMA.md) instead of text\n"
@@ -145,6 +164,10 @@ const struct gp_command gp_cmd_analyze = {
 		"                         (default 10)\n"
 		"  --device N             report GPU N of each process only\n"
 		"  --process PID          analyze the trace of process PID only\n"
+		"  --at SECONDS           also what was live then, after every event up to\n"
+		"                         it (seconds as the report's times, to the\n"
+		"                         nanosecond): by category, layer and source line,\n"
+		"                         and the largest allocations\n"
 		"  -h, --help             this help\n",
 	.examples =
 		"  gpuprof analyze run.json.gz\n"
@@ -156,7 +179,9 @@ const struct gp_command gp_cmd_analyze = {
 		"  gpuprof analyze run.json.gz run.*.json.gz --json > report.json\n"
 		"      every process of a run (one trace each), as JSON\n"
 		"  gpuprof analyze --top 30 --device 1 run.json.gz\n"
-		"      more rows, GPU 1 only\n",
+		"      more rows, GPU 1 only\n"
+		"  gpuprof analyze --at 12.5 run.json.gz\n"
+		"      what was live 12.5 s in, as the report's breakdown at that moment\n",
 	.environment =
 		"  NO_COLOR               set and not empty: no colors in the report (there\n"
 		"                         are none anyway when stdout is no terminal)\n",

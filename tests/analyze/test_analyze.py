@@ -2107,6 +2107,25 @@ def test_golden():
                 import difflib
                 sys.stderr.writelines(list(difflib.unified_diff(
                     (want or "").splitlines(True), out.splitlines(True), "golden", "now"))[:60])
+    # --at: what was live at a moment, inside a step (train) and at a
+    # failed allocation's (oom; cuda: NVTX ranges), as text and JSON
+    for name, at in (("train", "0.0405"), ("oom", "0.02"), ("cuda", "0.1")):
+        make(name)
+        for fmt, args in (("txt", []), ("json", ["--json"])):
+            rc, out, err = run(*(args + ["--at", at, name + ".json.gz"]))
+            eq(rc, 0, "%s --at %s %s: exit status" % (name, at, fmt))
+            out = re.sub(r'"gpuprof_version": "[^"]*"', '"gpuprof_version": "X"', out)
+            path = os.path.join(gdir, "%s.at.%s" % (name, fmt))
+            if update:
+                open(path, "w").write(out)
+                continue
+            want = open(path).read() if os.path.exists(path) else None
+            check(out == want, "%s --at %s %s differs from golden/ (regenerate: test_analyze.py GPUPROF golden "
+                  "--update)" % (name, at, fmt))
+    # what --at refuses
+    for bad in ("-1", "x", "1e9", ""):
+        rc, out, err = run("--at", bad, "train.json.gz")
+        eq(rc, 2, "--at %r: a usage error" % bad)
 
 
 if __name__ == "__main__":

@@ -129,12 +129,47 @@ def page_run(name, paths):
     return json.loads(m.group(1))["run"]
 
 
+# what the page's data has beyond analyze --json's: memory over time, the
+# moments and the allocations they name
+PAGE_ONLY = ("timeline", "moments", "bands")
+
+
 def strip_timeline(o):
     if isinstance(o, dict):
-        return {k: strip_timeline(v) for k, v in o.items() if k != "timeline"}
+        return {k: strip_timeline(v) for k, v in o.items() if k not in PAGE_ONLY}
     if isinstance(o, list):
         return [strip_timeline(v) for v in o]
     return o
+
+
+def check_moments(name, doc, run):
+    """The moments of the page's data (SCHEMA.md, "Moments"): in time
+    order, none above the peak, and the one with the most is the peak, to
+    the byte, with the peak's categories; every one's largest name bands
+    that were alive then, and its groups add up to what was alive."""
+    for d, page in zip(doc["devices"], run["devices"]):
+        ms, bands, peak = page.get("moments") or [], page.get("bands") or [], d.get("peak") or {}
+        if not ms:
+            continue
+        who = "%s: process %s GPU %s" % (name, d["pid"], d["device"])
+        check([m["from"] for m in ms] == sorted(m["from"] for m in ms), "%s: moments in time order" % who)
+        top = max(ms, key=lambda m: m["bytes"])
+        check(all(m["bytes"] <= peak.get("bytes", 0) for m in ms), "%s: no moment above the peak" % who)
+        check(top["bytes"] == peak.get("bytes") and top["live_bytes"] == peak.get("live_bytes"),
+              "%s: the most live moment is the peak (%s, %s against %s, %s)"
+              % (who, top["bytes"], top["live_bytes"], peak.get("bytes"), peak.get("live_bytes")))
+        check([(c["category"], c["bytes"]) for c in top.get("by_category") or []] ==
+              [(c["category"], c["bytes"]) for c in peak.get("by_category") or []],
+              "%s: the most live moment's categories are the peak's" % who)
+        for m in ms:
+            for k in m["largest"]:
+                b = bands[k] if 0 <= k < len(bands) else None
+                check(b is not None and b["t"] <= m["t"] + 1e-6 and (b["freed_t"] is None or b["freed_t"] >= m["t"] - 1e-6),
+                      "%s: a band the moment at %s names was alive then (%r)" % (who, m["t"], b))
+            for key in ("by_category", "by_layer", "by_line"):
+                if m.get(key) is not None:
+                    check(sum(x["bytes"] for x in m[key]) == m["live_bytes"],
+                          "%s: the moment at %s: %s adds up to what was alive" % (who, m["t"], key))
 
 
 def check_steps(name, doc):
@@ -322,6 +357,7 @@ def test_all():
         check_sections(name, text)
         run = page_run(name, paths)
         if run is not None:
+            check_moments(name, doc, run)
             got, want = strip_timeline(run), strip_timeline(doc)
             for k in set(got) | set(want):
                 if k in ("inputs", "generator"):

@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -241,6 +242,10 @@ static int open_all(struct run *r, struct carry *keep)
 		return GP_AN_BAD_INPUT;
 	}
 	r->a.origin = origin;
+	if (s->has_at) {
+		r->a.has_at = 1;
+		r->a.at_ns = origin + (int64_t)llround(s->at_s * 1e9);
+	}
 	return 0;
 }
 

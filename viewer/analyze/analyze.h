@@ -36,6 +36,8 @@ struct gp_an_settings {
 	long pid;         /* report this process only; -1: all */
 	int progress;     /* progress line on stderr while reading */
 	int timeline;     /* each device's memory over time (result.h, gp_an_timeline) */
+	int has_at;       /* what was live at at_s, seconds from the result's time origin */
+	double at_s;
 	/* gp_an_run() only: */
 	int json;         /* JSON instead of text */
 	int color;        /* ANSI colors in the text report */

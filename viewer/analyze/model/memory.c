@@ -117,25 +117,6 @@ struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t devic
 	return pd;
 }
 
-void an_rec_unref(struct an_analysis *a, struct an_rec *r)
-{
-	if (!r || --r->ref > 0)
-		return;
-	an_str_unref(&a->st, r->layer);
-	an_str_unref(&a->st, r->op);
-	an_str_unref(&a->st, r->api);
-	an_str_unref(&a->st, r->library);
-	an_str_unref(&a->st, r->api_library);
-	free(r);
-}
-
-void an_snap_clear(struct an_analysis *a, struct an_snap *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		an_rec_unref(a, s->stash[i]);
-	s->n = 0;
-}
-
 static void snap_free(struct an_analysis *a, struct an_snap *s)
 {
 	an_snap_clear(a, s);
@@ -165,6 +146,7 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	gp_u64map_free(&pd->seg_cuda);
 	snap_free(a, &pd->peak);
 	snap_free(a, &pd->step_snap);
+	an_moments_free(a, pd);
 	for (size_t i = 0; i < pd->nooms; i++)
 		oom_free(a, &pd->ooms[i]);
 	an_str_unref(&a->st, pd->peak_layer);
@@ -172,57 +154,6 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	an_coll_dev_free(a, &pd->coll);
 	an_tl_free(&pd->tl);
 	free(pd);
-}
-
-static int snap_keep(struct an_snap *s, struct an_rec *r)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct an_rec **st = realloc(s->stash, cap * sizeof(*st));
-
-		if (!st)
-			return -ENOMEM;
-		s->stash = st;
-		s->cap = cap;
-	}
-	s->stash[s->n++] = r;
-	r->ref++;
-	return 0;
-}
-
-/* A snapshot of now: every live record (seq <= cut) belongs to it. */
-static void snap_take(struct an_analysis *a, struct an_snap *s)
-{
-	an_snap_clear(a, s);
-	s->taken = 1;
-	s->cut = a->seq;
-}
-
-struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_t *n, int *oom)
-{
-	size_t cap = s->n + pd->live.count, k = 0;
-	struct an_rec **out;
-
-	*n = 0;
-	*oom = 0;
-	if (!s->taken || cap == 0)
-		return NULL;
-	out = malloc(cap * sizeof(*out));
-	if (!out) {
-		*oom = 1;
-		return NULL;
-	}
-	for (size_t i = 0; i < s->n; i++)
-		if (s->stash[i]->flags & R_DEVICE)
-			out[k++] = s->stash[i];
-	for (size_t i = 0; i < pd->live.cap; i++) {
-		struct an_rec *r = pd->live.slots[i].val;
-
-		if (r && r->seq <= s->cut && (r->flags & R_DEVICE))
-			out[k++] = r;
-	}
-	*n = k;
-	return out;
 }
 
 static int reserved_now(const struct an_pd *pd, uint64_t *res)
@@ -542,12 +473,13 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 		else
 			pd->other_live -= r->bytes;
 		if (pd->peak.taken && r->seq <= pd->peak.cut)
-			err |= snap_keep(&pd->peak, r);
+			err |= an_snap_keep(&pd->peak, r);
 		if (pd->step_snap.taken && r->seq <= pd->step_snap.cut)
-			err |= snap_keep(&pd->step_snap, r);
+			err |= an_snap_keep(&pd->step_snap, r);
 		for (size_t i = 0; i < pd->nooms; i++)
 			if (pd->ooms[i].snap.taken && r->seq <= pd->ooms[i].snap.cut)
-				err |= snap_keep(&pd->ooms[i].snap, r);
+				err |= an_snap_keep(&pd->ooms[i].snap, r);
+		err |= an_moments_keep(pd, r);
 		/* what PyTorch released to retry: its cached segments (native
 		 * mode: the segments themselves; with the hook, its blocks are
 		 * the program's tensors, and its segments are counted apart) */
@@ -808,9 +740,11 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 			pd->peak_reserved_known = reserved_now(pd, &pd->peak_reserved);
 			an_str_unref(&a->st, pd->peak_layer);
 			pd->peak_layer = an_str_ref(r->layer);
-			snap_take(a, &pd->peak);
+			an_snap_take(a, &pd->peak);
 			an_coll_take(a, pd, &pd->peak_coll, ts);
 		}
+		if (fw)
+			an_moments_after(a, pd, ts, r->step, r->phase);
 		if (fw) {
 			if (pd->nooms)
 				oom_follow(&pd->ooms[pd->nooms - 1], r, ts);
@@ -1005,7 +939,7 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	o->open = 1;
 	o->watch = 1;
 	o->range_inst = t ? t->range_inst : 0;
-	snap_take(a, &o->snap);
+	an_snap_take(a, &o->snap);
 	an_coll_take(a, pd, &o->coll, ts);
 	if (ev->flags & EVF_TORCH)
 		oom_torch(o, ev);
@@ -1188,8 +1122,10 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 		return -ENOMEM;
 	switch (ev->type) {
 	case AE_ALLOC:
+		an_moments_before(a, pd, ts);
 		return on_alloc(a, p, pd, ev, ts);
 	case AE_FREE:
+		an_moments_before(a, pd, ts);
 		return on_free(a, p, pd, ev, ts);
 	case AE_POOL:
 		if (fw_pool_set(p, pd, ev->pool.pool, ev->pool.size, ts, 1))
@@ -1237,7 +1173,7 @@ int an_memory_step(struct an_analysis *a, struct an_proc *p, int64_t ts)
 			continue;
 		series_add(pd, step, ts);
 		timeline_note(pd, ts); /* a phase may end here */
-		snap_take(a, &pd->step_snap);
+		an_snap_take(a, &pd->step_snap);
 		pd->step_snap_step = step;
 	}
 	return 0;

@@ -13,6 +13,7 @@
 #include "collective.h"
 #include "event.h"
 #include "exporters/u64_map.h"
+#include "moments.h"
 #include "source.h"
 #include "step_series.h"
 #include "strtab.h"
@@ -284,9 +285,21 @@ struct an_pd {
 	int attached;         /* the hook watched this device (torch.attach) */
 	uint64_t attach_allocated, attach_reserved; /* PyTorch's counts then */
 
-	/* memory over time, where the settings ask for it (gpuprof report) */
+	/* memory over time, where the settings ask for it (gpuprof report),
+	 * and what was live at its moments (moments.h) */
 	int has_tl;
 	struct an_timeline tl;
+	struct an_moments mo;
+	struct an_snap mo_snap; /* the open stretch's most so far */
+
+	/* --at: what was live then; at_after_end: the trace of this device
+	 * ended before it (what was live at its end) */
+	struct an_snap at;
+	int64_t at_ts;
+	uint64_t at_bytes;
+	uint32_t at_step;
+	uint8_t at_phase;
+	int at_after_end;
 };
 
 struct an_proc {
@@ -392,6 +405,8 @@ struct an_analysis {
 	size_t ngpus, gpus_cap;
 	uint64_t seq;
 	int64_t origin;      /* absolute ns that reports count from */
+	int has_at;          /* --at: at_ns, absolute */
+	int64_t at_ns;
 	uint64_t live_records; /* allocation records alive, every process and device */
 	int pass;            /* 1, or 2 when native mode needs a second pass */
 	const struct gp_an_settings *settings;
@@ -484,12 +499,26 @@ void an_memory_torch_mem(struct an_analysis *a, struct an_proc *p, uint32_t devi
  * and one at the end of its trace, so that it runs to the end. */
 void an_memory_phase(struct an_analysis *a, struct an_proc *p, int64_t ts);
 void an_memory_timeline_end(struct an_pd *pd, int64_t ts);
+/* snap.c: a record let go (freed with the last reference); snapshots */
 void an_rec_unref(struct an_analysis *a, struct an_rec *r);
 void an_snap_clear(struct an_analysis *a, struct an_snap *s);
+/* A snapshot of now: every live record (seq <= cut) belongs to it. */
+void an_snap_take(struct an_analysis *a, struct an_snap *s);
+/* r, freed, kept in s (a reference); 0 or -ENOMEM. */
+int an_snap_keep(struct an_snap *s, struct an_rec *r);
 /* The members of a snapshot (device memory only): a new array the caller
  * frees, of borrowed records; *n its length. NULL with *n = 0 if empty
  * or out of memory (*oom set). */
 struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_t *n, int *oom);
+/* moments.c (moments.h): before a change of pd's live memory at ts, and
+ * after one made by an allocation; a record freed (its references for the
+ * snapshots watched, 0 or -ENOMEM); the end of the trace; freeing. */
+void an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts);
+void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase);
+int an_moments_keep(struct an_pd *pd, struct an_rec *r);
+void an_moments_end(struct an_analysis *a, struct an_pd *pd);
+void an_moments_free(struct an_analysis *a, struct an_pd *pd);
+/* memory.c */
 uint64_t an_other_key(uint64_t addr, int64_t ts);
 /* Whether r is the framework's memory (the main number, see memory.c). */
 int an_is_fw(const struct an_proc *p, const struct an_rec *r);

@@ -511,6 +511,67 @@ static void timeline_put(struct gp_jb *b, struct json_object *o, const char *key
 		RS_PUT(key, timeline_json(b, &d->timeline));
 }
 
+/* ---- what was live at moments, and at --at's time ---- */
+
+static struct json_object *holders_json(struct gp_jb *b, const struct gp_an_holder *h, size_t n);
+
+static struct json_object *breakdown_categories_json(struct gp_jb *b, const struct gp_an_breakdown *x)
+{
+	return categories_json(b, &x->set);
+}
+
+static struct json_object *breakdown_by_layer_json(struct gp_jb *b, const struct gp_an_breakdown *x)
+{
+	return holders_json(b, x->by_layer, x->nlayer);
+}
+
+static struct json_object *breakdown_by_line_json(struct gp_jb *b, const struct gp_an_breakdown *x)
+{
+	return x->has_lines ? holders_json(b, x->by_line, x->nline) : NULL;
+}
+
+static struct json_object *largest_json(struct gp_jb *b, const struct gp_an_breakdown *x)
+{
+	struct json_object *arr = gp_jb_arr(b);
+
+	for (size_t i = 0; i < x->nlargest; i++)
+		gp_jb_push(b, arr, gp_jb_int(b, (int64_t)x->largest[i]));
+	return arr;
+}
+
+RS_OBJECT(breakdown_json, struct gp_an_breakdown, GP_RS_BREAKDOWN)
+
+/* only with the timeline (gpuprof report): other documents unchanged */
+static void moments_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_device *d)
+{
+	struct json_object *arr;
+
+	if (!d->timeline.present)
+		return;
+	arr = gp_jb_arr(b);
+	for (size_t i = 0; i < d->nmoments; i++)
+		gp_jb_push(b, arr, breakdown_json(b, &d->moments[i]));
+	RS_PUT(key, arr);
+}
+
+static void at_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_device *d)
+{
+	if (d->has_at)
+		RS_PUT(key, breakdown_json(b, &d->at));
+}
+
+static void bands_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_device *d)
+{
+	struct json_object *arr;
+
+	if (!d->timeline.present && !d->has_at)
+		return;
+	arr = gp_jb_arr(b);
+	for (size_t i = 0; i < d->nbands; i++)
+		gp_jb_push(b, arr, alloc_json(b, &d->bands[i]));
+	RS_PUT(key, arr);
+}
+
 RS_OBJECT(growth_obj, struct gp_an_growth, GP_RS_GROWTH)
 
 static struct json_object *growth_json(struct gp_jb *b, const struct gp_an_device *d)

@@ -891,6 +891,42 @@ static void outline(struct out *o, const struct gp_an_device *d)
 			sz(ol->dropped_bytes));
 }
 
+/* --at: what was live then, as the report's breakdown at that moment */
+static void at(struct out *o, const struct gp_an_device *d, int torch)
+{
+	const struct gp_an_breakdown *b = &d->at;
+
+	if (!d->has_at)
+		return;
+	fprintf(o->f, "\n  %sAt %.9f s: %s live%s", C(o, BOLD), b->t, sz(b->bytes), C(o, OFF));
+	if (b->step >= 0) {
+		char st[48];
+
+		fprintf(o->f, ", %s", gp_an_step_text(st, sizeof(st), b->step, b->step_when));
+	}
+	if (b->phase && strcmp(b->phase, "none"))
+		fprintf(o->f, ", %s", b->phase);
+	if (b->after_end)
+		fprintf(o->f, "; the trace of this device ended before it: what was live at its end");
+	fprintf(o->f, "\n  device memory alive then: %s in %" PRIu64 " allocations\n", sz(b->set.live_bytes),
+		b->set.live_allocations);
+	if (torch)
+		cats(o, &b->set, "    ");
+	holder_list(o, "by layer", b->by_layer, b->nlayer);
+	if (b->has_lines)
+		holder_list(o, "by source line", b->by_line, b->nline);
+	if (b->nlargest) {
+		fprintf(o->f, "    largest:");
+		for (size_t i = 0; i < b->nlargest; i++) {
+			const struct gp_an_alloc *e = &d->bands[b->largest[i]];
+
+			fprintf(o->f, "%s %s made at %.3f s%s%s", i ? "," : "", sz(e->bytes), e->t,
+				e->layer ? " in " : "", e->layer ? T(e->layer) : "");
+		}
+		fputc('\n', o->f);
+	}
+}
+
 static void device(struct out *o, const struct gp_an_device *d)
 {
 	int torch = d->mode != GP_AN_MODE_CUDA;
@@ -903,6 +939,7 @@ static void device(struct out *o, const struct gp_an_device *d)
 	summary(o, d);
 	outline(o, d);
 	peak(o, d, torch);
+	at(o, d, torch);
 	leak(o, d, torch);
 	run_advice(o, d);
 	ooms(o, d, torch);

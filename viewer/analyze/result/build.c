@@ -62,16 +62,14 @@ static const char *astr(struct bld *b, const struct an_str *s)
 }
 
 /* A layer as people read it: cuda mode's range path joined by " > ". */
-static const char *layer_str(struct bld *b, const struct an_str *s)
+static const char *layer_text(struct bld *b, const char *path)
 {
 	char buf[3 * AN_STR_MAX + 1];
 	size_t n = 0;
 
-	if (!s)
-		return NULL;
-	if (!memchr(s->s, LAYER_SEP, s->len))
-		return str(b, s->s);
-	for (const char *p = s->s; *p && n + 4 < sizeof(buf); p++) {
+	if (!strchr(path, LAYER_SEP))
+		return str(b, path);
+	for (const char *p = path; *p && n + 4 < sizeof(buf); p++) {
 		if (*p == LAYER_SEP) {
 			memcpy(buf + n, " > ", 3);
 			n += 3;
@@ -81,6 +79,11 @@ static const char *layer_str(struct bld *b, const struct an_str *s)
 	}
 	buf[n] = '\0';
 	return str(b, buf);
+}
+
+static const char *layer_str(struct bld *b, const struct an_str *s)
+{
+	return s ? layer_text(b, s->s) : NULL;
 }
 
 /* seconds since the analysis' origin */
@@ -1469,6 +1472,177 @@ static void outline_fill(struct bld *b, struct an_pd *pd, struct gp_an_outline *
 	o->nlayer = o->by_layer ? od->nlayer : 0;
 }
 
+/* ---- what was live at a moment (moments.h, --at) ---- */
+
+/* groups a breakdown lists, then "(the rest)" */
+#define BREAKDOWN_ROWS 8
+#define REST_NAME "(the rest)"
+#define NO_LINE_NAME "(no source line)"
+
+/* The allocations the breakdowns name as their largest, each once. */
+struct bands {
+	struct gp_u64map index; /* record address -> its index + 1 */
+	struct gp_an_alloc *v;
+	size_t n, cap;
+};
+
+/* g's largest BREAKDOWN_ROWS groups and the rest, into the arena. layers:
+ * the names are layer paths. */
+static void holders_of(struct bld *b, struct an_grpset *g, uint64_t whole, int layers,
+		       struct gp_an_holder **out, size_t *nout)
+{
+	size_t n = g->n > BREAKDOWN_ROWS ? BREAKDOWN_ROWS + 1 : g->n;
+	struct gp_an_holder *v;
+	uint64_t rest = 0;
+
+	if (g->oom)
+		b->oom = 1;
+	an_grp_sort(g);
+	v = arr(b, n, sizeof(*v));
+	*out = v;
+	*nout = v ? n : 0;
+	for (size_t i = 0; v && i < g->n; i++) {
+		if (i >= BREAKDOWN_ROWS) {
+			rest += g->list[i]->bytes;
+			continue;
+		}
+		v[i].name = layers ? layer_text(b, g->list[i]->name) : str(b, g->list[i]->name);
+		v[i].bytes = g->list[i]->bytes;
+		v[i].share = share(g->list[i]->bytes, whole);
+	}
+	if (v && g->n > BREAKDOWN_ROWS) {
+		v[BREAKDOWN_ROWS].name = REST_NAME;
+		v[BREAKDOWN_ROWS].bytes = rest;
+		v[BREAKDOWN_ROWS].share = share(rest, whole);
+	}
+}
+
+/* The index in bands of m's allocation, added where new; SIZE_MAX when
+ * out of memory. */
+static size_t band_of(struct bld *b, const struct an_proc *p, const struct an_set *s, const struct an_member *m,
+		      struct bands *bands)
+{
+	uint64_t key = (uint64_t)(uintptr_t)m->r;
+	uintptr_t at = (uintptr_t)gp_u64map_get(&bands->index, key);
+
+	if (at)
+		return at - 1;
+	if (bands->n == bands->cap) {
+		size_t cap = bands->cap ? bands->cap * 2 : 64;
+		struct gp_an_alloc *v = realloc(bands->v, cap * sizeof(*v));
+
+		if (!v)
+			return SIZE_MAX;
+		bands->v = v;
+		bands->cap = cap;
+	}
+	if (gp_u64map_put(&bands->index, key, (void *)(uintptr_t)(bands->n + 1)))
+		return SIZE_MAX;
+	memset(&bands->v[bands->n], 0, sizeof(bands->v[0]));
+	alloc_fill(b, p, s, m, &bands->v[bands->n]);
+	return bands->n++;
+}
+
+/* What was live at ts (recs, borrowed): by category, innermost layer and
+ * source line, and its largest allocations (into bands). */
+static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs, size_t n, int64_t ts,
+			   int64_t from, int64_t to, uint64_t bytes, uint32_t step, uint8_t phase,
+			   struct bands *bands, struct gp_an_breakdown *o)
+{
+	struct an_proc *p = pd->proc;
+	struct an_grpset layers = { 0 }, lines = { 0 };
+	struct an_set s;
+	size_t nlargest;
+
+	o->t = gp_an_round((double)(ts - b->a->origin) / 1e9, 9);
+	o->from = sec(b, from);
+	o->to = sec(b, to);
+	o->bytes = bytes;
+	an_step_label(p, step, &o->step, &o->step_when);
+	o->phase = phase_name(p, phase);
+	if (an_set_make(b->a, p, recs, n, &s)) {
+		b->oom = 1;
+		return;
+	}
+	o->set.live_bytes = s.bytes;
+	o->set.live_allocations = s.n;
+	if (s.torch)
+		by_category(b, &s, &o->set);
+	o->has_lines = p->hook_stacks;
+	for (size_t i = 0; i < s.n; i++) {
+		const struct an_rec *r = s.m[i].r;
+		const struct an_sframe *f = line_of(p, r);
+
+		an_grp_add(&layers, (uint64_t)(uintptr_t)r->layer, r->layer ? r->layer->s : no_layer(&s), r->bytes);
+		an_grp_add(&lines, (uint64_t)(uintptr_t)(f ? stack_of(p, r)->key : NULL),
+			   f ? frame_name(b, f) : NO_LINE_NAME, r->bytes);
+		o->has_lines |= f != NULL;
+	}
+	holders_of(b, &layers, s.bytes, 1, &o->by_layer, &o->nlayer);
+	if (o->has_lines)
+		holders_of(b, &lines, s.bytes, 0, &o->by_line, &o->nline);
+	an_grp_free(&layers);
+	an_grp_free(&lines);
+	if (s.n)
+		qsort(s.m, s.n, sizeof(*s.m), member_cmp);
+	nlargest = s.n < BREAKDOWN_ROWS ? s.n : BREAKDOWN_ROWS;
+	o->largest = arr(b, nlargest, sizeof(*o->largest));
+	for (size_t i = 0; o->largest && i < nlargest; i++) {
+		size_t k = band_of(b, p, &s, &s.m[i], bands);
+
+		if (k == SIZE_MAX) {
+			b->oom = 1;
+			break;
+		}
+		o->largest[o->nlargest++] = k;
+	}
+	an_set_free(b->a, &s);
+}
+
+/* The run's moments (with the timeline) and --at's, and the bands they
+ * name. */
+static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d)
+{
+	const struct an_moments *mo = &pd->mo;
+	struct bands bands = { 0 };
+	size_t n = 0;
+
+	an_moments_end(b->a, pd);
+	for (size_t i = 0; pd->has_tl && mo->started && i < AN_MOMENTS; i++)
+		n += mo->v[i].set;
+	d->moments = arr(b, n, sizeof(*d->moments));
+	for (size_t i = 0; d->moments && i < AN_MOMENTS; i++) {
+		const struct an_moment *m = &mo->v[i];
+		int64_t from = mo->t0 + (int64_t)i * mo->width;
+
+		if (!m->set)
+			continue;
+		breakdown_fill(b, pd, m->m, m->n, m->ts, from, from + mo->width, m->bytes, m->step, m->phase, &bands,
+			       &d->moments[d->nmoments++]);
+	}
+	if (b->a->has_at) {
+		struct an_rec **recs;
+		size_t nrecs;
+		int oom;
+
+		recs = an_snap_members(pd, &pd->at, &nrecs, &oom);
+		if (oom)
+			b->oom = 1;
+		breakdown_fill(b, pd, recs, nrecs, pd->at_ts, pd->at_ts, pd->at_ts, pd->at_bytes, pd->at_step,
+			       pd->at_phase, &bands, &d->at);
+		d->at.after_end = pd->at_after_end;
+		d->has_at = 1;
+		free(recs);
+	}
+	d->bands = arr(b, bands.n, sizeof(*d->bands));
+	if (d->bands) {
+		memcpy(d->bands, bands.v, bands.n * sizeof(*d->bands));
+		d->nbands = bands.n;
+	}
+	free(bands.v);
+	gp_u64map_free(&bands.index);
+}
+
 static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_device *d)
 {
 	struct an_proc *p = pd->proc;
@@ -1491,6 +1665,7 @@ static void device_fill(struct bld *b, struct an_pd *pd, int top, struct gp_an_d
 	outline_fill(b, pd, &d->outline);
 	steps_fill(b, pd, d);
 	timeline_fill(b, pd, &d->timeline);
+	moments_fill(b, pd, d);
 	leak_fill(b, pd, di->total_memory, &lk, &d->leak);
 	growth_fill(pd, &d->growth);
 	if (an_advise_run(b->r, d, &kept, &d->advice, &d->nadvice))

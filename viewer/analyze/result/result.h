@@ -421,6 +421,27 @@ struct gp_an_timeline {
 	size_t nphases;
 };
 
+/* What was live at one moment: one of the run's moments (each the most
+ * of its stretch of time, gpuprof report), or the time --at asks for. */
+struct gp_an_breakdown {
+	double t;              /* the moment, to the nanosecond */
+	double from, to;       /* the stretch it is the most of (--at: t, t) */
+	uint64_t bytes;        /* the framework's live bytes, as the peak counts them */
+	int64_t step;          /* -1: null */
+	uint8_t step_when;     /* enum gp_an_step_when */
+	const char *phase;     /* NULL in cuda mode */
+	int after_end;         /* --at: the device's trace ended before it */
+	struct gp_an_set set;  /* live_bytes, live_allocations and categories only */
+	/* the largest BREAKDOWN_ROWS groups by innermost layer and by source
+	 * line, and "(the rest)"; has_lines 0: the trace has no stacks */
+	struct gp_an_holder *by_layer, *by_line;
+	size_t nlayer, nline;
+	int has_lines;
+	/* the largest allocations alive then: indices into the device's bands */
+	uint64_t *largest;
+	size_t nlargest;
+};
+
 /* One process on one GPU. */
 struct gp_an_device {
 	int64_t pid;
@@ -447,6 +468,14 @@ struct gp_an_device {
 	struct gp_an_advice *advice;
 	size_t nadvice;
 	struct gp_an_timeline timeline;
+	/* with the timeline: what was live at moments of the run; with --at,
+	 * at that time; the allocations they name (bands) */
+	struct gp_an_breakdown *moments;
+	size_t nmoments;
+	int has_at;
+	struct gp_an_breakdown at;
+	struct gp_an_alloc *bands;
+	size_t nbands;
 	/* failed allocations: the one that ended the program (or the newest the
 	 * program did not get past) first, then the others not recovered
 	 * from, then those recovered from, each in time order; at most

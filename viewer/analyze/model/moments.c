@@ -1,0 +1,158 @@
+/* What was live at moments of the run, and at the time --at asks for
+ * (moments.h). Called by memory.c around each change of live memory. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+static void moment_drop(struct an_analysis *a, struct an_moments *mo, struct an_moment *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		an_rec_unref(a, m->m[i]);
+	mo->refs -= m->n;
+	free(m->m);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Into dst, the larger of dst and src (the earlier on a tie); the other
+ * is let go. src is left empty. */
+static void moment_keep_larger(struct an_analysis *a, struct an_moments *mo, struct an_moment *dst,
+			       struct an_moment *src)
+{
+	if (!src->set)
+		return;
+	if (dst->set && (dst->bytes > src->bytes || (dst->bytes == src->bytes && dst->ts <= src->ts))) {
+		moment_drop(a, mo, src);
+		return;
+	}
+	moment_drop(a, mo, dst);
+	*dst = *src;
+	memset(src, 0, sizeof(*src));
+}
+
+/* Twice as wide: stretches 2i and 2i+1 become stretch i. */
+static void merge(struct an_analysis *a, struct an_moments *mo)
+{
+	for (uint32_t i = 0; i < AN_MOMENTS / 2; i++) {
+		struct an_moment keep = { 0 };
+
+		moment_keep_larger(a, mo, &keep, &mo->v[2 * i]);
+		moment_keep_larger(a, mo, &keep, &mo->v[2 * i + 1]);
+		mo->v[i] = keep;
+	}
+	memset(&mo->v[AN_MOMENTS / 2], 0, (AN_MOMENTS / 2) * sizeof(mo->v[0]));
+	mo->width *= 2;
+	mo->open /= 2;
+}
+
+/* The open stretch's moment, with what was live then, into its slot. */
+static void close_open(struct an_analysis *a, struct an_pd *pd)
+{
+	struct an_moments *mo = &pd->mo;
+	struct an_moment m = mo->cur;
+	int oom;
+
+	m.m = an_snap_members(pd, &pd->mo_snap, &m.n, &oom);
+	/* the stash's records among them: referenced before it lets go */
+	for (size_t i = 0; i < m.n; i++)
+		m.m[i]->ref++;
+	an_snap_clear(a, &pd->mo_snap);
+	pd->mo_snap.taken = 0;
+	if (oom) {
+		a->status = a->status ? a->status : GP_AN_FAIL;
+		return;
+	}
+	mo->refs += m.n;
+	m.set = 1;
+	moment_keep_larger(a, mo, &mo->v[mo->open], &m);
+	while (mo->refs > AN_MOMENT_REFS && mo->width < INT64_MAX / 4)
+		merge(a, mo);
+}
+
+/* The open stretch's most so far: now. */
+static void note_now(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase)
+{
+	pd->mo.cur = (struct an_moment){ .set = 1, .ts = ts, .bytes = pd->fw_live, .step = step, .phase = phase };
+	an_snap_take(a, &pd->mo_snap);
+}
+
+static void at_take(struct an_analysis *a, struct an_pd *pd, int64_t at, int after_end)
+{
+	pd->at_ts = at;
+	pd->at_bytes = pd->fw_live;
+	pd->at_step = an_current_step(pd->proc);
+	pd->at_phase = an_process_phase(pd->proc);
+	pd->at_after_end = after_end;
+	an_snap_take(a, &pd->at);
+}
+
+void an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
+{
+	struct an_moments *mo = &pd->mo;
+	int64_t start;
+	uint64_t k;
+
+	/* --at: what was live after every event up to that time */
+	if (a->has_at && !pd->at.taken && ts > a->at_ns)
+		at_take(a, pd, a->at_ns, 0);
+	if (!pd->has_tl)
+		return;
+	if (!mo->started) {
+		mo->started = 1;
+		mo->t0 = ts;
+		mo->width = AN_MOMENT_FIRST_WIDTH_NS;
+		mo->open = 0;
+		note_now(a, pd, ts, an_current_step(pd->proc), an_process_phase(pd->proc));
+		return;
+	}
+	if (ts < mo->t0 + (int64_t)(mo->open + 1) * mo->width)
+		return;
+	close_open(a, pd);
+	k = (uint64_t)(ts - mo->t0) / (uint64_t)mo->width;
+	while (k >= AN_MOMENTS) {
+		merge(a, mo);
+		k = (uint64_t)(ts - mo->t0) / (uint64_t)mo->width;
+	}
+	mo->open = (uint32_t)k;
+	/* what was live when the stretch began held into it: its first
+	 * moment, at its start (a nanosecond before, where an event is
+	 * exactly there: --at of that time would count the event) */
+	start = mo->t0 + (int64_t)k * mo->width;
+	note_now(a, pd, ts == start ? start - 1 : start, an_current_step(pd->proc), an_process_phase(pd->proc));
+}
+
+void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase)
+{
+	if (pd->has_tl && pd->mo.started && pd->fw_live > pd->mo.cur.bytes)
+		note_now(a, pd, ts, step, phase);
+}
+
+int an_moments_keep(struct an_pd *pd, struct an_rec *r)
+{
+	int err = 0;
+
+	if (pd->mo_snap.taken && r->seq <= pd->mo_snap.cut)
+		err |= an_snap_keep(&pd->mo_snap, r);
+	if (pd->at.taken && r->seq <= pd->at.cut)
+		err |= an_snap_keep(&pd->at, r);
+	return err;
+}
+
+void an_moments_end(struct an_analysis *a, struct an_pd *pd)
+{
+	if (a->has_at && !pd->at.taken)
+		at_take(a, pd, a->at_ns, 1);
+	if (pd->has_tl && pd->mo.started && pd->mo_snap.taken)
+		close_open(a, pd);
+}
+
+void an_moments_free(struct an_analysis *a, struct an_pd *pd)
+{
+	for (size_t i = 0; i < AN_MOMENTS; i++)
+		moment_drop(a, &pd->mo, &pd->mo.v[i]);
+	an_snap_clear(a, &pd->mo_snap);
+	free(pd->mo_snap.stash);
+	an_snap_clear(a, &pd->at);
+	free(pd->at.stash);
+}

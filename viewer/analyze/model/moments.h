@@ -1,0 +1,49 @@
+/* What was live at moments of the run, for the report's picture of live
+ * memory and a breakdown at any moment (gpuprof report), and at one time
+ * asked for (gpuprof analyze --at).
+ *
+ * The run is cut into at most AN_MOMENTS stretches of time; each keeps its
+ * moment: when the framework's live bytes (what the peak follows) were
+ * the most in it, with the allocations alive then (references). The run's
+ * length is not known while it is read: stretches start narrow and double
+ * in width, neighbours merged (the larger moment kept), whenever time runs
+ * past the last, or the references kept pass AN_MOMENT_REFS. The moment
+ * that holds the run's peak is the peak's snapshot, to the byte. */
+#ifndef GPUPROF_AN_MOMENTS_H
+#define GPUPROF_AN_MOMENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Stretches kept (a power of two: a merge halves them). */
+#define AN_MOMENTS 256
+/* The first stretch's width, in ns; doubled as needed. */
+#define AN_MOMENT_FIRST_WIDTH_NS 10000000
+/* References to allocations kept over every moment, at most (8 bytes
+ * each): past it, stretches merge early. */
+#define AN_MOMENT_REFS (4u << 20)
+
+struct an_rec;
+
+struct an_moment {
+	int set;             /* the stretch had a moment */
+	int64_t ts;          /* absolute ns */
+	uint64_t bytes;      /* the framework's live bytes then */
+	uint32_t step;       /* raw (an_current_step) */
+	uint8_t phase;
+	struct an_rec **m;   /* alive then: references */
+	size_t n;
+};
+
+/* A snapshot being watched: the cut of the last processed record, and
+ * those freed since (state.h, struct an_snap). */
+struct an_moments {
+	int started;
+	int64_t t0, width;   /* absolute ns: stretch 0's start; its width */
+	uint32_t open;       /* the stretch events are in now */
+	struct an_moment cur; /* its most so far (m, n unused) */
+	struct an_moment v[AN_MOMENTS];
+	size_t refs;
+};
+
+#endif
