@@ -51,7 +51,7 @@ TMP = None
 ARTIFACTS = None
 SKIP = 77
 
-CHART_KINDS = ("timeline", "icicle", "stacked", "leak", "oom", "frag", "steps", "outline", "aligned")
+CHART_KINDS = ("timeline", "live", "icicle", "stacked", "leak", "oom", "frag", "steps", "outline", "aligned")
 # the page of a 1,000,000-event trace (CI-sized; bench/report_budget.py
 # measures 10,000,000) may be at most this many bytes
 SIZE_BUDGET = 10 * 1000 * 1000
@@ -297,6 +297,9 @@ def expected_charts(doc, two_runs=None):
                 its most, and its least where given (a band), and the
                 device total's most
       icicle    with a layer tree at the peak (any number of nodes drawn)
+      live      where the device has moments: one column each, the
+                breakdown of the one with the most (its categories: a
+                stacked chart)
       stacked   at the peak: its categories (in cuda mode, its APIs), and
                 its phases where it has them; for each failed allocation,
                 the categories (APIs) of what was live
@@ -325,6 +328,14 @@ def expected_charts(doc, two_runs=None):
                                 if tl.get(k)) + (1 if tl.get("device") else 0))
         elif len(pts) >= 2:
             add("steps", 1 + any(num(x.get("reserved")) for x in pts) + any(num(x.get("total")) for x in pts))
+        # the moments' columns, and the first one shown (the most live)
+        # by category (in cuda mode none)
+        moments = [m for m in d.get("moments") or [] if num(m.get("from")) and num(m.get("live_bytes"))]
+        if moments:
+            add("live", len(moments))
+            first = max(moments, key=lambda m: m.get("bytes") or 0)
+            if first.get("by_category"):
+                add("stacked", len(first["by_category"]))
         peak = d.get("peak") or {}
         if peak.get("by_layer"):
             add("icicle", None)
@@ -539,12 +550,12 @@ def png_colors(blob):
 
 PAGES = {
     # trace kind: (charts its page draws, extra lines on stderr)
-    "train": (["timeline", "icicle", "stacked", "leak", "frag"], 0),
-    "oom": (["timeline", "icicle", "stacked", "oom", "frag"], 1),  # 1: "was cut short"
-    "flight": (["outline", "timeline", "icicle", "stacked", "leak", "frag"], 0),
-    "cuda": (["timeline", "icicle", "stacked"], 0),
-    "trials": (["timeline", "icicle", "stacked", "oom", "frag"], 0),
-    "hostile": (["timeline", "icicle", "stacked", "oom", "frag"], 0),  # two processes
+    "train": (["timeline", "live", "icicle", "stacked", "leak", "frag"], 0),
+    "oom": (["timeline", "live", "icicle", "stacked", "oom", "frag"], 1),  # 1: "was cut short"
+    "flight": (["outline", "timeline", "live", "icicle", "stacked", "leak", "frag"], 0),
+    "cuda": (["timeline", "live", "icicle", "stacked"], 0),
+    "trials": (["timeline", "live", "icicle", "stacked", "oom", "frag"], 0),
+    "hostile": (["timeline", "live", "icicle", "stacked", "oom", "frag"], 0),  # two processes
 }
 
 
@@ -696,11 +707,36 @@ def browser_test(kind):
     return m, selftest
 
 
+def check_live(name, selftest, inputs):
+    """The breakdown the page shows first under Live memory per allocation
+    (the moment that holds the most: the peak's) is analyze's: its bytes
+    and categories the peak's, to the byte; its layers and source lines
+    what analyze --at gives at that moment."""
+    live = ((selftest or {}).get("live") or {}).get("dev0")
+    if not check(live, "%s: the page shows a breakdown of live memory (self-test live.dev0)" % name):
+        return
+    rc, out, _ = gp("analyze", "--json", *inputs)
+    peak = json.loads(out)["devices"][0]["peak"] if rc == 0 else {}
+    eq(live["bytes"], peak.get("bytes"), "%s: the breakdown's moment holds the peak" % name)
+    eq(live["live_bytes"], peak.get("live_bytes"), "%s: what was alive then, as at the peak" % name)
+    eq(live["by_category"], [[c["category"], c["bytes"]] for c in peak.get("by_category") or []],
+       "%s: the breakdown's categories are the peak's" % name)
+    rc, out, _ = gp("analyze", "--json", "--at", "%.9f" % live["t"], *inputs)
+    at = json.loads(out)["devices"][0]["at"] if rc == 0 else {}
+    eq(live["by_category"], [[c["category"], c["bytes"]] for c in at.get("by_category") or []],
+       "%s: the categories are analyze --at's" % name)
+    eq(live["by_layer"], [[x["name"], x["bytes"]] for x in at.get("by_layer") or []],
+       "%s: the layers are analyze --at's" % name)
+    eq(live["by_line"], [[x["name"], x["bytes"]] for x in at["by_line"]] if at.get("by_line") is not None else None,
+       "%s: the source lines are analyze --at's" % name)
+
+
 @labels("browser")
 def test_browser_train():
     """A training loop: timeline, layers, categories, leak, fragmentation,
     steps; the leak's rate, since when and what stays, on the first screen."""
     m, selftest = browser_test("train")
+    check_live("train", selftest, traces("train"))
     a = check_answer("train", selftest, "Leak: +1.00 MiB per step since step 4")
     check(a and a["bottom"] <= 900, "train: the whole answer within the first screen (%r)" % (a and a["bottom"]))
     dom = " ".join(m.text) if m else ""
@@ -721,6 +757,7 @@ def test_browser_oom():
     """A training loop that runs out of memory: the fatal request, what held
     the memory then and the advice on the first screen."""
     m, selftest = browser_test("oom")
+    check_live("oom", selftest, traces("oom"))
     a = check_answer("oom", selftest, "Out of memory: 1.50 GiB could not be had")
     check(a and a["bottom"] <= 900, "oom: the whole answer within the first screen (%r)" % (a and a["bottom"]))
     dom = " ".join(m.text) if m else ""
@@ -775,7 +812,7 @@ def test_browser_ranks():
     if text is None:
         return
     m, selftest = load("ranks", page)
-    check_selftest("ranks", selftest, page_data(text), ["timeline", "icicle", "stacked", "frag"])
+    check_selftest("ranks", selftest, page_data(text), ["timeline", "live", "icicle", "stacked", "frag"])
     # the rank that runs out first and why, then its process first
     check_answer("ranks", selftest, "Runs out first: rank 1", ["process 7001, rank 1"])
     check_layout("ranks", selftest)
@@ -1117,7 +1154,7 @@ def test_browser_large():
         return
     _, selftest = load("large", page)
     check_selftest("large", selftest, page_data(open(page, encoding="utf-8").read()),
-                   ["timeline", "icicle", "stacked", "leak"])
+                   ["timeline", "live", "icicle", "stacked", "leak"])
     if isinstance(selftest, dict):
         ms = ready_ms(selftest)
         if ms is not None:
@@ -1171,7 +1208,7 @@ def test_browser_base():
     if text is None:
         return
     _, selftest = load("base", page)
-    check_selftest("base", selftest, page_data(text), ["timeline", "icicle", "stacked", "leak", "frag", "steps", "aligned"])
+    check_selftest("base", selftest, page_data(text), ["timeline", "live", "icicle", "stacked", "leak", "frag", "steps", "aligned"])
     # the two runs' memory over time, laid over each other by step
     aligned = [c for c in (selftest or {}).get("charts") or [] if c.get("kind") == "aligned"]
     eq([(c.get("id"), c.get("series")) for c in aligned], [("cmp0-aligned", 2)], "base: one chart of both runs by step")

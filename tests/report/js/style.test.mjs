@@ -1,7 +1,7 @@
 // style.js: the charts' axes and colours.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { axisBytes, BYTE_INCRS, layoutLabels, phaseColor, stepAxis, withAlpha } from "../../../viewer/report/assets/js/style.js";
+import { axisBytes, BYTE_INCRS, layoutLabels, liveColumns, mostLive, phaseColor, stepAxis, withAlpha } from "../../../viewer/report/assets/js/style.js";
 
 test("axisBytes: bytes without trailing zeros", () => {
 	assert.equal(axisBytes(2 ** 30), "1 GiB");
@@ -79,4 +79,26 @@ test("stepAxis: step N at its mark, linear between, a step at most beyond the en
 		assert.ok(z(u) >= v, "monotone at " + u);
 		v = z(u);
 	}
+});
+
+test("liveColumns: in time order, each on to the next; bands oldest first from the bottom, the rest above; bad data left out", () => {
+	const bands = [{ bytes: 100, t: 2 }, { bytes: 50, t: 1 }, { bytes: 10, t: 3 }, "x", { t: 1 }];
+	const moments = [
+		{ from: 2, to: 3, t: 2.5, bytes: 170, live_bytes: 200, largest: [0, 1, 2, 3, 4, 9, -1, 1.5] },
+		{ from: 0, to: 1, t: 0.5, bytes: 60, live_bytes: 60, largest: [1, 2] },
+		{ from: 5, to: 6, t: 5.5, bytes: 10, live_bytes: 5, largest: [2] },
+		{ from: 7, to: 8, live_bytes: null, largest: [] },
+		null,
+	];
+	const cols = liveColumns(moments, bands);
+	assert.deepEqual(cols.map((c) => [c.x0, c.x1]), [[0, 2], [2, 5], [5, 6]]);
+	assert.deepEqual(cols[0].stack, [{ band: 1, y0: 0, y1: 50 }, { band: 2, y0: 50, y1: 60 }]);
+	assert.deepEqual(cols[0].rest, { y0: 60, y1: 60 });
+	assert.deepEqual(cols[1].stack.map((s) => s.band), [1, 0, 2]);
+	assert.deepEqual(cols[1].rest, { y0: 160, y1: 200 });
+	// the bands never above what was alive: the rest is empty, not negative
+	assert.deepEqual(cols[2].rest, { y0: 10, y1: 10 });
+	assert.equal(mostLive(cols), 1);
+	assert.equal(mostLive([]), -1);
+	assert.deepEqual(liveColumns(undefined, []), []);
 });

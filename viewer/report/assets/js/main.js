@@ -11,6 +11,7 @@ import { h, verdict } from "./dom.js";
 import { orDash } from "./format.js";
 import { guard, resizers, section, selftest, tip } from "./sections.js";
 import { deviceTitle, summaryTable, timeSection, traceOf } from "./device.js";
+import { liveSection } from "./live.js";
 import { answerSection, failingFirst } from "./answer.js";
 import { outlineSection } from "./outline.js";
 import { peakSection } from "./peak.js";
@@ -49,6 +50,7 @@ function render(app) {
 	const plan = failingFirst(run).map(([dev, i]) => {
 		const key = "dev" + i;
 		const parts = [["-time", "Memory over time", timeSection], ["-peak", "The peak", peakSection], ["-leak", "Growth between steps", leakSection]];
+		if (arr(dev.moments).length) parts.splice(1, 0, ["-live", "Live memory per allocation", liveSection]);
 		if (obj(dev.outline)) parts.unshift(["-outline", "The whole run (flight recorder)", outlineSection]);
 		if (arr(dev.ooms).length || dev.oom_count > 0) parts.push(["-oom", "Out of memory", oomSection]);
 		parts.push(["-frag", "Cache and fragmentation", fragSection]);

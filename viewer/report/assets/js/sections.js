@@ -4,7 +4,7 @@ import { h } from "./dom.js";
 
 /* --- self-test, sections --- */
 
-export const selftest = { charts: [], errors: [], labels: [], views: [] };
+export const selftest = { charts: [], errors: [], labels: [], views: [], live: {} };
 export const resizers = [];
 export const syncGroups = {};
 export const noteChart = (id, kind, series) => selftest.charts.push({ id, kind, series });

@@ -1,5 +1,6 @@
 /* The charts' axes and colours. Needs no DOM. */
 import { bytes } from "./format.js";
+import { isNum, obj, objs } from "./text.js";
 
 // y ticks on powers of two (256 MiB, 512 MiB, 768 MiB, 1 GiB): decimal
 // steps would cross a unit at odd values (1000 MiB, 1.17 GiB)
@@ -64,3 +65,22 @@ export function stepAxis(marks, beginT) {
 		return a.step + (t - a.t) * pace(a, b);
 	};
 }
+
+/** The columns to draw, in time order: each moment's stretch [x0, x1]
+ * (on to the next one's: a stretch without a moment changed nothing), its bands (indices into bands, oldest first:
+ * stacked from the bottom, y0..y1 in bytes) and above them the rest of
+ * what was alive (rest). Needs no DOM. */
+export function liveColumns(moments, bands) {
+	const ms = objs(moments).filter((m) => isNum(m.from) && isNum(m.to) && isNum(m.live_bytes)).sort((a, b) => a.from - b.from);
+	return ms.map((m, i) => {
+		const next = ms[i + 1];
+		const ids = (Array.isArray(m.largest) ? m.largest : []).filter((k) => Number.isInteger(k) && obj(bands[k]) && isNum(bands[k].bytes));
+		ids.sort((a, b) => (bands[a].t - bands[b].t) || a - b);
+		let y = 0;
+		const stack = ids.map((k) => ({ band: k, y0: y, y1: (y += bands[k].bytes) }));
+		return { m, x0: m.from, x1: next ? next.from : m.to, stack, rest: { y0: y, y1: Math.max(y, m.live_bytes) } };
+	});
+}
+
+/** The moment to show first: the one that holds the most (the peak's). */
+export const mostLive = (columns) => columns.reduce((best, c, i) => (best < 0 || c.m.bytes > columns[best].m.bytes ? i : best), -1);
