@@ -5,7 +5,7 @@
  * click a moment for everything alive then, as `gpuprof analyze --at`
  * gives it. What is drawn is bounded by the moments (256 at most), not by
  * the trace. */
-import { isNum, objs } from "./text.js";
+import { isNum, obj, objs } from "./text.js";
 import { add, h, heading, muted, svg, swatch } from "./dom.js";
 import { bytes, orDash, pct, secs, stepText } from "./format.js";
 import { axisBytes, CATEGORY_COLOR, COLOR, liveColumns, mostLive, PALETTE } from "./style.js";
@@ -64,14 +64,24 @@ export function liveSection(sec, dev, key) {
 		if (!(name in layerColor)) layerColor[name] = PALETTE[Object.keys(layerColor).length % PALETTE.length];
 		return layerColor[name];
 	};
-	const t0 = columns[0].x0, t1 = Math.max(...columns.map((c) => c.x1));
+	const first = columns[0].x0, t1 = Math.max(...columns.map((c) => c.x1));
 	const top = Math.max(1, ...columns.map((c) => c.rest.y1));
+	// as memory over time: on the steps where a program spent a while
+	// before them, unless the peak lies there
+	const steps = objs(obj(dev.steps) && dev.steps.series).filter((x) => isNum(x.t)).sort((a, b) => a.t - b.t);
+	const from = steps.length > 1 ? Math.max(first, steps[0].t - (steps[1].t - steps[0].t)) : first;
+	const peakT = obj(dev.peak) && isNum(dev.peak.t) ? dev.peak.t : null;
+	const onSteps = from - first > (t1 - first) * 0.3 && (peakT === null || peakT >= from);
+	let t0 = onSteps ? from : first;
 	const box = sec.appendChild(h("div", { class: "live" }));
 	const panel = h("div", { class: "live-breakdown" });
 	add(sec, [muted("Each column is a stretch of the run at the moment it held the most; its largest allocations are bands, oldest at the bottom, the rest grey. Hover a band; click a column for everything alive then."),
 		h("div", { class: "keys" }, ...(cuda ? [] : [h("button", { type: "button", on: { click: () => { by = "category"; draw(); } } }, "colour by category"),
 			h("button", { type: "button", on: { click: () => { by = "layer"; draw(); } } }, "colour by layer")]),
-		swatch(SMALLER), "smaller allocations")]);
+		swatch(SMALLER), "smaller allocations",
+		onSteps ? h("button", { type: "button", on: { click: () => { t0 = t0 === first ? from : first; draw(); } } }, "the whole run / the steps") : null),
+		onSteps ? h("p", { class: "notice" }, "Opens on the steps, from " + secs(from) + " (the whole run: the button). Each column is at least " +
+			secs(columns[0].m.to - columns[0].m.from) + " wide: the run's moments are at most 256.") : null]);
 	sec.appendChild(box);
 	sec.appendChild(panel);
 	function draw() {
@@ -84,7 +94,8 @@ export function liveSection(sec, dev, key) {
 			g.appendChild(svg("text", { x: x(t0 + ((t1 - t0) * k) / 4), y: H - 6, "text-anchor": "middle", class: "axis" }, secs(t0 + ((t1 - t0) * k) / 4)));
 		}
 		columns.forEach((c, i) => {
-			const x0 = x(c.x0), w = Math.max(1, x(c.x1) - x0);
+			if (c.x1 <= t0) return;
+			const x0 = x(Math.max(t0, c.x0)), w = Math.max(1, x(c.x1) - x0);
 			const hit = svg("rect", { x: x0, y: 8, width: w, height: H - B - 8, fill: i === chosen ? "rgba(17,24,39,0.06)" : "transparent" });
 			g.appendChild(hit);
 			for (const s of c.stack) {
