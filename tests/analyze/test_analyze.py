@@ -2108,8 +2108,9 @@ def test_golden():
                 sys.stderr.writelines(list(difflib.unified_diff(
                     (want or "").splitlines(True), out.splitlines(True), "golden", "now"))[:60])
     # --at: what was live at a moment, inside a step (train) and at a
-    # failed allocation's (oom; cuda: NVTX ranges), as text and JSON
-    for name, at in (("train", "0.0405"), ("oom", "0.02"), ("cuda", "0.1")):
+    # failed allocation's (oom; cuda: NVTX ranges; hook: PyTorch's segments
+    # and their blocks), as text and JSON
+    for name, at in (("train", "0.0405"), ("oom", "0.02"), ("cuda", "0.1"), ("hook", "0.042")):
         make(name)
         for fmt, args in (("txt", []), ("json", ["--json"])):
             rc, out, err = run(*(args + ["--at", at, name + ".json.gz"]))

@@ -158,6 +158,9 @@ def check_moments(name, doc, run):
         check(top["bytes"] == peak.get("bytes") and top["live_bytes"] == peak.get("live_bytes"),
               "%s: the most live moment is the peak (%s, %s against %s, %s)"
               % (who, top["bytes"], top["live_bytes"], peak.get("bytes"), peak.get("live_bytes")))
+        check(top.get("reserved") is None or top["reserved"] == peak.get("reserved"),
+              "%s: the most live moment's segments are reserved at the peak (%s against %s)"
+              % (who, top.get("reserved"), peak.get("reserved")))
         check([(c["category"], c["bytes"]) for c in top.get("by_category") or []] ==
               [(c["category"], c["bytes"]) for c in peak.get("by_category") or []],
               "%s: the most live moment's categories are the peak's" % who)
@@ -166,6 +169,23 @@ def check_moments(name, doc, run):
                 b = bands[k] if 0 <= k < len(bands) else None
                 check(b is not None and b["t"] <= m["t"] + 1e-6 and (b["freed_t"] is None or b["freed_t"] >= m["t"] - 1e-6),
                       "%s: a band the moment at %s names was alive then (%r)" % (who, m["t"], b))
+            segs = m.get("segments")
+            check((segs is None) == (m.get("reserved") is None), "%s: the moment at %s: segments with reserved" % (who, m["t"]))
+            if segs is not None:
+                check(sum(g["bytes"] for g in segs) == m["reserved"], "%s: the moment at %s: the segments add up to reserved"
+                      % (who, m["t"]))
+                check(sum(g["used"] for g in segs) <= m["live_bytes"], "%s: the moment at %s: blocks within what was alive"
+                      % (who, m["t"]))
+                for g in segs:
+                    if g["blocks"] is None:
+                        continue
+                    at = 0
+                    for off, size, cat in g["blocks"]:
+                        check(off >= at and off + size <= g["bytes"] and -1 <= cat < len(m.get("by_category") or []),
+                              "%s: the moment at %s: a block in its segment, after the one before (%s)" % (who, m["t"], g["addr"]))
+                        at = off + size
+                    check(sum(b[1] for b in g["blocks"]) == g["used"] and len(g["blocks"]) == g["block_count"],
+                          "%s: the moment at %s: a segment's blocks add up to its used" % (who, m["t"]))
             for key in ("by_category", "by_layer", "by_line"):
                 if m.get(key) is not None:
                     check(sum(x["bytes"] for x in m[key]) == m["live_bytes"],

@@ -853,6 +853,22 @@ def test_browser_advice():
     check("Cache and fragmentation" in dom and "most cached" in dom and
           "reserved while the cache held enough free bytes for the block" in dom,
           "advice: the cache and its fragmentation, named so")
+    # PyTorch's segments at the moment shown first (the peak's): their
+    # bytes add up to reserved then, analyze's at the peak; their blocks
+    # to what was allocated
+    peaks = []
+    for path in inputs:
+        rc, out, _ = gp("analyze", "--json", path)
+        peaks += [d.get("peak") or {} for d in json.loads(out)["devices"]] if rc == 0 else []
+    lives = [v for v in ((selftest or {}).get("live") or {}).values() if v.get("segments")]
+    eq(len(lives), 2, "advice: both pages' breakdowns show PyTorch's segments")
+    for v in lives:
+        seg = v["segments"]
+        eq(seg["bytes"], v["reserved"], "advice: the segment view's bytes add up to reserved then")
+        check(any(p.get("reserved") == seg["bytes"] and p.get("bytes") == v["bytes"] for p in peaks),
+              "advice: ... which is reserved at the peak, as analyze says (%r; peaks %r)"
+              % (seg, [(p.get("bytes"), p.get("reserved")) for p in peaks]))
+        eq(seg["used"], v["bytes"], "advice: the segments' blocks add up to what was allocated then")
 
 
 @labels("browser")

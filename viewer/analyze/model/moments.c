@@ -12,7 +12,39 @@ static void moment_drop(struct an_analysis *a, struct an_moments *mo, struct an_
 		an_rec_unref(a, m->m[i]);
 	mo->refs -= m->n;
 	free(m->m);
+	free(m->segs);
 	memset(m, 0, sizeof(*m));
+}
+
+static int seg_cmp(const void *x, const void *y)
+{
+	const struct an_seg *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+int an_segments_now(const struct an_pd *pd, struct an_seg **out, size_t *n)
+{
+	struct an_seg *v;
+	size_t k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!an_native_blocks(pd->proc) || pd->seg_mapped || !pd->pools.count)
+		return 0;
+	v = malloc(pd->pools.count * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < pd->pools.cap; i++) {
+		const uint64_t *size = pd->pools.slots[i].val;
+
+		if (size && *size)
+			v[k++] = (struct an_seg){ pd->pools.slots[i].key, *size };
+	}
+	qsort(v, k, sizeof(*v), seg_cmp);
+	*out = v;
+	*n = k;
+	return 0;
 }
 
 /* Into dst, the larger of dst and src (the earlier on a tie); the other
@@ -53,6 +85,9 @@ static void close_open(struct an_analysis *a, struct an_pd *pd)
 	struct an_moment m = mo->cur;
 	int oom;
 
+	mo->cur.segs = NULL; /* handed over to m */
+	mo->cur.nsegs = 0;
+
 	m.m = an_snap_members(pd, &pd->mo_snap, &m.n, &oom);
 	/* the stash's records among them: referenced before it lets go */
 	for (size_t i = 0; i < m.n; i++)
@@ -60,6 +95,7 @@ static void close_open(struct an_analysis *a, struct an_pd *pd)
 	an_snap_clear(a, &pd->mo_snap);
 	pd->mo_snap.taken = 0;
 	if (oom) {
+		free(m.segs);
 		a->status = a->status ? a->status : GP_AN_FAIL;
 		return;
 	}
@@ -73,7 +109,10 @@ static void close_open(struct an_analysis *a, struct an_pd *pd)
 /* The open stretch's most so far: now. */
 static void note_now(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase)
 {
+	free(pd->mo.cur.segs);
 	pd->mo.cur = (struct an_moment){ .set = 1, .ts = ts, .bytes = pd->fw_live, .step = step, .phase = phase };
+	if (an_segments_now(pd, &pd->mo.cur.segs, &pd->mo.cur.nsegs))
+		a->status = a->status ? a->status : GP_AN_FAIL;
 	an_snap_take(a, &pd->mo_snap);
 }
 
@@ -84,6 +123,8 @@ static void at_take(struct an_analysis *a, struct an_pd *pd, int64_t at, int aft
 	pd->at_step = an_current_step(pd->proc);
 	pd->at_phase = an_process_phase(pd->proc);
 	pd->at_after_end = after_end;
+	if (an_segments_now(pd, &pd->at_segs, &pd->at_nsegs))
+		a->status = a->status ? a->status : GP_AN_FAIL;
 	an_snap_take(a, &pd->at);
 }
 
@@ -155,4 +196,6 @@ void an_moments_free(struct an_analysis *a, struct an_pd *pd)
 	free(pd->mo_snap.stash);
 	an_snap_clear(a, &pd->at);
 	free(pd->at.stash);
+	free(pd->at_segs);
+	free(pd->mo.cur.segs);
 }

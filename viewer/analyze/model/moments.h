@@ -25,6 +25,11 @@
 
 struct an_rec;
 
+/* One of PyTorch's segments then (native mode with the allocator hook). */
+struct an_seg {
+	uint64_t addr, bytes;
+};
+
 struct an_moment {
 	int set;             /* the stretch had a moment */
 	int64_t ts;          /* absolute ns */
@@ -33,6 +38,10 @@ struct an_moment {
 	uint8_t phase;
 	struct an_rec **m;   /* alive then: references */
 	size_t n;
+	/* PyTorch's segments then, by address (native mode with the hook;
+	 * nsegs 0 otherwise, or where expandable segments map pages instead) */
+	struct an_seg *segs;
+	size_t nsegs;
 };
 
 /* A snapshot being watched: the cut of the last processed record, and

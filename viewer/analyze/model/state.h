@@ -300,6 +300,8 @@ struct an_pd {
 	uint32_t at_step;
 	uint8_t at_phase;
 	int at_after_end;
+	struct an_seg *at_segs;
+	size_t at_nsegs;
 };
 
 struct an_proc {
@@ -518,6 +520,10 @@ void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint3
 int an_moments_keep(struct an_pd *pd, struct an_rec *r);
 void an_moments_end(struct an_analysis *a, struct an_pd *pd);
 void an_moments_free(struct an_analysis *a, struct an_pd *pd);
+/* PyTorch's segments now, by address, into *out (a new array, the
+ * caller's; NULL and 0 where not known: not native mode with the hook,
+ * or expandable segments); 0 or -ENOMEM. */
+int an_segments_now(const struct an_pd *pd, struct an_seg **out, size_t *n);
 /* memory.c */
 uint64_t an_other_key(uint64_t addr, int64_t ts);
 /* Whether r is the framework's memory (the main number, see memory.c). */

@@ -539,6 +539,37 @@ static struct json_object *largest_json(struct gp_jb *b, const struct gp_an_brea
 	return arr;
 }
 
+static struct json_object *segment_blocks_json(struct gp_jb *b, const struct gp_an_segment *x)
+{
+	struct json_object *arr;
+
+	if (!x->blocks)
+		return NULL;
+	arr = gp_jb_arr(b);
+	for (size_t i = 0; i < x->nblocks; i++) {
+		struct json_object *e = gp_jb_arr(b);
+
+		for (int k = 0; k < 3; k++)
+			gp_jb_push(b, e, gp_jb_int(b, x->blocks[3 * i + (size_t)k]));
+		gp_jb_push(b, arr, e);
+	}
+	return arr;
+}
+
+RS_OBJECT(segment_json, struct gp_an_segment, GP_RS_SEGMENT)
+
+static struct json_object *segments_json(struct gp_jb *b, const struct gp_an_breakdown *x)
+{
+	struct json_object *arr;
+
+	if (!x->has_segments)
+		return NULL;
+	arr = gp_jb_arr(b);
+	for (size_t i = 0; i < x->nsegments; i++)
+		gp_jb_push(b, arr, segment_json(b, &x->segments[i]));
+	return arr;
+}
+
 RS_OBJECT(breakdown_json, struct gp_an_breakdown, GP_RS_BREAKDOWN)
 
 /* only with the timeline (gpuprof report): other documents unchanged */

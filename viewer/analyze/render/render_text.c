@@ -915,6 +915,17 @@ static void at(struct out *o, const struct gp_an_device *d, int torch)
 	holder_list(o, "by layer", b->by_layer, b->nlayer);
 	if (b->has_lines)
 		holder_list(o, "by source line", b->by_line, b->nline);
+	if (b->has_segments) {
+		uint64_t used = 0, largest = 0;
+
+		for (size_t i = 0; i < b->nsegments; i++) {
+			used += b->segments[i].used;
+			if (b->segments[i].largest_free > largest)
+				largest = b->segments[i].largest_free;
+		}
+		fprintf(o->f, "    PyTorch's segments: %zu, %s reserved, %s of it in blocks; the largest free stretch in "
+			"one: %s\n", b->nsegments, sz(b->reserved.v), sz(used), sz(largest));
+	}
 	if (b->nlargest) {
 		fprintf(o->f, "    largest:");
 		for (size_t i = 0; i < b->nlargest; i++) {

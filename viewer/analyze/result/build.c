@@ -1543,11 +1543,89 @@ static size_t band_of(struct bld *b, const struct an_proc *p, const struct an_se
 	return bands->n++;
 }
 
+/* blocks the breakdowns of a device lay out in their segments, at most
+ * (3 numbers each in the page): past it, segments keep their sums */
+#define BREAKDOWN_BLOCKS 100000
+
+static int member_addr_cmp(const void *x, const void *y)
+{
+	const struct an_member *a = *(const struct an_member *const *)x, *b = *(const struct an_member *const *)y;
+
+	return a->r->addr < b->r->addr ? -1 : a->r->addr > b->r->addr;
+}
+
+/* s's blocks in the segments (by address), into o->segments; *budget:
+ * blocks that may still be listed (taken from). */
+static void segments_fill(struct bld *b, const struct an_set *s, const struct an_seg *segs, size_t nsegs,
+			  size_t *budget, struct gp_an_breakdown *o)
+{
+	const struct an_member **by_addr = s->n ? malloc(s->n * sizeof(*by_addr)) : NULL;
+	int cat_index[CAT_N];
+	uint64_t sum = 0;
+	size_t k = 0;
+
+	if (s->n && !by_addr) {
+		b->oom = 1;
+		return;
+	}
+	for (int c = 0; c < CAT_N; c++) {
+		cat_index[c] = -1;
+		for (size_t i = 0; i < o->set.ncategories; i++)
+			if (!strcmp(o->set.categories[i].category, an_cat_names[c]))
+				cat_index[c] = (int)i;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		by_addr[i] = &s->m[i];
+	if (s->n)
+		qsort(by_addr, s->n, sizeof(*by_addr), member_addr_cmp);
+	o->segments = arr(b, nsegs, sizeof(*o->segments));
+	for (size_t g = 0; o->segments && g < nsegs; g++) {
+		struct gp_an_segment *e = &o->segments[o->nsegments++];
+		uint64_t at = segs[g].addr, end = segs[g].addr + segs[g].bytes;
+		size_t first;
+
+		e->addr = segs[g].addr;
+		e->bytes = segs[g].bytes;
+		sum += segs[g].bytes;
+		while (k < s->n && by_addr[k]->r->addr < at)
+			k++;
+		first = k;
+		for (; k < s->n && by_addr[k]->r->addr < end; k++) {
+			const struct an_rec *r = by_addr[k]->r;
+
+			if (r->addr > at && r->addr - at > e->largest_free)
+				e->largest_free = r->addr - at;
+			e->used += r->bytes;
+			if (r->addr + r->bytes > at)
+				at = r->addr + r->bytes;
+		}
+		if (end > at && end - at > e->largest_free)
+			e->largest_free = end - at;
+		e->nblocks = k - first;
+		if (e->nblocks > *budget)
+			continue;
+		*budget -= e->nblocks;
+		e->blocks = arr(b, 3 * e->nblocks, sizeof(*e->blocks));
+		for (size_t i = 0; e->blocks && i < e->nblocks; i++) {
+			const struct an_member *m = by_addr[first + i];
+
+			e->blocks[3 * i] = (int64_t)(m->r->addr - e->addr);
+			e->blocks[3 * i + 1] = (int64_t)m->r->bytes;
+			e->blocks[3 * i + 2] = s->torch ? cat_index[m->cat] : -1;
+		}
+	}
+	o->has_segments = 1;
+	o->reserved = opt(1, sum);
+	free(by_addr);
+}
+
 /* What was live at ts (recs, borrowed): by category, innermost layer and
- * source line, and its largest allocations (into bands). */
+ * source line, its largest allocations (into bands), and how its blocks
+ * lie in PyTorch's segments (segs, where known). */
 static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs, size_t n, int64_t ts,
 			   int64_t from, int64_t to, uint64_t bytes, uint32_t step, uint8_t phase,
-			   struct bands *bands, struct gp_an_breakdown *o)
+			   const struct an_seg *segs, size_t nsegs, size_t *budget, struct bands *bands,
+			   struct gp_an_breakdown *o)
 {
 	struct an_proc *p = pd->proc;
 	struct an_grpset layers = { 0 }, lines = { 0 };
@@ -1583,6 +1661,8 @@ static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs
 		holders_of(b, &lines, s.bytes, 0, &o->by_line, &o->nline);
 	an_grp_free(&layers);
 	an_grp_free(&lines);
+	if (nsegs)
+		segments_fill(b, &s, segs, nsegs, budget, o);
 	if (s.n)
 		qsort(s.m, s.n, sizeof(*s.m), member_cmp);
 	nlargest = s.n < BREAKDOWN_ROWS ? s.n : BREAKDOWN_ROWS;
@@ -1605,21 +1685,30 @@ static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d
 {
 	const struct an_moments *mo = &pd->mo;
 	struct bands bands = { 0 };
-	size_t n = 0;
+	size_t n = 0, most = SIZE_MAX, budget = BREAKDOWN_BLOCKS;
 
 	an_moments_end(b->a, pd);
-	for (size_t i = 0; pd->has_tl && mo->started && i < AN_MOMENTS; i++)
+	for (size_t i = 0; pd->has_tl && mo->started && i < AN_MOMENTS; i++) {
+		if (mo->v[i].set && (most == SIZE_MAX || mo->v[i].bytes > mo->v[most].bytes))
+			most = i;
 		n += mo->v[i].set;
+	}
 	d->moments = arr(b, n, sizeof(*d->moments));
-	for (size_t i = 0; d->moments && i < AN_MOMENTS; i++) {
+	/* the most live moment (the peak's) first: its blocks within the
+	 * budget, whatever the others take; the rest in time order */
+	for (size_t k = 0; d->moments && n && k <= AN_MOMENTS; k++) {
+		size_t i = k == 0 ? most : k - 1, at = 0;
 		const struct an_moment *m = &mo->v[i];
 		int64_t from = mo->t0 + (int64_t)i * mo->width;
 
-		if (!m->set)
+		if (!m->set || (k > 0 && i == most))
 			continue;
-		breakdown_fill(b, pd, m->m, m->n, m->ts, from, from + mo->width, m->bytes, m->step, m->phase, &bands,
-			       &d->moments[d->nmoments++]);
+		for (size_t j = 0; j < i; j++)
+			at += mo->v[j].set;
+		breakdown_fill(b, pd, m->m, m->n, m->ts, from, from + mo->width, m->bytes, m->step, m->phase, m->segs,
+			       m->nsegs, &budget, &bands, &d->moments[at]);
 	}
+	d->nmoments = d->moments ? n : 0;
 	if (b->a->has_at) {
 		struct an_rec **recs;
 		size_t nrecs;
@@ -1628,8 +1717,9 @@ static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d
 		recs = an_snap_members(pd, &pd->at, &nrecs, &oom);
 		if (oom)
 			b->oom = 1;
+		budget = SIZE_MAX; /* one breakdown: every block */
 		breakdown_fill(b, pd, recs, nrecs, pd->at_ts, pd->at_ts, pd->at_ts, pd->at_bytes, pd->at_step,
-			       pd->at_phase, &bands, &d->at);
+			       pd->at_phase, pd->at_segs, pd->at_nsegs, &budget, &bands, &d->at);
 		d->at.after_end = pd->at_after_end;
 		d->has_at = 1;
 		free(recs);

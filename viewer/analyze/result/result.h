@@ -421,6 +421,18 @@ struct gp_an_timeline {
 	size_t nphases;
 };
 
+/* One of PyTorch's segments at a moment, and how its blocks fill it. */
+struct gp_an_segment {
+	uint64_t addr, bytes;
+	uint64_t used;          /* its blocks alive then */
+	uint64_t largest_free;  /* its largest stretch without a block */
+	uint64_t nblocks;
+	/* 3 a block, by address: offset in the segment, bytes, the index of
+	 * its category in the breakdown's categories (-1: none); NULL where
+	 * the blocks were left out (the budget, BREAKDOWN_BLOCKS) */
+	int64_t *blocks;
+};
+
 /* What was live at one moment: one of the run's moments (each the most
  * of its stretch of time, gpuprof report), or the time --at asks for. */
 struct gp_an_breakdown {
@@ -439,7 +451,11 @@ struct gp_an_breakdown {
 	int has_lines;
 	/* the largest allocations alive then: indices into the device's bands */
 	uint64_t *largest;
-	size_t nlargest;
+	size_t nlargest;	/* PyTorch's segments then (native mode with the hook), and their sum */
+	int has_segments;
+	struct gp_an_opt reserved;
+	struct gp_an_segment *segments;
+	size_t nsegments;
 };
 
 /* One process on one GPU. */

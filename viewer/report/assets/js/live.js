@@ -39,9 +39,46 @@ function breakdown(panel, key, col0, bands) {
 		panel.appendChild(table([col("bytes", "bytes", bytes, 1), col("made", "t", secs, 1), col("freed", "freed_t", (v) => (isNum(v) ? secs(v) : "never"), 1),
 			col("category", "category"), col("layer", "layer"), col("line", "line")], big, false));
 	}
-	selftest.live[key] = { t: m.t, bytes: m.bytes, live_bytes: m.live_bytes,
+	if (Array.isArray(m.segments)) segmentsView(panel, m);
+	selftest.live[key] = { t: m.t, bytes: m.bytes, live_bytes: m.live_bytes, reserved: isNum(m.reserved) ? m.reserved : null,
+		segments: Array.isArray(m.segments) ? { count: objs(m.segments).length, bytes: objs(m.segments).reduce((a, g) => a + (isNum(g.bytes) ? g.bytes : 0), 0),
+			used: objs(m.segments).reduce((a, g) => a + (isNum(g.used) ? g.used : 0), 0) } : null,
 		by_category: objs(m.by_category).map((c) => [c.category, c.bytes]), by_layer: holderRows(m.by_layer).map((x) => [x.name, x.bytes]),
 		by_line: Array.isArray(m.by_line) ? holderRows(m.by_line).map((x) => [x.name, x.bytes]) : null };
+}
+
+const SEGMENT_ROWS = 120;
+
+/** PyTorch's segments then, one row each (largest first), as wide as
+ * its size against the largest; its blocks coloured by category, the
+ * free stretches light: the cache as PyTorch holds it. */
+function segmentsView(panel, m) {
+	const segs = objs(m.segments).filter((g) => isNum(g.bytes) && g.bytes > 0).sort((a, b) => b.bytes - a.bytes);
+	const total = segs.reduce((a, g) => a + g.bytes, 0), used = segs.reduce((a, g) => a + (isNum(g.used) ? g.used : 0), 0);
+	const widest = Math.max(0, ...segs.map((g) => (isNum(g.largest_free) ? g.largest_free : 0)));
+	panel.appendChild(heading("PyTorch's segments then"));
+	panel.appendChild(muted(segs.length + " segments, " + bytes(total) + " reserved" + (isNum(m.reserved) && m.reserved !== total ? " (the data says " + bytes(m.reserved) + ")" : "") +
+		"; " + bytes(used) + " in blocks, " + bytes(total - used) + " free in them, the largest free stretch in one segment " + bytes(widest) +
+		": a request larger than that needs a new segment. Largest first; a block's colour is its category."));
+	if (!segs.length) return;
+	const W = Math.max(320, (panel.clientWidth || 900) - 330), H = 12, max = segs[0].bytes, shown = segs.slice(0, SEGMENT_ROWS);
+	const g = svg("svg", { width: W + 320, height: shown.length * (H + 3) + 4, role: "img", "aria-label": "segments and blocks" });
+	shown.forEach((seg, row) => {
+		const y = 2 + row * (H + 3), w = Math.max(4, (seg.bytes / max) * W), scale = w / seg.bytes;
+		g.appendChild(svg("rect", { x: 0, y, width: w, height: H, fill: "#f1f5f9", stroke: "#94a3b8", "stroke-width": 0.5 }));
+		if (Array.isArray(seg.blocks))
+			for (const b of seg.blocks) {
+				if (!Array.isArray(b) || !isNum(b[0]) || !isNum(b[1])) continue;
+				const cat = objs(m.by_category)[b[2]];
+				g.appendChild(svg("rect", { x: b[0] * scale, y, width: Math.max(0.5, b[1] * scale), height: H,
+					fill: (cat && CATEGORY_COLOR[cat.category]) || COLOR.allocated }));
+			}
+		else if (isNum(seg.used)) g.appendChild(svg("rect", { x: 0, y, width: seg.used * scale, height: H, fill: "#94a3b8" }));
+		g.appendChild(svg("text", { x: w + 6, y: y + H - 2, class: "axis" }, bytes(seg.bytes) + " · " + bytes(seg.used) + " used · " +
+			bytes(seg.largest_free) + " largest free" + (Array.isArray(seg.blocks) ? "" : " (blocks left out)")));
+	});
+	panel.appendChild(h("div", { class: "live segments" }, g));
+	if (segs.length > shown.length) panel.appendChild(muted((segs.length - shown.length) + " smaller segments not drawn."));
 }
 
 function bandLines(b, m) {
