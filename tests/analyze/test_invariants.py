@@ -192,6 +192,27 @@ def check_moments(name, doc, run):
                           "%s: the moment at %s: %s adds up to what was alive" % (who, m["t"], key))
 
 
+def check_oom_segments(name, doc):
+    """A failed allocation's segments (native mode with the hook): blocks
+    inside and after one another, adding up to each segment's used; all
+    of them within what was live then."""
+    for d in doc["devices"]:
+        for o in d.get("ooms") or []:
+            segs = o.get("segments")
+            if segs is None:
+                continue
+            who = "%s: process %s, the failure at %s" % (name, d["pid"], o["t"])
+            check(sum(g["used"] for g in segs) <= o["live_bytes"], "%s: its segments' blocks within what was live" % who)
+            for g in segs:
+                at = 0
+                for off, size, cat in g["blocks"] or []:
+                    check(off >= at and off + size <= g["bytes"] and -1 <= cat < len(o.get("by_category") or []),
+                          "%s: a block in its segment %s" % (who, g["addr"]))
+                    at = off + size
+                check(g["blocks"] is not None and sum(b[1] for b in g["blocks"]) == g["used"],
+                      "%s: segment %s: its blocks add up to its used" % (who, g["addr"]))
+
+
 def check_steps(name, doc):
     """Every step within the program's steps (CATEGORIES.md, "Step")."""
     for d in doc["devices"]:
@@ -372,6 +393,7 @@ def test_all():
         if not check(rc == 0, "%s: analyze: exit %d" % (name, rc)):
             continue
         check_steps(name, doc)
+        check_oom_segments(name, doc)
         check_counts(name, doc)
         check_text(name, doc, text)
         check_sections(name, text)

@@ -131,6 +131,7 @@ static void oom_free(struct an_analysis *a, struct an_oom *o)
 	an_str_unref(&a->st, o->op);
 	an_str_unref(&a->st, o->api);
 	snap_free(a, &o->snap);
+	free(o->segs);
 	an_coll_moment_free(a, &o->coll);
 }
 
@@ -940,6 +941,8 @@ static int on_oom(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 	o->watch = 1;
 	o->range_inst = t ? t->range_inst : 0;
 	an_snap_take(a, &o->snap);
+	if (an_segments_now(pd, &o->segs, &o->nsegs))
+		return -ENOMEM;
 	an_coll_take(a, pd, &o->coll, ts);
 	if (ev->flags & EVF_TORCH)
 		oom_torch(o, ev);

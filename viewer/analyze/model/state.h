@@ -145,6 +145,8 @@ struct an_oom {
 	int watch, went_on;
 	int64_t past_ts;
 	struct an_snap snap;
+	struct an_seg *segs;  /* PyTorch's segments then (an_segments_now) */
+	size_t nsegs;
 	struct an_coll_moment coll; /* collectives outstanding then */
 	/* PyTorch's own word on it (torch.oom): it raised OutOfMemoryError */
 	int torch;

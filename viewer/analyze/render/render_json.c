@@ -543,14 +543,14 @@ static struct json_object *segment_blocks_json(struct gp_jb *b, const struct gp_
 {
 	struct json_object *arr;
 
-	if (!x->blocks)
+	if (!x->has_blocks)
 		return NULL;
 	arr = gp_jb_arr(b);
 	for (size_t i = 0; i < x->nblocks; i++) {
 		struct json_object *e = gp_jb_arr(b);
 
-		for (int k = 0; k < 3; k++)
-			gp_jb_push(b, e, gp_jb_int(b, x->blocks[3 * i + (size_t)k]));
+		for (size_t k = 0; k < 3; k++)
+			gp_jb_push(b, e, gp_jb_int(b, x->blocks ? x->blocks[3 * i + k] : 0));
 		gp_jb_push(b, arr, e);
 	}
 	return arr;
@@ -717,6 +717,19 @@ static struct json_object *oom_advice_json(struct gp_jb *b, const struct gp_an_o
 	for (size_t i = 0; i < e->nadvice; i++)
 		gp_jb_push(b, adv, oom_advice_item(b, &e->advice[i]));
 	return adv;
+}
+
+/* native mode with the allocator hook: other documents unchanged */
+static void oom_segments_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_oom *x)
+{
+	struct json_object *arr;
+
+	if (!x->has_segments)
+		return;
+	arr = gp_jb_arr(b);
+	for (size_t i = 0; i < x->nsegments; i++)
+		gp_jb_push(b, arr, segment_json(b, &x->segments[i]));
+	RS_PUT(key, arr);
 }
 
 RS_MEMBERS(oom_members, struct gp_an_oom, GP_RS_OOM)

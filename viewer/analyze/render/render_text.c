@@ -703,6 +703,26 @@ static const char *outcome_tag(const struct gp_an_oom *e)
 	return e->fatal ? "fatal" : "got past by the program";
 }
 
+/* PyTorch's segments at a moment in a line; request: a failed one's
+ * bytes, 0 none */
+static void segments_line(struct out *o, const struct gp_an_segment *v, size_t n, const char *indent,
+			  uint64_t request)
+{
+	uint64_t bytes = 0, used = 0, largest = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bytes += v[i].bytes;
+		used += v[i].used;
+		if (v[i].largest_free > largest)
+			largest = v[i].largest_free;
+	}
+	fprintf(o->f, "%sPyTorch's segments then: %zu, %s reserved, %s of it in blocks; the largest free stretch in "
+		"one: %s", indent, n, sz(bytes), sz(used), sz(largest));
+	if (request)
+		fprintf(o->f, " (the request: %s%s)", sz(request), request > largest ? ", larger" : ", which fits there");
+	fputc('\n', o->f);
+}
+
 /* A failure the program did not get past: what was asked, what the device
  * and PyTorch had, the largest holders and the advice first; then what was
  * live, in full. */
@@ -754,6 +774,8 @@ static void oom_detail(struct out *o, const struct gp_an_oom *e, size_t no, int 
 			e->recovered ? "it then succeeded" : "it did not succeed");
 	if (e->detailed)
 		holders(o, &e->set);
+	if (e->has_segments)
+		segments_line(o, e->segments, e->nsegments, "    ", e->request);
 	for (size_t k = 0; k < e->nadvice; k++)
 		fprintf(o->f, "    %sadvice:%s %s\n", C(o, YEL), C(o, OFF), T(e->advice[k].text));
 	if (torch && !e->nadvice)
@@ -915,17 +937,8 @@ static void at(struct out *o, const struct gp_an_device *d, int torch)
 	holder_list(o, "by layer", b->by_layer, b->nlayer);
 	if (b->has_lines)
 		holder_list(o, "by source line", b->by_line, b->nline);
-	if (b->has_segments) {
-		uint64_t used = 0, largest = 0;
-
-		for (size_t i = 0; i < b->nsegments; i++) {
-			used += b->segments[i].used;
-			if (b->segments[i].largest_free > largest)
-				largest = b->segments[i].largest_free;
-		}
-		fprintf(o->f, "    PyTorch's segments: %zu, %s reserved, %s of it in blocks; the largest free stretch in "
-			"one: %s\n", b->nsegments, sz(b->reserved.v), sz(used), sz(largest));
-	}
+	if (b->has_segments)
+		segments_line(o, b->segments, b->nsegments, "    ", 0);
 	if (b->nlargest) {
 		fprintf(o->f, "    largest:");
 		for (size_t i = 0; i < b->nlargest; i++) {

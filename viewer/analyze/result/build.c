@@ -1335,6 +1335,10 @@ static void oom_outcomes_fill(struct an_pd *pd, struct gp_an_device *d)
 	d->ooms_got_past.seconds = gp_an_round((double)past_ns / 1e9, 6);
 }
 
+struct gp_an_breakdown;
+static void segments_fill(struct bld *b, const struct an_set *s, const struct an_seg *segs, size_t nsegs,
+			  size_t *budget, struct gp_an_breakdown *o);
+
 static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int detailed,
 		     uint64_t capacity, const struct an_leak *lk, int top, struct gp_an_oom *j)
 {
@@ -1378,6 +1382,15 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 	if (detailed) {
 		snap_set(b, pd, &o->snap, &s);
 		describe(b, p, &s, top, &j->set);
+		if (o->nsegs) {
+			struct gp_an_breakdown at = { .set = j->set };
+			size_t budget = SIZE_MAX;
+
+			segments_fill(b, &s, o->segs, o->nsegs, &budget, &at);
+			j->segments = at.segments;
+			j->nsegments = at.nsegments;
+			j->has_segments = at.has_segments;
+		}
 	}
 	if (an_advise(b->r, pd, o, &s, capacity, lk, &j->advice, &j->nadvice))
 		b->oom = 1;
@@ -1605,6 +1618,7 @@ static void segments_fill(struct bld *b, const struct an_set *s, const struct an
 		if (e->nblocks > *budget)
 			continue;
 		*budget -= e->nblocks;
+		e->has_blocks = 1;
 		e->blocks = arr(b, 3 * e->nblocks, sizeof(*e->blocks));
 		for (size_t i = 0; e->blocks && i < e->nblocks; i++) {
 			const struct an_member *m = by_addr[first + i];

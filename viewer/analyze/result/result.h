@@ -383,6 +383,11 @@ struct gp_an_oom {
 	uint64_t request;
 	struct gp_an_opt free, total;
 	int64_t result;
+	/* PyTorch's segments then, where known (their blocks' categories
+	 * index set.categories) */
+	struct gp_an_segment *segments;
+	size_t nsegments;
+	int has_segments;
 	uint64_t allocated, other, device_total, device_static;
 	struct gp_an_opt reserved, outside_trace;
 	uint32_t retries;
@@ -429,8 +434,10 @@ struct gp_an_segment {
 	uint64_t nblocks;
 	/* 3 a block, by address: offset in the segment, bytes, the index of
 	 * its category in the breakdown's categories (-1: none); NULL where
-	 * the blocks were left out (the budget, BREAKDOWN_BLOCKS) */
+	 * the blocks were left out (the budget, BREAKDOWN_BLOCKS) or there
+	 * are none: has_blocks says which */
 	int64_t *blocks;
+	int has_blocks;
 };
 
 /* What was live at one moment: one of the run's moments (each the most

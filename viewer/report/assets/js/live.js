@@ -49,17 +49,19 @@ function breakdown(panel, key, col0, bands) {
 
 const SEGMENT_ROWS = 120;
 
-/** PyTorch's segments then, one row each (largest first), as wide as
- * its size against the largest; its blocks coloured by category, the
- * free stretches light: the cache as PyTorch holds it. */
-function segmentsView(panel, m) {
+/** PyTorch's segments then (m: a Breakdown, or an Oom: its segments and
+ * by_category), one row each (largest first), as wide as its size against
+ * the largest; its blocks coloured by category, the free stretches light:
+ * the cache as PyTorch holds it; request: a failed one's bytes. */
+export function segmentsView(panel, m, request) {
 	const segs = objs(m.segments).filter((g) => isNum(g.bytes) && g.bytes > 0).sort((a, b) => b.bytes - a.bytes);
 	const total = segs.reduce((a, g) => a + g.bytes, 0), used = segs.reduce((a, g) => a + (isNum(g.used) ? g.used : 0), 0);
 	const widest = Math.max(0, ...segs.map((g) => (isNum(g.largest_free) ? g.largest_free : 0)));
 	panel.appendChild(heading("PyTorch's segments then"));
 	panel.appendChild(muted(segs.length + " segments, " + bytes(total) + " reserved" + (isNum(m.reserved) && m.reserved !== total ? " (the data says " + bytes(m.reserved) + ")" : "") +
 		"; " + bytes(used) + " in blocks, " + bytes(total - used) + " free in them, the largest free stretch in one segment " + bytes(widest) +
-		": a request larger than that needs a new segment. Largest first; a block's colour is its category."));
+		(isNum(request) ? ". The request, " + bytes(request) + ", " + (request > widest ? "fits in none of them: PyTorch needed a new segment of it, and the device had no room" :
+			"fits in a free stretch") : ": a request larger than that needs a new segment") + ". Largest first; a block's colour is its category."));
 	if (!segs.length) return;
 	const W = Math.max(320, (panel.clientWidth || 900) - 330), H = 12, max = segs[0].bytes, shown = segs.slice(0, SEGMENT_ROWS);
 	const g = svg("svg", { width: W + 320, height: shown.length * (H + 3) + 4, role: "img", "aria-label": "segments and blocks" });
