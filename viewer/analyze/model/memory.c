@@ -1138,6 +1138,7 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	case AE_OOM:
 		return on_oom(a, p, pd, ev, ts);
 	case AE_SEGMENT:
+		an_moments_segments(a, pd);
 		if (on_segment(p, pd, ev, ts))
 			return -ENOMEM;
 		gpu_update(a, pd, ts);

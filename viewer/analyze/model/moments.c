@@ -82,9 +82,11 @@ static void merge(struct an_analysis *a, struct an_moments *mo)
 static void close_open(struct an_analysis *a, struct an_pd *pd)
 {
 	struct an_moments *mo = &pd->mo;
-	struct an_moment m = mo->cur;
+	struct an_moment m;
 	int oom;
 
+	an_moments_segments(a, pd);
+	m = mo->cur;
 	mo->cur.segs = NULL; /* handed over to m */
 	mo->cur.nsegs = 0;
 
@@ -111,9 +113,17 @@ static void note_now(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32
 {
 	free(pd->mo.cur.segs);
 	pd->mo.cur = (struct an_moment){ .set = 1, .ts = ts, .bytes = pd->fw_live, .step = step, .phase = phase };
+	pd->mo.segs_due = 1;
+	an_snap_take(a, &pd->mo_snap);
+}
+
+void an_moments_segments(struct an_analysis *a, struct an_pd *pd)
+{
+	if (!pd->mo.segs_due)
+		return;
+	pd->mo.segs_due = 0;
 	if (an_segments_now(pd, &pd->mo.cur.segs, &pd->mo.cur.nsegs))
 		a->status = a->status ? a->status : GP_AN_FAIL;
-	an_snap_take(a, &pd->mo_snap);
 }
 
 static void at_take(struct an_analysis *a, struct an_pd *pd, int64_t at, int after_end)

@@ -51,6 +51,10 @@ struct an_moments {
 	int64_t t0, width;   /* absolute ns: stretch 0's start; its width */
 	uint32_t open;       /* the stretch events are in now */
 	struct an_moment cur; /* its most so far (m, n unused) */
+	/* cur's segments are still those of now: copied at the next change
+	 * of them (an_moments_segments) or when the stretch closes, not at
+	 * every new most */
+	int segs_due;
 	struct an_moment v[AN_MOMENTS];
 	size_t refs;
 };

@@ -520,6 +520,8 @@ struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_
 void an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts);
 void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase);
 int an_moments_keep(struct an_pd *pd, struct an_rec *r);
+/* before a change of PyTorch's segments: the open moment's, as they were */
+void an_moments_segments(struct an_analysis *a, struct an_pd *pd);
 void an_moments_end(struct an_analysis *a, struct an_pd *pd);
 void an_moments_free(struct an_analysis *a, struct an_pd *pd);
 /* PyTorch's segments now, by address, into *out (a new array, the
