@@ -2086,43 +2086,38 @@ def test_sample():
 GOLDEN = ("train", "leak", "oom", "cuda", "hook")
 
 
+def golden(name, args, file, update):
+    """analyze ARGS NAME.json.gz against golden/FILE (written with update)."""
+    gdir = os.path.join(HERE, "golden")
+    os.makedirs(gdir, exist_ok=True)
+    rc, out, err = run(*(args + [name + ".json.gz"]))
+    eq(rc, 0, "%s %s: exit status" % (name, " ".join(args)))
+    out = re.sub(r'"gpuprof_version": "[^"]*"', '"gpuprof_version": "X"', out)
+    path = os.path.join(gdir, file)
+    if update:
+        open(path, "w").write(out)
+        return
+    want = open(path).read() if os.path.exists(path) else None
+    if not check(out == want, "%s differs from golden/ (regenerate: test_analyze.py GPUPROF golden --update)" % file):
+        import difflib
+        sys.stderr.writelines(list(difflib.unified_diff(
+            (want or "").splitlines(True), out.splitlines(True), "golden", "now"))[:60])
+
+
 def test_golden():
     """Exact text and JSON reports; --update rewrites them."""
     update = "--update" in sys.argv
-    gdir = os.path.join(HERE, "golden")
-    os.makedirs(gdir, exist_ok=True)
     for name in GOLDEN:
         make(name)
         for fmt, args in (("txt", []), ("json", ["--json"])):
-            rc, out, err = run(*(args + [name + ".json.gz"]))
-            eq(rc, 0, "%s %s: exit status" % (name, fmt))
-            out = re.sub(r'"gpuprof_version": "[^"]*"', '"gpuprof_version": "X"', out)
-            path = os.path.join(gdir, "%s.%s" % (name, fmt))
-            if update:
-                open(path, "w").write(out)
-                continue
-            want = open(path).read() if os.path.exists(path) else None
-            if not check(out == want, "%s.%s differs from golden/ (regenerate: test_analyze.py GPUPROF "
-                         "golden --update)" % (name, fmt)):
-                import difflib
-                sys.stderr.writelines(list(difflib.unified_diff(
-                    (want or "").splitlines(True), out.splitlines(True), "golden", "now"))[:60])
+            golden(name, args, "%s.%s" % (name, fmt), update)
     # --at: what was live at a moment, inside a step (train) and at a
     # failed allocation's (oom; cuda: NVTX ranges; hook: PyTorch's segments
     # and their blocks), as text and JSON
     for name, at in (("train", "0.0405"), ("oom", "0.02"), ("cuda", "0.1"), ("hook", "0.042")):
         make(name)
         for fmt, args in (("txt", []), ("json", ["--json"])):
-            rc, out, err = run(*(args + ["--at", at, name + ".json.gz"]))
-            eq(rc, 0, "%s --at %s %s: exit status" % (name, at, fmt))
-            out = re.sub(r'"gpuprof_version": "[^"]*"', '"gpuprof_version": "X"', out)
-            path = os.path.join(gdir, "%s.at.%s" % (name, fmt))
-            if update:
-                open(path, "w").write(out)
-                continue
-            want = open(path).read() if os.path.exists(path) else None
-            check(out == want, "%s --at %s %s differs from golden/ (regenerate: test_analyze.py GPUPROF golden "
-                  "--update)" % (name, at, fmt))
+            golden(name, args + ["--at", at], "%s.at.%s" % (name, fmt), update)
     # what --at refuses
     for bad in ("-1", "x", "1e9", ""):
         rc, out, err = run("--at", bad, "train.json.gz")
