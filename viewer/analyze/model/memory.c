@@ -744,9 +744,8 @@ static int on_alloc(struct an_analysis *a, struct an_proc *p, struct an_pd *pd,
 			an_snap_take(a, &pd->peak);
 			an_coll_take(a, pd, &pd->peak_coll, ts);
 		}
-		if (fw)
-			an_moments_after(a, pd, ts, r->step, r->phase);
 		if (fw) {
+			an_moments_after(a, pd, ts, r->step, r->phase);
 			if (pd->nooms)
 				oom_follow(&pd->ooms[pd->nooms - 1], r, ts);
 		}
@@ -1125,10 +1124,12 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 		return -ENOMEM;
 	switch (ev->type) {
 	case AE_ALLOC:
-		an_moments_before(a, pd, ts);
+		if (an_moments_before(a, pd, ts))
+			return -ENOMEM;
 		return on_alloc(a, p, pd, ev, ts);
 	case AE_FREE:
-		an_moments_before(a, pd, ts);
+		if (an_moments_before(a, pd, ts))
+			return -ENOMEM;
 		return on_free(a, p, pd, ev, ts);
 	case AE_POOL:
 		if (fw_pool_set(p, pd, ev->pool.pool, ev->pool.size, ts, 1))
@@ -1138,8 +1139,7 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 	case AE_OOM:
 		return on_oom(a, p, pd, ev, ts);
 	case AE_SEGMENT:
-		an_moments_segments(a, pd);
-		if (on_segment(p, pd, ev, ts))
+		if (an_moments_segments(pd) || on_segment(p, pd, ev, ts))
 			return -ENOMEM;
 		gpu_update(a, pd, ts);
 		return 0;

@@ -78,14 +78,16 @@ static void merge(struct an_analysis *a, struct an_moments *mo)
 	mo->open /= 2;
 }
 
-/* The open stretch's moment, with what was live then, into its slot. */
-static void close_open(struct an_analysis *a, struct an_pd *pd)
+/* The open stretch's moment, with what was live then, into its slot.
+ * 0 or -ENOMEM. */
+static int close_open(struct an_analysis *a, struct an_pd *pd)
 {
 	struct an_moments *mo = &pd->mo;
 	struct an_moment m;
 	int oom;
 
-	an_moments_segments(a, pd);
+	if (an_moments_segments(pd))
+		return -ENOMEM;
 	m = mo->cur;
 	mo->cur.segs = NULL; /* handed over to m */
 	mo->cur.nsegs = 0;
@@ -98,14 +100,14 @@ static void close_open(struct an_analysis *a, struct an_pd *pd)
 	pd->mo_snap.taken = 0;
 	if (oom) {
 		free(m.segs);
-		a->status = a->status ? a->status : GP_AN_FAIL;
-		return;
+		return -ENOMEM;
 	}
 	mo->refs += m.n;
 	m.set = 1;
 	moment_keep_larger(a, mo, &mo->v[mo->open], &m);
 	while (mo->refs > AN_MOMENT_REFS && mo->width < INT64_MAX / 4)
 		merge(a, mo);
+	return 0;
 }
 
 /* The open stretch's most so far: now. */
@@ -117,49 +119,48 @@ static void note_now(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32
 	an_snap_take(a, &pd->mo_snap);
 }
 
-void an_moments_segments(struct an_analysis *a, struct an_pd *pd)
+int an_moments_segments(struct an_pd *pd)
 {
 	if (!pd->mo.segs_due)
-		return;
+		return 0;
 	pd->mo.segs_due = 0;
-	if (an_segments_now(pd, &pd->mo.cur.segs, &pd->mo.cur.nsegs))
-		a->status = a->status ? a->status : GP_AN_FAIL;
+	return an_segments_now(pd, &pd->mo.cur.segs, &pd->mo.cur.nsegs);
 }
 
-static void at_take(struct an_analysis *a, struct an_pd *pd, int64_t at, int after_end)
+static int at_take(struct an_analysis *a, struct an_pd *pd, int64_t at, int after_end)
 {
 	pd->at_ts = at;
 	pd->at_bytes = pd->fw_live;
 	pd->at_step = an_current_step(pd->proc);
 	pd->at_phase = an_process_phase(pd->proc);
 	pd->at_after_end = after_end;
-	if (an_segments_now(pd, &pd->at_segs, &pd->at_nsegs))
-		a->status = a->status ? a->status : GP_AN_FAIL;
 	an_snap_take(a, &pd->at);
+	return an_segments_now(pd, &pd->at_segs, &pd->at_nsegs);
 }
 
-void an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
+int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 {
 	struct an_moments *mo = &pd->mo;
 	int64_t start;
 	uint64_t k;
 
 	/* --at: what was live after every event up to that time */
-	if (a->has_at && !pd->at.taken && ts > a->at_ns)
-		at_take(a, pd, a->at_ns, 0);
+	if (a->has_at && !pd->at.taken && ts > a->at_ns && at_take(a, pd, a->at_ns, 0))
+		return -ENOMEM;
 	if (!pd->has_tl)
-		return;
+		return 0;
 	if (!mo->started) {
 		mo->started = 1;
 		mo->t0 = ts;
 		mo->width = AN_MOMENT_FIRST_WIDTH_NS;
 		mo->open = 0;
 		note_now(a, pd, ts, an_current_step(pd->proc), an_process_phase(pd->proc));
-		return;
+		return 0;
 	}
 	if (ts < mo->t0 + (int64_t)(mo->open + 1) * mo->width)
-		return;
-	close_open(a, pd);
+		return 0;
+	if (close_open(a, pd))
+		return -ENOMEM;
 	k = (uint64_t)(ts - mo->t0) / (uint64_t)mo->width;
 	while (k >= AN_MOMENTS) {
 		merge(a, mo);
@@ -171,6 +172,7 @@ void an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 	 * exactly there: --at of that time would count the event) */
 	start = mo->t0 + (int64_t)k * mo->width;
 	note_now(a, pd, ts == start ? start - 1 : start, an_current_step(pd->proc), an_process_phase(pd->proc));
+	return 0;
 }
 
 void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase)
@@ -190,12 +192,13 @@ int an_moments_keep(struct an_pd *pd, struct an_rec *r)
 	return err;
 }
 
-void an_moments_end(struct an_analysis *a, struct an_pd *pd)
+int an_moments_end(struct an_analysis *a, struct an_pd *pd)
 {
-	if (a->has_at && !pd->at.taken)
-		at_take(a, pd, a->at_ns, 1);
+	if (a->has_at && !pd->at.taken && at_take(a, pd, a->at_ns, 1))
+		return -ENOMEM;
 	if (pd->has_tl && pd->mo.started && pd->mo_snap.taken)
-		close_open(a, pd);
+		return close_open(a, pd);
+	return 0;
 }
 
 void an_moments_free(struct an_analysis *a, struct an_pd *pd)

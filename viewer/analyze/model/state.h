@@ -514,15 +514,17 @@ int an_snap_keep(struct an_snap *s, struct an_rec *r);
  * frees, of borrowed records; *n its length. NULL with *n = 0 if empty
  * or out of memory (*oom set). */
 struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_t *n, int *oom);
-/* moments.c (moments.h): before a change of pd's live memory at ts, and
- * after one made by an allocation; a record freed (its references for the
- * snapshots watched, 0 or -ENOMEM); the end of the trace; freeing. */
-void an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts);
+/* moments.c (moments.h): before a change of pd's live memory at ts (0 or
+ * -ENOMEM), and after one made by an allocation; a record freed (its
+ * references for the snapshots watched, 0 or -ENOMEM); the end of the
+ * trace (0 or -ENOMEM); freeing. */
+int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts);
 void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase);
 int an_moments_keep(struct an_pd *pd, struct an_rec *r);
-/* before a change of PyTorch's segments: the open moment's, as they were */
-void an_moments_segments(struct an_analysis *a, struct an_pd *pd);
-void an_moments_end(struct an_analysis *a, struct an_pd *pd);
+/* before a change of PyTorch's segments: the open moment's, as they were;
+ * 0 or -ENOMEM */
+int an_moments_segments(struct an_pd *pd);
+int an_moments_end(struct an_analysis *a, struct an_pd *pd);
 void an_moments_free(struct an_analysis *a, struct an_pd *pd);
 /* PyTorch's segments now, by address, into *out (a new array, the
  * caller's; NULL and 0 where not known: not native mode with the hook,

@@ -1701,7 +1701,8 @@ static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d
 	struct bands bands = { 0 };
 	size_t n = 0, most = SIZE_MAX, budget = BREAKDOWN_BLOCKS;
 
-	an_moments_end(b->a, pd);
+	if (an_moments_end(b->a, pd))
+		b->oom = 1;
 	for (size_t i = 0; pd->has_tl && mo->started && i < AN_MOMENTS; i++) {
 		if (mo->v[i].set && (most == SIZE_MAX || mo->v[i].bytes > mo->v[most].bytes))
 			most = i;
