@@ -117,20 +117,12 @@ struct an_pd *an_pd_get(struct an_analysis *a, struct an_proc *p, uint32_t devic
 	return pd;
 }
 
-static void snap_free(struct an_analysis *a, struct an_snap *s)
-{
-	an_snap_clear(a, s);
-	free(s->stash);
-	s->stash = NULL;
-	s->cap = 0;
-}
-
 static void oom_free(struct an_analysis *a, struct an_oom *o)
 {
 	an_str_unref(&a->st, o->layer);
 	an_str_unref(&a->st, o->op);
 	an_str_unref(&a->st, o->api);
-	snap_free(a, &o->snap);
+	an_snap_free(a, &o->snap);
 	free(o->segs);
 	an_coll_moment_free(a, &o->coll);
 }
@@ -145,8 +137,8 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 		free(pd->pools.slots[i].val);
 	gp_u64map_free(&pd->pools);
 	gp_u64map_free(&pd->seg_cuda);
-	snap_free(a, &pd->peak);
-	snap_free(a, &pd->step_snap);
+	an_snap_free(a, &pd->peak);
+	an_snap_free(a, &pd->step_snap);
 	an_moments_free(a, pd);
 	for (size_t i = 0; i < pd->nooms; i++)
 		oom_free(a, &pd->ooms[i]);
@@ -473,14 +465,12 @@ static int release(struct an_analysis *a, struct an_proc *p, struct an_pd *pd, s
 			pd->fw_live -= r->bytes;
 		else
 			pd->other_live -= r->bytes;
-		if (pd->peak.taken && r->seq <= pd->peak.cut)
-			err |= an_snap_keep(&pd->peak, r);
-		if (pd->step_snap.taken && r->seq <= pd->step_snap.cut)
-			err |= an_snap_keep(&pd->step_snap, r);
+		err |= an_snap_keep(&pd->peak, r);
+		err |= an_snap_keep(&pd->step_snap, r);
 		for (size_t i = 0; i < pd->nooms; i++)
-			if (pd->ooms[i].snap.taken && r->seq <= pd->ooms[i].snap.cut)
-				err |= an_snap_keep(&pd->ooms[i].snap, r);
-		err |= an_moments_keep(pd, r);
+			err |= an_snap_keep(&pd->ooms[i].snap, r);
+		err |= an_snap_keep(&pd->mo_snap, r);
+		err |= an_snap_keep(&pd->at, r);
 		/* what PyTorch released to retry: its cached segments (native
 		 * mode: the segments themselves; with the hook, its blocks are
 		 * the program's tensors, and its segments are counted apart) */

@@ -181,17 +181,6 @@ void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint3
 		note_now(a, pd, ts, step, phase);
 }
 
-int an_moments_keep(struct an_pd *pd, struct an_rec *r)
-{
-	int err = 0;
-
-	if (pd->mo_snap.taken && r->seq <= pd->mo_snap.cut)
-		err |= an_snap_keep(&pd->mo_snap, r);
-	if (pd->at.taken && r->seq <= pd->at.cut)
-		err |= an_snap_keep(&pd->at, r);
-	return err;
-}
-
 int an_moments_end(struct an_analysis *a, struct an_pd *pd)
 {
 	if (a->has_at && !pd->at.taken && at_take(a, pd, a->at_ns, 1))
@@ -205,10 +194,8 @@ void an_moments_free(struct an_analysis *a, struct an_pd *pd)
 {
 	for (size_t i = 0; i < AN_MOMENTS; i++)
 		moment_drop(a, &pd->mo, &pd->mo.v[i]);
-	an_snap_clear(a, &pd->mo_snap);
-	free(pd->mo_snap.stash);
-	an_snap_clear(a, &pd->at);
-	free(pd->at.stash);
+	an_snap_free(a, &pd->mo_snap);
+	an_snap_free(a, &pd->at);
 	free(pd->at_segs);
 	free(pd->mo.cur.segs);
 }

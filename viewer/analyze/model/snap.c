@@ -25,8 +25,18 @@ void an_snap_clear(struct an_analysis *a, struct an_snap *s)
 	s->n = 0;
 }
 
+void an_snap_free(struct an_analysis *a, struct an_snap *s)
+{
+	an_snap_clear(a, s);
+	free(s->stash);
+	s->stash = NULL;
+	s->cap = 0;
+}
+
 int an_snap_keep(struct an_snap *s, struct an_rec *r)
 {
+	if (!s->taken || r->seq > s->cut)
+		return 0; /* made after the snapshot: not in it */
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
 		struct an_rec **st = realloc(s->stash, cap * sizeof(*st));

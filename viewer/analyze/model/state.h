@@ -508,19 +508,21 @@ void an_rec_unref(struct an_analysis *a, struct an_rec *r);
 void an_snap_clear(struct an_analysis *a, struct an_snap *s);
 /* A snapshot of now: every live record (seq <= cut) belongs to it. */
 void an_snap_take(struct an_analysis *a, struct an_snap *s);
-/* r, freed, kept in s (a reference); 0 or -ENOMEM. */
+/* The stash let go. */
+void an_snap_free(struct an_analysis *a, struct an_snap *s);
+/* r, freed: kept in s (a reference) where s saw it alive (taken, r made
+ * by then); 0 or -ENOMEM. */
 int an_snap_keep(struct an_snap *s, struct an_rec *r);
 /* The members of a snapshot (device memory only): a new array the caller
  * frees, of borrowed records; *n its length. NULL with *n = 0 if empty
  * or out of memory (*oom set). */
 struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_t *n, int *oom);
 /* moments.c (moments.h): before a change of pd's live memory at ts (0 or
- * -ENOMEM), and after one made by an allocation; a record freed (its
- * references for the snapshots watched, 0 or -ENOMEM); the end of the
- * trace (0 or -ENOMEM); freeing. */
+ * -ENOMEM), and after one made by an allocation; the end of the trace (0
+ * or -ENOMEM); freeing. A record freed is kept by pd->mo_snap and pd->at
+ * as by the other snapshots (an_snap_keep). */
 int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts);
 void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase);
-int an_moments_keep(struct an_pd *pd, struct an_rec *r);
 /* before a change of PyTorch's segments: the open moment's, as they were;
  * 0 or -ENOMEM */
 int an_moments_segments(struct an_pd *pd);
