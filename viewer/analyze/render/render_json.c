@@ -558,16 +558,18 @@ static struct json_object *segment_blocks_json(struct gp_jb *b, const struct gp_
 
 RS_OBJECT(segment_json, struct gp_an_segment, GP_RS_SEGMENT)
 
+static struct json_object *segment_list_json(struct gp_jb *b, const struct gp_an_segment *v, size_t n)
+{
+	struct json_object *arr = gp_jb_arr(b);
+
+	for (size_t i = 0; i < n; i++)
+		gp_jb_push(b, arr, segment_json(b, &v[i]));
+	return arr;
+}
+
 static struct json_object *segments_json(struct gp_jb *b, const struct gp_an_breakdown *x)
 {
-	struct json_object *arr;
-
-	if (!x->has_segments)
-		return NULL;
-	arr = gp_jb_arr(b);
-	for (size_t i = 0; i < x->nsegments; i++)
-		gp_jb_push(b, arr, segment_json(b, &x->segments[i]));
-	return arr;
+	return x->has_segments ? segment_list_json(b, x->segments, x->nsegments) : NULL;
 }
 
 RS_OBJECT(breakdown_json, struct gp_an_breakdown, GP_RS_BREAKDOWN)
@@ -722,14 +724,8 @@ static struct json_object *oom_advice_json(struct gp_jb *b, const struct gp_an_o
 /* native mode with the allocator hook: other documents unchanged */
 static void oom_segments_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_oom *x)
 {
-	struct json_object *arr;
-
-	if (!x->has_segments)
-		return;
-	arr = gp_jb_arr(b);
-	for (size_t i = 0; i < x->nsegments; i++)
-		gp_jb_push(b, arr, segment_json(b, &x->segments[i]));
-	RS_PUT(key, arr);
+	if (x->has_segments)
+		RS_PUT(key, segment_list_json(b, x->segments, x->nsegments));
 }
 
 RS_MEMBERS(oom_members, struct gp_an_oom, GP_RS_OOM)

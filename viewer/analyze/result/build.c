@@ -1335,9 +1335,9 @@ static void oom_outcomes_fill(struct an_pd *pd, struct gp_an_device *d)
 	d->ooms_got_past.seconds = gp_an_round((double)past_ns / 1e9, 6);
 }
 
-struct gp_an_breakdown;
-static void segments_fill(struct bld *b, const struct an_set *s, const struct an_seg *segs, size_t nsegs,
-			  size_t *budget, struct gp_an_breakdown *o);
+static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struct gp_an_set *cats,
+			      const struct an_seg *segs, size_t nsegs, size_t *budget, struct gp_an_segment **out,
+			      size_t *nout);
 
 static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int detailed,
 		     uint64_t capacity, const struct an_leak *lk, int top, struct gp_an_oom *j)
@@ -1383,13 +1383,10 @@ static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int deta
 		snap_set(b, pd, &o->snap, &s);
 		describe(b, p, &s, top, &j->set);
 		if (o->nsegs) {
-			struct gp_an_breakdown at = { .set = j->set };
 			size_t budget = SIZE_MAX;
 
-			segments_fill(b, &s, o->segs, o->nsegs, &budget, &at);
-			j->segments = at.segments;
-			j->nsegments = at.nsegments;
-			j->has_segments = at.has_segments;
+			segments_fill(b, &s, &j->set, o->segs, o->nsegs, &budget, &j->segments, &j->nsegments);
+			j->has_segments = 1;
 		}
 	}
 	if (an_advise(b->r, pd, o, &s, capacity, lk, &j->advice, &j->nadvice))
@@ -1567,33 +1564,37 @@ static int member_addr_cmp(const void *x, const void *y)
 	return a->r->addr < b->r->addr ? -1 : a->r->addr > b->r->addr;
 }
 
-/* s's blocks in the segments (by address), into o->segments; *budget:
- * blocks that may still be listed (taken from). */
-static void segments_fill(struct bld *b, const struct an_set *s, const struct an_seg *segs, size_t nsegs,
-			  size_t *budget, struct gp_an_breakdown *o)
+/* s's blocks in the segments (by address), into *out; a block's
+ * category as its index in cats' categories; *budget: blocks that may
+ * still be listed (taken from). Returns the segments' bytes. */
+static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struct gp_an_set *cats,
+			      const struct an_seg *segs, size_t nsegs, size_t *budget, struct gp_an_segment **out,
+			      size_t *nout)
 {
 	const struct an_member **by_addr = s->n ? malloc(s->n * sizeof(*by_addr)) : NULL;
 	int cat_index[CAT_N];
 	uint64_t sum = 0;
 	size_t k = 0;
 
+	*out = NULL;
+	*nout = 0;
 	if (s->n && !by_addr) {
 		b->oom = 1;
-		return;
+		return 0;
 	}
 	for (int c = 0; c < CAT_N; c++) {
 		cat_index[c] = -1;
-		for (size_t i = 0; i < o->set.ncategories; i++)
-			if (!strcmp(o->set.categories[i].category, an_cat_names[c]))
+		for (size_t i = 0; i < cats->ncategories; i++)
+			if (!strcmp(cats->categories[i].category, an_cat_names[c]))
 				cat_index[c] = (int)i;
 	}
 	for (size_t i = 0; i < s->n; i++)
 		by_addr[i] = &s->m[i];
 	if (s->n)
 		qsort(by_addr, s->n, sizeof(*by_addr), member_addr_cmp);
-	o->segments = arr(b, nsegs, sizeof(*o->segments));
-	for (size_t g = 0; o->segments && g < nsegs; g++) {
-		struct gp_an_segment *e = &o->segments[o->nsegments++];
+	*out = arr(b, nsegs, sizeof(**out));
+	for (size_t g = 0; *out && g < nsegs; g++) {
+		struct gp_an_segment *e = &(*out)[(*nout)++];
 		uint64_t at = segs[g].addr, end = segs[g].addr + segs[g].bytes;
 		size_t first;
 
@@ -1628,9 +1629,8 @@ static void segments_fill(struct bld *b, const struct an_set *s, const struct an
 			e->blocks[3 * i + 2] = s->torch ? cat_index[m->cat] : -1;
 		}
 	}
-	o->has_segments = 1;
-	o->reserved = opt(1, sum);
 	free(by_addr);
+	return sum;
 }
 
 /* What was live at ts (recs, borrowed): by category, innermost layer and
@@ -1675,8 +1675,10 @@ static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs
 		holders_of(b, &lines, s.bytes, 0, &o->by_line, &o->nline);
 	an_grp_free(&layers);
 	an_grp_free(&lines);
-	if (nsegs)
-		segments_fill(b, &s, segs, nsegs, budget, o);
+	if (nsegs) {
+		o->reserved = opt(1, segments_fill(b, &s, &o->set, segs, nsegs, budget, &o->segments, &o->nsegments));
+		o->has_segments = 1;
+	}
 	if (s.n)
 		qsort(s.m, s.n, sizeof(*s.m), member_cmp);
 	nlargest = s.n < BREAKDOWN_ROWS ? s.n : BREAKDOWN_ROWS;
@@ -1699,29 +1701,30 @@ static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d
 {
 	const struct an_moments *mo = &pd->mo;
 	struct bands bands = { 0 };
-	size_t n = 0, most = SIZE_MAX, budget = BREAKDOWN_BLOCKS;
+	size_t n = 0, most = SIZE_MAX, budget = BREAKDOWN_BLOCKS, at[AN_MOMENTS];
 
 	if (an_moments_end(b->a, pd))
 		b->oom = 1;
+	/* each moment's place in time order, and the most live one */
 	for (size_t i = 0; pd->has_tl && mo->started && i < AN_MOMENTS; i++) {
-		if (mo->v[i].set && (most == SIZE_MAX || mo->v[i].bytes > mo->v[most].bytes))
+		if (!mo->v[i].set)
+			continue;
+		if (most == SIZE_MAX || mo->v[i].bytes > mo->v[most].bytes)
 			most = i;
-		n += mo->v[i].set;
+		at[i] = n++;
 	}
 	d->moments = arr(b, n, sizeof(*d->moments));
 	/* the most live moment (the peak's) first: its blocks within the
 	 * budget, whatever the others take; the rest in time order */
-	for (size_t k = 0; d->moments && n && k <= AN_MOMENTS; k++) {
-		size_t i = k == 0 ? most : k - 1, at = 0;
+	for (size_t k = 0; d->moments && k <= AN_MOMENTS; k++) {
+		size_t i = k == 0 ? most : k - 1;
 		const struct an_moment *m = &mo->v[i];
 		int64_t from = mo->t0 + (int64_t)i * mo->width;
 
 		if (!m->set || (k > 0 && i == most))
 			continue;
-		for (size_t j = 0; j < i; j++)
-			at += mo->v[j].set;
 		breakdown_fill(b, pd, m->m, m->n, m->ts, from, from + mo->width, m->bytes, m->step, m->phase, m->segs,
-			       m->nsegs, &budget, &bands, &d->moments[at]);
+			       m->nsegs, &budget, &bands, &d->moments[at[i]]);
 	}
 	d->nmoments = d->moments ? n : 0;
 	if (b->a->has_at) {
