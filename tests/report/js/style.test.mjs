@@ -1,7 +1,7 @@
 // style.js: the charts' axes and colours.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { axisBytes, BYTE_INCRS, layoutLabels, liveColumns, mostLive, phaseColor, stepAxis, withAlpha } from "../../../viewer/report/assets/js/style.js";
+import { axisBytes, BYTE_INCRS, layoutLabels, liveColumns, mostLive, phaseColor, stepAxis, stepsStart, withAlpha } from "../../../viewer/report/assets/js/style.js";
 
 test("axisBytes: bytes without trailing zeros", () => {
 	assert.equal(axisBytes(2 ** 30), "1 GiB");
@@ -101,4 +101,16 @@ test("liveColumns: in time order, each on to the next; bands oldest first from t
 	assert.equal(mostLive(cols), 1);
 	assert.equal(mostLive([]), -1);
 	assert.deepEqual(liveColumns(undefined, []), []);
+});
+
+test("stepsStart: on the steps after a long start, unless the peak or a failure lies before them", () => {
+	// marks at 8, 9, 10: the steps from 7 (a step before the first mark)
+	assert.equal(stepsStart([8, 9, 10], 0, 10, [9.5]), 7);
+	assert.equal(stepsStart([8, 9, 10], 0, 10, [null, undefined, "x"]), 7);
+	assert.equal(stepsStart([8, 9, 10], 0, 10, [3]), null);
+	assert.equal(stepsStart([8, 9, 10], 0, 10, [9, 6.9]), null);
+	// a short start (30% of the run at most), or fewer than two marks: the whole run
+	assert.equal(stepsStart([2, 3, 10], 0, 10, []), null);
+	assert.equal(stepsStart([8], 0, 10, []), null);
+	assert.equal(stepsStart([], 0, 10, []), null);
 });

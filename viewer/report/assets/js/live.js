@@ -7,10 +7,11 @@
  * the trace. */
 import { isNum, obj, objs } from "./text.js";
 import { add, h, heading, muted, svg, swatch } from "./dom.js";
-import { bytes, orDash, pct, secs, stepText } from "./format.js";
-import { axisBytes, CATEGORY_COLOR, COLOR, liveColumns, mostLive, PALETTE } from "./style.js";
+import { bytes, carded, orDash, pct, secs, stepText } from "./format.js";
+import { axisBytes, CATEGORY_COLOR, COLOR, liveColumns, mostLive, PALETTE, stepsStart } from "./style.js";
 import { hideTip, resizers, selftest, showTip } from "./sections.js";
 import { categoryBar, col, table } from "./tables.js";
+import { stepPoints } from "./timeline.js";
 
 const SMALLER = "#cbd5e1";
 
@@ -39,10 +40,8 @@ function breakdown(panel, key, col0, bands) {
 		panel.appendChild(table([col("bytes", "bytes", bytes, 1), col("made", "t", secs, 1), col("freed", "freed_t", (v) => (isNum(v) ? secs(v) : "never"), 1),
 			col("category", "category"), col("layer", "layer"), col("line", "line")], big, false));
 	}
-	if (Array.isArray(m.segments)) segmentsView(panel, m);
-	selftest.live[key] = { t: m.t, bytes: m.bytes, live_bytes: m.live_bytes, reserved: isNum(m.reserved) ? m.reserved : null,
-		segments: Array.isArray(m.segments) ? { count: objs(m.segments).length, bytes: objs(m.segments).reduce((a, g) => a + (isNum(g.bytes) ? g.bytes : 0), 0),
-			used: objs(m.segments).reduce((a, g) => a + (isNum(g.used) ? g.used : 0), 0) } : null,
+	const segments = Array.isArray(m.segments) ? segmentsView(panel, m) : null;
+	selftest.live[key] = { t: m.t, bytes: m.bytes, live_bytes: m.live_bytes, reserved: isNum(m.reserved) ? m.reserved : null, segments,
 		by_category: objs(m.by_category).map((c) => [c.category, c.bytes]), by_layer: holderRows(m.by_layer).map((x) => [x.name, x.bytes]),
 		by_line: Array.isArray(m.by_line) ? holderRows(m.by_line).map((x) => [x.name, x.bytes]) : null };
 }
@@ -52,7 +51,8 @@ const SEGMENT_ROWS = 120;
 /** PyTorch's segments then (m: a Breakdown, or an Oom: its segments and
  * by_category), one row each (largest first), as wide as its size against
  * the largest; its blocks coloured by category, the free stretches light:
- * the cache as PyTorch holds it; request: a failed one's bytes. */
+ * the cache as PyTorch holds it; request: a failed one's bytes. Returns
+ * what it drew: {count, bytes, used}. */
 export function segmentsView(panel, m, request) {
 	const segs = objs(m.segments).filter((g) => isNum(g.bytes) && g.bytes > 0).sort((a, b) => b.bytes - a.bytes);
 	const total = segs.reduce((a, g) => a + g.bytes, 0), used = segs.reduce((a, g) => a + (isNum(g.used) ? g.used : 0), 0);
@@ -62,7 +62,8 @@ export function segmentsView(panel, m, request) {
 		"; " + bytes(used) + " in blocks, " + bytes(total - used) + " free in them, the largest free stretch in one segment " + bytes(widest) +
 		(isNum(request) ? ". The request, " + bytes(request) + ", " + (request > widest ? "fits in none of them: PyTorch needed a new segment of it, and the device had no room" :
 			"fits in a free stretch") : ": a request larger than that needs a new segment") + ". Largest first; a block's colour is its category."));
-	if (!segs.length) return;
+	const drawn = { count: segs.length, bytes: total, used };
+	if (!segs.length) return drawn;
 	const W = Math.max(320, (panel.clientWidth || 900) - 330), H = 12, max = segs[0].bytes, shown = segs.slice(0, SEGMENT_ROWS);
 	const g = svg("svg", { width: W + 320, height: shown.length * (H + 3) + 4, role: "img", "aria-label": "segments and blocks" });
 	shown.forEach((seg, row) => {
@@ -81,6 +82,7 @@ export function segmentsView(panel, m, request) {
 	});
 	panel.appendChild(h("div", { class: "live segments" }, g));
 	if (segs.length > shown.length) panel.appendChild(muted((segs.length - shown.length) + " smaller segments not drawn."));
+	return drawn;
 }
 
 function bandLines(b, m) {
@@ -106,11 +108,10 @@ export function liveSection(sec, dev, key) {
 	const first = columns[0].x0, t1 = Math.max(...columns.map((c) => c.x1));
 	const top = Math.max(1, ...columns.map((c) => c.rest.y1));
 	// as memory over time: on the steps where a program spent a while
-	// before them, unless the peak lies there
-	const steps = objs(obj(dev.steps) && dev.steps.series).filter((x) => isNum(x.t)).sort((a, b) => a.t - b.t);
-	const from = steps.length > 1 ? Math.max(first, steps[0].t - (steps[1].t - steps[0].t)) : first;
-	const peakT = obj(dev.peak) && isNum(dev.peak.t) ? dev.peak.t : null;
-	const onSteps = from - first > (t1 - first) * 0.3 && (peakT === null || peakT >= from);
+	// before them, unless the peak or a failure lies there
+	const marks = stepPoints(dev, (x) => isNum(x.t)).map((x) => x.t).sort((a, b) => a - b);
+	const from = stepsStart(marks, first, t1, [obj(dev.peak) && dev.peak.t, ...objs(dev.ooms).filter(carded).map((o) => o.t)]);
+	const onSteps = from !== null;
 	let t0 = onSteps ? from : first;
 	const box = sec.appendChild(h("div", { class: "live" }));
 	const panel = h("div", { class: "live-breakdown" });

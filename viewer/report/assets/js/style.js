@@ -66,6 +66,17 @@ export function stepAxis(marks, beginT) {
 	};
 }
 
+/** Where a chart of a run from first to end opens: on the steps (from a
+ * step before the first mark) where the program spent a while before
+ * them (over 30% of the run) and every time of mustShow (the peak, the
+ * failures; not numbers: none) lies there; else null, the whole run.
+ * marks: the step marks' times, in order. */
+export function stepsStart(marks, first, end, mustShow) {
+	if (marks.length < 2) return null;
+	const from = Math.max(first, marks[0] - (marks[1] - marks[0]));
+	return from - first > (end - first) * 0.3 && mustShow.every((t) => !isNum(t) || t >= from) ? from : null;
+}
+
 /** The columns to draw, in time order: each moment's stretch [x0, x1]
  * (on to the next one's: a stretch without a moment changed nothing), its bands (indices into bands, oldest first:
  * stacked from the bottom, y0..y1 in bytes) and above them the rest of

@@ -2,7 +2,7 @@
 import { arr, isNum, obj, objs, safe } from "./text.js";
 import { h, muted } from "./dom.js";
 import { bytes, carded, duration, secs, stepText } from "./format.js";
-import { COLOR, PHASE_RGB, phaseColor, phaseKey, withAlpha } from "./style.js";
+import { COLOR, PHASE_RGB, phaseColor, phaseKey, stepsStart, withAlpha } from "./style.js";
 import { selftest } from "./sections.js";
 import { dot, hmark, keyRow, markLabels, paint, plot, vmark } from "./plot.js";
 
@@ -145,25 +145,23 @@ export function timelineChart(parent, dev, key) {
 		controls.appendChild(h("label", null, box, " show the whole device (" + bytes(capacity) + ")"));
 	}
 	let leftOut = null;
-	if (steps.length > 1) {
-		// a program may import for seconds before its first step: then the
-		// chart opens on the steps, saying what it leaves out, unless the
-		// peak or a failure lies there (it opens on the whole run)
-		const from = Math.max(xs[0], steps[0].t - (steps[1].t - steps[0].t)), end = xs[xs.length - 1];
-		const inside = (t) => !isNum(t) || t >= from;
-		if (from - xs[0] > (end - xs[0]) * 0.3 && inside(peak && peak.t) && ooms.every((o) => inside(o.t))) {
-			const kind = obj(tl.allocated) ? tl.allocated : obj(tl.reserved) ? tl.reserved : null;
-			const before = kind ? arr(kind.max).slice(0, Math.max(0, Math.floor((from - t0) / dt))).filter(isNum) : [];
-			leftOut = { from, max: before.length ? Math.max(...before) : null };
-			const toSteps = () => u.setScale("x", { min: from, max: end });
-			const whole = () => u.setScale("x", { min: xs[0], max: end });
-			controls.appendChild(h("button", { type: "button", on: { click: whole } }, "the whole run"));
-			controls.appendChild(h("button", { type: "button", on: { click: toSteps } }, "the steps"));
-			parent.insertBefore(h("p", { class: "notice" }, "Opens on the steps, from " + secs(from) + ": the " + secs(from - xs[0]) +
-				" before them are left out" + (leftOut.max !== null ? " (the most allocated there: " + bytes(leftOut.max) + ", below the peak)" : "") +
-				". “The whole run” or a double-click shows them."), controls.nextSibling);
-			toSteps();
-		}
+	// a program may import for seconds before its first step: then the
+	// chart opens on the steps, saying what it leaves out, unless the peak
+	// or a failure lies there (it opens on the whole run)
+	const end = xs[xs.length - 1];
+	const from = stepsStart(steps.map((x) => x.t), xs[0], end, [peak && peak.t, ...ooms.map((o) => o.t)]);
+	if (from !== null) {
+		const kind = obj(tl.allocated) ? tl.allocated : obj(tl.reserved) ? tl.reserved : null;
+		const before = kind ? arr(kind.max).slice(0, Math.max(0, Math.floor((from - t0) / dt))).filter(isNum) : [];
+		leftOut = { from, max: before.length ? Math.max(...before) : null };
+		const toSteps = () => u.setScale("x", { min: from, max: end });
+		const whole = () => u.setScale("x", { min: xs[0], max: end });
+		controls.appendChild(h("button", { type: "button", on: { click: whole } }, "the whole run"));
+		controls.appendChild(h("button", { type: "button", on: { click: toSteps } }, "the steps"));
+		parent.insertBefore(h("p", { class: "notice" }, "Opens on the steps, from " + secs(from) + ": the " + secs(from - xs[0]) +
+			" before them are left out" + (leftOut.max !== null ? " (the most allocated there: " + bytes(leftOut.max) + ", below the peak)" : "") +
+			". “The whole run” or a double-click shows them."), controls.nextSibling);
+		toSteps();
 	}
 	controls.appendChild(h("span", { class: "muted hint" }, "drag: zoom · Shift+drag: pan · double-click: all · per bucket of " + duration(dt) + ": the most (line) and least (band)"));
 }
