@@ -2104,6 +2104,33 @@ def golden(name, args, file, update):
             (want or "").splitlines(True), out.splitlines(True), "golden", "now"))[:60])
 
 
+def test_expandable_segments():
+    """With expandable segments (an H100 trace of fragmentation.py with
+    them on), --at lays PyTorch's blocks out in the runs of pages it had
+    mapped: the runs add up to reserved then (the pages PyTorch mapped,
+    as the timeline counts them), their blocks to PyTorch's own live
+    bytes, none outside a run; a run never touches the next."""
+    path = os.path.join(ADVICE_H100, "frag_expandable.h100.json.gz")
+    for at in ("0.36", "0.39", "0.3935"):
+        rc, out, _ = run("--json", "--at", at, path)
+        if not eq(rc, 0, "expandable --at %s" % at):
+            continue
+        d = json.loads(out)["devices"][0]
+        a, segs = d["at"], d["at"]["segments"]
+        if not check(segs, "expandable --at %s: the runs of mapped pages are laid out" % at):
+            continue
+        eq(sum(g["bytes"] for g in segs), a["reserved"], "expandable --at %s: the runs add up to reserved" % at)
+        ends = [(int(g["addr"], 16), int(g["addr"], 16) + g["bytes"]) for g in segs]
+        check(all(e0 < s1 for (_, e0), (s1, _) in zip(ends, ends[1:])), "expandable --at %s: runs apart, by address" % at)
+        check(all(sum(b[1] for b in g["blocks"]) == g["used"] for g in segs), "expandable --at %s: blocks add up to used" % at)
+        # PyTorch's blocks alive then: what the framework held (bytes)
+        eq(sum(g["used"] for g in segs), a["bytes"], "expandable --at %s: the blocks are PyTorch's live bytes" % at)
+    # the text says it in a line
+    rc, out, _ = run("--at", "0.39", path)
+    check("PyTorch's segments then: 1, 720 MiB reserved, 276 MiB of it in blocks" in out,
+          "expandable --at 0.39: the text's line of segments")
+
+
 def test_golden():
     """Exact text and JSON reports; --update rewrites them."""
     update = "--update" in sys.argv

@@ -140,6 +140,7 @@ void an_pd_free(struct an_analysis *a, struct an_pd *pd)
 	an_snap_free(a, &pd->peak);
 	an_snap_free(a, &pd->step_snap);
 	an_moments_free(a, pd);
+	an_mapped_free(&pd->mapped);
 	for (size_t i = 0; i < pd->nooms; i++)
 		oom_free(a, &pd->ooms[i]);
 	an_str_unref(&a->st, pd->peak_layer);
@@ -984,6 +985,9 @@ static int on_segment(struct an_proc *p, struct an_pd *pd, const struct an_ev *e
 		pd->seg_mapped = 1;
 		size = release ? (now > bytes ? now - bytes : 0) : now + bytes;
 		err = pool_set(pd, SEG_MAPPED_KEY, size, ts);
+		if (!err)
+			err = release ? an_mapped_remove(&pd->mapped, ev->segment.addr, bytes)
+				      : an_mapped_add(&pd->mapped, ev->segment.addr, bytes);
 	} else {
 		struct an_rec *r = release ? NULL : gp_u64map_get(&pd->live, ev->segment.addr);
 

@@ -30,7 +30,20 @@ int an_segments_now(const struct an_pd *pd, struct an_seg **out, size_t *n)
 
 	*out = NULL;
 	*n = 0;
-	if (!an_native_blocks(pd->proc) || pd->seg_mapped || !pd->pools.count)
+	if (!an_native_blocks(pd->proc))
+		return 0;
+	if (pd->seg_mapped) {
+		if (!pd->mapped.n)
+			return 0;
+		v = malloc(pd->mapped.n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memcpy(v, pd->mapped.v, pd->mapped.n * sizeof(*v));
+		*out = v;
+		*n = pd->mapped.n;
+		return 0;
+	}
+	if (!pd->pools.count)
 		return 0;
 	v = malloc(pd->pools.count * sizeof(*v));
 	if (!v)

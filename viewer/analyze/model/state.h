@@ -13,6 +13,7 @@
 #include "collective.h"
 #include "event.h"
 #include "exporters/u64_map.h"
+#include "mapped.h"
 #include "moments.h"
 #include "source.h"
 #include "step_series.h"
@@ -235,6 +236,7 @@ struct an_pd {
 	int seg_new_pool;
 	uint64_t seg_new_bytes, seg_new_cached;
 	int seg_mapped;       /* pages of expandable segments were mapped */
+	struct an_mapped mapped; /* those pages now, as address ranges */
 	struct an_split split;
 
 	/* the peak of fw_live */
@@ -529,8 +531,9 @@ int an_moments_segments(struct an_pd *pd);
 int an_moments_end(struct an_analysis *a, struct an_pd *pd);
 void an_moments_free(struct an_analysis *a, struct an_pd *pd);
 /* PyTorch's segments now, by address, into *out (a new array, the
- * caller's; NULL and 0 where not known: not native mode with the hook,
- * or expandable segments); 0 or -ENOMEM. */
+ * caller's; NULL and 0 where not known: not native mode with the hook);
+ * with expandable segments, each run of pages mapped one after another;
+ * 0 or -ENOMEM. */
 int an_segments_now(const struct an_pd *pd, struct an_seg **out, size_t *n);
 /* memory.c */
 uint64_t an_other_key(uint64_t addr, int64_t ts);

@@ -1588,10 +1588,15 @@ static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struc
 			if (!strcmp(cats->categories[i].category, an_cat_names[c]))
 				cat_index[c] = (int)i;
 	}
+	/* PyTorch's blocks only: with expandable segments, the pages it
+	 * mapped are allocations at the same addresses */
+	size_t nb = 0;
+
 	for (size_t i = 0; i < s->n; i++)
-		by_addr[i] = &s->m[i];
-	if (s->n)
-		qsort(by_addr, s->n, sizeof(*by_addr), member_addr_cmp);
+		if (s->m[i].r->flags & R_TORCH)
+			by_addr[nb++] = &s->m[i];
+	if (nb)
+		qsort(by_addr, nb, sizeof(*by_addr), member_addr_cmp);
 	*out = arr(b, nsegs, sizeof(**out));
 	for (size_t g = 0; *out && g < nsegs; g++) {
 		struct gp_an_segment *e = &(*out)[(*nout)++];
@@ -1601,10 +1606,10 @@ static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struc
 		e->addr = segs[g].addr;
 		e->bytes = segs[g].bytes;
 		sum += segs[g].bytes;
-		while (k < s->n && by_addr[k]->r->addr < at)
+		while (k < nb && by_addr[k]->r->addr < at)
 			k++;
 		first = k;
-		for (; k < s->n && by_addr[k]->r->addr < end; k++) {
+		for (; k < nb && by_addr[k]->r->addr < end; k++) {
 			const struct an_rec *r = by_addr[k]->r;
 
 			if (r->addr > at && r->addr - at > e->largest_free)
