@@ -131,7 +131,7 @@ def page_run(name, paths):
 
 # what the page's data has beyond analyze --json's: memory over time, the
 # moments and the allocations they name
-PAGE_ONLY = ("timeline", "moments", "bands")
+PAGE_ONLY = ("timeline", "moments", "bands", "band_stacks")
 
 
 def strip_timeline(o):
@@ -153,6 +153,21 @@ def check_moments(name, doc, run):
             continue
         who = "%s: process %s GPU %s" % (name, d["pid"], d["device"])
         check([m["from"] for m in ms] == sorted(m["from"] for m in ms), "%s: moments in time order" % who)
+        # the stretches lie end to end over the device's memory events,
+        # each its moment within it
+        check(ms[0]["first_event"] == 0 and all(a["first_event"] + a["events"] == b["first_event"] for a, b in zip(ms, ms[1:])),
+              "%s: the moments' stretches lie end to end over the memory events" % who)
+        check(all(m["events"] >= 1 and m["from"] - 1e-6 <= m["t"] <= m["to"] + 1e-6 for m in ms),
+              "%s: every moment within its stretch" % who)
+        widths = {m["events"] for m in ms[:-1]}
+        check(len(widths) <= 1 and ms[-1]["events"] <= ms[0]["events"] and len(ms) <= 256,
+              "%s: at most 256 stretches of as many events (the last no wider)" % who)
+        stacks = page.get("band_stacks")
+        check(stacks is None or (len(stacks) == len(bands) and any(stacks) and
+                                 all(st is None or (st and all(isinstance(f, str) for f in st)) for st in stacks)),
+              "%s: a stack a band, where the trace has them" % who)
+        for st, b in zip(stacks or [], bands):
+            check(st is None or b.get("line") == st[0], "%s: a band's stack begins at its line (%r, %r)" % (who, b.get("line"), st and st[0]))
         top = max(ms, key=lambda m: m["bytes"])
         check(all(m["bytes"] <= peak.get("bytes", 0) for m in ms), "%s: no moment above the peak" % who)
         check(top["bytes"] == peak.get("bytes") and top["live_bytes"] == peak.get("live_bytes"),

@@ -1118,13 +1118,16 @@ int an_memory_event(struct an_analysis *a, struct an_proc *p, const struct an_ev
 		return -ENOMEM;
 	switch (ev->type) {
 	case AE_ALLOC:
+	case AE_FREE: {
+		int rc;
+
 		if (an_moments_before(a, pd, ts))
 			return -ENOMEM;
-		return on_alloc(a, p, pd, ev, ts);
-	case AE_FREE:
-		if (an_moments_before(a, pd, ts))
-			return -ENOMEM;
-		return on_free(a, p, pd, ev, ts);
+		rc = ev->type == AE_ALLOC ? on_alloc(a, p, pd, ev, ts) : on_free(a, p, pd, ev, ts);
+		if (!rc)
+			an_moments_event(a, pd, ts);
+		return rc;
+	}
 	case AE_POOL:
 		if (fw_pool_set(p, pd, ev->pool.pool, ev->pool.size, ts, 1))
 			return -ENOMEM;

@@ -76,7 +76,8 @@ static void moment_keep_larger(struct an_analysis *a, struct an_moments *mo, str
 	memset(src, 0, sizeof(*src));
 }
 
-/* Twice as wide: stretches 2i and 2i+1 become stretch i. */
+/* Twice as wide: stretches 2i and 2i+1 become stretch i (the open one
+ * has been put in its slot). */
 static void merge(struct an_analysis *a, struct an_moments *mo)
 {
 	for (uint32_t i = 0; i < AN_MOMENTS / 2; i++) {
@@ -85,6 +86,8 @@ static void merge(struct an_analysis *a, struct an_moments *mo)
 		moment_keep_larger(a, mo, &keep, &mo->v[2 * i]);
 		moment_keep_larger(a, mo, &keep, &mo->v[2 * i + 1]);
 		mo->v[i] = keep;
+		mo->from[i] = mo->from[2 * i];
+		mo->to[i] = 2 * i + 1 <= mo->open ? mo->to[2 * i + 1] : mo->to[2 * i];
 	}
 	memset(&mo->v[AN_MOMENTS / 2], 0, (AN_MOMENTS / 2) * sizeof(mo->v[0]));
 	mo->width *= 2;
@@ -104,6 +107,7 @@ static int close_open(struct an_analysis *a, struct an_pd *pd)
 	m = mo->cur;
 	mo->cur.segs = NULL; /* handed over to m */
 	mo->cur.nsegs = 0;
+	mo->cur.set = 0;
 
 	m.m = an_snap_members(pd, &pd->mo_snap, &m.n, &oom);
 	/* the stash's records among them: referenced before it lets go */
@@ -118,7 +122,7 @@ static int close_open(struct an_analysis *a, struct an_pd *pd)
 	mo->refs += m.n;
 	m.set = 1;
 	moment_keep_larger(a, mo, &mo->v[mo->open], &m);
-	while (mo->refs > AN_MOMENT_REFS && mo->width < INT64_MAX / 4)
+	while (mo->refs > AN_MOMENT_REFS && mo->width < UINT64_MAX / 4)
 		merge(a, mo);
 	return 0;
 }
@@ -147,6 +151,7 @@ static int at_take(struct an_analysis *a, struct an_pd *pd, int64_t at, int afte
 	pd->at_step = an_current_step(pd->proc);
 	pd->at_phase = an_process_phase(pd->proc);
 	pd->at_after_end = after_end;
+	pd->at_events = pd->mo.events;
 	an_snap_take(a, &pd->at);
 	return an_segments_now(pd, &pd->at_segs, &pd->at_nsegs);
 }
@@ -154,44 +159,57 @@ static int at_take(struct an_analysis *a, struct an_pd *pd, int64_t at, int afte
 int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 {
 	struct an_moments *mo = &pd->mo;
-	int64_t start;
-	uint64_t k;
 
 	/* --at: what was live after every event up to that time */
 	if (a->has_at && !pd->at.taken && ts > a->at_ns && at_take(a, pd, a->at_ns, 0))
 		return -ENOMEM;
-	if (!pd->has_tl)
+	if (!pd->has_tl) {
+		mo->events++;
 		return 0;
+	}
+	/* events come in the order they are processed; one the trace wrote
+	 * late counts as now */
+	if (mo->started && ts < mo->to[mo->open])
+		ts = mo->to[mo->open];
 	if (!mo->started) {
 		mo->started = 1;
-		mo->t0 = ts;
-		mo->width = AN_MOMENT_FIRST_WIDTH_NS;
+		mo->width = 1;
 		mo->open = 0;
-		note_now(a, pd, ts, an_current_step(pd->proc), an_process_phase(pd->proc));
-		return 0;
+		mo->from[0] = ts;
+	} else if (mo->events >= (uint64_t)(mo->open + 1) * mo->width) {
+		uint64_t k;
+
+		if (close_open(a, pd))
+			return -ENOMEM;
+		for (k = mo->events / mo->width; k >= AN_MOMENTS; k = mo->events / mo->width)
+			merge(a, mo);
+		mo->open = (uint32_t)k;
+		mo->from[k] = ts;
 	}
-	if (ts < mo->t0 + (int64_t)(mo->open + 1) * mo->width)
-		return 0;
-	if (close_open(a, pd))
-		return -ENOMEM;
-	k = (uint64_t)(ts - mo->t0) / (uint64_t)mo->width;
-	while (k >= AN_MOMENTS) {
-		merge(a, mo);
-		k = (uint64_t)(ts - mo->t0) / (uint64_t)mo->width;
-	}
-	mo->open = (uint32_t)k;
-	/* what was live when the stretch began held into it: its first
-	 * moment, at its start (a nanosecond before, where an event is
-	 * exactly there: --at of that time would count the event) */
-	start = mo->t0 + (int64_t)k * mo->width;
-	note_now(a, pd, ts == start ? start - 1 : start, an_current_step(pd->proc), an_process_phase(pd->proc));
+	mo->to[mo->open] = ts;
+	mo->events++;
 	return 0;
+}
+
+/* ts, or where an event came late, the time of the latest before it */
+static int64_t now_of(const struct an_pd *pd, int64_t ts)
+{
+	return ts < pd->mo.to[pd->mo.open] ? pd->mo.to[pd->mo.open] : ts;
 }
 
 void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase)
 {
-	if (pd->has_tl && pd->mo.started && pd->fw_live > pd->mo.cur.bytes)
+	ts = now_of(pd, ts);
+	if (pd->has_tl && pd->mo.started && (!pd->mo.cur.set || pd->fw_live > pd->mo.cur.bytes))
 		note_now(a, pd, ts, step, phase);
+}
+
+void an_moments_event(struct an_analysis *a, struct an_pd *pd, int64_t ts)
+{
+	/* a stretch's first event, a free or another's allocation: what is
+	 * live after it is the stretch's most so far */
+	if (pd->has_tl && pd->mo.started && !pd->mo.cur.set)
+		note_now(a, pd, now_of(pd, ts), an_current_step(pd->proc), an_process_phase(pd->proc));
 }
 
 int an_moments_end(struct an_analysis *a, struct an_pd *pd)

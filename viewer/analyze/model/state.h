@@ -304,6 +304,7 @@ struct an_pd {
 	uint32_t at_step;
 	uint8_t at_phase;
 	int at_after_end;
+	uint64_t at_events;   /* the device's memory events up to then */
 	struct an_seg *at_segs;
 	size_t at_nsegs;
 };
@@ -525,6 +526,8 @@ struct an_rec **an_snap_members(struct an_pd *pd, const struct an_snap *s, size_
  * as by the other snapshots (an_snap_keep). */
 int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts);
 void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase);
+/* after each allocation or free of pd, at ts */
+void an_moments_event(struct an_analysis *a, struct an_pd *pd, int64_t ts);
 /* before a change of PyTorch's segments: the open moment's, as they were;
  * 0 or -ENOMEM */
 int an_moments_segments(struct an_pd *pd);

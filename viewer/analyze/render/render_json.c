@@ -605,6 +605,28 @@ static void bands_put(struct gp_jb *b, struct json_object *o, const char *key, c
 	RS_PUT(key, arr);
 }
 
+/* only with the bands, where the trace has Python stacks */
+static void band_stacks_put(struct gp_jb *b, struct json_object *o, const char *key, const struct gp_an_device *d)
+{
+	struct json_object *arr;
+
+	if ((!d->timeline.present && !d->has_at) || !d->band_stacks)
+		return;
+	arr = gp_jb_arr(b);
+	for (size_t i = 0; i < d->nbands; i++) {
+		const struct gp_an_frames *st = &d->band_stacks[i];
+		struct json_object *frames = NULL;
+
+		if (st->n) {
+			frames = gp_jb_arr(b);
+			for (size_t k = 0; k < st->n; k++)
+				gp_jb_push(b, frames, gp_jb_str(b, st->frames[k]));
+		}
+		gp_jb_push(b, arr, frames);
+	}
+	RS_PUT(key, arr);
+}
+
 RS_OBJECT(growth_obj, struct gp_an_growth, GP_RS_GROWTH)
 
 static struct json_object *growth_json(struct gp_jb *b, const struct gp_an_device *d)

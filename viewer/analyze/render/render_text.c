@@ -913,6 +913,9 @@ static void outline(struct out *o, const struct gp_an_device *d)
 			sz(ol->dropped_bytes));
 }
 
+/* the largest allocations --at lists (the JSON has more: the report's bands) */
+#define AT_LARGEST 8
+
 /* --at: what was live then, as the report's breakdown at that moment */
 static void at(struct out *o, const struct gp_an_device *d, int torch)
 {
@@ -941,7 +944,7 @@ static void at(struct out *o, const struct gp_an_device *d, int torch)
 		segments_line(o, b->segments, b->nsegments, "    ", 0);
 	if (b->nlargest) {
 		fprintf(o->f, "    largest:");
-		for (size_t i = 0; i < b->nlargest; i++) {
+		for (size_t i = 0; i < b->nlargest && i < AT_LARGEST; i++) {
 			const struct gp_an_alloc *e = &d->bands[b->largest[i]];
 
 			fprintf(o->f, "%s %s made at %.3f s%s%s", i ? "," : "", sz(e->bytes), e->t,

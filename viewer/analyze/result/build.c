@@ -469,11 +469,25 @@ static int line_grp_cmp(const void *x, const void *y)
 #define AN_NO_STACK_NAME "(no Python stack)"
 #define AN_NOT_READ_NAME "(stack not read: --stacks)"
 
+/* st's frames of the program's own code, from its line outwards. */
+static void frames_fill(struct bld *b, const struct an_stack *st, struct gp_an_frames *out)
+{
+	size_t k = 0;
+
+	for (uint32_t i = (uint32_t)st->user; i < st->n; i++)
+		k += st->f[i].user;
+	out->frames = arr(b, k, sizeof(*out->frames));
+	out->n = 0;
+	for (uint32_t i = (uint32_t)st->user; out->frames && i < st->n; i++)
+		if (st->f[i].user)
+			out->frames[out->n++] = frame_name(b, &st->f[i]);
+}
+
 static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, int every_stack,
 		      struct gp_an_line *e)
 {
 	const struct an_stack *st = g->rep;
-	size_t k = 0;
+	struct gp_an_frames fr;
 
 	e->bytes = g->bytes;
 	e->share = share(g->bytes, whole);
@@ -488,12 +502,9 @@ static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, i
 	e->function = astr(b, st->f[st->user].func);
 	e->line = st->f[st->user].line;
 	e->library_frames = (uint64_t)st->user; /* the frames inside it are a library's */
-	for (uint32_t i = (uint32_t)st->user; i < st->n; i++)
-		k += st->f[i].user;
-	e->stack = arr(b, k, sizeof(*e->stack));
-	for (uint32_t i = (uint32_t)st->user; e->stack && i < st->n; i++)
-		if (st->f[i].user)
-			e->stack[e->nstack++] = frame_name(b, &st->f[i]);
+	frames_fill(b, st, &fr);
+	e->stack = fr.frames;
+	e->nstack = fr.n;
 }
 
 /* Bytes by the source line that made them: with --stacks, or where some of
@@ -1486,14 +1497,22 @@ static void outline_fill(struct bld *b, struct an_pd *pd, struct gp_an_outline *
 
 /* groups a breakdown lists, then "(the rest)" */
 #define BREAKDOWN_ROWS 8
+/* allocations a breakdown names as its largest (the report's bands), at
+ * most, and the least of them against what was alive (smaller ones are
+ * under a pixel of the picture: one grey band) */
+#define BREAKDOWN_BANDS 32
+#define BREAKDOWN_BAND_SHARE 512
 #define REST_NAME "(the rest)"
 #define NO_LINE_NAME "(no source line)"
 
-/* The allocations the breakdowns name as their largest, each once. */
+/* The allocations the breakdowns name as their largest, each once, and
+ * their Python stacks. */
 struct bands {
 	struct gp_u64map index; /* record address -> its index + 1 */
 	struct gp_an_alloc *v;
+	struct gp_an_frames *stacks;
 	size_t n, cap;
+	int has_stacks;
 };
 
 /* g's largest BREAKDOWN_ROWS groups and the rest, into the arena. layers:
@@ -1540,16 +1559,26 @@ static size_t band_of(struct bld *b, const struct an_proc *p, const struct an_se
 	if (bands->n == bands->cap) {
 		size_t cap = bands->cap ? bands->cap * 2 : 64;
 		struct gp_an_alloc *v = realloc(bands->v, cap * sizeof(*v));
+		struct gp_an_frames *st;
 
 		if (!v)
 			return SIZE_MAX;
 		bands->v = v;
+		st = realloc(bands->stacks, cap * sizeof(*st));
+		if (!st)
+			return SIZE_MAX;
+		bands->stacks = st;
 		bands->cap = cap;
 	}
 	if (gp_u64map_put(&bands->index, key, (void *)(uintptr_t)(bands->n + 1)))
 		return SIZE_MAX;
 	memset(&bands->v[bands->n], 0, sizeof(bands->v[0]));
+	memset(&bands->stacks[bands->n], 0, sizeof(bands->stacks[0]));
 	alloc_fill(b, p, s, m, &bands->v[bands->n]);
+	if (line_of(p, m->r)) {
+		frames_fill(b, stack_of(p, m->r), &bands->stacks[bands->n]);
+		bands->has_stacks = 1;
+	}
 	return bands->n++;
 }
 
@@ -1642,7 +1671,8 @@ static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struc
  * source line, its largest allocations (into bands), and how its blocks
  * lie in PyTorch's segments (segs, where known). */
 static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs, size_t n, int64_t ts,
-			   int64_t from, int64_t to, uint64_t bytes, uint32_t step, uint8_t phase,
+			   int64_t from, int64_t to, uint64_t first_event, uint64_t events, uint64_t bytes,
+			   uint32_t step, uint8_t phase,
 			   const struct an_seg *segs, size_t nsegs, size_t *budget, struct bands *bands,
 			   struct gp_an_breakdown *o)
 {
@@ -1654,6 +1684,8 @@ static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs
 	o->t = gp_an_round((double)(ts - b->a->origin) / 1e9, 9);
 	o->from = sec(b, from);
 	o->to = sec(b, to);
+	o->first_event = first_event;
+	o->events = events;
 	o->bytes = bytes;
 	an_step_label(p, step, &o->step, &o->step_when);
 	o->phase = phase_name(p, phase);
@@ -1686,7 +1718,9 @@ static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs
 	}
 	if (s.n)
 		qsort(s.m, s.n, sizeof(*s.m), member_cmp);
-	nlargest = s.n < BREAKDOWN_ROWS ? s.n : BREAKDOWN_ROWS;
+	nlargest = s.n < BREAKDOWN_BANDS ? s.n : BREAKDOWN_BANDS;
+	while (nlargest > BREAKDOWN_ROWS && s.m[nlargest - 1].r->bytes < s.bytes / BREAKDOWN_BAND_SHARE)
+		nlargest--;
 	o->largest = arr(b, nlargest, sizeof(*o->largest));
 	for (size_t i = 0; o->largest && i < nlargest; i++) {
 		size_t k = band_of(b, p, &s, &s.m[i], bands);
@@ -1724,12 +1758,13 @@ static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d
 	for (size_t k = 0; d->moments && k <= AN_MOMENTS; k++) {
 		size_t i = k == 0 ? most : k - 1;
 		const struct an_moment *m = &mo->v[i];
-		int64_t from = mo->t0 + (int64_t)i * mo->width;
+		uint64_t first = (uint64_t)i * mo->width;
 
 		if (!m->set || (k > 0 && i == most))
 			continue;
-		breakdown_fill(b, pd, m->m, m->n, m->ts, from, from + mo->width, m->bytes, m->step, m->phase, m->segs,
-			       m->nsegs, &budget, &bands, &d->moments[at[i]]);
+		breakdown_fill(b, pd, m->m, m->n, m->ts, mo->from[i], mo->to[i], first,
+			       mo->events - first < mo->width ? mo->events - first : mo->width, m->bytes, m->step,
+			       m->phase, m->segs, m->nsegs, &budget, &bands, &d->moments[at[i]]);
 	}
 	d->nmoments = d->moments ? n : 0;
 	if (b->a->has_at) {
@@ -1741,7 +1776,7 @@ static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d
 		if (oom)
 			b->oom = 1;
 		budget = SIZE_MAX; /* one breakdown: every block */
-		breakdown_fill(b, pd, recs, nrecs, pd->at_ts, pd->at_ts, pd->at_ts, pd->at_bytes, pd->at_step,
+		breakdown_fill(b, pd, recs, nrecs, pd->at_ts, pd->at_ts, pd->at_ts, pd->at_events, 0, pd->at_bytes, pd->at_step,
 			       pd->at_phase, pd->at_segs, pd->at_nsegs, &budget, &bands, &d->at);
 		d->at.after_end = pd->at_after_end;
 		d->has_at = 1;
@@ -1752,7 +1787,13 @@ static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d
 		memcpy(d->bands, bands.v, bands.n * sizeof(*d->bands));
 		d->nbands = bands.n;
 	}
+	if (d->bands && bands.has_stacks) {
+		d->band_stacks = arr(b, bands.n, sizeof(*d->band_stacks));
+		if (d->band_stacks)
+			memcpy(d->band_stacks, bands.stacks, bands.n * sizeof(*d->band_stacks));
+	}
 	free(bands.v);
+	free(bands.stacks);
 	gp_u64map_free(&bands.index);
 }
 

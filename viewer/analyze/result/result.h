@@ -122,6 +122,13 @@ struct gp_an_line {
 	uint64_t library_frames; /* frames of libraries inside the line, folded */
 };
 
+/* A Python stack as reports name its frames: the program's own, innermost
+ * first ("file.py:42 in forward"); library frames left out. */
+struct gp_an_frames {
+	const char **frames;
+	size_t n;
+};
+
 /* A grouping by source line; not present when the trace has no stacks. */
 struct gp_an_lines {
 	int present;
@@ -444,7 +451,11 @@ struct gp_an_segment {
  * of its stretch of time, gpuprof report), or the time --at asks for. */
 struct gp_an_breakdown {
 	double t;              /* the moment, to the nanosecond */
-	double from, to;       /* the stretch it is the most of (--at: t, t) */
+	double from, to;       /* the stretch it is the most of: its first and
+				* last event (--at: t, t) */
+	/* the device's memory events before the stretch, and in it (--at:
+	 * those up to t, and 0) */
+	uint64_t first_event, events;
 	uint64_t bytes;        /* the framework's live bytes, as the peak counts them */
 	int64_t step;          /* -1: null */
 	uint8_t step_when;     /* enum gp_an_step_when */
@@ -499,6 +510,8 @@ struct gp_an_device {
 	struct gp_an_breakdown at;
 	struct gp_an_alloc *bands;
 	size_t nbands;
+	/* each band's Python stack (n 0: none); NULL: the trace has none */
+	struct gp_an_frames *band_stacks;
 	/* failed allocations: the one that ended the program (or the newest the
 	 * program did not get past) first, then the others not recovered
 	 * from, then those recovered from, each in time order; at most
