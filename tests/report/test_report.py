@@ -869,6 +869,28 @@ def test_browser_advice():
               "advice: ... which is reserved at the peak, as analyze says (%r; peaks %r)"
               % (seg, [(p.get("bytes"), p.get("reserved")) for p in peaks]))
         eq(seg["used"], v["bytes"], "advice: the segments' blocks add up to what was allocated then")
+    # hovering the largest band of the moment shown says its whole Python
+    # stack, as analyze --at's bands name it
+    stacked = 0
+    for i, path in enumerate(inputs):
+        v = ((selftest or {}).get("live") or {}).get("dev%d" % i)
+        tip = (v or {}).get("tip")
+        if not check(tip, "advice: %s: the page says what hovering the largest band shows" % path):
+            continue
+        # both inputs: the page's times are the run's, from the earliest
+        rc, out, _ = gp("analyze", "--json", "--at", "%.9f" % v["t"], *inputs)
+        d = json.loads(out)["devices"][i] if rc == 0 else {}
+        bands, stacks = d.get("bands") or [], d.get("band_stacks")
+        k = next((i for i in (d.get("at") or {}).get("largest") or [] if bands[i]["t"] == tip["t"] and bands[i]["bytes"] == tip["bytes"]), None)
+        if not check(k is not None, "advice: %s: the band hovered is among analyze --at's largest" % path):
+            continue
+        st = stacks[k] if stacks else None
+        want = ["  called from " + f for f in (st or [])[1:9]]
+        got = [ln for ln in tip["lines"] if ln.startswith("  called from ")]
+        eq(got, want, "advice: %s: the tip's frames are the band's stack" % path)
+        check("line: " + (bands[k]["line"] or "") in tip["lines"] or not bands[k]["line"], "advice: %s: the tip names the band's line" % path)
+        stacked += bool(want)
+    check(stacked, "advice: a hovered band with a stack of more than its line")
 
 
 @labels("browser")

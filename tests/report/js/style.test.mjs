@@ -1,7 +1,7 @@
 // style.js: the charts' axes and colours.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { axisBytes, BYTE_INCRS, layoutLabels, liveColumns, mostLive, phaseColor, stepAxis, stepsStart, withAlpha } from "../../../viewer/report/assets/js/style.js";
+import { axisBytes, BYTE_INCRS, eventAxis, layoutLabels, liveColumns, mostLive, phaseColor, stepAxis, stepsStart, withAlpha } from "../../../viewer/report/assets/js/style.js";
 
 test("axisBytes: bytes without trailing zeros", () => {
 	assert.equal(axisBytes(2 ** 30), "1 GiB");
@@ -81,17 +81,19 @@ test("stepAxis: step N at its mark, linear between, a step at most beyond the en
 	}
 });
 
-test("liveColumns: in time order, each on to the next; bands oldest first from the bottom, the rest above; bad data left out", () => {
+test("liveColumns: in event order, each its events wide; bands oldest first from the bottom, the rest above; bad data left out", () => {
 	const bands = [{ bytes: 100, t: 2 }, { bytes: 50, t: 1 }, { bytes: 10, t: 3 }, "x", { t: 1 }];
 	const moments = [
-		{ from: 2, to: 3, t: 2.5, bytes: 170, live_bytes: 200, largest: [0, 1, 2, 3, 4, 9, -1, 1.5] },
-		{ from: 0, to: 1, t: 0.5, bytes: 60, live_bytes: 60, largest: [1, 2] },
-		{ from: 5, to: 6, t: 5.5, bytes: 10, live_bytes: 5, largest: [2] },
-		{ from: 7, to: 8, live_bytes: null, largest: [] },
+		{ first_event: 4, events: 4, from: 2, to: 3, t: 2.5, bytes: 170, live_bytes: 200, largest: [0, 1, 2, 3, 4, 9, -1, 1.5] },
+		{ first_event: 0, events: 4, from: 0, to: 1, t: 0.5, bytes: 60, live_bytes: 60, largest: [1, 2] },
+		{ first_event: 8, events: 0, from: 5, to: 6, t: 5.5, bytes: 10, live_bytes: 5, largest: [2] },
+		{ first_event: 9, events: 4, from: 7, to: 8, live_bytes: null, largest: [] },
+		{ from: 9, to: 10, t: 9.5, bytes: 1, live_bytes: 1, largest: [] },
 		null,
 	];
 	const cols = liveColumns(moments, bands);
-	assert.deepEqual(cols.map((c) => [c.x0, c.x1]), [[0, 2], [2, 5], [5, 6]]);
+	// a column is at least one event wide
+	assert.deepEqual(cols.map((c) => [c.x0, c.x1]), [[0, 4], [4, 8], [8, 9]]);
 	assert.deepEqual(cols[0].stack, [{ band: 1, y0: 0, y1: 50 }, { band: 2, y0: 50, y1: 60 }]);
 	assert.deepEqual(cols[0].rest, { y0: 60, y1: 60 });
 	assert.deepEqual(cols[1].stack.map((s) => s.band), [1, 0, 2]);
@@ -101,6 +103,26 @@ test("liveColumns: in time order, each on to the next; bands oldest first from t
 	assert.equal(mostLive(cols), 1);
 	assert.equal(mostLive([]), -1);
 	assert.deepEqual(liveColumns(undefined, []), []);
+});
+
+test("eventAxis: time to events linear inside a column, the boundary between columns, the ends outside; and back", () => {
+	const cols = liveColumns([
+		{ first_event: 0, events: 10, from: 1, to: 2, t: 1.5, bytes: 1, live_bytes: 1, largest: [] },
+		{ first_event: 10, events: 10, from: 5, to: 5, t: 5, bytes: 1, live_bytes: 1, largest: [] },
+		{ first_event: 20, events: 20, from: 6, to: 10, t: 7, bytes: 1, live_bytes: 1, largest: [] },
+	], []);
+	const ax = eventAxis(cols);
+	assert.equal(ax.at(0), 0);
+	assert.equal(ax.at(1.5), 5);
+	assert.equal(ax.at(3), 10); // between the first two: the boundary
+	assert.equal(ax.at(5), 20); // a column of one instant: its end
+	assert.equal(ax.at(8), 30);
+	assert.equal(ax.at(11), 40);
+	assert.equal(ax.time(5), 1.5);
+	assert.equal(ax.time(30), 8);
+	assert.equal(ax.time(45), 10);
+	assert.equal(ax.time(-3), 1);
+	assert.equal(eventAxis([]), null);
 });
 
 test("stepsStart: on the steps after a long start, unless the peak or a failure lies before them", () => {

@@ -1,26 +1,29 @@
 /* Live memory per allocation (a device's moments and bands, analyze's
  * SCHEMA.md "Moments"): at each moment of the run, the most live in its
- * stretch of time, its largest allocations as bands stacked in the order
+ * stretch of memory events, its largest allocations as bands stacked in the order
  * they were made and the smaller ones as one; hover a band for what it is,
  * click a moment for everything alive then, as `gpuprof analyze --at`
- * gives it. What is drawn is bounded by the moments (256 at most), not by
- * the trace. */
+ * gives it. Laid out by the device's memory events, as memory_viz does;
+ * what is drawn is bounded by the moments (256 at most), not by the
+ * trace. */
 import { isNum, obj, objs } from "./text.js";
 import { add, h, heading, muted, svg, swatch } from "./dom.js";
-import { bytes, carded, orDash, pct, secs, stepText } from "./format.js";
-import { axisBytes, CATEGORY_COLOR, COLOR, liveColumns, mostLive, PALETTE, stepsStart } from "./style.js";
-import { hideTip, resizers, selftest, showTip } from "./sections.js";
+import { bytes, orDash, pct, secs, stepText } from "./format.js";
+import { axisBytes, CATEGORY_COLOR, COLOR, eventAxis, layoutLabels, liveColumns, mostLive, PALETTE } from "./style.js";
+import { hideTip, resizers, selftest, selftestChanged, showTip } from "./sections.js";
 import { categoryBar, col, table } from "./tables.js";
 import { stepPoints } from "./timeline.js";
 
 const SMALLER = "#cbd5e1";
+// rows of the largest allocations shown before the rest are folded
+const LARGEST_ROWS = 8;
 
 const holderRows = (list) => objs(list).map((x) => ({ name: orDash(x.name), bytes: x.bytes, share: x.share }));
 
-function breakdown(panel, key, col0, bands) {
+function breakdown(panel, key, col0, bands, stacks, expandable) {
 	const m = col0.m;
 	panel.textContent = "";
-	const stretch = m.from === m.to ? "" : " (the most between " + secs(m.from) + " and " + secs(m.to) + ")";
+	const stretch = m.events > 1 ? " (the most of memory events " + (m.first_event + 1) + " to " + (m.first_event + m.events) + ", " + secs(m.from) + " to " + secs(m.to) + ")" : "";
 	add(panel, [h("p", { class: "verdict good" }, "At " + m.t.toFixed(9) + " s" + stretch + ": " + bytes(m.bytes) + " live" +
 		[stepText(m.step, m.step_when), m.phase !== "none" && m.phase].filter(Boolean).map((x) => ", " + x).join("")),
 		muted("Device memory alive then: " + bytes(m.live_bytes) + " in " + orDash(m.live_allocations) + " allocations. The same as gpuprof analyze --at " + m.t.toFixed(9) + ".")]);
@@ -34,34 +37,49 @@ function breakdown(panel, key, col0, bands) {
 		panel.appendChild(heading("By source line"));
 		panel.appendChild(table([col("line", "name"), col("bytes", "bytes", bytes, 1), col("share", "share", pct, 1)], holderRows(m.by_line), false));
 	}
-	const big = col0.stack.map((s) => bands[s.band]).sort((a, b) => b.bytes - a.bytes);
+	const order = col0.stack.map((s) => s.band).sort((a, b) => bands[b].bytes - bands[a].bytes), big = order.map((k) => bands[k]);
 	if (big.length) {
-		panel.appendChild(heading("Largest allocations then"));
-		panel.appendChild(table([col("bytes", "bytes", bytes, 1), col("made", "t", secs, 1), col("freed", "freed_t", (v) => (isNum(v) ? secs(v) : "never"), 1),
-			col("category", "category"), col("layer", "layer"), col("line", "line")], big, false));
+		const cols = [col("bytes", "bytes", bytes, 1), col("made", "t", secs, 1), col("freed", "freed_t", (v) => (isNum(v) ? secs(v) : "never"), 1),
+			col("category", "category"), col("layer", "layer"), col("line", "line")];
+		add(panel, [heading("Largest allocations then"), table(cols, big.slice(0, LARGEST_ROWS), true)]);
+		if (big.length > LARGEST_ROWS)
+			panel.appendChild(h("details", null, h("summary", null, "The next " + (big.length - LARGEST_ROWS) + " of the bands"), table(cols, big.slice(LARGEST_ROWS), true)));
 	}
-	const segments = Array.isArray(m.segments) ? segmentsView(panel, m) : null;
-	selftest.live[key] = { t: m.t, bytes: m.bytes, live_bytes: m.live_bytes, reserved: isNum(m.reserved) ? m.reserved : null, segments,
+	const segments = Array.isArray(m.segments) ? segmentsView(panel, m, null, expandable) : null;
+	// what hovering the largest band says
+	const tip = order.length ? { t: bands[order[0]].t, bytes: bands[order[0]].bytes, lines: bandLines(bands[order[0]], m, stacks[order[0]]) } : null;
+	selftest.live[key] = { t: m.t, bytes: m.bytes, live_bytes: m.live_bytes, reserved: isNum(m.reserved) ? m.reserved : null, segments, tip,
 		by_category: objs(m.by_category).map((c) => [c.category, c.bytes]), by_layer: holderRows(m.by_layer).map((x) => [x.name, x.bytes]),
 		by_line: Array.isArray(m.by_line) ? holderRows(m.by_line).map((x) => [x.name, x.bytes]) : null };
 }
 
 const SEGMENT_ROWS = 120;
 
+/** Whether the device's PyTorch had expandable segments (its segments are
+ * then runs of pages it mapped, grown at their end). */
+export const expandableSegments = (dev) => {
+	const f = obj(dev) && obj(dev.summary) && obj(dev.summary.cache) && obj(dev.summary.cache.fragmentation);
+	return !!(f && f.expandable_segments === true);
+};
+
 /** PyTorch's segments then (m: a Breakdown, or an Oom: its segments and
  * by_category), one row each (largest first), as wide as its size against
  * the largest; its blocks coloured by category, the free stretches light:
- * the cache as PyTorch holds it; request: a failed one's bytes. Returns
- * what it drew: {count, bytes, used}. */
-export function segmentsView(panel, m, request) {
+ * the cache as PyTorch holds it; request: a failed one's bytes;
+ * expandable: PyTorch's expandable segments (a row a run of mapped
+ * pages). Returns what it drew: {count, bytes, used}. */
+export function segmentsView(panel, m, request, expandable) {
 	const segs = objs(m.segments).filter((g) => isNum(g.bytes) && g.bytes > 0).sort((a, b) => b.bytes - a.bytes);
 	const total = segs.reduce((a, g) => a + g.bytes, 0), used = segs.reduce((a, g) => a + (isNum(g.used) ? g.used : 0), 0);
 	const widest = Math.max(0, ...segs.map((g) => (isNum(g.largest_free) ? g.largest_free : 0)));
+	const unit = expandable ? "run of mapped pages" : "segment";
+	const grow = expandable ? "PyTorch had to map pages for it at a segment's end" : "PyTorch needed a new segment of it";
 	panel.appendChild(heading("PyTorch's segments then"));
-	panel.appendChild(muted(segs.length + " segments, " + bytes(total) + " reserved" + (isNum(m.reserved) && m.reserved !== total ? " (the data says " + bytes(m.reserved) + ")" : "") +
-		"; " + bytes(used) + " in blocks, " + bytes(total - used) + " free in them, the largest free stretch in one segment " + bytes(widest) +
-		(isNum(request) ? ". The request, " + bytes(request) + ", " + (request > widest ? "fits in none of them: PyTorch needed a new segment of it, and the device had no room" :
-			"fits in a free stretch") : ": a request larger than that needs a new segment") + ". Largest first; a block's colour is its category."));
+	panel.appendChild(muted((expandable ? "Expandable segments: a row is a run of pages PyTorch mapped one after another. " : "") +
+		segs.length + " " + (expandable ? (segs.length === 1 ? "run" : "runs") + " of mapped pages" : segs.length === 1 ? "segment" : "segments") + ", " + bytes(total) + " reserved" + (isNum(m.reserved) && m.reserved !== total ? " (the data says " + bytes(m.reserved) + ")" : "") +
+		"; " + bytes(used) + " in blocks, " + bytes(total - used) + " free in them, the largest free stretch in one " + unit + " " + bytes(widest) +
+		(isNum(request) ? ". The request, " + bytes(request) + ", " + (request > widest ? "fits in none of them: " + grow + ", and the device had no room" :
+			"fits in a free stretch") : ": a larger request needs " + (expandable ? "pages mapped for it" : "a new segment")) + ". Largest first; a block's colour is its category."));
 	const drawn = { count: segs.length, bytes: total, used };
 	if (!segs.length) return drawn;
 	const W = Math.max(320, (panel.clientWidth || 900) - 330), H = 12, max = segs[0].bytes, shown = segs.slice(0, SEGMENT_ROWS);
@@ -85,15 +103,22 @@ export function segmentsView(panel, m, request) {
 	return drawn;
 }
 
-function bandLines(b, m) {
+// frames of a band's stack shown on hover, past its line
+const HOVER_FRAMES = 8;
+
+function bandLines(b, m, stack) {
+	const frames = Array.isArray(stack) ? stack.filter((f) => typeof f === "string") : [];
+	const outer = frames.slice(1, 1 + HOVER_FRAMES).map((f) => "  called from " + f);
+	if (frames.length > 1 + HOVER_FRAMES) outer.push("  ... " + (frames.length - 1 - HOVER_FRAMES) + " more frames");
 	return [bytes(b.bytes) + (b.category ? " · " + b.category : "") + (b.what ? " (" + b.what + ")" : ""),
-		"layer: " + orDash(b.layer), "line: " + orDash(b.line),
+		"layer: " + orDash(b.layer), "line: " + orDash(b.line), ...outer,
 		"made at " + secs(b.t) + ", " + (isNum(b.freed_t) ? "freed at " + secs(b.freed_t) : "never freed"),
 		"at " + secs(m.t) + ": " + pct(m.live_bytes > 0 ? b.bytes / m.live_bytes : null) + " of what was alive"];
 }
 
 export function liveSection(sec, dev, key) {
 	const bands = Array.isArray(dev.bands) ? dev.bands : [];
+	const stacks = Array.isArray(dev.band_stacks) ? dev.band_stacks : [];
 	const columns = liveColumns(dev.moments, bands);
 	if (!columns.length) return sec.appendChild(muted("No moments: the input was a summary, or no device memory was allocated."));
 	const cuda = dev.mode === "cuda";
@@ -105,65 +130,67 @@ export function liveSection(sec, dev, key) {
 		if (!(name in layerColor)) layerColor[name] = PALETTE[Object.keys(layerColor).length % PALETTE.length];
 		return layerColor[name];
 	};
-	const first = columns[0].x0, t1 = Math.max(...columns.map((c) => c.x1));
+	const axis = eventAxis(columns);
+	const e0 = columns[0].x0, e1 = columns[columns.length - 1].x1;
 	const top = Math.max(1, ...columns.map((c) => c.rest.y1));
-	// as memory over time: on the steps where a program spent a while
-	// before them, unless the peak or a failure lies there
-	const marks = stepPoints(dev, (x) => isNum(x.t)).map((x) => x.t).sort((a, b) => a - b);
-	const from = stepsStart(marks, first, t1, [obj(dev.peak) && dev.peak.t, ...objs(dev.ooms).filter(carded).map((o) => o.t)]);
-	const onSteps = from !== null;
-	let t0 = onSteps ? from : first;
+	const marks = stepPoints(dev, (x) => isNum(x.t)).sort((a, b) => a.t - b.t);
 	const box = sec.appendChild(h("div", { class: "live" }));
 	const panel = h("div", { class: "live-breakdown" });
-	add(sec, [muted("Each column is a stretch of the run at the moment it held the most; its largest allocations are bands, oldest at the bottom, the rest grey. Hover a band; click a column for everything alive then."),
+	const per = columns[0].x1 - columns[0].x0;
+	add(sec, [muted("Across: the device's memory events (allocations and frees) in order, their times under the axis, as PyTorch's memory_viz lays them out: " +
+		"the steps get the room, a quiet stretch of loading little. Each column is " + per + (per === 1 ? " event" : " events") +
+		" at the moment it held the most; its largest allocations are bands, oldest at the bottom, the rest grey. Hover a band; click a column for everything alive then."),
 		h("div", { class: "keys" }, ...(cuda ? [] : [h("button", { type: "button", on: { click: () => { by = "category"; draw(); } } }, "colour by category"),
 			h("button", { type: "button", on: { click: () => { by = "layer"; draw(); } } }, "colour by layer")]),
-		swatch(SMALLER), "smaller allocations",
-		onSteps ? h("button", { type: "button", on: { click: () => { t0 = t0 === first ? from : first; draw(); } } }, "the whole run / the steps") : null),
-		onSteps ? h("p", { class: "notice" }, "Opens on the steps, from " + secs(from) + " (the whole run: the button). Each column is at least " +
-			secs(columns[0].m.to - columns[0].m.from) + " wide: the run's moments are at most 256.") : null]);
+		swatch(SMALLER), "smaller allocations", marks.length ? swatch(COLOR.step) : null, marks.length ? "step marks" : null)]);
 	sec.appendChild(box);
 	sec.appendChild(panel);
 	function draw() {
-		const W = Math.max(320, (box.clientWidth || sec.clientWidth || 1000)), H = 240, L = 70, B = 22;
-		const x = (t) => L + ((t - t0) / (t1 - t0 || 1)) * (W - L - 8), y = (v) => H - B - (v / top) * (H - B - 8);
-		const g = svg("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "live memory per allocation" });
+		const W = Math.max(320, (box.clientWidth || sec.clientWidth || 1000)), H = 256, L = 70, B = 22, T = 24;
+		const x = (e) => L + ((e - e0) / (e1 - e0 || 1)) * (W - L - 8), y = (v) => H - B - (v / top) * (H - B - T);
+		const g = svg("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "live memory per allocation", "data-chart": key + "-live" });
 		for (let k = 0; k <= 4; k++) {
-			const v = (top * k) / 4;
+			const v = (top * k) / 4, e = e0 + ((e1 - e0) * k) / 4;
 			g.appendChild(svg("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", class: "axis" }, axisBytes(v)));
-			g.appendChild(svg("text", { x: x(t0 + ((t1 - t0) * k) / 4), y: H - 6, "text-anchor": "middle", class: "axis" }, secs(t0 + ((t1 - t0) * k) / 4)));
+			g.appendChild(svg("text", { x: x(e), y: H - 6, "text-anchor": k === 0 ? "start" : k === 4 ? "end" : "middle", class: "axis" }, secs(axis.time(e))));
 		}
 		columns.forEach((c, i) => {
-			if (c.x1 <= t0) return;
-			const x0 = x(Math.max(t0, c.x0)), w = Math.max(1, x(c.x1) - x0);
-			const hit = svg("rect", { x: x0, y: 8, width: w, height: H - B - 8, fill: i === chosen ? "rgba(17,24,39,0.06)" : "transparent" });
+			const x0 = x(c.x0), w = Math.max(1, x(c.x1) - x0);
+			const hit = svg("rect", { x: x0, y: T, width: w, height: H - B - T, fill: i === chosen ? "rgba(17,24,39,0.06)" : "transparent", "data-column": i });
 			g.appendChild(hit);
-			for (const s of c.stack) {
-				const b = bands[s.band];
-				const r = svg("rect", { x: x0, y: y(s.y1), width: w, height: Math.max(0.5, y(s.y0) - y(s.y1)), fill: colorOf(b), stroke: "#fff", "stroke-width": 0.3 });
-				r.addEventListener("mousemove", (ev) => showTip(ev, bandLines(b, c.m)));
-				r.addEventListener("mouseleave", hideTip);
-				g.appendChild(r);
-			}
-			if (c.rest.y1 > c.rest.y0) {
-				const r = svg("rect", { x: x0, y: y(c.rest.y1), width: w, height: y(c.rest.y0) - y(c.rest.y1), fill: SMALLER });
-				r.addEventListener("mousemove", (ev) => showTip(ev, ["smaller allocations: " + bytes(c.rest.y1 - c.rest.y0), "at " + secs(c.m.t)]));
-				r.addEventListener("mouseleave", hideTip);
-				g.appendChild(r);
-			}
+			// the tip is the chart's (one listener): a band says its column and place
+			c.stack.forEach((s, k) => g.appendChild(svg("rect", { x: x0, y: y(s.y1), width: w, height: Math.max(0.5, y(s.y0) - y(s.y1)), fill: colorOf(bands[s.band]),
+				stroke: "#fff", "stroke-width": 0.3, "data-column": i, "data-band": k })));
+			if (c.rest.y1 > c.rest.y0)
+				g.appendChild(svg("rect", { x: x0, y: y(c.rest.y1), width: w, height: y(c.rest.y0) - y(c.rest.y1), fill: SMALLER, "data-column": i, "data-band": -1 }));
+		});
+		g.addEventListener("mousemove", (ev) => {
+			const at = ev.target.dataset || {}, c = columns[Number(at.column)];
+			if (!c || at.band === undefined) return hideTip();
+			const s = c.stack[Number(at.band)];
+			showTip(ev, s ? bandLines(bands[s.band], c.m, stacks[s.band]) : ["smaller allocations: " + bytes(c.rest.y1 - c.rest.y0), "at " + secs(c.m.t)]);
+		});
+		g.addEventListener("mouseleave", hideTip);
+		// step marks: a line each, the labels that fit
+		const at = marks.map((s) => x(axis.at(s.t)));
+		const rows = layoutLabels(at.map((px, i) => [px, px + 6 * ("step " + marks[i].step).length + 4]), 1);
+		marks.forEach((s, i) => {
+			g.appendChild(svg("line", { x1: at[i], x2: at[i], y1: T - 4, y2: H - B, stroke: COLOR.step, "stroke-width": 1, "stroke-dasharray": "2,2" }));
+			if (rows[i]) g.appendChild(svg("text", { x: at[i] + 2, y: T - 8, class: "axis" }, "step " + s.step));
 		});
 		g.addEventListener("click", (ev) => {
-			const rect = g.getBoundingClientRect(), t = t0 + ((ev.clientX - rect.left - L) / (W - L - 8)) * (t1 - t0);
-			const i = columns.findIndex((c) => t < c.x1);
+			const rect = g.getBoundingClientRect(), e = e0 + ((ev.clientX - rect.left - L) / (W - L - 8)) * (e1 - e0);
+			const i = columns.findIndex((c) => e < c.x1);
 			chosen = i < 0 ? columns.length - 1 : i;
 			draw();
-			breakdown(panel, key, columns[chosen], bands);
+			breakdown(panel, key, columns[chosen], bands, stacks, expandableSegments(dev));
+			selftestChanged();
 		});
 		box.textContent = "";
 		box.appendChild(g);
 	}
 	draw();
-	breakdown(panel, key, columns[chosen], bands);
+	breakdown(panel, key, columns[chosen], bands, stacks, expandableSegments(dev));
 	resizers.push(draw);
 	selftest.charts.push({ id: key + "-live", kind: "live", series: columns.length });
 }

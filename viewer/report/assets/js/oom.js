@@ -7,7 +7,7 @@ import { guard, noteChart, section } from "./sections.js";
 import { categoryBar, facts, layerTable, lineTable, topTable } from "./tables.js";
 import { keyRow } from "./plot.js";
 import { collectivesLine } from "./collectives.js";
-import { segmentsView } from "./live.js";
+import { expandableSegments, segmentsView } from "./live.js";
 
 /** The failed request against the device: what was held, what was free,
  * and the request drawn from where the free memory began. */
@@ -128,5 +128,5 @@ function oomOne(box, o, dev, id) {
 	if (objs(o.by_layer).length) box.appendChild(fold("By layer", layerTable(o.by_layer)));
 	if (objs(o.by_line).length) box.appendChild(fold("By source line", lineTable(o.by_line)));
 	if (objs(o.top).length) add(box, [heading("Largest holders"), topTable(o.top)]);
-	if (Array.isArray(o.segments)) guard(box, id + "-segments", () => segmentsView(box, o, o.request));
+	if (Array.isArray(o.segments)) guard(box, id + "-segments", () => segmentsView(box, o, o.request, expandableSegments(dev)));
 }

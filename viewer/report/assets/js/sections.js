@@ -8,6 +8,12 @@ export const selftest = { charts: [], errors: [], labels: [], views: [], live: {
 export const resizers = [];
 export const syncGroups = {};
 export const noteChart = (id, kind, series) => selftest.charts.push({ id, kind, series });
+/** After the page is ready, what a click changed: the self-test written
+ * again (main.js writes it first, at ready). */
+export function selftestChanged() {
+	const out = document.getElementById("gpuprof-selftest");
+	if (out) out.textContent = JSON.stringify(selftest);
+}
 
 /** Run fn; an exception is shown in place and in the self-test. */
 export function guard(where, id, fn) {

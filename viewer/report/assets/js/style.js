@@ -77,20 +77,52 @@ export function stepsStart(marks, first, end, mustShow) {
 	return from - first > (end - first) * 0.3 && mustShow.every((t) => !isNum(t) || t >= from) ? from : null;
 }
 
-/** The columns to draw, in time order: each moment's stretch [x0, x1]
- * (on to the next one's: a stretch without a moment changed nothing), its bands (indices into bands, oldest first:
- * stacked from the bottom, y0..y1 in bytes) and above them the rest of
- * what was alive (rest). Needs no DOM. */
+/** The columns to draw, in the order of the device's memory events: each
+ * moment's stretch of them [x0, x1) (first_event, and on by its events),
+ * its bands (indices into bands, oldest first: stacked from the bottom,
+ * y0..y1 in bytes) and above them the rest of what was alive (rest).
+ * Needs no DOM. */
 export function liveColumns(moments, bands) {
-	const ms = objs(moments).filter((m) => isNum(m.from) && isNum(m.to) && isNum(m.live_bytes)).sort((a, b) => a.from - b.from);
-	return ms.map((m, i) => {
-		const next = ms[i + 1];
+	const ms = objs(moments).filter((m) => isNum(m.first_event) && isNum(m.events) && isNum(m.from) && isNum(m.to) && isNum(m.live_bytes))
+		.sort((a, b) => a.first_event - b.first_event);
+	return ms.map((m) => {
 		const ids = (Array.isArray(m.largest) ? m.largest : []).filter((k) => Number.isInteger(k) && obj(bands[k]) && isNum(bands[k].bytes));
 		ids.sort((a, b) => (bands[a].t - bands[b].t) || a - b);
 		let y = 0;
 		const stack = ids.map((k) => ({ band: k, y0: y, y1: (y += bands[k].bytes) }));
-		return { m, x0: m.from, x1: next ? next.from : m.to, stack, rest: { y0: y, y1: Math.max(y, m.live_bytes) } };
+		return { m, x0: m.first_event, x1: m.first_event + Math.max(1, m.events), stack, rest: { y0: y, y1: Math.max(y, m.live_bytes) } };
 	});
+}
+
+/** The columns' axis of events against time: at(t), the event position of
+ * time t (inside a column, linear from its first event's time to its
+ * last's; between two columns, the boundary; before the first and after
+ * the last, the ends); time(x), the other way. null without columns.
+ * Needs no DOM. */
+export function eventAxis(columns) {
+	if (!columns.length) return null;
+	const last = columns[columns.length - 1];
+	const find = (key, v) => {
+		let lo = 0, hi = columns.length - 1;
+		while (lo < hi) {
+			const mid = (lo + hi + 1) >> 1;
+			if (key(columns[mid]) <= v) lo = mid;
+			else hi = mid - 1;
+		}
+		return columns[lo];
+	};
+	return {
+		at(t) {
+			if (t <= columns[0].m.from) return columns[0].x0;
+			if (t >= last.m.to) return last.x1;
+			const c = find((k) => k.m.from, t);
+			return t >= c.m.to ? c.x1 : c.x0 + ((t - c.m.from) / (c.m.to - c.m.from || 1)) * (c.x1 - c.x0);
+		},
+		time(x) {
+			const c = find((k) => k.x0, x);
+			return c.m.from + (Math.min(1, Math.max(0, (x - c.x0) / (c.x1 - c.x0))) * (c.m.to - c.m.from));
+		},
+	};
 }
 
 /** The moment to show first: the one that holds the most (the peak's). */
