@@ -43,6 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "analyze"))
+import cdp  # noqa: E402
 import make_traces  # noqa: E402
 from checks import check, eq, labels, list_tests, report  # noqa: E402
 
@@ -731,12 +732,54 @@ def check_live(name, selftest, inputs):
        "%s: the source lines are analyze --at's" % name)
 
 
+def check_clicks(name, inputs):
+    """Clicked as a user clicks (Chromium driven over its DevTools): the
+    column that holds the peak shows the peak, to the byte, and another
+    column shows what analyze --at says at its moment."""
+    page = os.path.join(TMP, name + ".html")
+    data = page_data(open(page, encoding="utf-8").read())
+    moments = sorted(data["run"]["devices"][0].get("moments") or [], key=lambda m: m["first_event"])
+    if not check(len(moments) > 3, "%s: moments to click" % name):
+        return
+    peak = max(range(len(moments)), key=lambda i: (moments[i]["bytes"], -i))
+    other = next(i for i in (len(moments) // 3, len(moments) // 2, 1) if i != peak)
+    rc, out, _ = gp("analyze", "--json", *inputs)
+    want_peak = json.loads(out)["devices"][0]["peak"] if rc == 0 else {}
+    with cdp.Page(chromium(), TMP) as p:
+        p.open("file://" + page, "!!document.documentElement && document.documentElement.dataset.gpuprofReady === '1'")
+        for i in (other, peak):
+            xy = p.evaluate("""(() => {
+                const g = document.querySelector('svg[data-chart="dev0-live"]');
+                g.scrollIntoView({ block: "center" });
+                const r = g.querySelector('rect[data-column="%d"]').getBoundingClientRect();
+                return [r.left + r.width / 2, r.top + r.height / 2];
+            })()""" % i)
+            p.click(*xy)
+            live = json.loads(p.evaluate("document.getElementById('gpuprof-selftest').textContent"))["live"]["dev0"]
+            eq(live["t"], moments[i]["t"], "%s: a click on column %d shows its moment" % (name, i))
+            rc, out, _ = gp("analyze", "--json", "--at", "%.9f" % live["t"], *inputs)
+            at = json.loads(out)["devices"][0]["at"] if rc == 0 else {}
+            eq([live["bytes"], live["live_bytes"]], [at.get("bytes"), at.get("live_bytes")],
+               "%s: column %d clicked: the bytes analyze --at gives then" % (name, i))
+            eq(live["by_category"], [[c["category"], c["bytes"]] for c in at.get("by_category") or []],
+               "%s: column %d clicked: analyze --at's categories" % (name, i))
+            eq(live["by_layer"], [[x["name"], x["bytes"]] for x in at.get("by_layer") or []],
+               "%s: column %d clicked: analyze --at's layers" % (name, i))
+        # the last click, the peak's column: the peak, to the byte
+        eq([live["bytes"], live["live_bytes"]], [want_peak.get("bytes"), want_peak.get("live_bytes")],
+           "%s: the peak's column clicked shows the peak" % name)
+        eq(live["by_category"], [[c["category"], c["bytes"]] for c in want_peak.get("by_category") or []],
+           "%s: the peak's column clicked: the peak's categories" % name)
+        eq([ln for ln in p.log if PAGE_LOG.search(ln)], [], "%s: nothing in the browser's log while clicking" % name)
+
+
 @labels("browser")
 def test_browser_train():
     """A training loop: timeline, layers, categories, leak, fragmentation,
     steps; the leak's rate, since when and what stays, on the first screen."""
     m, selftest = browser_test("train")
     check_live("train", selftest, traces("train"))
+    check_clicks("train", traces("train"))
     a = check_answer("train", selftest, "Leak: +1.00 MiB per step since step 4")
     check(a and a["bottom"] <= 900, "train: the whole answer within the first screen (%r)" % (a and a["bottom"]))
     dom = " ".join(m.text) if m else ""
@@ -758,6 +801,7 @@ def test_browser_oom():
     the memory then and the advice on the first screen."""
     m, selftest = browser_test("oom")
     check_live("oom", selftest, traces("oom"))
+    check_clicks("oom", traces("oom"))
     a = check_answer("oom", selftest, "Out of memory: 1.50 GiB could not be had")
     check(a and a["bottom"] <= 900, "oom: the whole answer within the first screen (%r)" % (a and a["bottom"]))
     dom = " ".join(m.text) if m else ""
