@@ -154,30 +154,43 @@ export function liveSection(sec, dev, key) {
 			g.appendChild(svg("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", class: "axis" }, axisBytes(v)));
 			g.appendChild(svg("text", { x: x(e), y: H - 6, "text-anchor": k === 0 ? "start" : k === 4 ? "end" : "middle", class: "axis" }, secs(axis.time(e))));
 		}
-		columns.forEach((c, i) => {
-			const x0 = x(c.x0), w = Math.max(1, x(c.x1) - x0);
-			const hit = svg("rect", { x: x0, y: T, width: w, height: H - B - T, fill: i === chosen ? "rgba(17,24,39,0.06)" : "transparent", "data-column": i });
-			g.appendChild(hit);
-			// the tip is the chart's (one listener): a band says its column and place
-			c.stack.forEach((s, k) => g.appendChild(svg("rect", { x: x0, y: y(s.y1), width: w, height: Math.max(0.5, y(s.y0) - y(s.y1)), fill: colorOf(bands[s.band]),
-				stroke: "#fff", "stroke-width": 0.3, "data-column": i, "data-band": k })));
-			if (c.rest.y1 > c.rest.y0)
-				g.appendChild(svg("rect", { x: x0, y: y(c.rest.y1), width: w, height: y(c.rest.y0) - y(c.rest.y1), fill: SMALLER, "data-column": i, "data-band": -1 }));
+		// the bands as one path a colour (a few elements, however many
+		// columns and bands: the page stays quick), a transparent rect a
+		// column over them for the pointer
+		const paths = new Map();
+		const area = (fill, x0, y0, w, hgt) => {
+			if (!paths.has(fill)) paths.set(fill, []);
+			paths.get(fill).push("M" + x0.toFixed(1) + " " + y0.toFixed(1) + "h" + w.toFixed(1) + "v" + hgt.toFixed(1) + "h" + (-w).toFixed(1) + "z");
+		};
+		const hits = columns.map((c, i) => {
+			const x0 = x(c.x0), w = Math.max(1, x(c.x1) - x0), bw = Math.max(0.6, w - 0.3);
+			for (const s of c.stack) area(colorOf(bands[s.band]), x0, y(s.y1), bw, Math.max(0.4, y(s.y0) - y(s.y1) - 0.4));
+			if (c.rest.y1 > c.rest.y0) area(SMALLER, x0, y(c.rest.y1), bw, y(c.rest.y0) - y(c.rest.y1));
+			return svg("rect", { x: x0, y: T, width: w, height: H - B - T, fill: i === chosen ? "rgba(17,24,39,0.06)" : "transparent", "data-column": i });
 		});
+		for (const [fill, d] of paths) g.appendChild(svg("path", { d: d.join(""), fill }));
+		// step marks: a dashed line each, 4 px apart at least; the labels that fit
+		const steps = [];
+		for (const s of marks) {
+			const px = x(axis.at(s.t));
+			if (!steps.length || px - steps[steps.length - 1].px >= 4) steps.push({ px, step: s.step });
+		}
+		if (steps.length)
+			g.appendChild(svg("path", { d: steps.map((s) => "M" + s.px.toFixed(1) + " " + (T - 4) + "V" + (H - B)).join(""), stroke: COLOR.step, "stroke-width": 1, "stroke-dasharray": "2,2", fill: "none" }));
+		const rows = layoutLabels(steps.map((s) => [s.px, s.px + 6 * ("step " + s.step).length + 4]), 1);
+		steps.forEach((s, i) => rows[i] && g.appendChild(svg("text", { x: s.px + 2, y: T - 8, class: "axis" }, "step " + s.step)));
+		hits.forEach((r) => g.appendChild(r));
+		// the tip: the band under the pointer in its column
 		g.addEventListener("mousemove", (ev) => {
-			const at = ev.target.dataset || {}, c = columns[Number(at.column)];
-			if (!c || at.band === undefined) return hideTip();
-			const s = c.stack[Number(at.band)];
-			showTip(ev, s ? bandLines(bands[s.band], c.m, stacks[s.band]) : ["smaller allocations: " + bytes(c.rest.y1 - c.rest.y0), "at " + secs(c.m.t)]);
+			const c = columns[Number((ev.target.dataset || {}).column)];
+			if (!c) return hideTip();
+			const v = ((H - B - (ev.clientY - g.getBoundingClientRect().top)) / (H - B - T)) * top;
+			const s = c.stack.find((k) => v >= k.y0 && v < k.y1);
+			if (s) return showTip(ev, bandLines(bands[s.band], c.m, stacks[s.band]));
+			if (v >= c.rest.y0 && v < c.rest.y1) return showTip(ev, ["smaller allocations: " + bytes(c.rest.y1 - c.rest.y0), "at " + secs(c.m.t)]);
+			hideTip();
 		});
 		g.addEventListener("mouseleave", hideTip);
-		// step marks: a line each, the labels that fit
-		const at = marks.map((s) => x(axis.at(s.t)));
-		const rows = layoutLabels(at.map((px, i) => [px, px + 6 * ("step " + marks[i].step).length + 4]), 1);
-		marks.forEach((s, i) => {
-			g.appendChild(svg("line", { x1: at[i], x2: at[i], y1: T - 4, y2: H - B, stroke: COLOR.step, "stroke-width": 1, "stroke-dasharray": "2,2" }));
-			if (rows[i]) g.appendChild(svg("text", { x: at[i] + 2, y: T - 8, class: "axis" }, "step " + s.step));
-		});
 		g.addEventListener("click", (ev) => {
 			const rect = g.getBoundingClientRect(), e = e0 + ((ev.clientX - rect.left - L) / (W - L - 8)) * (e1 - e0);
 			const i = columns.findIndex((c) => e < c.x1);
