@@ -173,6 +173,13 @@ def check_moments(name, doc, run):
         check(top["bytes"] == peak.get("bytes") and top["live_bytes"] == peak.get("live_bytes"),
               "%s: the most live moment is the peak (%s, %s against %s, %s)"
               % (who, top["bytes"], top["live_bytes"], peak.get("bytes"), peak.get("live_bytes")))
+        # a device's moments list 10,000 segments and 50,000 blocks at most,
+        # the most live one all of its own segments
+        listed = sum(len(m.get("segments") or []) for m in ms)
+        blocks = sum(len(g.get("blocks") or []) for m in ms for g in m.get("segments") or [])
+        check(blocks <= 50000, "%s: %d blocks listed" % (who, blocks))
+        check(listed <= max(10000, len(top.get("segments") or [])) and (top.get("reserved") is None or top.get("segments") is not None),
+              "%s: %d segments listed, the most live moment's all" % (who, listed))
         check(top.get("reserved") is None or top["reserved"] == peak.get("reserved"),
               "%s: the most live moment's segments are reserved at the peak (%s against %s)"
               % (who, top.get("reserved"), peak.get("reserved")))
@@ -185,7 +192,7 @@ def check_moments(name, doc, run):
                 check(b is not None and b["t"] <= m["t"] + 1e-6 and (b["freed_t"] is None or b["freed_t"] >= m["t"] - 1e-6),
                       "%s: a band the moment at %s names was alive then (%r)" % (who, m["t"], b))
             segs = m.get("segments")
-            check((segs is None) == (m.get("reserved") is None), "%s: the moment at %s: segments with reserved" % (who, m["t"]))
+            check(segs is None or m.get("reserved") is not None, "%s: the moment at %s: segments with reserved" % (who, m["t"]))
             if segs is not None:
                 check(sum(g["bytes"] for g in segs) == m["reserved"], "%s: the moment at %s: the segments add up to reserved"
                       % (who, m["t"]))

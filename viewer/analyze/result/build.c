@@ -1584,7 +1584,16 @@ static size_t band_of(struct bld *b, const struct an_proc *p, const struct an_se
 
 /* blocks the breakdowns of a device lay out in their segments, at most
  * (3 numbers each in the page): past it, segments keep their sums */
-#define BREAKDOWN_BLOCKS 100000
+#define BREAKDOWN_BLOCKS 50000
+/* segments the breakdowns of a device list, at most (about 100 bytes each
+ * in the page; a program may hold thousands, the same at every moment):
+ * past it, a breakdown keeps their sum (reserved) alone */
+#define BREAKDOWN_SEGMENTS 10000
+
+/* What the breakdowns of a device may still list. */
+struct breakdown_budget {
+	size_t blocks, segments;
+};
 
 static int member_addr_cmp(const void *x, const void *y)
 {
@@ -1673,8 +1682,8 @@ static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struc
 static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs, size_t n, int64_t ts,
 			   int64_t from, int64_t to, uint64_t first_event, uint64_t events, uint64_t bytes,
 			   uint32_t step, uint8_t phase,
-			   const struct an_seg *segs, size_t nsegs, size_t *budget, struct bands *bands,
-			   struct gp_an_breakdown *o)
+			   const struct an_seg *segs, size_t nsegs, struct breakdown_budget *budget,
+			   struct bands *bands, struct gp_an_breakdown *o)
 {
 	struct an_proc *p = pd->proc;
 	struct an_grpset layers = { 0 }, lines = { 0 };
@@ -1712,9 +1721,17 @@ static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs
 		holders_of(b, &lines, s.bytes, 0, &o->by_line, &o->nline);
 	an_grp_free(&layers);
 	an_grp_free(&lines);
-	if (nsegs) {
-		o->reserved = opt(1, segments_fill(b, &s, &o->set, segs, nsegs, budget, &o->segments, &o->nsegments));
+	if (nsegs && nsegs <= budget->segments) {
+		budget->segments -= nsegs;
+		o->reserved = opt(1, segments_fill(b, &s, &o->set, segs, nsegs, &budget->blocks, &o->segments,
+						   &o->nsegments));
 		o->has_segments = 1;
+	} else if (nsegs) { /* past the budget: their sum alone */
+		uint64_t sum = 0;
+
+		for (size_t i = 0; i < nsegs; i++)
+			sum += segs[i].bytes;
+		o->reserved = opt(1, sum);
 	}
 	if (s.n)
 		qsort(s.m, s.n, sizeof(*s.m), member_cmp);
@@ -1734,34 +1751,52 @@ static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs
 	an_set_free(b->a, &s);
 }
 
+/* A moment by how much it held: the most first, the earlier on a tie. */
+struct moment_rank {
+	uint64_t bytes;
+	size_t i;
+};
+
+static int moment_rank_cmp(const void *x, const void *y)
+{
+	const struct moment_rank *a = x, *b = y;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
 /* The run's moments (with the timeline) and --at's, and the bands they
  * name. */
 static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d)
 {
 	const struct an_moments *mo = &pd->mo;
 	struct bands bands = { 0 };
-	size_t n = 0, most = SIZE_MAX, budget = BREAKDOWN_BLOCKS, at[AN_MOMENTS];
+	struct breakdown_budget budget = { BREAKDOWN_BLOCKS, BREAKDOWN_SEGMENTS };
+	struct moment_rank order[AN_MOMENTS];
+	size_t n = 0, at[AN_MOMENTS];
 
 	if (an_moments_end(b->a, pd))
 		b->oom = 1;
-	/* each moment's place in time order, and the most live one */
+	/* each moment's place in time order */
 	for (size_t i = 0; pd->has_tl && mo->started && i < AN_MOMENTS; i++) {
 		if (!mo->v[i].set)
 			continue;
-		if (most == SIZE_MAX || mo->v[i].bytes > mo->v[most].bytes)
-			most = i;
+		order[n] = (struct moment_rank){ mo->v[i].bytes, i };
 		at[i] = n++;
 	}
 	d->moments = arr(b, n, sizeof(*d->moments));
-	/* the most live moment (the peak's) first: its blocks within the
-	 * budget, whatever the others take; the rest in time order */
-	for (size_t k = 0; d->moments && k <= AN_MOMENTS; k++) {
-		size_t i = k == 0 ? most : k - 1;
+	/* the most live first: within the budgets of blocks and segments
+	 * the moments a user looks at most (the peak's lists all of its
+	 * segments, whatever their number) */
+	qsort(order, n, sizeof(order[0]), moment_rank_cmp);
+	for (size_t k = 0; d->moments && k < n; k++) {
+		size_t i = order[k].i;
 		const struct an_moment *m = &mo->v[i];
 		uint64_t first = (uint64_t)i * mo->width;
 
-		if (!m->set || (k > 0 && i == most))
-			continue;
+		if (k == 0 && m->nsegs > budget.segments)
+			budget.segments = m->nsegs;
 		breakdown_fill(b, pd, m->m, m->n, m->ts, mo->from[i], mo->to[i], first,
 			       mo->events - first < mo->width ? mo->events - first : mo->width, m->bytes, m->step,
 			       m->phase, m->segs, m->nsegs, &budget, &bands, &d->moments[at[i]]);
@@ -1775,7 +1810,7 @@ static void moments_fill(struct bld *b, struct an_pd *pd, struct gp_an_device *d
 		recs = an_snap_members(pd, &pd->at, &nrecs, &oom);
 		if (oom)
 			b->oom = 1;
-		budget = SIZE_MAX; /* one breakdown: every block */
+		budget = (struct breakdown_budget){ SIZE_MAX, SIZE_MAX }; /* one breakdown: all of them */
 		breakdown_fill(b, pd, recs, nrecs, pd->at_ts, pd->at_ts, pd->at_ts, pd->at_events, 0, pd->at_bytes, pd->at_step,
 			       pd->at_phase, pd->at_segs, pd->at_nsegs, &budget, &bands, &d->at);
 		d->at.after_end = pd->at_after_end;

@@ -46,6 +46,9 @@ function breakdown(panel, key, col0, bands, stacks, expandable) {
 			panel.appendChild(h("details", null, h("summary", null, "The next " + (big.length - LARGEST_ROWS) + " of the bands"), table(cols, big.slice(LARGEST_ROWS), true)));
 	}
 	const segments = Array.isArray(m.segments) ? segmentsView(panel, m, null, expandable) : null;
+	if (!segments && isNum(m.reserved))
+		add(panel, [heading("PyTorch's segments then"), muted(bytes(m.reserved) + " reserved; their layout is left out at this moment to keep the page small " +
+			"(the moment that holds the most has all of its own; analyze's SCHEMA.md, \"Moments\"). gpuprof analyze --at " + m.t.toFixed(9) + " lists them.")]);
 	// what hovering the largest band says
 	const tip = order.length ? { t: bands[order[0]].t, bytes: bands[order[0]].bytes, lines: bandLines(bands[order[0]], m, stacks[order[0]]) } : null;
 	selftest.live[key] = { t: m.t, bytes: m.bytes, live_bytes: m.live_bytes, reserved: isNum(m.reserved) ? m.reserved : null, segments, tip,
@@ -178,7 +181,8 @@ export function liveSection(sec, dev, key) {
 		if (steps.length)
 			g.appendChild(svg("path", { d: steps.map((s) => "M" + s.px.toFixed(1) + " " + (T - 4) + "V" + (H - B)).join(""), stroke: COLOR.step, "stroke-width": 1, "stroke-dasharray": "2,2", fill: "none" }));
 		const rows = layoutLabels(steps.map((s) => [s.px, s.px + 6 * ("step " + s.step).length + 4]), 1);
-		steps.forEach((s, i) => rows[i] && g.appendChild(svg("text", { x: s.px + 2, y: T - 8, class: "axis" }, "step " + s.step)));
+		// a label that would run past the chart's edge is left out
+		steps.forEach((s, i) => rows[i] && s.px + 6 * ("step " + s.step).length <= W && g.appendChild(svg("text", { x: s.px + 2, y: T - 8, class: "axis" }, "step " + s.step)));
 		hits.forEach((r) => g.appendChild(r));
 		// the tip: the band under the pointer in its column
 		g.addEventListener("mousemove", (ev) => {
