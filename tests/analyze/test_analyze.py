@@ -2131,6 +2131,43 @@ def test_expandable_segments():
           "expandable --at 0.39: the text's line of segments")
 
 
+def test_moments_past_refs_budget():
+    """Moments past their budget of references (a peak, then 40,000
+    allocations alive, then 60,000 events of churn: the stretches merge early, twice as wide
+    as the events alone would make them): still end to end over the
+    events, each moment inside its stretch's times, the stretches in time
+    order, the most live one the peak."""
+    sim = synth.Sim(mode="cuda")
+    # the peak first (the simulator copies what is live at each new peak)
+    sim.free(sim.alloc(1 << 30, None))
+    for _ in range(40000):
+        sim.alloc(4096, None)
+        sim.tick(1)
+    for i in range(30000):
+        a = sim.alloc(8192 + (i % 7) * 512, None)
+        sim.tick(1)
+        sim.free(a)
+        sim.tick(1)
+    path = os.path.join(TMP, "refs_budget.json.gz")
+    sim.write(path)
+    page = os.path.join(TMP, "refs_budget.html")
+    rc, _, err = gp_cmd("report", "--force", "-o", page, path)
+    if not eq(rc, 0, "report of the churn: %s" % err.strip()[-200:]):
+        return
+    data = re.search(r'<script[^>]*id="gpuprof-data"[^>]*>(.*?)</script>', open(page).read(), re.S)
+    dev = json.loads(data.group(1))["run"]["devices"][0]
+    ms = sorted(dev["moments"], key=lambda m: m["first_event"])
+    # 100,002 events in stretches of a power of two: 512 would do; the
+    # references (about 40,000 a moment) make them wider
+    check(ms[0]["events"] > 512 and len(ms) <= 256, "the stretches merged early: %d of %d events" % (len(ms), ms[0]["events"]))
+    check(ms[0]["first_event"] == 0 and all(a["first_event"] + a["events"] == b["first_event"] for a, b in zip(ms, ms[1:]))
+          and ms[-1]["first_event"] + ms[-1]["events"] == 100002, "the stretches lie end to end over the 100,002 events")
+    eq([m["t"] for m in ms if not m["from"] - 1e-6 <= m["t"] <= m["to"] + 1e-6], [], "every moment inside its stretch")
+    check(all(a["to"] <= b["from"] + 1e-6 for a, b in zip(ms, ms[1:])), "the stretches in time order")
+    peak = analyze_json(path)[0]["devices"][0]["peak"]
+    eq(max(m["bytes"] for m in ms), peak["bytes"], "the most live moment is the peak")
+
+
 def test_golden():
     """Exact text and JSON reports; --update rewrites them."""
     update = "--update" in sys.argv

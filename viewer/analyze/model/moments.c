@@ -183,8 +183,12 @@ int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 			return -ENOMEM;
 		for (k = mo->events / mo->width; k >= AN_MOMENTS; k = mo->events / mo->width)
 			merge(a, mo);
+		/* a new stretch begins with this event; where close_open merged
+		 * early (the references' budget), the event may fall in the
+		 * stretch just closed, twice as wide now */
+		if (k * mo->width == mo->events)
+			mo->from[k] = ts;
 		mo->open = (uint32_t)k;
-		mo->from[k] = ts;
 	}
 	mo->to[mo->open] = ts;
 	mo->events++;
