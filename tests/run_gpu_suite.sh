@@ -21,7 +21,8 @@ mkdir -p "$out"
 # GPU, 2 to 4, in run directories: a toy, GPT-2 with DDP and FSDP2, ranks of
 # uneven batches, a rank whose batch grows until it runs out, one NCCL rank,
 # one process on the host, the merged and aligned traces:
-# tests/gpu/ranks/check_ranks.py), samples
+# tests/gpu/ranks/check_ranks.py), segments (PyTorch's segments and blocks
+# against its own snapshot: tests/torch/check_segments.py), samples
 # (samples/pytorch/run_all.sh), pip (pip install . here, offline, into a fresh
 # virtual environment, its gpuprof recording a CUDA sample:
 # tests/pip/test_pip_install.sh), noise (repeated runs for compare), cost (per-event costs), bench (overhead);
@@ -128,6 +129,17 @@ if want ranks; then
 	rc=$?
 	grep -h "^RESULT ranks" "$out/ranks.log" >>"$table"
 	verdict_rc $rc ranks
+fi
+
+if want segments; then
+	# PyTorch's segments and blocks as gpuprof lays them out (analyze --at,
+	# the report's view of the cache) against torch.cuda.memory._snapshot(),
+	# with the default allocator and with expandable segments
+	# (tests/torch/check_segments.py)
+	python3 tests/torch/check_segments.py "$gp" "$out/segments" >"$out/segments.log" 2>&1
+	rc=$?
+	grep -h "^RESULT segments" "$out/segments.log" >>"$table"
+	verdict_rc $rc segments
 fi
 
 if want torch; then
