@@ -735,7 +735,8 @@ def check_live(name, selftest, inputs):
 def check_clicks(name, inputs):
     """Clicked as a user clicks (Chromium driven over its DevTools): the
     column that holds the peak shows the peak, to the byte, and another
-    column shows what analyze --at says at its moment."""
+    column shows what analyze --at says at its moment; the pointer over a
+    band shows what it is."""
     page = os.path.join(TMP, name + ".html")
     data = page_data(open(page, encoding="utf-8").read())
     moments = sorted(data["run"]["devices"][0].get("moments") or [], key=lambda m: m["first_event"])
@@ -770,6 +771,29 @@ def check_clicks(name, inputs):
            "%s: the peak's column clicked shows the peak" % name)
         eq(live["by_category"], [[c["category"], c["bytes"]] for c in want_peak.get("by_category") or []],
            "%s: the peak's column clicked: the peak's categories" % name)
+        # the pointer over the tallest band of the peak's column: the tip
+        # names that allocation (the band found from the pointer's height)
+        bands = data["run"]["devices"][0].get("bands") or []
+        ids = sorted(moments[peak]["largest"], key=lambda k: (bands[k]["t"], k))
+        top = max(max([m["live_bytes"], sum(bands[k]["bytes"] for k in m["largest"])]) for m in moments)
+        if check(len(ids) > 1, "%s: the peak's column has bands" % name):
+            # the tallest but the bottom one: the tip must tell them apart
+            k = max(ids[1:], key=lambda k: bands[k]["bytes"])
+            mid = sum(bands[j]["bytes"] for j in ids[:ids.index(k)]) + bands[k]["bytes"] / 2
+            x, y, height = p.evaluate("""(() => {
+                const r = document.querySelector('svg[data-chart="dev0-live"] rect[data-column="%d"]').getBoundingClientRect();
+                return [r.left + r.width / 2, r.top, r.height];
+            })()""" % peak)
+            p.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y + (1 - mid / top) * height)
+            tip = p.evaluate("(() => { const t = document.querySelector('[role=tooltip]');"
+                             " return t && t.style.display === 'block' ? t.innerText : null; })()")
+            b = bands[k]
+            # its size as the text report writes it (the page writes it the same: test_formatting)
+            printer = os.environ.get("GPUPROF_PRINT_BYTES")
+            size = subprocess.run([printer, str(b["bytes"])], capture_output=True, text=True).stdout.strip() if printer else ""
+            check(tip and tip.startswith(size) and "made at %.3f s" % b["t"] in tip and "layer: " + (b["layer"] or "\u2013") in tip
+                  and "line: " + (b["line"] or "\u2013") in tip and ("never freed" in tip) == (b["freed_t"] is None),
+                  "%s: the tip over the peak's tallest band names it (%r; band %r)" % (name, tip, b))
         eq([ln for ln in p.log if PAGE_LOG.search(ln)], [], "%s: nothing in the browser's log while clicking" % name)
 
 
