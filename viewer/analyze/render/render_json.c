@@ -224,13 +224,19 @@ static struct json_object *categories_json(struct gp_jb *b, const struct gp_an_s
 
 RS_OBJECT(alloc_json, struct gp_an_alloc, GP_RS_ALLOC)
 
-static struct json_object *stack_json(struct gp_jb *b, const struct gp_an_line *e)
+/* A Python stack's frames, innermost first. */
+static struct json_object *frames_json(struct gp_jb *b, const struct gp_an_frames *f)
 {
 	struct json_object *st = gp_jb_arr(b);
 
-	for (size_t k = 0; k < e->nstack; k++)
-		gp_jb_push(b, st, gp_jb_str(b, e->stack[k]));
+	for (size_t k = 0; k < f->n; k++)
+		gp_jb_push(b, st, gp_jb_str(b, f->frames[k]));
 	return st;
+}
+
+static struct json_object *stack_json(struct gp_jb *b, const struct gp_an_line *e)
+{
+	return frames_json(b, &e->stack);
 }
 
 RS_OBJECT(line_json, struct gp_an_line, GP_RS_LINE)
@@ -613,17 +619,8 @@ static void band_stacks_put(struct gp_jb *b, struct json_object *o, const char *
 	if ((!d->timeline.present && !d->has_at) || !d->band_stacks)
 		return;
 	arr = gp_jb_arr(b);
-	for (size_t i = 0; i < d->nbands; i++) {
-		const struct gp_an_frames *st = &d->band_stacks[i];
-		struct json_object *frames = NULL;
-
-		if (st->n) {
-			frames = gp_jb_arr(b);
-			for (size_t k = 0; k < st->n; k++)
-				gp_jb_push(b, frames, gp_jb_str(b, st->frames[k]));
-		}
-		gp_jb_push(b, arr, frames);
-	}
+	for (size_t i = 0; i < d->nbands; i++)
+		gp_jb_push(b, arr, d->band_stacks[i].n ? frames_json(b, &d->band_stacks[i]) : NULL);
 	RS_PUT(key, arr);
 }
 

@@ -424,8 +424,8 @@ static void lines(struct out *o, const struct gp_an_lines *l, const char *indent
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, e->count);
 		gp_table_row(&t, e->name, sz(e->bytes), pct(e->share), cnt);
 		/* the callers, as far as they are the program's own */
-		for (size_t k = 1; k < e->nstack && k < 3; k++) {
-			snprintf(name, sizeof(name), "  called from %s", e->stack[k]);
+		for (size_t k = 1; k < e->stack.n && k < 3; k++) {
+			snprintf(name, sizeof(name), "  called from %s", e->stack.frames[k]);
 			gp_table_row(&t, name, "", "", "");
 		}
 	}

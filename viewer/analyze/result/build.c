@@ -487,7 +487,6 @@ static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, i
 		      struct gp_an_line *e)
 {
 	const struct an_stack *st = g->rep;
-	struct gp_an_frames fr;
 
 	e->bytes = g->bytes;
 	e->share = share(g->bytes, whole);
@@ -502,9 +501,7 @@ static void line_fill(struct bld *b, const struct line_grp *g, uint64_t whole, i
 	e->function = astr(b, st->f[st->user].func);
 	e->line = st->f[st->user].line;
 	e->library_frames = (uint64_t)st->user; /* the frames inside it are a library's */
-	frames_fill(b, st, &fr);
-	e->stack = fr.frames;
-	e->nstack = fr.n;
+	frames_fill(b, st, &e->stack);
 }
 
 /* Bytes by the source line that made them: with --stacks, or where some of

@@ -106,6 +106,13 @@ struct gp_an_alloc {
 	double freed_t;        /* NaN: never freed */
 };
 
+/* A Python stack as reports name its frames: the program's own, innermost
+ * first ("file.py:42 in forward"); library frames left out. */
+struct gp_an_frames {
+	const char **frames;
+	size_t n;
+};
+
 /* Bytes made at one source line: the innermost frame of the program's own
  * code in their Python stacks; file, line and function NULL/0 for what has
  * none (made without Python frames; without --stacks, blocks a module names,
@@ -117,16 +124,8 @@ struct gp_an_line {
 	uint64_t bytes;
 	double share;
 	uint64_t count;
-	const char **stack;    /* the program's own frames, innermost first, as name */
-	size_t nstack;
+	struct gp_an_frames stack; /* its stack (the largest allocation's) */
 	uint64_t library_frames; /* frames of libraries inside the line, folded */
-};
-
-/* A Python stack as reports name its frames: the program's own, innermost
- * first ("file.py:42 in forward"); library frames left out. */
-struct gp_an_frames {
-	const char **frames;
-	size_t n;
 };
 
 /* A grouping by source line; not present when the trace has no stacks. */
