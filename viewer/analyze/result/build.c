@@ -1343,9 +1343,9 @@ static void oom_outcomes_fill(struct an_pd *pd, struct gp_an_device *d)
 	d->ooms_got_past.seconds = gp_an_round((double)past_ns / 1e9, 6);
 }
 
-static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struct gp_an_set *cats,
-			      const struct an_seg *segs, size_t nsegs, size_t *budget, struct gp_an_segment **out,
-			      size_t *nout);
+static void segments_fill(struct bld *b, const struct an_set *s, const struct gp_an_set *cats,
+			  const struct an_seg *segs, size_t nsegs, size_t *budget, struct gp_an_segment **out,
+			  size_t *nout);
 
 static void oom_fill(struct bld *b, struct an_pd *pd, struct an_oom *o, int detailed,
 		     uint64_t capacity, const struct an_leak *lk, int top, struct gp_an_oom *j)
@@ -1601,21 +1601,20 @@ static int member_addr_cmp(const void *x, const void *y)
 
 /* s's blocks in the segments (by address), into *out; a block's
  * category as its index in cats' categories; *budget: blocks that may
- * still be listed (taken from). Returns the segments' bytes. */
-static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struct gp_an_set *cats,
-			      const struct an_seg *segs, size_t nsegs, size_t *budget, struct gp_an_segment **out,
-			      size_t *nout)
+ * still be listed (taken from). */
+static void segments_fill(struct bld *b, const struct an_set *s, const struct gp_an_set *cats,
+			  const struct an_seg *segs, size_t nsegs, size_t *budget, struct gp_an_segment **out,
+			  size_t *nout)
 {
 	const struct an_member **by_addr = s->n ? malloc(s->n * sizeof(*by_addr)) : NULL;
 	int cat_index[CAT_N];
-	uint64_t sum = 0;
 	size_t k = 0;
 
 	*out = NULL;
 	*nout = 0;
 	if (s->n && !by_addr) {
 		b->oom = 1;
-		return 0;
+		return;
 	}
 	for (int c = 0; c < CAT_N; c++) {
 		cat_index[c] = -1;
@@ -1640,7 +1639,6 @@ static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struc
 
 		e->addr = segs[g].addr;
 		e->bytes = segs[g].bytes;
-		sum += segs[g].bytes;
 		while (k < nb && by_addr[k]->r->addr < at)
 			k++;
 		first = k;
@@ -1670,7 +1668,6 @@ static uint64_t segments_fill(struct bld *b, const struct an_set *s, const struc
 		}
 	}
 	free(by_addr);
-	return sum;
 }
 
 /* What was live at ts (recs, borrowed): by category, innermost layer and
@@ -1718,17 +1715,18 @@ static void breakdown_fill(struct bld *b, struct an_pd *pd, struct an_rec **recs
 		holders_of(b, &lines, s.bytes, 0, &o->by_line, &o->nline);
 	an_grp_free(&layers);
 	an_grp_free(&lines);
-	if (nsegs && nsegs <= budget->segments) {
-		budget->segments -= nsegs;
-		o->reserved = opt(1, segments_fill(b, &s, &o->set, segs, nsegs, &budget->blocks, &o->segments,
-						   &o->nsegments));
-		o->has_segments = 1;
-	} else if (nsegs) { /* past the budget: their sum alone */
+	if (nsegs) {
 		uint64_t sum = 0;
 
 		for (size_t i = 0; i < nsegs; i++)
 			sum += segs[i].bytes;
 		o->reserved = opt(1, sum);
+	}
+	/* their layout within the budget; past it, their sum alone */
+	if (nsegs && nsegs <= budget->segments) {
+		budget->segments -= nsegs;
+		segments_fill(b, &s, &o->set, segs, nsegs, &budget->blocks, &o->segments, &o->nsegments);
+		o->has_segments = 1;
 	}
 	if (s.n)
 		qsort(s.m, s.n, sizeof(*s.m), member_cmp);
