@@ -156,6 +156,13 @@ static int at_take(struct an_analysis *a, struct an_pd *pd, int64_t at, int afte
 	return an_segments_now(pd, &pd->at_segs, &pd->at_nsegs);
 }
 
+/* ts, or where an event came late (events come in the order they are
+ * processed), the time of the latest before it: it counts as now */
+static int64_t now_of(const struct an_pd *pd, int64_t ts)
+{
+	return ts < pd->mo.to[pd->mo.open] ? pd->mo.to[pd->mo.open] : ts;
+}
+
 int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 {
 	struct an_moments *mo = &pd->mo;
@@ -167,10 +174,8 @@ int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 		mo->events++;
 		return 0;
 	}
-	/* events come in the order they are processed; one the trace wrote
-	 * late counts as now */
-	if (mo->started && ts < mo->to[mo->open])
-		ts = mo->to[mo->open];
+	if (mo->started)
+		ts = now_of(pd, ts);
 	if (!mo->started) {
 		mo->started = 1;
 		mo->width = 1;
@@ -193,12 +198,6 @@ int an_moments_before(struct an_analysis *a, struct an_pd *pd, int64_t ts)
 	mo->to[mo->open] = ts;
 	mo->events++;
 	return 0;
-}
-
-/* ts, or where an event came late, the time of the latest before it */
-static int64_t now_of(const struct an_pd *pd, int64_t ts)
-{
-	return ts < pd->mo.to[pd->mo.open] ? pd->mo.to[pd->mo.open] : ts;
 }
 
 void an_moments_after(struct an_analysis *a, struct an_pd *pd, int64_t ts, uint32_t step, uint8_t phase)
