@@ -180,9 +180,9 @@ export function liveSection(sec, dev, key) {
 		}
 		if (steps.length)
 			g.appendChild(svg("path", { d: steps.map((s) => "M" + s.px.toFixed(1) + " " + (T - 4) + "V" + (H - B)).join(""), stroke: COLOR.step, "stroke-width": 1, "stroke-dasharray": "2,2", fill: "none" }));
-		const rows = layoutLabels(steps.map((s) => [s.px, s.px + 6 * ("step " + s.step).length + 4]), 1);
+		const spans = steps.map((s) => [s.px, s.px + 6 * ("step " + s.step).length + 4]), rows = layoutLabels(spans, 1);
 		// a label that would run past the chart's edge is left out
-		steps.forEach((s, i) => rows[i] && s.px + 6 * ("step " + s.step).length <= W && g.appendChild(svg("text", { x: s.px + 2, y: T - 8, class: "axis" }, "step " + s.step)));
+		steps.forEach((s, i) => rows[i] && spans[i][1] <= W + 4 && g.appendChild(svg("text", { x: s.px + 2, y: T - 8, class: "axis" }, "step " + s.step)));
 		hits.forEach((r) => g.appendChild(r));
 		// the tip: the band under the pointer in its column
 		g.addEventListener("mousemove", (ev) => {
