@@ -708,28 +708,41 @@ def browser_test(kind):
     return m, selftest
 
 
+def live_is_peak(name, what, live, inputs):
+    """A breakdown the page shows (a self-test `live` entry) holds the
+    peak, to the byte: its bytes, what was alive, its categories."""
+    rc, out, _ = gp("analyze", "--json", *inputs)
+    peak = json.loads(out)["devices"][0]["peak"] if rc == 0 else {}
+    eq([live["bytes"], live["live_bytes"]], [peak.get("bytes"), peak.get("live_bytes")],
+       "%s: %s holds the peak, and what was alive then" % (name, what))
+    eq(live["by_category"], [[c["category"], c["bytes"]] for c in peak.get("by_category") or []],
+       "%s: %s: the peak's categories" % (name, what))
+
+
+def live_is_at(name, what, live, inputs):
+    """A breakdown the page shows is what analyze --at gives at its
+    moment: bytes, categories, layers, source lines."""
+    rc, out, _ = gp("analyze", "--json", "--at", "%.9f" % live["t"], *inputs)
+    at = json.loads(out)["devices"][0]["at"] if rc == 0 else {}
+    eq([live["bytes"], live["live_bytes"]], [at.get("bytes"), at.get("live_bytes")],
+       "%s: %s: the bytes analyze --at gives then" % (name, what))
+    eq(live["by_category"], [[c["category"], c["bytes"]] for c in at.get("by_category") or []],
+       "%s: %s: analyze --at's categories" % (name, what))
+    eq(live["by_layer"], [[x["name"], x["bytes"]] for x in at.get("by_layer") or []],
+       "%s: %s: analyze --at's layers" % (name, what))
+    eq(live["by_line"], [[x["name"], x["bytes"]] for x in at["by_line"]] if at.get("by_line") is not None else None,
+       "%s: %s: analyze --at's source lines" % (name, what))
+
+
 def check_live(name, selftest, inputs):
     """The breakdown the page shows first under Live memory per allocation
-    (the moment that holds the most: the peak's) is analyze's: its bytes
-    and categories the peak's, to the byte; its layers and source lines
-    what analyze --at gives at that moment."""
+    (the moment that holds the most: the peak's) is analyze's: the peak,
+    to the byte, and what analyze --at gives at that moment."""
     live = ((selftest or {}).get("live") or {}).get("dev0")
     if not check(live, "%s: the page shows a breakdown of live memory (self-test live.dev0)" % name):
         return
-    rc, out, _ = gp("analyze", "--json", *inputs)
-    peak = json.loads(out)["devices"][0]["peak"] if rc == 0 else {}
-    eq(live["bytes"], peak.get("bytes"), "%s: the breakdown's moment holds the peak" % name)
-    eq(live["live_bytes"], peak.get("live_bytes"), "%s: what was alive then, as at the peak" % name)
-    eq(live["by_category"], [[c["category"], c["bytes"]] for c in peak.get("by_category") or []],
-       "%s: the breakdown's categories are the peak's" % name)
-    rc, out, _ = gp("analyze", "--json", "--at", "%.9f" % live["t"], *inputs)
-    at = json.loads(out)["devices"][0]["at"] if rc == 0 else {}
-    eq(live["by_category"], [[c["category"], c["bytes"]] for c in at.get("by_category") or []],
-       "%s: the categories are analyze --at's" % name)
-    eq(live["by_layer"], [[x["name"], x["bytes"]] for x in at.get("by_layer") or []],
-       "%s: the layers are analyze --at's" % name)
-    eq(live["by_line"], [[x["name"], x["bytes"]] for x in at["by_line"]] if at.get("by_line") is not None else None,
-       "%s: the source lines are analyze --at's" % name)
+    live_is_peak(name, "the breakdown shown first", live, inputs)
+    live_is_at(name, "the breakdown shown first", live, inputs)
 
 
 def check_clicks(name, inputs):
@@ -744,8 +757,6 @@ def check_clicks(name, inputs):
         return
     peak = max(range(len(moments)), key=lambda i: (moments[i]["bytes"], -i))
     other = next(i for i in (len(moments) // 3, len(moments) // 2, 1) if i != peak)
-    rc, out, _ = gp("analyze", "--json", *inputs)
-    want_peak = json.loads(out)["devices"][0]["peak"] if rc == 0 else {}
     with cdp.Page(chromium(), TMP) as p:
         p.open("file://" + page, "!!document.documentElement && document.documentElement.dataset.gpuprofReady === '1'")
         for i in (other, peak):
@@ -758,19 +769,9 @@ def check_clicks(name, inputs):
             p.click(*xy)
             live = json.loads(p.evaluate("document.getElementById('gpuprof-selftest').textContent"))["live"]["dev0"]
             eq(live["t"], moments[i]["t"], "%s: a click on column %d shows its moment" % (name, i))
-            rc, out, _ = gp("analyze", "--json", "--at", "%.9f" % live["t"], *inputs)
-            at = json.loads(out)["devices"][0]["at"] if rc == 0 else {}
-            eq([live["bytes"], live["live_bytes"]], [at.get("bytes"), at.get("live_bytes")],
-               "%s: column %d clicked: the bytes analyze --at gives then" % (name, i))
-            eq(live["by_category"], [[c["category"], c["bytes"]] for c in at.get("by_category") or []],
-               "%s: column %d clicked: analyze --at's categories" % (name, i))
-            eq(live["by_layer"], [[x["name"], x["bytes"]] for x in at.get("by_layer") or []],
-               "%s: column %d clicked: analyze --at's layers" % (name, i))
+            live_is_at(name, "column %d clicked" % i, live, inputs)
         # the last click, the peak's column: the peak, to the byte
-        eq([live["bytes"], live["live_bytes"]], [want_peak.get("bytes"), want_peak.get("live_bytes")],
-           "%s: the peak's column clicked shows the peak" % name)
-        eq(live["by_category"], [[c["category"], c["bytes"]] for c in want_peak.get("by_category") or []],
-           "%s: the peak's column clicked: the peak's categories" % name)
+        live_is_peak(name, "the peak's column clicked", live, inputs)
         # the pointer over the tallest band of the peak's column: the tip
         # names that allocation (the band found from the pointer's height)
         bands = data["run"]["devices"][0].get("bands") or []
