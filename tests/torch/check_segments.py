@@ -23,16 +23,13 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
+from result_rows import Rows  # noqa: E402
+
 GP, OUT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.makedirs(OUT, exist_ok=True)
-failed = 0
-
-
-def row(case, ok, what):
-    global failed
-    failed += not ok
-    print("RESULT segments.%s %s %s" % (case, "PASS" if ok else "FAIL", what), flush=True)
+row = Rows("segments")
 
 
 def marker_t(trace, mark_bytes):
@@ -92,4 +89,4 @@ for case, conf in (("default", None), ("expandable", "expandable_segments:True")
         "%d blocks PyTorch calls active_allocated (%d pending free), gpuprof's %d, the same addresses and sizes: %s" % (
             len(their_blocks), pending, len(our_blocks), our_blocks == their_blocks))
 
-sys.exit(1 if failed else 0)
+sys.exit(row.exit_status())

@@ -20,31 +20,16 @@ import sys
 import time
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from result_rows import Rows  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 GP, OUT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 ONLY = sys.argv[4].split(",") if len(sys.argv) > 4 and sys.argv[3] == "--only" else None
 PY = sys.executable
 os.makedirs(OUT, exist_ok=True)
-failed = 0
-
-
-LOCK = threading.Lock()
-
-
-def row(case, ok, what):
-    global failed
-    with LOCK:
-        _row(case, ok, what)
-
-
-def _row(case, ok, what):
-    global failed
-    failed += not ok
-    line = "RESULT failures.%s %s %s" % (case, "PASS" if ok else "FAIL", what)
-    print(line, flush=True)
-    with open(os.path.join(OUT, "failures.txt"), "a") as f:
-        f.write(line + "\n")
+row = Rows("failures", log=os.path.join(OUT, "failures.txt"))
 
 
 def default_sigint():
@@ -558,4 +543,4 @@ for name, fn in (("signals", signals), ("storm", storm), ("sigkill", sigkill), (
                  ("oom_gate", oom_gate)):
     if ONLY is None or name in ONLY:
         guarded(name, fn)
-sys.exit(1 if failed else 0)
+sys.exit(row.exit_status())

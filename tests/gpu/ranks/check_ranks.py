@@ -38,17 +38,14 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from result_rows import Rows  # noqa: E402
+
 GP, OUT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 CASES = sys.argv[3:] or ["toy", "ddp", "fsdp2", "uneven", "grow", "nccl", "one", "merge"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.makedirs(OUT, exist_ok=True)
-failed = 0
-
-
-def row(case, ok, what):
-    global failed
-    failed += not ok
-    print("RESULT ranks.%s %s %s" % (case, "PASS" if ok else "FAIL", what), flush=True)
+row = Rows("ranks")
 
 
 def traced(name, nproc, script, *args):
@@ -430,4 +427,4 @@ if "merge" in CASES and runs:
         row("merge.align", p.returncode == 0 and off is not None and abs(abs(off) - shift / 1000.0) < 50.0,
             "exit %d, moved by %+.3f us; merge said: %s" % (p.returncode, shift / 1000.0,
                                                          found[0] if found else p.stderr.strip()[-300:]))
-sys.exit(1 if failed else 0)
+sys.exit(row.exit_status())
