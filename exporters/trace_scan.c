@@ -177,11 +177,18 @@ static GP_JSON_ALWAYS_INLINE int guessed(const struct keyindex *ix, unsigned gue
 	const char *p = (const char *)c->p, *end = (const char *)c->end;
 	uint64_t d;
 
-	if (!guess || end - p < KP_BYTES)
+	if (!guess)
 		return -1;
 	kp = &ix->pat[guess - 1];
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	{
+	if (__builtin_expect(end - p < KP_BYTES, 0)) {
+		/* a line's last members: no word read past its end */
+		if (end - p < kp->len)
+			return -1;
+		d = ((load_n(p, kp->len, end) ^ kp->word[0]) & kp->mask[0]) |
+		    (kp->len > 8 ? (load_n(p + 8, kp->len - 8u, end) ^ kp->word[1]) & kp->mask[1] : 0) |
+		    (kp->len > 16 ? (load_n(p + 16, kp->len - 16u, end) ^ kp->word[2]) & kp->mask[2] : 0);
+	} else {
 		uint64_t w; /* KP_BYTES are there; most names take one word */
 
 		memcpy(&w, p, 8);
@@ -196,6 +203,8 @@ static GP_JSON_ALWAYS_INLINE int guessed(const struct keyindex *ix, unsigned gue
 		}
 	}
 #else
+	if (end - p < KP_BYTES)
+		return -1;
 	d = ((load_n(p, 8, end) ^ kp->word[0]) & kp->mask[0]) |
 	    ((load_n(p + 8, 8, end) ^ kp->word[1]) & kp->mask[1]) |
 	    ((load_n(p + 16, 8, end) ^ kp->word[2]) & kp->mask[2]);
@@ -238,6 +247,18 @@ static int ignorable(const struct gp_tr_members *l)
 	}
 }
 
+/* The kind of line (trace_scan.h) once ph, name or cat (v) is read: what
+ * tells gpuprof's kinds of event apart, their member orders (ph's letter,
+ * the name's length, cat's length and first letter), hashed into the
+ * kinds there are. */
+static GP_JSON_ALWAYS_INLINE uint8_t next_kind(uint8_t kind, const struct gp_json_val *v)
+{
+	unsigned x = v->type != GP_JSON_STR ? 0 : v->n == 1 ? (unsigned char)v->p[0] :
+			v->n ? v->n * 8u ^ (unsigned char)v->p[0] : 0;
+
+	return (uint8_t)((kind * 37u + x) & (GP_TR_KINDS - 1));
+}
+
 /* c->p at a member of an object of the line (args: its "args" object, or
  * the line's own): its name read, guessed or looked up, and the guesses
  * taught; c->p at its value. The name's index in the format's enums, -1
@@ -248,12 +269,13 @@ static GP_JSON_ALWAYS_INLINE int member_name(struct gp_json_cur *c, struct gp_tr
 					     const int args, size_t *after)
 {
 	const struct keyindex *ix = args ? &arg_index : &top_index;
-	uint8_t *next = args ? line->next_arg : line->next_top;
+	uint8_t *next = args ? line->next_arg[line->kind] : line->next_top[line->kind];
 	int i = guessed(ix, next[*after], c);
 
 	if (i < 0) {
 		struct gp_json_val k;
 
+		gp_json_ws(c); /* member_end leaves what follows a ',' */
 		if (gp_json_member_name(c, &k))
 			return -2;
 		i = lookup(ix, &k, (const char *)c->end);
@@ -263,16 +285,20 @@ static GP_JSON_ALWAYS_INLINE int member_name(struct gp_json_cur *c, struct gp_tr
 	return i >= 0 ? (args ? arg_keys : top_keys)[i].key : -1;
 }
 
-/* c->p after a member's value: 0 at the next member (past the ','), 1
- * past the object's '}', or -EINVAL. */
+/* c->p after a member's value: 0 past the ',' before the next member
+ * (the blanks after it are member_name's to pass: a guessed name comes
+ * at once), 1 past the object's '}', or -EINVAL. */
 static GP_JSON_ALWAYS_INLINE int member_end(struct gp_json_cur *c)
 {
+	if (c->p < c->end && *c->p == ',') { /* gpuprof's lines: no blanks */
+		c->p++;
+		return 0;
+	}
 	gp_json_ws(c);
 	if (c->p >= c->end)
 		return gp_json_fail(c, "unterminated object");
 	if (*c->p == ',') {
 		c->p++;
-		gp_json_ws(c);
 		return 0;
 	}
 	if (*c->p != '}')
@@ -312,6 +338,7 @@ static int scan_event(struct gp_json_cur *c, struct gp_tr_members *line)
 	size_t after = 0;
 	struct gp_json_val k, v;
 
+	line->kind = 0;
 	c->p++;
 	gp_json_ws(c);
 	if (c->p < c->end && *c->p == '}') {
@@ -322,6 +349,7 @@ static int scan_event(struct gp_json_cur *c, struct gp_tr_members *line)
 		int which = -1, r;
 
 		if (line->ignored) {
+			gp_json_ws(c);
 			if (gp_json_member_name(c, &k))
 				return -EINVAL;
 		} else if ((which = member_name(c, line, 0, &after)) == -2) {
@@ -344,6 +372,8 @@ static int scan_event(struct gp_json_cur *c, struct gp_tr_members *line)
 				line->top_set |= 1u << which;
 			if (gp_json_value(c, 1, which >= 0 ? &line->top[which] : &v))
 				return -EINVAL;
+			if (which == TK_PH || which == TK_NAME || which == TK_CAT)
+				line->kind = next_kind(line->kind, &line->top[which]);
 			if (which == TK_PH || which == TK_CAT) {
 				line->ignored = ignorable(line);
 				if (line->ignored && line->skip_ignored) {
@@ -369,14 +399,12 @@ static void indexes_build(void)
 
 void gp_tr_members_clear(struct gp_tr_members *out)
 {
-	/* what the previous line set, not the whole struct */
+	/* what the previous line set, not the whole struct: the few top
+	 * members all at once (a store each, no loop on the bits) */
 	out->ignored = 0;
-	while (out->top_set) {
-		int i = __builtin_ctz(out->top_set);
-
+	for (int i = 0; i < TK_N; i++)
 		out->top[i].type = GP_JSON_NONE;
-		out->top_set &= out->top_set - 1;
-	}
+	out->top_set = 0;
 	for (int w = 0; w < 2; w++) {
 		while (out->args_set[w]) {
 			int i = __builtin_ctzll(out->args_set[w]);

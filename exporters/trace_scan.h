@@ -18,6 +18,8 @@
 #include "trace_format.h"
 
 #define GP_TR_MAX_DEPTH 32
+/* Kinds of line whose member orders the scanner learns apart (a power of 2). */
+#define GP_TR_KINDS 64
 
 /* The kernel-name prefix that makes a kernel a collective (NCCL's): the
  * scanner keeps those kernels, the analysis follows them. */
@@ -81,14 +83,18 @@ struct gp_tr_members {
 	int skip_ignored;  /* the caller's: the rest of an ignored event's line
 			    * is skipped, not checked (the line holds one event,
 			    * TRACE_FORMAT.md; its object must still close there) */
-	/* The scanner's own, kept from line to line: which member name came
-	 * after which (slot 0 an object's start, 1 + i after the format's
-	 * name i, the last after a name not in the format), as 1 + the
-	 * format's name; 0 none yet. A writer writes its members in one order,
-	 * so the next name is compared whole with one guess before it is
-	 * scanned and looked up (trace_scan.c). */
-	uint8_t next_top[GP_TR_TOP_ALL + 2];
-	uint8_t next_arg[GP_TR_ARG_ALL + 2];
+	/* The scanner's own, kept from line to line: for each kind of line,
+	 * which member name came after which (slot 0 an object's start, 1 + i
+	 * after the format's name i, the last after a name not in the
+	 * format), as 1 + the format's name; 0 none yet. A writer writes the
+	 * members of one kind of event in one order, so the next name is
+	 * compared whole with one guess before it is scanned and looked up
+	 * (trace_scan.c). The kind: a hash of ph, name and cat's first bytes
+	 * and lengths as far as read (kinds that collide guess worse, never
+	 * wrongly: a guess is compared whole). */
+	uint8_t kind;
+	uint8_t next_top[GP_TR_KINDS][GP_TR_TOP_ALL + 2];
+	uint8_t next_arg[GP_TR_KINDS][GP_TR_ARG_ALL + 2];
 };
 
 /* 0, or -EINVAL with *why set to a short reason ("bad string", ...). out
