@@ -447,9 +447,7 @@ int gp_tr_scan_line(const char *p, size_t n, struct gp_tr_members *out, const ch
 
 int gp_jv_u64(const struct gp_json_val *v, uint64_t *out)
 {
-	if (v->type != GP_JSON_NUM || v->num)
-		return -EINVAL;
-	return gp_json_digits_u64(v->p, v->n, UINT64_MAX, out);
+	return gp_json_val_u64(v, UINT64_MAX, out);
 }
 
 int gp_jv_i64(const struct gp_json_val *v, int64_t *out)
@@ -462,7 +460,7 @@ int gp_jv_i64(const struct gp_json_val *v, int64_t *out)
 	if (v->num & GP_JSON_NEG) {
 		abs.p++;
 		abs.n--;
-		abs.num = 0;
+		abs.num = 0; /* lead is the digits' already */
 	}
 	if (gp_jv_u64(&abs, &x) || x > (uint64_t)INT64_MAX)
 		return -EINVAL;
@@ -505,6 +503,10 @@ int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
 		const char *whole = p;
 		uint64_t u = 0;
 
+		if (v->lead_n) {
+			u = gp_json_lead_value(v);
+			p += v->lead_n;
+		}
 		for (; p < end && *p != '.'; p++)
 			u = u * 10 + (uint64_t)(*p - '0');
 		if (p - whole > 15)

@@ -206,16 +206,15 @@ static void test_values(void)
 	free(m);
 }
 
+/* text scanned as a number, whole */
 static struct gp_json_val num(const char *text)
 {
-	struct gp_json_val v = { text, (uint32_t)strlen(text), GP_JSON_NUM, 0, 0 };
+	struct gp_json_cur c = { (const unsigned char *)text,
+				  (const unsigned char *)text + strlen(text), NULL, 1, 4096 };
+	struct gp_json_val v;
 
-	if (text[0] == '-')
-		v.num |= GP_JSON_NEG;
-	if (strchr(text, '.'))
-		v.num |= GP_JSON_FRAC;
-	if (strpbrk(text, "eE"))
-		v.num |= GP_JSON_EXP;
+	CHECK_EQ_INT(gp_json_number(&c, &v), 0);
+	CHECK(c.p == c.end);
 	return v;
 }
 
@@ -251,10 +250,167 @@ static void test_limits(void)
 	CHECK(gp_jv_us_to_ns(&v, &ns) == 0 && ns == 1500000);
 }
 
+static uint64_t next_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* The values a scan gives numbers against digit-by-digit arithmetic: every
+ * count of digits before the point from 1 to 24 (the eight-at-a-time path,
+ * its tail, and past what a uint64_t holds), with and without a sign and a
+ * fraction, the number ending the text or followed by more. */
+static void test_conversions(void)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	for (int round = 0; round < 4000; round++) {
+		char text[64];
+		int whole = 1 + round % 24, neg = round / 24 % 2, frac = round / 48 % 4;
+		int tail = round / 192 % 2, n = 0;
+		unsigned __int128 ref = 0;
+		struct gp_json_val v;
+		uint64_t u;
+		int64_t i, ns;
+
+		if (neg)
+			text[n++] = '-';
+		for (int d = 0; d < whole; d++) {
+			/* the first digit 1-9, some runs of nines (the edges) */
+			int digit = d == 0 ? 1 + (int)(next_rand(&seed) % 9)
+				  : round % 7 == 0 ? 9 : (int)(next_rand(&seed) % 10);
+
+			if (whole == 1 && round % 5 == 0)
+				digit = 0;
+			text[n++] = (char)('0' + digit);
+			ref = ref * 10 + (unsigned)digit;
+			if (ref > (unsigned __int128)1 << 100)
+				ref = (unsigned __int128)1 << 100; /* past any limit, stays there */
+		}
+		int frac_at = n;
+		if (frac) {
+			text[n++] = '.';
+			for (int d = 0; d < frac; d++)
+				text[n++] = (char)('0' + next_rand(&seed) % 10);
+		}
+		int len = n;
+		if (tail) {
+			memcpy(text + n, ",\"x\":1}         ", 17);
+			n += 17;
+		}
+		text[n] = '\0';
+		{
+			struct gp_json_cur c = { (const unsigned char *)text,
+						  (const unsigned char *)text + n, NULL, 1, 4096 };
+
+			CHECK_EQ_INT(gp_json_number(&c, &v), 0);
+			CHECK(c.p == (const unsigned char *)text + len);
+		}
+		if (!neg && !frac) {
+			int ok = ref <= UINT64_MAX;
+
+			CHECK_EQ_INT(gp_jv_u64(&v, &u) == 0, ok);
+			if (ok)
+				CHECK(u == (uint64_t)ref);
+		} else {
+			CHECK(gp_jv_u64(&v, &u) == -EINVAL);
+		}
+		if (!frac) {
+			int ok = ref <= (unsigned __int128)INT64_MAX;
+
+			CHECK_EQ_INT(gp_jv_i64(&v, &i) == 0, ok);
+			if (ok)
+				CHECK(i == (neg ? -(int64_t)ref : (int64_t)ref));
+		}
+		{
+			int ok = whole <= 15;
+			int64_t want = (int64_t)ref * 1000;
+
+			for (int d = 0; d < 3; d++) {
+				int digit = d < frac ? text[frac_at + 1 + d] - '0' : 0;
+
+				want += digit * (d == 0 ? 100 : d == 1 ? 10 : 1);
+			}
+			CHECK_EQ_INT(gp_jv_us_to_ns(&v, &ns) == 0, ok);
+			if (ok)
+				CHECK(ns == (neg ? -want : want));
+		}
+		if (tail) /* under the same value, no word read past the end */
+			CHECK(v.n == (uint32_t)len);
+	}
+}
+
+/* Numbers at the edges of the grammar, each alone and with 16 bytes and
+ * more after it (where digits are found 16 bytes at a step): where the
+ * scan ends, or that it fails, and the flags. */
+static void test_number_edges(void)
+{
+	static const struct {
+		const char *text;
+		int ok, len, num;
+	} cases[] = {
+		{ "0", 1, 1, 0 },
+		{ "01", 1, 1, 0 }, /* "0", then a byte the caller refuses */
+		{ "0.5", 1, 3, GP_JSON_FRAC },
+		{ "00.5", 1, 1, 0 },
+		{ "1.", 0, 0, 0 },
+		{ "1.x", 0, 0, 0 },
+		{ "1e", 0, 0, 0 },
+		{ "1e5", 1, 3, GP_JSON_EXP },
+		{ "1E+5", 1, 4, GP_JSON_EXP },
+		{ "1.5e-3", 1, 6, GP_JSON_FRAC | GP_JSON_EXP },
+		{ "1.e5", 0, 0, 0 },
+		{ "-", 0, 0, 0 },
+		{ "-0", 1, 2, GP_JSON_NEG },
+		{ "-12.5", 1, 5, GP_JSON_NEG | GP_JSON_FRAC },
+		{ "123456789012345", 1, 15, 0 },
+		{ "1234567890123456", 1, 16, 0 },
+		{ "12345678901234567", 1, 17, 0 },
+		{ "12345678901234.5", 1, 16, GP_JSON_FRAC },
+		{ "1234567890123.45", 1, 16, GP_JSON_FRAC },
+		{ "123456789012.345", 1, 16, GP_JSON_FRAC },
+		{ "1.23456789012345", 1, 16, GP_JSON_FRAC },
+		{ "1.2345678901234", 1, 15, GP_JSON_FRAC },
+		{ "7.", 0, 0, 0 },
+		{ "7.0.1", 1, 3, GP_JSON_FRAC },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int tail = 0; tail <= 1; tail++) {
+			char text[64];
+			size_t n = strlen(cases[i].text);
+			struct gp_json_cur c;
+			struct gp_json_val v;
+			int rc;
+
+			memcpy(text, cases[i].text, n);
+			if (tail) {
+				memcpy(text + n, "}                ", 17);
+				n += 17;
+			}
+			c = (struct gp_json_cur){ (const unsigned char *)text,
+						  (const unsigned char *)text + n, NULL, 1, 4096 };
+			rc = gp_json_number(&c, &v);
+			CHECK_EQ_INT(rc == 0, cases[i].ok);
+			if (rc == 0 && cases[i].ok) {
+				CHECK_EQ_INT((int)v.n, cases[i].len);
+				CHECK_EQ_INT(v.num, cases[i].num);
+				CHECK(c.p == (const unsigned char *)text + cases[i].len);
+			}
+			if ((rc == 0) != cases[i].ok)
+				fprintf(stderr, "  %s (tail %d): rc %d\n", cases[i].text, tail, rc);
+		}
+	}
+}
+
 int main(void)
 {
 	test_guesses();
 	test_values();
 	test_limits();
+	test_conversions();
+	test_number_edges();
 	return CHECK_DONE();
 }
