@@ -998,7 +998,11 @@ static const struct sc_line *find_line(struct gp_tr_chunks *ch, uint64_t g, size
 int gp_tr_chunks_scanned(struct gp_tr *in, uint64_t g, const char *p, size_t n, struct gp_tr_members *out)
 {
 	struct scanned *sc;
-	const struct sc_line *sl = find_line(in->chunks, g, n, &sc);
+	const struct sc_line *sl;
+
+	if (!in->chunks->rq_n)
+		return 0; /* nothing scanned on workers (one thread: none ever) */
+	sl = find_line(in->chunks, g, n, &sc);
 
 	if (!sl || (sl->flags & SCL_DECODED))
 		return 0; /* a decoded line's values were not kept */

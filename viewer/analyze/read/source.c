@@ -677,6 +677,8 @@ static int read_line(struct an_source *s, char *err, size_t errcap)
 		return say(s, err, errcap, GP_AN_BAD_INPUT, "not a gpuprof trace (bad JSON: %s)", why);
 	}
 	s->events++;
+	if (s->have_meta && s->line.ignored)
+		return 1; /* as an_decode would say (an event no analysis uses) */
 	r = on_event(s, p, n, err, errcap);
 	return r < 0 ? r : 1;
 }
