@@ -290,6 +290,7 @@ static GP_JSON_ALWAYS_INLINE int gp_json_number(struct gp_json_cur *c, struct gp
 		}
 	}
 #endif
+	v->lead = 0; /* set whatever the path, as lead_n is */
 	if (p < end && *p == '-') {
 		v->num |= GP_JSON_NEG;
 		p++;
