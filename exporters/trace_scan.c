@@ -249,8 +249,8 @@ static int ignorable(const struct gp_tr_members *l)
 
 /* The kind of line (trace_scan.h) once ph, name or cat (v) is read: what
  * tells gpuprof's kinds of event apart, their member orders (ph's letter,
- * the name's length, cat's length and first letter), hashed into the
- * kinds there are. */
+ * the name's and cat's lengths and first bytes), hashed into the kinds
+ * there are. */
 static GP_JSON_ALWAYS_INLINE uint8_t next_kind(uint8_t kind, const struct gp_json_val *v)
 {
 	unsigned x = v->type != GP_JSON_STR ? 0 : v->n == 1 ? (unsigned char)v->p[0] :
