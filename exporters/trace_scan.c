@@ -181,14 +181,7 @@ static GP_JSON_ALWAYS_INLINE int guessed(const struct keyindex *ix, unsigned gue
 		return -1;
 	kp = &ix->pat[guess - 1];
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (__builtin_expect(end - p < KP_BYTES, 0)) {
-		/* a line's last members: no word read past its end */
-		if (end - p < kp->len)
-			return -1;
-		d = ((load_n(p, kp->len, end) ^ kp->word[0]) & kp->mask[0]) |
-		    (kp->len > 8 ? (load_n(p + 8, kp->len - 8u, end) ^ kp->word[1]) & kp->mask[1] : 0) |
-		    (kp->len > 16 ? (load_n(p + 16, kp->len - 16u, end) ^ kp->word[2]) & kp->mask[2] : 0);
-	} else {
+	if (__builtin_expect(end - p >= KP_BYTES, 1)) {
 		uint64_t w; /* KP_BYTES are there; most names take one word */
 
 		memcpy(&w, p, 8);
@@ -201,14 +194,19 @@ static GP_JSON_ALWAYS_INLINE int guessed(const struct keyindex *ix, unsigned gue
 				d |= (w ^ kp->word[2]) & kp->mask[2];
 			}
 		}
-	}
-#else
-	if (end - p < KP_BYTES)
-		return -1;
-	d = ((load_n(p, 8, end) ^ kp->word[0]) & kp->mask[0]) |
-	    ((load_n(p + 8, 8, end) ^ kp->word[1]) & kp->mask[1]) |
-	    ((load_n(p + 16, 8, end) ^ kp->word[2]) & kp->mask[2]);
+	} else
 #endif
+	{
+		/* a line's last members (or a big-endian host): the name's
+		 * own bytes, none read past the line's end */
+		uint64_t w[3];
+
+		if (end - p < kp->len)
+			return -1;
+		key_words(p, kp->len, end, w);
+		d = ((w[0] ^ kp->word[0]) & kp->mask[0]) | ((w[1] ^ kp->word[1]) & kp->mask[1]) |
+		    ((w[2] ^ kp->word[2]) & kp->mask[2]);
+	}
 	if (d)
 		return -1;
 	c->p += kp->len;
