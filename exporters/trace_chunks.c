@@ -200,16 +200,18 @@ static int grow_out(struct chunk *c)
 
 #ifdef GPUPROF_HAVE_ISAL
 /* ISA-L's inflate (igzip) runs about four times as fast as zlib's on these
- * traces (bench/RESULTS.md). Only a chunk that ends where a block ends, the
- * stream going on, is taken from it: that is a fact of the deflate stream,
- * which any decoder reads the same. Anything else (the stream's last chunk,
- * a false marker, damage, a reference back past the chunk's start) is
- * inflated again by zlib, whose state and messages the serial path goes on
- * from. 1: c holds its output (CH_BOUNDARY); 0: it does not. */
+ * traces (bench/RESULTS.md). Only what the deflate stream itself says is
+ * taken from it, which any decoder reads the same: a chunk that ends where
+ * a block ends, the stream going on, or the stream's last block whole (then
+ * where its bytes end: the trailer and what follows are the serial path's).
+ * Anything else (a false marker, damage, a reference back past the chunk's
+ * start, a last block cut short) is inflated again by zlib, whose state and
+ * messages the serial path goes on from. 1: c holds its output
+ * (CH_BOUNDARY or CH_STREAM_END); 0: it does not. */
 static int inflate_chunk_isal(struct chunk *c)
 {
 	struct inflate_state *st = malloc(sizeof(*st));
-	int ok = 0;
+	int end = 0;
 
 	if (!st)
 		return 0;
@@ -220,35 +222,46 @@ static int inflate_chunk_isal(struct chunk *c)
 	st->next_out = (uint8_t *)c->out;
 	st->avail_out = (uint32_t)c->out_cap;
 	for (;;) {
+		uint32_t in_was = st->avail_in, out_was = st->avail_out;
 		int r = isal_inflate(st);
 
 		if (r != ISAL_DECOMP_OK && r != ISAL_END_INPUT && r != ISAL_OUT_OVERFLOW)
 			break; /* damage, or a reference past the start */
-		if (st->bfinal || st->block_state == ISAL_BLOCK_INPUT_DONE ||
-		    st->block_state == ISAL_BLOCK_FINISH)
-			break; /* the last block: zlib finds where the member ends */
-		if (st->avail_in == 0 && st->avail_out > 0) {
-			ok = st->block_state == ISAL_BLOCK_NEW_HDR && st->read_in_length == 0 &&
-			     st->tmp_in_size == 0 && st->tmp_out_valid == st->tmp_out_processed;
+		if (st->block_state == ISAL_BLOCK_FINISH) {
+			end = CH_STREAM_END; /* the last block, flushed whole */
 			break;
 		}
 		if (st->avail_out == 0) {
-			size_t used = (size_t)((char *)st->next_out - c->out);
+			size_t used = c->out_cap; /* all of it */
 
 			if (grow_out(c))
 				break;
 			st->next_out = (uint8_t *)c->out + used;
 			st->avail_out = (uint32_t)(c->out_cap - used);
+			continue;
 		}
+		if (st->avail_in == 0) {
+			if (!st->bfinal && st->block_state == ISAL_BLOCK_NEW_HDR &&
+			    st->read_in_length == 0 && st->tmp_in_size == 0 &&
+			    st->tmp_out_valid == st->tmp_out_processed)
+				end = CH_BOUNDARY;
+			break;
+		}
+		if (st->avail_in == in_was && st->avail_out == out_was)
+			break; /* no step forward: zlib says why */
 	}
-	if (ok) {
+	if (end) {
 		c->out_len = (size_t)((char *)st->next_out - c->out);
 		c->consumed = c->in_len;
+		/* ISA-L reads ahead a word at a time: the whole bytes it
+		 * holds unread after the last block are the trailer's */
+		if (end == CH_STREAM_END)
+			c->consumed = (size_t)(st->next_in - c->in) - (size_t)st->read_in_length / 8;
 		c->zs_live = 0;
-		c->end = CH_BOUNDARY;
+		c->end = end;
 	}
 	free(st);
-	return ok;
+	return end != 0;
 }
 #endif
 
