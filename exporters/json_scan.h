@@ -235,17 +235,58 @@ static GP_JSON_ALWAYS_INLINE const unsigned char *gp_json_digits_end(const unsig
 	return p;
 }
 
-/* The value of a number's digits before its point from v->lead, where
- * v->lead_n says they are there (1 to 8 digits, the first in the lowest
- * byte): moved to the top (the zeros below them are leading zeros), then
- * pairs, fours and eights of digits combined a step each. */
-static inline uint64_t gp_json_lead_value(const struct gp_json_val *v)
+/* Eight digits in a word, the first in the lowest byte (zero bytes there
+ * count as leading zeros), as their value: pairs, fours and eights of
+ * digits combined a step each. */
+static inline uint64_t gp_json_eight_digits(uint64_t w)
 {
-	uint64_t x = (v->lead << (8 * (8 - v->lead_n))) & 0x0F0F0F0F0F0F0F0Full;
+	uint64_t x = w & 0x0F0F0F0F0F0F0F0Full;
 
 	x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
 	x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;
 	return (x * 10000 + (x >> 32)) & 0xFFFFFFFFull;
+}
+
+/* The value of a number's digits before its point from v->lead, where
+ * v->lead_n says they are there (1 to 8 digits, the first in the lowest
+ * byte): moved to the top, the zeros below them leading zeros. */
+static inline uint64_t gp_json_lead_value(const struct gp_json_val *v)
+{
+	return gp_json_eight_digits(v->lead << (8 * (8 - v->lead_n)));
+}
+
+/* The n digits at p (8 to 16 of them, all inside the text) as a number:
+ * 0, or -1 where n is out of that range or a byte is no digit (the caller
+ * goes a digit at a time). Two words, the first n - 8 digits and the last
+ * 8, each read inside the digits. */
+static inline int gp_json_digits_words(const char *p, size_t n, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t hi, lo, bad;
+
+	if (n < 8 || n > 16)
+		return -1;
+	memcpy(&hi, p, 8);
+	memcpy(&lo, p + n - 8, 8);
+	/* a byte is a digit where its high half is 3 and adding 6 keeps it
+	 * so (gp_json_digits_end); a carry comes only from a byte that fails */
+	bad = ((hi & (ones * 0xF0)) ^ (ones * 0x30)) |
+	      (((hi + ones * 0x06) & (ones * 0xF0)) ^ (ones * 0x30)) |
+	      ((lo & (ones * 0xF0)) ^ (ones * 0x30)) |
+	      (((lo + ones * 0x06) & (ones * 0xF0)) ^ (ones * 0x30));
+	if (bad)
+		return -1;
+	*out = n == 8 ? gp_json_eight_digits(lo)
+		      : gp_json_eight_digits(hi << (8 * (16 - n))) * 100000000u +
+				gp_json_eight_digits(lo);
+	return 0;
+#else
+	(void)p;
+	(void)n;
+	(void)out;
+	return -1;
+#endif
 }
 
 /* c->p at '-' or a digit. v->p, v->n: the number's text; v->num its flags;
@@ -370,9 +411,10 @@ static inline int gp_json_val_u64(const struct gp_json_val *v, uint64_t max, uin
 
 	if (v->type != GP_JSON_NUM || v->num)
 		return -EINVAL;
-	if (!v->lead_n)
+	if (v->lead_n)
+		x = gp_json_lead_value(v);
+	else if (gp_json_digits_words(v->p, v->n, &x))
 		return gp_json_digits_u64(v->p, v->n, max, out);
-	x = gp_json_lead_value(v);
 	if (x > max)
 		return -EINVAL;
 	*out = x;

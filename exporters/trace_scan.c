@@ -476,6 +476,25 @@ int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
 
 	if (v->type != GP_JSON_NUM)
 		return -EINVAL;
+	if (!(v->num & (GP_JSON_NEG | GP_JSON_EXP))) {
+		/* the writer's shape ("%.3f"): up to 15 digits, then three
+		 * decimals or none; the digits from the scan's word or two
+		 * words, the decimals at once */
+		size_t whole = !(v->num & GP_JSON_FRAC)		  ? v->n
+			       : v->n >= 5 && p[v->n - 4] == '.' ? v->n - 4
+								  : 0;
+		uint64_t u;
+
+		if (whole && whole <= 15 &&
+		    (v->lead_n == whole ? (u = gp_json_lead_value(v), 0)
+					: gp_json_digits_words(p, whole, &u)) == 0) {
+			if (whole < v->n)
+				frac = (p[whole + 1] - '0') * 100 + (p[whole + 2] - '0') * 10 +
+				       (p[whole + 3] - '0');
+			*out = (int64_t)u * 1000 + frac;
+			return 0;
+		}
+	}
 	if (v->num & GP_JSON_EXP) {
 		char tmp[64];
 		double d;
@@ -529,6 +548,19 @@ static unsigned hexval(char ch)
 	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
+/* Eight hex digits in a word, the first in the lowest byte, as their
+ * value (the bytes checked by the caller): each byte's value ('a' and 'A'
+ * have bit 6 set and 1 below, so 1 + 9), then pairs, fours and eights of
+ * digits combined a step each, as gp_json_eight_digits does decimals. */
+static inline uint64_t eight_hex(uint64_t w)
+{
+	uint64_t x = (w & 0x0F0F0F0F0F0F0F0Full) + ((w >> 6) & 0x0101010101010101ull) * 9;
+
+	x = (x * 16 + (x >> 8)) & 0x00FF00FF00FF00FFull;
+	x = (x * 256 + (x >> 16)) & 0x0000FFFF0000FFFFull;
+	return (x * 65536 + (x >> 32)) & 0xFFFFFFFFull;
+}
+
 int gp_jv_hex(const struct gp_json_val *v, uint64_t *out)
 {
 	uint64_t x = 0;
@@ -536,6 +568,27 @@ int gp_jv_hex(const struct gp_json_val *v, uint64_t *out)
 	if (v->type != GP_JSON_STR || v->esc || v->n < 3 || v->n > 18 || v->p[0] != '0' ||
 	    (v->p[1] != 'x' && v->p[1] != 'X'))
 		return -EINVAL;
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (v->n >= 10) {
+		/* 8 to 16 digits (an address): the first 8 and the last 8,
+		 * both inside the string, checked together */
+		unsigned h = v->n - 2;
+		uint64_t hi, lo;
+		__m128i b, d, l;
+
+		memcpy(&hi, v->p + 2, 8);
+		memcpy(&lo, v->p + v->n - 8, 8);
+		b = _mm_set_epi64x((long long)hi, (long long)lo);
+		d = _mm_sub_epi8(b, _mm_set1_epi8('0'));
+		l = _mm_sub_epi8(_mm_or_si128(b, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+		if (_mm_movemask_epi8(_mm_or_si128(
+			    _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d),
+			    _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l))) != 0xFFFF)
+			return -EINVAL;
+		*out = h == 8 ? eight_hex(lo) : eight_hex(hi) >> (4 * (16 - h)) << 32 | eight_hex(lo);
+		return 0;
+	}
+#endif
 	for (uint32_t i = 2; i < v->n; i++) {
 		unsigned char ch = (unsigned char)v->p[i];
 

@@ -259,17 +259,18 @@ static uint64_t next_rand(uint64_t *x)
 }
 
 /* The values a scan gives numbers against digit-by-digit arithmetic: every
- * count of digits before the point from 1 to 24 (the eight-at-a-time path,
- * its tail, and past what a uint64_t holds), with and without a sign and a
- * fraction, the number ending the text or followed by more. */
+ * count of digits before the point from 1 to 24 (the scan's word, two
+ * words, a digit at a time, and past what a uint64_t holds), with and
+ * without a sign and 1 to 5 decimals (the writer's 3 taken at once), the
+ * number ending the text or followed by more. */
 static void test_conversions(void)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 
 	for (int round = 0; round < 4000; round++) {
 		char text[64];
-		int whole = 1 + round % 24, neg = round / 24 % 2, frac = round / 48 % 4;
-		int tail = round / 192 % 2, n = 0;
+		int whole = 1 + round % 24, neg = round / 24 % 2, frac = round / 48 % 6;
+		int tail = round / 288 % 2, n = 0;
 		unsigned __int128 ref = 0;
 		struct gp_json_val v;
 		uint64_t u;
@@ -343,6 +344,68 @@ static void test_conversions(void)
 	}
 }
 
+/* A number's text that the scanner never gives (a byte no digit) as v: the
+ * conversions refuse it, whichever path they take. */
+static void test_not_digits(void)
+{
+	for (size_t n = 1; n <= 20; n++) {
+		for (size_t at = 0; at < n; at++) {
+			static const char odd[] = { '/', ':', '.', 'a', ' ', '\x10', '\x3a', '\xff' };
+
+			for (size_t k = 0; k < sizeof(odd); k++) {
+				char text[24];
+				struct gp_json_val v = { .p = text, .n = (uint32_t)n, .type = GP_JSON_NUM };
+				uint64_t u;
+
+				memset(text, '7', n);
+				text[at] = odd[k];
+				CHECK(gp_jv_u64(&v, &u) == -EINVAL);
+			}
+		}
+	}
+}
+
+/* "0x" and 1 to 16 hex digits, either case, against a digit at a time; a
+ * byte no hex digit at each place (those next to the digits' and letters'
+ * ranges, and those that look like one with bit 5 set or cleared) and a
+ * 17th digit refused. */
+static void test_hex(void)
+{
+	static const char digits[] = "0123456789abcdefABCDEF";
+	static const char odd[] = { '/', ':', '@', 'G', '`', 'g', 'x', ' ', '\x10', '\x19',
+				    '\x1a', '\xc6', '\xff', '\0' };
+	uint64_t seed = 0x243f6a8885a308d3ull;
+
+	for (int round = 0; round < 2000; round++) {
+		size_t h = 1 + (size_t)round % 17;
+		char text[24];
+		struct gp_json_val v = { .p = text, .n = (uint32_t)(h + 2), .type = GP_JSON_STR };
+		uint64_t want = 0, u;
+
+		text[0] = '0';
+		text[1] = round % 3 ? 'x' : 'X';
+		for (size_t i = 0; i < h; i++) {
+			char ch = digits[next_rand(&seed) % (sizeof(digits) - 1)];
+
+			text[2 + i] = ch;
+			want = want * 16 + (uint64_t)(ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10);
+		}
+		if (h > 16) {
+			CHECK(gp_jv_hex(&v, &u) == -EINVAL);
+			continue;
+		}
+		CHECK(gp_jv_hex(&v, &u) == 0 && u == want);
+		{
+			size_t at = 2 + (size_t)round / 17 % h;
+			char was = text[at];
+
+			text[at] = odd[(size_t)round / 7 % sizeof(odd)];
+			CHECK(gp_jv_hex(&v, &u) == -EINVAL);
+			text[at] = was;
+		}
+	}
+}
+
 /* Numbers at the edges of the grammar, each alone and with 16 bytes and
  * more after it (where digits are found 16 bytes at a step): where the
  * scan ends, or that it fails, and the flags. */
@@ -412,6 +475,8 @@ int main(void)
 	test_values();
 	test_limits();
 	test_conversions();
+	test_not_digits();
+	test_hex();
 	test_number_edges();
 	return CHECK_DONE();
 }
