@@ -400,6 +400,8 @@ void gp_tr_members_clear(struct gp_tr_members *out)
 	/* what the previous line set, not the whole struct: the few top
 	 * members all at once (a store each, no loop on the bits) */
 	out->ignored = 0;
+	/* unrolled: at -O2 the loop took three more instructions a store */
+#pragma GCC unroll 16
 	for (int i = 0; i < TK_N; i++)
 		out->top[i].type = GP_JSON_NONE;
 	out->top_set = 0;
