@@ -22,7 +22,7 @@ struct tu_bytes {
 	size_t cap;
 };
 
-static inline void tu_die(const char *what)
+static inline __attribute__((noreturn)) void tu_die(const char *what)
 {
 	fprintf(stderr, "test setup failed: %s: %s\n", what, strerror(errno));
 	abort();
