@@ -445,12 +445,7 @@ int gp_tr_scan_line(const char *p, size_t n, struct gp_tr_members *out, const ch
 	return 0;
 }
 
-int gp_jv_u64(const struct gp_json_val *v, uint64_t *out)
-{
-	return gp_json_val_u64(v, UINT64_MAX, out);
-}
-
-int gp_jv_i64(const struct gp_json_val *v, int64_t *out)
+int gp_jv_i64_general(const struct gp_json_val *v, int64_t *out)
 {
 	struct gp_json_val abs = *v;
 	uint64_t x;
@@ -470,7 +465,7 @@ int gp_jv_i64(const struct gp_json_val *v, int64_t *out)
 
 #define MAX_US 1000000000000000ll /* 1e15 us, 31 years: ns fit in int64 */
 
-int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
+int gp_jv_us_to_ns_general(const struct gp_json_val *v, int64_t *out)
 {
 	const char *p = v->p, *end = v->p + v->n;
 	int64_t us = 0, frac = 0;
@@ -478,25 +473,6 @@ int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
 
 	if (v->type != GP_JSON_NUM)
 		return -EINVAL;
-	if (!(v->num & (GP_JSON_NEG | GP_JSON_EXP))) {
-		/* the writer's shape ("%.3f"): up to 15 digits, then three
-		 * decimals or none; the digits from the scan's word or two
-		 * words, the decimals at once */
-		size_t whole = !(v->num & GP_JSON_FRAC)		  ? v->n
-			       : v->n >= 5 && p[v->n - 4] == '.' ? v->n - 4
-								  : 0;
-		uint64_t u;
-
-		if (whole && whole <= 15 &&
-		    (v->lead_n == whole ? (u = gp_json_lead_value(v), 0)
-					: gp_json_digits_words(p, whole, &u)) == 0) {
-			if (whole < v->n)
-				frac = (p[whole + 1] - '0') * 100 + (p[whole + 2] - '0') * 10 +
-				       (p[whole + 3] - '0');
-			*out = (int64_t)u * 1000 + frac;
-			return 0;
-		}
-	}
 	if (v->num & GP_JSON_EXP) {
 		char tmp[64];
 		double d;

@@ -118,11 +118,50 @@ static inline void gp_tr_line_trim(const char **p, size_t *n)
 		(*n)--;
 }
 
-/* Conversions of raw values; each returns 0 or -EINVAL (wrong type/range). */
-int gp_jv_u64(const struct gp_json_val *v, uint64_t *out);
-int gp_jv_i64(const struct gp_json_val *v, int64_t *out);
+/* Conversions of raw values; each returns 0 or -EINVAL (wrong type/range).
+ * The integers and times run a few times a line: their common shapes are
+ * inline here, the rest (signs, exponents, other decimals) in the _general
+ * functions, which take any value. */
+static inline int gp_jv_u64(const struct gp_json_val *v, uint64_t *out)
+{
+	return gp_json_val_u64(v, UINT64_MAX, out);
+}
+int gp_jv_i64_general(const struct gp_json_val *v, int64_t *out);
+static inline int gp_jv_i64(const struct gp_json_val *v, int64_t *out)
+{
+	uint64_t x;
+
+	if (v->type != GP_JSON_NUM || v->num)
+		return gp_jv_i64_general(v, out);
+	if (gp_json_val_u64(v, INT64_MAX, &x))
+		return -EINVAL;
+	*out = (int64_t)x;
+	return 0;
+}
 /* microseconds (any JSON number, |v| < 1e15) to integer nanoseconds */
-int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out);
+int gp_jv_us_to_ns_general(const struct gp_json_val *v, int64_t *out);
+static inline int gp_jv_us_to_ns(const struct gp_json_val *v, int64_t *out)
+{
+	/* the writer's shape ("%.3f"): up to 15 digits, then three decimals
+	 * or none; the digits from the scan's word or two words, the
+	 * decimals at once */
+	const char *p = v->p;
+	size_t whole = 0;
+	uint64_t u = 0;
+
+	if (v->type == GP_JSON_NUM && !(v->num & (GP_JSON_NEG | GP_JSON_EXP)))
+		whole = !(v->num & GP_JSON_FRAC)	       ? v->n
+			: v->n >= 5 && p[v->n - 4] == '.' ? v->n - 4
+							   : 0;
+	if (!whole || whole > 15 ||
+	    (v->lead_n == whole ? (u = gp_json_lead_value(v), 0)
+				: gp_json_digits_words(p, whole, &u)) != 0)
+		return gp_jv_us_to_ns_general(v, out);
+	*out = (int64_t)u * 1000;
+	if (whole < v->n)
+		*out += (p[whole + 1] - '0') * 100 + (p[whole + 2] - '0') * 10 + (p[whole + 3] - '0');
+	return 0;
+}
 /* "0x..." (1 to 16 hex digits) */
 int gp_jv_hex(const struct gp_json_val *v, uint64_t *out);
 int gp_jv_bool(const struct gp_json_val *v, int *out);

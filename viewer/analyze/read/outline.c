@@ -40,7 +40,7 @@ static int holders_read(struct an_strtab *st, const char *p, size_t n, struct an
 			size_t *nh, const char *key, char *why, size_t cap)
 {
 	struct gp_json_cur c = { (const unsigned char *)p, (const unsigned char *)p + n, NULL, 4, 32 };
-	struct gp_json_val name, v;
+	struct gp_json_val name, v = { 0 }; /* v: gcc cannot tell gp_json_value sets it */
 	char scratch[AN_STR_MAX + 8];
 
 	holders_clear(st, h, nh);
