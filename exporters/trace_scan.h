@@ -108,6 +108,10 @@ void gp_tr_members_clear(struct gp_tr_members *out);
  * both ends and one trailing ','. */
 static inline void gp_tr_line_trim(const char **p, size_t *n)
 {
+	if (*n >= 2 && (*p)[0] == '{' && (*p)[*n - 1] == ',') {
+		(*n)--; /* the writer's lines: no blanks, a ',' after the object */
+		return;
+	}
 	while (*n && ((*p)[*n - 1] == ' ' || (*p)[*n - 1] == '\t'))
 		(*n)--;
 	while (*n && ((*p)[0] == ' ' || (*p)[0] == '\t')) {
