@@ -194,9 +194,10 @@ int gp_tr_bad_u64(const char *what, const struct gp_json_val *v, const char *key
 static inline int gp_tr_need_u64(const char *what, const struct gp_json_val *v, const char *key,
 				 uint64_t max, uint64_t *out, char *why, size_t cap)
 {
-	if (v->type != GP_JSON_NONE && !gp_jv_u64(v, out) && *out <= max)
+	if (v->type != GP_JSON_NONE && !gp_json_val_u64(v, max, out))
 		return 0;
-	return gp_tr_bad_u64(what, v, key, max, why, cap);
+	gp_tr_bad_u64(what, v, key, max, why, cap);
+	return -EINVAL; /* said so (the compiler sees *out set where 0) */
 }
 /* A string: 1, or 0 where it is absent and !required. */
 int gp_tr_check_str(const char *what, const struct gp_json_val *v, const char *key, int required,

@@ -273,8 +273,8 @@ static void test_conversions(void)
 		int tail = round / 288 % 2, n = 0;
 		unsigned __int128 ref = 0;
 		struct gp_json_val v;
-		uint64_t u;
-		int64_t i, ns;
+		uint64_t u = 0; /* 0 where a conversion that should succeed fails */
+		int64_t i = 0, ns = 0;
 
 		if (neg)
 			text[n++] = '-';

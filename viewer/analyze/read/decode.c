@@ -110,7 +110,8 @@ static inline int need_u64(struct dc *x, const struct gp_json_val *v, const char
 {
 	if (v->type != GP_JSON_NONE && !gp_json_val_u64(v, max, out))
 		return 0;
-	return bad_u64(x, v, key, max);
+	bad_u64(x, v, key, max);
+	return -EINVAL; /* said so (the compiler sees *out set where 0) */
 }
 
 static int need_ts(struct dc *x, int64_t *ts)
