@@ -96,15 +96,15 @@ static int is_history(const struct gp_json_val *name)
 	return name->type == GP_JSON_STR && name->n > n && !memcmp(name->p, AN_HIST_PREFIX, n);
 }
 
-/* Reads a required member; on failure says which and why. */
 /* need_u64's message, out of its way: what(x) looks the event's name up,
- * and the frame it needs is a third of need_u64's cost where inlined */
-static __attribute__((noinline, cold)) int bad_u64(struct dc *x, const struct gp_json_val *v,
-						   const char *key, uint64_t max)
+ * and with it need_u64 took a frame of its own on every call */
+static __attribute__((noinline, cold)) void bad_u64(struct dc *x, const struct gp_json_val *v,
+						    const char *key, uint64_t max)
 {
-	return gp_tr_bad_u64(what(x), v, key, max, x->why, x->whycap);
+	gp_tr_bad_u64(what(x), v, key, max, x->why, x->whycap);
 }
 
+/* Reads a required member; on failure says which and why. */
 static inline int need_u64(struct dc *x, const struct gp_json_val *v, const char *key,
 			   uint64_t max, uint64_t *out)
 {
