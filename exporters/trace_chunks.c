@@ -228,7 +228,10 @@ static int inflate_chunk_isal(struct chunk *c)
 		if (r != ISAL_DECOMP_OK && r != ISAL_END_INPUT && r != ISAL_OUT_OVERFLOW)
 			break; /* damage, or a reference past the start */
 		if (st->block_state == ISAL_BLOCK_FINISH) {
-			end = CH_STREAM_END; /* the last block, flushed whole */
+			/* the last block, flushed whole (none of its bytes left
+			 * in ISA-L's own buffer, where the count below misses) */
+			if (st->tmp_in_size == 0)
+				end = CH_STREAM_END;
 			break;
 		}
 		if (st->avail_out == 0) {
